@@ -1,0 +1,150 @@
+# owt - the whole build: make, make check, make demo, make bench, make install
+#
+# Each program is cmd/NAME.c; cmd/NAME.mk names the pkg-config modules it
+# links (PKGS_NAME) and adds the Debian packages it needs to DEB_PKGS.
+# Everything else is lib/*.c (libowt.a) and, with CUDA, kernels/*.cu.
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+DATADIR ?= $(PREFIX)/share/owt
+DESTDIR ?=
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+SANITIZE ?= 0
+CUDA ?= auto
+SHARED ?= $(CURDIR)/../shared
+
+ifeq ($(SANITIZE),1)
+B ?= build-san
+SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=undefined
+else
+B ?= build
+SANFLAGS =
+endif
+
+# Debian packages the build and the tests need; cmd/*.mk add theirs.
+DEB_PKGS = build-essential pkg-config mandoc time zstd zlib1g-dev libzstd-dev \
+	libyajl-dev
+
+PROGS := $(sort $(patsubst cmd/%.c,%,$(wildcard cmd/*.c)))
+include $(wildcard cmd/*.mk)
+
+ALL_PKGS = $(sort $(foreach p,$(PROGS),$(PKGS_$(p))))
+OWT_CPPFLAGS = -Ilib -D_GNU_SOURCE -DOWT_DATADIR='"$(DATADIR)"' \
+	$(shell pkg-config --cflags $(ALL_PKGS) 2>/dev/null)
+OWT_CFLAGS = -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread \
+	$(SANFLAGS) $(CFLAGS)
+
+LIB_SRCS := $(sort $(wildcard lib/*.c))
+LIB_OBJS := $(patsubst %.c,$(B)/%.o,$(LIB_SRCS))
+LIB := $(B)/lib/libowt.a
+BINS := $(addprefix $(B)/bin/,$(PROGS))
+
+# Unit tests: t/unit-NAME.c -> $(B)/t/unit-NAME, run by a t/*.t script.
+UNIT_SRCS := $(sort $(wildcard t/unit-*.c))
+UNITS := $(patsubst t/%.c,$(B)/t/%,$(UNIT_SRCS))
+
+# CUDA: auto builds kernels/ when nvcc is found, 1 requires it, 0 skips it.
+NVCC ?= $(firstword $(shell command -v nvcc 2>/dev/null) \
+	$(wildcard /usr/local/cuda/bin/nvcc))
+ifeq ($(CUDA),auto)
+CUDA_ON := $(if $(NVCC),1,0)
+else
+CUDA_ON := $(CUDA)
+endif
+ifeq ($(CUDA_ON),1)
+ifeq ($(NVCC),)
+$(error CUDA=1 but nvcc was not found; set NVCC or use CUDA=0)
+endif
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+NVCC_ARCH ?= -gencode arch=compute_75,code=sm_75 \
+	-gencode arch=compute_80,code=sm_80 \
+	-gencode arch=compute_90,code=sm_90
+NVCC_FLAGS ?= -O3 -std=c++17 $(NVCC_ARCH) -Xcompiler -Wall,-Wextra \
+	-Werror all-warnings
+CU_SRCS := $(sort $(wildcard kernels/*.cu))
+CU_OBJS := $(patsubst %.cu,$(B)/%.o,$(CU_SRCS))
+CULIB := $(B)/kernels/libowtcuda.a
+CUDA_LIBS = -L$(CUDA_HOME)/lib64 -lcudart -lcublas -lcublasLt -lstdc++
+OWT_CPPFLAGS += -DOWT_CUDA=1 -Ikernels
+endif
+
+.PHONY: all deps check check-gpu demo bench install uninstall clean
+.SUFFIXES:
+.SECONDARY:
+
+all: $(BINS) $(CULIB)
+
+# Install missing Debian packages (as root), or print the command and stop.
+# NODEPS=1 skips the check.
+deps:
+	@[ "$(NODEPS)" = 1 ] || sh contrib/deps.sh $(sort $(DEB_PKGS))
+
+$(B)/lib/%.o: lib/%.c $(wildcard lib/*.h) | deps
+	@mkdir -p $(@D)
+	$(CC) $(OWT_CPPFLAGS) $(OWT_CFLAGS) -c -o $@ $<
+
+$(B)/cmd/%.o: cmd/%.c $(wildcard lib/*.h) | deps
+	@mkdir -p $(@D)
+	$(CC) $(OWT_CPPFLAGS) $(OWT_CFLAGS) -c -o $@ $<
+
+$(LIB): $(LIB_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(B)/bin/%: $(B)/cmd/%.o $(LIB) $(CULIB)
+	@mkdir -p $(@D)
+	$(CC) $(OWT_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) \
+	    $(if $(CUDA_$*),$(CULIB) $(CUDA_LIBS)) \
+	    $(shell pkg-config --libs $(PKGS_$*) 2>/dev/null) $(LIBS_$*) -lm
+
+$(B)/kernels/%.o: kernels/%.cu $(wildcard kernels/*.h) | deps
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCC_FLAGS) -Ilib -c -o $@ $<
+
+$(CULIB): $(CU_OBJS)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(B)/t/%: t/%.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(OWT_CPPFLAGS) $(OWT_CFLAGS) -o $@ $< $(LIB) \
+	    $(shell pkg-config --libs $(ALL_PKGS) 2>/dev/null) -lm
+
+TEST_ENV = PATH="$(CURDIR)/$(B)/bin:$$PATH" OWT_BUILD="$(CURDIR)/$(B)" \
+	OWT_SRC="$(CURDIR)" OWT_SHARED="$(SHARED)" LC_ALL=C.UTF-8 \
+	ASAN_OPTIONS=abort_on_error=0:detect_leaks=1
+
+check: all $(UNITS)
+	$(TEST_ENV) prove $(PROVE_FLAGS) t/*.t
+
+check-gpu: all $(UNITS)
+	$(TEST_ENV) prove $(PROVE_FLAGS) $(wildcard t/9*.t)
+
+demo: all
+	$(TEST_ENV) sh contrib/demo/run
+
+bench: all
+	$(TEST_ENV) sh contrib/bench/run
+
+install: all
+	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+	    $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7
+	cp $(BINS) $(DESTDIR)$(BINDIR)/
+	cp man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	cp man/*.5 $(DESTDIR)$(MANDIR)/man5/
+	cp man/*.7 $(DESTDIR)$(MANDIR)/man7/
+	if [ -d data ]; then mkdir -p $(DESTDIR)$(DATADIR) && \
+	    cp -R data/. $(DESTDIR)$(DATADIR)/; fi
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(PROGS))
+	for f in man/*.[157]; do \
+	    s=$${f##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$${f#man/}; done
+	rm -rf $(DESTDIR)$(DATADIR)
+
+clean:
+	rm -rf build build-san

@@ -1,0 +1,1 @@
+PKGS_jsonl-merge = yajl zlib libzstd

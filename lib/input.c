@@ -1,0 +1,381 @@
+/* input.c - input files: plain, gzip or zstd (by content), read whole or by line */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "input.h"
+
+#define RAWSIZE (256u << 10)
+
+const char *const bad_name[BAD_NREASONS] = {
+	"", "unreadable file", "read error", "corrupt compressed data",
+	"line too long", "empty line", "invalid UTF-8", "invalid JSON",
+	"not an object"
+};
+#define CHUNK (1u << 20)
+
+static int
+fail(struct input *in, int code, const char *fmt, const char *what)
+{
+	in->errcode = code;
+	in->reason = code == XSYS ? BAD_READ : BAD_COMPRESSED;
+	snprintf(in->err, sizeof in->err, fmt, in->name, in->lineno + 1, what);
+	return -1;
+}
+
+static int
+fail_errno(struct input *in, const char *what)
+{
+	return fail(in, XSYS, "%s:%lu: %s", what);
+}
+
+size_t
+input_maxline(void)
+{
+	const char *s = getenv("OWT_MAX_LINE");
+	char *end;
+	unsigned long long v;
+
+	if (s == NULL || *s == '\0')
+		return INPUT_MAX_LINE;
+	v = strtoull(s, &end, 10);
+	if (*end != '\0' || v < 1024 || v > (1ULL << 31))
+		owt_die(XUSAGE, "OWT_MAX_LINE: '%s' is out of range 1024..%llu",
+		    s, 1ULL << 31);
+	return (size_t)v;
+}
+
+/* Read more compressed bytes into in->raw. 0, or -1 on a read error. */
+static int
+raw_fill(struct input *in)
+{
+	ssize_t r;
+
+	if (in->rawpos > 0) {
+		memmove(in->raw, in->raw + in->rawpos, in->rawlen - in->rawpos);
+		in->rawlen -= in->rawpos;
+		in->rawpos = 0;
+	}
+	while (in->rawlen < in->rawcap && !in->raweof) {
+		r = read(in->fd, in->raw + in->rawlen, in->rawcap - in->rawlen);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return fail_errno(in, strerror(errno));
+		}
+		if (r == 0)
+			in->raweof = 1;
+		in->rawlen += (size_t)r;
+		in->nread += (uint64_t)r;
+		if (r > 0)
+			break;
+	}
+	return 0;
+}
+
+int
+input_open(struct input *in, const char *path)
+{
+	static const unsigned char zstdmagic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+
+	memset(in, 0, sizeof *in);
+	in->maxline = input_maxline();
+	if (path == NULL || strcmp(path, "-") == 0) {
+		in->name = "<stdin>";
+		in->fd = STDIN_FILENO;
+	} else {
+		in->name = path;
+		in->fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (in->fd < 0) {
+			in->errcode = XDATA;
+			in->reason = BAD_OPEN;
+			snprintf(in->err, sizeof in->err, "cannot open '%s': %s",
+			    path, strerror(errno));
+			return -1;
+		}
+	}
+	in->rawcap = RAWSIZE;
+	in->raw = xmalloc(in->rawcap);
+	/* Sniff the format from the first bytes, whatever the name says. */
+	while (in->rawlen < 4 && !in->raweof)
+		if (raw_fill(in) < 0) {
+			input_close(in);
+			return -1;
+		}
+	if (in->rawlen >= 2 && in->raw[0] == 0x1f && in->raw[1] == 0x8b) {
+		in->kind = IN_GZIP;
+		if (inflateInit2(&in->z, 15 + 32) != Z_OK)
+			owt_die(XSYS, "cannot initialise zlib");
+	} else if (in->rawlen >= 4 && memcmp(in->raw, zstdmagic, 4) == 0) {
+		in->kind = IN_ZSTD;
+		in->zs = ZSTD_createDStream();
+		if (in->zs == NULL || ZSTD_isError(ZSTD_initDStream(in->zs)))
+			owt_die(XSYS, "cannot initialise zstd");
+	}
+	return 0;
+}
+
+void
+input_close(struct input *in)
+{
+	if (in->kind == IN_GZIP)
+		inflateEnd(&in->z);
+	if (in->zs)
+		ZSTD_freeDStream(in->zs);
+	if (in->fd > STDIN_FILENO)
+		close(in->fd);
+	free(in->raw);
+	free(in->buf);
+	in->raw = NULL;
+	in->buf = NULL;
+	in->zs = NULL;
+	in->fd = -1;
+	in->kind = IN_PLAIN;
+}
+
+static ssize_t
+read_gzip(struct input *in, unsigned char *dst, size_t n)
+{
+	int r;
+
+	for (;;) {
+		if (in->rawpos == in->rawlen) {
+			if (in->raweof) {
+				if (!in->zdone) {
+					fail(in, XDATA, "%s:%lu: %s",
+					    "truncated gzip data");
+					return -1;
+				}
+				return 0;
+			}
+			if (raw_fill(in) < 0)
+				return -1;
+			continue;
+		}
+		if (in->zdone) {
+			/* Another gzip member follows (concatenated .gz files). */
+			if (inflateReset(&in->z) != Z_OK)
+				owt_die(XSYS, "cannot reset zlib");
+			in->zdone = 0;
+		}
+		in->z.next_in = in->raw + in->rawpos;
+		in->z.avail_in = (uInt)(in->rawlen - in->rawpos);
+		in->z.next_out = dst;
+		in->z.avail_out = (uInt)(n > (1u << 30) ? (1u << 30) : n);
+		r = inflate(&in->z, Z_NO_FLUSH);
+		in->rawpos = in->rawlen - in->z.avail_in;
+		if (r == Z_STREAM_END)
+			in->zdone = 1;
+		else if (r != Z_OK && r != Z_BUF_ERROR) {
+			fail(in, XDATA, "%s:%lu: corrupt gzip data: %s",
+			    in->z.msg ? in->z.msg : "inflate failed");
+			return -1;
+		}
+		if ((unsigned char *)in->z.next_out != dst)
+			return (unsigned char *)in->z.next_out - dst;
+	}
+}
+
+static ssize_t
+read_zstd(struct input *in, unsigned char *dst, size_t n)
+{
+	ZSTD_inBuffer ib;
+	ZSTD_outBuffer ob;
+	size_t r;
+
+	for (;;) {
+		if (in->rawpos == in->rawlen) {
+			if (in->raweof) {
+				if (!in->zdone) {
+					fail(in, XDATA, "%s:%lu: %s",
+					    "truncated zstd data");
+					return -1;
+				}
+				return 0;
+			}
+			if (raw_fill(in) < 0)
+				return -1;
+			continue;
+		}
+		ib.src = in->raw;
+		ib.size = in->rawlen;
+		ib.pos = in->rawpos;
+		ob.dst = dst;
+		ob.size = n;
+		ob.pos = 0;
+		r = ZSTD_decompressStream(in->zs, &ob, &ib);
+		in->rawpos = ib.pos;
+		if (ZSTD_isError(r)) {
+			fail(in, XDATA, "%s:%lu: corrupt zstd data: %s",
+			    ZSTD_getErrorName(r));
+			return -1;
+		}
+		in->zdone = r == 0;
+		if (ob.pos > 0)
+			return (ssize_t)ob.pos;
+	}
+}
+
+ssize_t
+input_read(struct input *in, void *dst, size_t n)
+{
+	ssize_t r;
+	size_t k;
+
+	if (n == 0)
+		return 0;
+	switch (in->kind) {
+	case IN_GZIP:
+		return read_gzip(in, dst, n);
+	case IN_ZSTD:
+		return read_zstd(in, dst, n);
+	}
+	if (in->rawpos < in->rawlen) {
+		k = in->rawlen - in->rawpos;
+		if (k > n)
+			k = n;
+		memcpy(dst, in->raw + in->rawpos, k);
+		in->rawpos += k;
+		return (ssize_t)k;
+	}
+	if (in->raweof)
+		return 0;
+	for (;;) {
+		r = read(in->fd, dst, n);
+		if (r >= 0)
+			break;
+		if (errno != EINTR) {
+			fail_errno(in, strerror(errno));
+			return -1;
+		}
+	}
+	if (r == 0)
+		in->raweof = 1;
+	in->nread += (uint64_t)r;
+	return r;
+}
+
+/*
+ * Make room for at least one more byte and a NUL after in->end.
+ * 0, or -1 when the unread data is already longer than the line limit.
+ */
+static int
+make_room(struct input *in)
+{
+	size_t have = in->end - in->start;
+
+	if (in->start > 0 && (in->end + 1 >= in->cap || in->start >= in->cap / 2)) {
+		memmove(in->buf, in->buf + in->start, have);
+		in->scan -= in->start;
+		in->end = have;
+		in->start = 0;
+	}
+	if (in->end + 1 < in->cap)
+		return 0;
+	if (have > in->maxline)
+		return -1;
+	in->cap = in->cap ? in->cap * 2 : CHUNK;
+	if (in->cap > in->maxline + 2)
+		in->cap = in->maxline + 2;
+	in->buf = xrealloc(in->buf, in->cap);
+	return 0;
+}
+
+static int
+toolong(struct input *in)
+{
+	in->errcode = XDATA;
+	in->reason = BAD_TOOLONG;
+	snprintf(in->err, sizeof in->err, "%s:%lu: line longer than %zu bytes",
+	    in->name, in->lineno, in->maxline);
+	return -1;
+}
+
+int
+input_line(struct input *in, char **line, size_t *len)
+{
+	char *nl;
+	ssize_t r;
+	size_t n;
+
+	for (;;) {
+		nl = in->end > in->scan ?
+		    memchr(in->buf + in->scan, '\n', in->end - in->scan) : NULL;
+		if (nl != NULL) {
+			n = (size_t)(nl - (in->buf + in->start));
+			in->start = in->scan = (size_t)(nl - in->buf) + 1;
+			if (in->skipping) {
+				in->skipping = 0;
+				continue;
+			}
+			in->lineno++;
+			if (n > in->maxline)
+				return toolong(in);
+			*line = nl - n;
+			*nl = '\0';
+			*len = n;
+			return 1;
+		}
+		in->scan = in->end;
+		if (in->skipping)
+			in->start = in->end;
+		if (in->eof) {
+			n = in->end - in->start;
+			in->start = in->scan = in->end;
+			if (n == 0)
+				return 0;
+			in->lineno++;
+			*line = in->buf + in->end - n;
+			(*line)[n] = '\0';
+			*len = n;
+			return 1;
+		}
+		if (make_room(in) < 0) {
+			/* Report the overlong line now; skip the rest of it later. */
+			in->start = in->scan = in->end;
+			in->skipping = 1;
+			in->lineno++;
+			return toolong(in);
+		}
+		r = input_read(in, in->buf + in->end, in->cap - in->end - 1);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			in->eof = 1;
+		in->end += (size_t)r;
+	}
+}
+
+int
+input_slurp(struct input *in, struct buf *b, size_t max)
+{
+	ssize_t r;
+
+	/* Data already buffered by input_line comes first. */
+	if (in->end > in->start) {
+		buf_add(b, in->buf + in->start, in->end - in->start);
+		in->start = in->scan = in->end;
+	}
+	for (;;) {
+		buf_reserve(b, CHUNK);
+		r = input_read(in, b->p + b->len, b->cap - b->len - 1);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;
+		b->len += (size_t)r;
+		if (b->len > max) {
+			in->errcode = XDATA;
+			in->reason = BAD_TOOLONG;
+			snprintf(in->err, sizeof in->err,
+			    "%s: file larger than %zu bytes", in->name, max);
+			return -1;
+		}
+	}
+	b->p[b->len] = '\0';
+	return 0;
+}

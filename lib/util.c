@@ -1,0 +1,344 @@
+/* util.c - exit codes, diagnostics, checked allocation, option numbers, buffers */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+const char *owt_prog = "owt";
+
+void
+owt_setprog(const char *argv0)
+{
+	const char *s;
+
+	if (argv0 == NULL || *argv0 == '\0')
+		return;
+	s = strrchr(argv0, '/');
+	owt_prog = s ? s + 1 : argv0;
+}
+
+static void
+vwarn(const char *fmt, va_list ap, int errnum)
+{
+	fprintf(stderr, "%s: ", owt_prog);
+	vfprintf(stderr, fmt, ap);
+	if (errnum)
+		fprintf(stderr, ": %s", strerror(errnum));
+	fputc('\n', stderr);
+}
+
+void
+owt_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarn(fmt, ap, 0);
+	va_end(ap);
+}
+
+void
+owt_die(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarn(fmt, ap, 0);
+	va_end(ap);
+	exit(code);
+}
+
+void
+owt_warn_errno(const char *fmt, ...)
+{
+	va_list ap;
+	int e = errno;
+
+	va_start(ap, fmt);
+	vwarn(fmt, ap, e);
+	va_end(ap);
+}
+
+void
+owt_die_errno(int code, const char *fmt, ...)
+{
+	va_list ap;
+	int e = errno;
+
+	va_start(ap, fmt);
+	vwarn(fmt, ap, e);
+	va_end(ap);
+	exit(code);
+}
+
+void *
+xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (p == NULL)
+		owt_die(XSYS, "out of memory allocating %zu bytes", n);
+	return p;
+}
+
+void *
+xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (p == NULL)
+		owt_die(XSYS, "out of memory allocating %zu x %zu bytes", n, size);
+	return p;
+}
+
+void *
+xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (p == NULL)
+		owt_die(XSYS, "out of memory allocating %zu bytes", n);
+	return p;
+}
+
+void *
+xgrow(void *p, size_t *cap, size_t need, size_t elsize)
+{
+	size_t c = *cap;
+
+	if (need <= c)
+		return p;
+	if (c < 16)
+		c = 16;
+	while (c < need) {
+		if (c > SIZE_MAX / 2 / elsize)
+			owt_die(XSYS, "out of memory: array of %zu elements", need);
+		c *= 2;
+	}
+	*cap = c;
+	return xrealloc(p, c * elsize);
+}
+
+char *
+xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *
+xstrndup(const char *s, size_t n)
+{
+	char *p = xmalloc(n + 1);
+
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+long long
+opt_int(const char *opt, const char *arg, long long min, long long max)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(arg, &end, 10);
+	if (end == arg || *end != '\0' || errno == ERANGE)
+		owt_die(XUSAGE, "%s: '%s' is not an integer", opt, arg);
+	if (v < min || v > max)
+		owt_die(XUSAGE, "%s: '%s' is out of range %lld..%lld", opt, arg,
+		    min, max);
+	return v;
+}
+
+double
+opt_double(const char *opt, const char *arg, double min, double max)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (end == arg || *end != '\0' || errno == ERANGE || isnan(v))
+		owt_die(XUSAGE, "%s: '%s' is not a number", opt, arg);
+	if (v < min || v > max)
+		owt_die(XUSAGE, "%s: '%s' is out of range %g..%g", opt, arg,
+		    min, max);
+	return v;
+}
+
+unsigned long long
+opt_size(const char *opt, const char *arg, unsigned long long min,
+    unsigned long long max)
+{
+	char *end;
+	unsigned long long v, mul = 1;
+
+	errno = 0;
+	if (*arg == '-' || *arg == '+')
+		owt_die(XUSAGE, "%s: '%s' is not a size", opt, arg);
+	v = strtoull(arg, &end, 10);
+	if (end == arg || errno == ERANGE)
+		owt_die(XUSAGE, "%s: '%s' is not a size", opt, arg);
+	switch (*end) {
+	case '\0': break;
+	case 'k': case 'K': mul = 1ULL << 10; end++; break;
+	case 'm': case 'M': mul = 1ULL << 20; end++; break;
+	case 'g': case 'G': mul = 1ULL << 30; end++; break;
+	case 't': case 'T': mul = 1ULL << 40; end++; break;
+	default: break;
+	}
+	if (*end != '\0' || v > ULLONG_MAX / mul)
+		owt_die(XUSAGE, "%s: '%s' is not a size", opt, arg);
+	v *= mul;
+	if (v < min || v > max)
+		owt_die(XUSAGE, "%s: '%s' is out of range %llu..%llu", opt, arg,
+		    min, max);
+	return v;
+}
+
+void
+opt_shard(const char *opt, const char *arg, unsigned long *k, unsigned long *n)
+{
+	const char *slash = strchr(arg, '/');
+	char *ks;
+
+	if (slash == NULL)
+		owt_die(XUSAGE, "%s: '%s' is not K/N", opt, arg);
+	ks = xstrndup(arg, (size_t)(slash - arg));
+	*n = (unsigned long)opt_int(opt, slash + 1, 1, 1L << 30);
+	*k = (unsigned long)opt_int(opt, ks, 0, (long long)*n - 1);
+	free(ks);
+}
+
+int
+owt_close_stdout(void)
+{
+	int bad = ferror(stdout);
+
+	if (fclose(stdout) != 0 || bad) {
+		if (bad && errno == 0)
+			errno = EIO;
+		owt_warn_errno("write error on standard output");
+		return XSYS;
+	}
+	return XOK;
+}
+
+int
+owt_finish(int status)
+{
+	int s = owt_close_stdout();
+
+	return s != XOK ? s : status;
+}
+
+void
+owt_no_tty_stdout(void)
+{
+	if (isatty(STDOUT_FILENO))
+		owt_die(XUSAGE, "refusing to write binary data to a terminal");
+}
+
+int
+owt_ncpu(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > 1024 ? 1024 : (int)n;
+}
+
+double
+owt_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void
+buf_reserve(struct buf *b, size_t extra)
+{
+	if (b->len + extra + 1 > b->cap)
+		b->p = xgrow(b->p, &b->cap, b->len + extra + 1, 1);
+}
+
+void
+buf_add(struct buf *b, const void *p, size_t n)
+{
+	buf_reserve(b, n);
+	if (n)
+		memcpy(b->p + b->len, p, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+void
+buf_addc(struct buf *b, char c)
+{
+	buf_reserve(b, 1);
+	b->p[b->len++] = c;
+	b->p[b->len] = '\0';
+}
+
+void
+buf_adds(struct buf *b, const char *s)
+{
+	buf_add(b, s, strlen(s));
+}
+
+void
+buf_printf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	buf_reserve(b, (size_t)n);
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+void
+buf_free(struct buf *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
+
+void
+tally_print(const char *what, const struct tally *t, size_t n)
+{
+	size_t i;
+	int any = 0;
+
+	fprintf(stderr, "%s: %s:", owt_prog, what);
+	for (i = 0; i < n; i++) {
+		if (t[i].n == 0)
+			continue;
+		fprintf(stderr, "%s %llu %s", any ? "," : "", t[i].n, t[i].name);
+		any = 1;
+	}
+	fprintf(stderr, "%s\n", any ? "" : " none");
+}
+
+uint64_t
+owt_mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}

@@ -1,0 +1,103 @@
+/* util.h - exit codes, diagnostics, checked allocation, option numbers, buffers */
+#ifndef OWT_UTIL_H
+#define OWT_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit status of every program (DESIGN.md, "Conventions"). */
+enum {
+	XOK = 0,	/* success */
+	XDATA = 1,	/* bad input data */
+	XUSAGE = 2,	/* usage error */
+	XSYS = 3	/* system failure: I/O, memory, device */
+};
+
+#define OWT_VERSION "0.1.0"
+
+#if defined(__GNUC__)
+#define OWT_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define OWT_NORETURN __attribute__((noreturn))
+#else
+#define OWT_PRINTF(a, b)
+#define OWT_NORETURN
+#endif
+
+/* The program name used as the prefix of every diagnostic. */
+extern const char *owt_prog;
+void owt_setprog(const char *argv0);
+
+/* "prog: message\n" on stderr. */
+void owt_warn(const char *fmt, ...) OWT_PRINTF(1, 2);
+/* As owt_warn, then exit(code). */
+void owt_die(int code, const char *fmt, ...) OWT_PRINTF(2, 3) OWT_NORETURN;
+/* As owt_warn, with ": strerror(errno)" appended. */
+void owt_warn_errno(const char *fmt, ...) OWT_PRINTF(1, 2);
+void owt_die_errno(int code, const char *fmt, ...) OWT_PRINTF(2, 3) OWT_NORETURN;
+
+/* Allocation that exits with XSYS when memory runs out. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+/* Grow an array to hold at least need elements; doubles the capacity. */
+void *xgrow(void *p, size_t *cap, size_t need, size_t elsize);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+
+/*
+ * Range-checked numbers for options. On a bad value they print
+ * "prog: OPT: 'ARG' is not ..." and exit XUSAGE; they never return garbage.
+ */
+long long opt_int(const char *opt, const char *arg, long long min, long long max);
+double opt_double(const char *opt, const char *arg, double min, double max);
+/* A byte size with an optional K, M, G or T suffix (powers of 1024). */
+unsigned long long opt_size(const char *opt, const char *arg,
+    unsigned long long min, unsigned long long max);
+/* "K/N" with 0 <= K < N. */
+void opt_shard(const char *opt, const char *arg, unsigned long *k, unsigned long *n);
+
+/*
+ * Flush and close stdout, and check that every write succeeded.
+ * Returns XOK, or XSYS after printing why (a full disk, a closed pipe).
+ */
+int owt_close_stdout(void);
+/* Exit status of a run: XSYS if stdout failed, else status. */
+int owt_finish(int status);
+
+/* Refuse to write binary data to a terminal (exit XUSAGE). */
+void owt_no_tty_stdout(void);
+
+/* The number of online processors, at least 1. */
+int owt_ncpu(void);
+/* Monotonic seconds. */
+double owt_now(void);
+
+/* Growable byte buffer. */
+struct buf {
+	char *p;
+	size_t len, cap;
+};
+void buf_reserve(struct buf *b, size_t extra);
+void buf_add(struct buf *b, const void *p, size_t n);
+void buf_addc(struct buf *b, char c);
+void buf_adds(struct buf *b, const char *s);
+void buf_printf(struct buf *b, const char *fmt, ...) OWT_PRINTF(2, 3);
+void buf_free(struct buf *b);
+
+/* Counters by reason, for the "nothing is lost silently" summaries. */
+struct tally {
+	const char *name;
+	unsigned long long n;
+};
+/*
+ * Print "prog: what: N name, N name, ..." on stderr, naming only the
+ * non-zero counters, or "none" when all are zero.
+ */
+void tally_print(const char *what, const struct tally *t, size_t n);
+
+/* splitmix64: the project's seeded mixing function and counter-based PRNG. */
+uint64_t owt_mix64(uint64_t x);
+
+#endif

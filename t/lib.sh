@@ -1,0 +1,100 @@
+# lib.sh - TAP helpers for the shell tests: . "$OWT_SRC/t/lib.sh" (or ./t/lib.sh)
+#
+# run CMD...            run CMD, stdout to $T/out, stderr to $T/err, status in $rc
+# is GOT WANT DESC      pass when the two strings are equal
+# same FILE1 FILE2 DESC pass when the files are byte-identical (diff on failure)
+# like FILE ERE DESC    pass when a line of FILE matches the extended regex
+# unlike FILE ERE DESC  pass when no line of FILE matches
+# ok DESC / not_ok DESC / skip DESC
+# need_shared           skip the whole script when ../shared is absent
+# done_testing          print the plan; exit 1 if anything failed
+# $T is a scratch directory, removed at exit.
+
+set -u
+LC_ALL=C.UTF-8
+export LC_ALL
+: "${OWT_SRC:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${OWT_BUILD:=$OWT_SRC/build}"
+: "${OWT_SHARED:=$OWT_SRC/../shared}"
+PATH="$OWT_BUILD/bin:$PATH"
+export OWT_SRC OWT_BUILD OWT_SHARED PATH
+
+tap_n=0
+tap_failed=0
+T=$(mktemp -d "${TMPDIR:-/tmp}/owt-test.XXXXXX") || exit 3
+trap 'rm -rf "$T"' EXIT
+trap 'exit 130' INT TERM
+
+ok() {
+	tap_n=$((tap_n + 1))
+	echo "ok $tap_n - $*"
+}
+
+not_ok() {
+	tap_n=$((tap_n + 1))
+	tap_failed=$((tap_failed + 1))
+	echo "not ok $tap_n - $*"
+}
+
+skip() {
+	tap_n=$((tap_n + 1))
+	echo "ok $tap_n # SKIP $*"
+}
+
+skip_all() {
+	echo "1..0 # SKIP $*"
+	exit 0
+}
+
+need_shared() {
+	[ -d "$OWT_SHARED/data" ] || skip_all "no ../shared test data"
+}
+
+run() {
+	"$@" >"$T/out" 2>"$T/err"
+	rc=$?
+}
+
+is() {
+	if [ "$1" = "$2" ]; then
+		ok "$3"
+	else
+		not_ok "$3"
+		echo "# got:  '$1'"
+		echo "# want: '$2'"
+	fi
+}
+
+same() {
+	if cmp -s "$1" "$2"; then
+		ok "$3"
+	else
+		not_ok "$3"
+		diff -u "$1" "$2" 2>&1 | head -n 40 | sed 's/^/# /'
+	fi
+}
+
+like() {
+	if grep -Eq -- "$2" "$1"; then
+		ok "$3"
+	else
+		not_ok "$3"
+		echo "# no line matches /$2/ in:"
+		head -n 20 "$1" | sed 's/^/#   /'
+	fi
+}
+
+unlike() {
+	if grep -Eq -- "$2" "$1"; then
+		not_ok "$3"
+		grep -E -- "$2" "$1" | head -n 5 | sed 's/^/#   /'
+	else
+		ok "$3"
+	fi
+}
+
+done_testing() {
+	echo "1..$tap_n"
+	[ "$tap_failed" -eq 0 ]
+	exit $?
+}
