@@ -109,7 +109,7 @@ $(CULIB): $(CU_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(B)/t/%: t/%.c $(LIB)
+$(B)/t/%: t/%.c $(wildcard t/*.h) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(OWT_CPPFLAGS) $(OWT_CFLAGS) -o $@ $< $(LIB) \
 	    $(shell pkg-config --libs $(ALL_PKGS) 2>/dev/null) -lm

@@ -1,0 +1,301 @@
+/* unit-lib.c - the foundation library: UTF-8, JSONL parse/edit/write, lines, token stream, shuffle */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "input.h"
+#include "jsonl.h"
+#include "shuffle.h"
+#include "tok.h"
+#include "utf8.h"
+#include "util.h"
+#include "unit.h"
+
+static void
+test_utf8(void)
+{
+	static const struct { const char *s; size_t valid; } v[] = {
+		{ "plain ascii text, longer than sixteen bytes", 43 },
+		{ "caf\xc3\xa9", 5 },
+		{ "\xe2\x82\xac\xf0\x9f\x98\x80", 7 },
+		{ "ab\xc0\xaf", 2 },		/* overlong '/' */
+		{ "ab\xe0\x80\xaf", 2 },	/* overlong 3-byte */
+		{ "ab\xed\xa0\x80", 2 },	/* surrogate U+D800 */
+		{ "ab\xf4\x90\x80\x80", 2 },	/* above U+10FFFF */
+		{ "ab\xf8\x88\x80\x80\x80", 2 },/* 5-byte form */
+		{ "ab\xc3", 2 },		/* truncated */
+		{ "0123456789abcdef\x80", 16 },	/* lone continuation after a fast block */
+		{ "\xef\xbb\xbf\xf4\x8f\xbf\xbf", 7 },	/* BOM, U+10FFFF */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof v / sizeof v[0]; i++)
+		OK(utf8_valid(v[i].s, strlen(v[i].s)) == v[i].valid,
+		    "utf8_valid case %zu: valid prefix %zu", i, v[i].valid);
+}
+
+static void
+test_jsonl(void)
+{
+	static const char *const want[] = { "text" };
+	struct jsonl_rec r;
+	struct buf out = { 0 };
+	struct jsonl_edit ed[2];
+	const struct jsonl_field *f;
+	const char *s, *why;
+	char err[256];
+	size_t len;
+	const char *line = "  {\"a\" : \"x\\\"\\\\\" , \"text\":\"t\\u00e9\\n\","
+	    "\"n\": -1.5e3,\"o\":{\"k\":[1,{}]},\"b\":true,\"z\":null}\r";
+
+	jsonl_rec_init(&r, want, 1);
+	OK(jsonl_parse(&r, line, strlen(line), err, sizeof err) == 0,
+	    "a record with every value type parses");
+	OK(r.nf == 6, "six members");
+	f = jsonl_get(&r, "a");
+	SAME(r.line + f->vstart, f->vend - f->vstart, "\"x\\\"\\\\\"", 7,
+	    "string span with escaped quote and backslash");
+	f = jsonl_get(&r, "n");
+	SAME(r.line + f->vstart, f->vend - f->vstart, "-1.5e3", 6, "number span");
+	OK(f->type == JV_NUMBER, "number type");
+	f = jsonl_get(&r, "o");
+	SAME(r.line + f->vstart, f->vend - f->vstart, "{\"k\":[1,{}]}", 12,
+	    "object span");
+	OK(jsonl_get(&r, "b")->type == JV_BOOL && jsonl_get(&r, "z")->type == JV_NULL,
+	    "bool and null types");
+	s = jsonl_str(&r, "text", &len, &why);
+	SAME(s, len, "t\xc3\xa9\n", 4, "wanted string is decoded");
+	OK(jsonl_str(&r, "n", &len, &why) == NULL && strcmp(why, "not a string") == 0,
+	    "a number is not a string");
+	OK(jsonl_str(&r, "nope", &len, &why) == NULL && strcmp(why, "missing") == 0,
+	    "a missing key is reported");
+
+	ed[0].key = "a";
+	ed[0].json = "1";
+	ed[0].len = 1;
+	ed[1].key = "new";
+	ed[1].json = "\"v\"";
+	ed[1].len = 3;
+	jsonl_write(&out, &r, ed, 2);
+	SAMES(out.p, "{\"a\" : 1 , \"text\":\"t\\u00e9\\n\",\"n\": -1.5e3,"
+	    "\"o\":{\"k\":[1,{}]},\"b\":true,\"z\":null,\"new\":\"v\"}\n",
+	    "edit replaces in place and appends, other bytes kept");
+
+	/* The same spans without wanted keys (yajl does not decode strings). */
+	jsonl_rec_free(&r);
+	jsonl_rec_init(&r, NULL, 0);
+	OK(jsonl_parse(&r, line, strlen(line), err, sizeof err) == 0,
+	    "parses without wanted keys");
+	f = jsonl_get(&r, "text");
+	SAME(r.line + f->vstart, f->vend - f->vstart, "\"t\\u00e9\\n\"", 11,
+	    "string span found without a string callback");
+	f = jsonl_get(&r, "z");
+	OK(f->type == JV_NULL, "last member typed");
+	out.len = 0;
+	ed[0].key = "text";
+	ed[0].json = "\"T\"";
+	ed[0].len = 3;
+	jsonl_write(&out, &r, ed, 1);
+	SAMES(out.p, "{\"a\" : \"x\\\"\\\\\" , \"text\":\"T\",\"n\": -1.5e3,"
+	    "\"o\":{\"k\":[1,{}]},\"b\":true,\"z\":null}\n",
+	    "replacing a string member found without decoding");
+
+	line = "{\"k\":\"v\" , \"k\":\"w\"}";
+	jsonl_parse(&r, line, strlen(line), err, sizeof err);
+	f = jsonl_get(&r, "k");
+	SAME(r.line + f->vstart, f->vend - f->vstart, "\"w\"", 3,
+	    "a repeated key: the last value counts, and a trailing string ends before '}'");
+	out.len = 0;
+	jsonl_write(&out, &r, ed, 0);
+	SAMES(out.p, "{\"k\":\"v\" , \"k\":\"w\"}\n", "pass-through is byte for byte");
+
+	line = "{}";
+	jsonl_parse(&r, line, 2, err, sizeof err);
+	out.len = 0;
+	ed[0].key = "id";
+	ed[0].json = "7";
+	ed[0].len = 1;
+	jsonl_write(&out, &r, ed, 1);
+	SAMES(out.p, "{\"id\":7}\n", "adding to an empty object needs no comma");
+
+	OK(jsonl_parse(&r, "{\"a\":1", 6, err, sizeof err) == BAD_JSON,
+	    "a truncated object is invalid JSON");
+	OK(jsonl_parse(&r, "{\"a\":1}{}", 9, err, sizeof err) == BAD_JSON,
+	    "two objects on a line are invalid JSON");
+	OK(jsonl_parse(&r, "[]", 2, err, sizeof err) == BAD_NOTOBJECT,
+	    "an array is not an object");
+	OK(jsonl_parse(&r, "  ", 2, err, sizeof err) == BAD_EMPTYLINE,
+	    "blank is an empty line");
+	OK(jsonl_parse(&r, "{\"a\":\"\\ud83d\"}", 14, err, sizeof err) == BAD_JSON,
+	    "a lone high surrogate escape is rejected");
+	OK(jsonl_parse(&r, "{\"a\":\"\\\\ud83d\"}", 15, err, sizeof err) == 0,
+	    "an escaped backslash before ud83d is text");
+	OK(jsonl_parse(&r, "{\"a\":\"\xff\"}", 8, err, sizeof err) == BAD_UTF8,
+	    "invalid UTF-8 is rejected");
+	SAMES(err, "invalid UTF-8 at byte 7", "the byte is named");
+	jsonl_rec_free(&r);
+
+	out.len = 0;
+	json_string(&out, "a\"b\\c\n\t\x01\x1f\xc3\xa9", 11);
+	SAMES(out.p, "\"a\\\"b\\\\c\\n\\t\\u0001\\u001f\xc3\xa9\"",
+	    "json_string escapes quotes, backslashes and controls, keeps UTF-8");
+	buf_free(&out);
+}
+
+static void
+test_lines(const char *dir)
+{
+	char path[512], *line;
+	size_t len;
+	struct input in;
+	FILE *fp;
+	int i;
+
+	snprintf(path, sizeof path, "%s/lines", dir);
+	fp = fopen(path, "w");
+	fputs("one\r\n\nthree", fp);
+	for (i = 0; i < 3000; i++)
+		fputc('x', fp);
+	fputs("\nfour", fp);
+	fclose(fp);
+	setenv("OWT_MAX_LINE", "1024", 1);
+	OK(input_open(&in, path) == 0, "open a plain file");
+	OK(input_line(&in, &line, &len) == 1 && len == 4 &&
+	    memcmp(line, "one\r", 4) == 0, "first line keeps its CR");
+	OK(input_line(&in, &line, &len) == 1 && len == 0, "empty second line");
+	OK(input_line(&in, &line, &len) == -1 && in.reason == BAD_TOOLONG &&
+	    in.lineno == 3, "a line over the limit is an error on line 3");
+	OK(input_line(&in, &line, &len) == 1 && len == 4 &&
+	    strcmp(line, "four") == 0 && in.lineno == 4,
+	    "reading resumes after the long line; a final line needs no newline");
+	OK(input_line(&in, &line, &len) == 0, "then the end");
+	input_close(&in);
+	unsetenv("OWT_MAX_LINE");
+}
+
+static void
+test_tok(const char *dir)
+{
+	struct tok_hdr h;
+	struct tok_reader r;
+	struct buf b = { 0 };
+	uint32_t d1[] = { 15496, 995, 50256 }, d2[] = { 50255 };
+	const uint32_t *ids;
+	size_t n;
+	char path[512];
+	FILE *fp;
+
+	tok_hdr_init(&h, 50257, 50256);
+	OK(h.width == 2, "GPT-2 ids are 16-bit");
+	tok_put_hdr(&b, &h);
+	tok_put_doc(&b, &h, d1, 3);
+	tok_put_doc(&b, &h, d2, 0);
+	tok_put_hdr(&b, &h);	/* as after `cat a.tok b.tok` */
+	tok_put_doc(&b, &h, d2, 1);
+	SAME(b.p, 16, "OWTTOK\x01\x02\x51\xc4\x00\x00\x50\xc4\x00\x00", 16,
+	    "header bytes");
+	SAME(b.p + 16, 10, "\x03\x00\x00\x00\x88\x3c\xe3\x03\x50\xc4", 10,
+	    "first document bytes");
+	snprintf(path, sizeof path, "%s/a.tok", dir);
+	fp = fopen(path, "w");
+	fwrite(b.p, 1, b.len, fp);
+	fclose(fp);
+	OK(tok_open(&r, path) == 0, "open a token stream");
+	OK(tok_next(&r, &ids, &n) == 1 && n == 3 && ids[0] == 15496 &&
+	    ids[2] == 50256, "first document");
+	OK(tok_next(&r, &ids, &n) == 1 && n == 0, "an empty document survives");
+	OK(tok_next(&r, &ids, &n) == 1 && n == 1 && ids[0] == 50255,
+	    "a repeated header is skipped");
+	OK(tok_next(&r, &ids, &n) == 0, "end of stream");
+	tok_close(&r);
+
+	fp = fopen(path, "w");
+	fwrite(b.p, 1, 16 + 4 + 4, fp);	/* truncated inside document 1 */
+	fclose(fp);
+	tok_open(&r, path);
+	OK(tok_next(&r, &ids, &n) == -1 && r.errcode == XDATA &&
+	    strstr(r.err, "truncated token stream: document 1 has 2 of 3") != NULL,
+	    "a truncated document is an error");
+	tok_close(&r);
+
+	b.p[16 + 4] = (char)0xff;	/* 0xff 0x3c: 15615 ok; make it 65535 */
+	b.p[16 + 5] = (char)0xff;
+	fp = fopen(path, "w");
+	fwrite(b.p, 1, b.len, fp);
+	fclose(fp);
+	tok_open(&r, path);
+	OK(tok_next(&r, &ids, &n) == -1 && strstr(r.err, "token 65535 in "
+	    "document 1 is outside the vocabulary (50257)") != NULL,
+	    "an id outside the vocabulary is an error");
+	tok_close(&r);
+
+	fp = fopen(path, "w");
+	fputs("{\"text\": \"json, not tokens\"}\n", fp);
+	fclose(fp);
+	OK(tok_open(&r, path) == -1 && strstr(r.err, "bad magic") != NULL,
+	    "JSON is not a token stream");
+	tok_close(&r);
+	buf_free(&b);
+}
+
+static int nout;
+static char got[64][16];
+
+static int
+collect(void *arg, const char *rec, size_t len)
+{
+	(void)arg;
+	snprintf(got[nout++], sizeof got[0], "%.*s", (int)len, rec);
+	return 0;
+}
+
+static void
+test_shuffle(const char *dir)
+{
+	struct shuffle s;
+	char rec[16], first[64][16];
+	int i, moved = 0, seen[64] = { 0 };
+
+	for (int pass = 0; pass < 2; pass++) {
+		/* pass 0 in memory; pass 1 with a limit that spills every record */
+		shuffle_init(&s, 42, pass ? 1 : 1 << 20, dir);
+		for (i = 0; i < 64; i++) {
+			snprintf(rec, sizeof rec, "r%02d", i);
+			shuffle_add(&s, rec, strlen(rec));
+		}
+		nout = 0;
+		OK(shuffle_finish(&s, collect, NULL) == 0 && nout == 64,
+		    "shuffle pass %d returns 64 records", pass);
+		OK(pass == 0 || s.nruns > 1, "pass 1 spilled (%zu runs)", s.nruns);
+		shuffle_free(&s);
+		if (pass == 0)
+			memcpy(first, got, sizeof got);
+	}
+	OK(memcmp(first, got, sizeof got) == 0,
+	    "spilled and in-memory orders are the same");
+	for (i = 0; i < 64; i++) {
+		seen[atoi(got[i] + 1)]++;
+		moved += atoi(got[i] + 1) != i;
+	}
+	for (i = 0; i < 64 && seen[i] == 1; i++)
+		;
+	OK(i == 64, "every record exactly once");
+	OK(moved > 48, "the order is shuffled (%d of 64 moved)", moved);
+}
+
+int
+main(void)
+{
+	char dir[] = "/tmp/owt-unit.XXXXXX", cmd[64];
+
+	if (mkdtemp(dir) == NULL)
+		return 3;
+	test_utf8();
+	test_jsonl();
+	test_lines(dir);
+	test_tok(dir);
+	test_shuffle(dir);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		return 3;
+	return unit_done();
+}
