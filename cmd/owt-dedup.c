@@ -862,19 +862,21 @@ decontam_pass2(void)
 static void
 summary(double secs)
 {
+	char what[64];
 	size_t i;
 
 	for (i = 1; i < R_N; i++)
 		count[i].name = i < BAD_NREASONS ? bad_name[i] : reason[i].name;
 	for (i = 0; i < TF_NFIXES; i++)
 		fixcount[i].name = textfix_name[i];
-	fprintf(stderr, "%s: %llu documents in, %llu out, %.1f MB in %.2f s "
-	    "(%.1f MB/s, %d worker%s)\n", owt_prog, nin, nout,
+	fprintf(stderr, "%s: %llu documents in, %llu out; %.1f MB in %.2f s, "
+	    "%.1f MB/s with %d worker%s\n", owt_prog, nin, nout,
 	    (double)nbytes / 1e6, secs, secs > 0 ? (double)nbytes / 1e6 / secs : 0,
 	    opt.workers, opt.workers == 1 ? "" : "s");
 	if (opt.stage[S_FIX]) {
-		fprintf(stderr, "%s: fixed %llu documents\n", owt_prog, nfixed);
-		tally_print("fixes", fixcount, TF_NFIXES);
+		snprintf(what, sizeof what, "fixed %llu document%s", nfixed,
+		    nfixed == 1 ? "" : "s");
+		tally_print(what, fixcount, TF_NFIXES);
 	}
 	tally_print("dropped", count + 1, R_N - 1);
 	if (opt.stage[S_DECONTAM])
@@ -882,8 +884,10 @@ summary(double secs)
 		    "out of %llu documents, %llu pieces\n", owt_prog,
 		    decontam_size(dc), nmatches, ncut, npieces);
 	if (index_ != NULL && dedup_count(index_) > 0)
-		fprintf(stderr, "%s: index: %zu documents, %.1f MB\n", owt_prog,
-		    dedup_count(index_), (double)dedup_bytes(index_) / 1e6);
+		fprintf(stderr, "%s: index: %zu documents, %.1f MB, %zu bytes "
+		    "per document\n", owt_prog, dedup_count(index_),
+		    (double)dedup_bytes(index_) / 1e6,
+		    dedup_bytes(index_) / dedup_count(index_));
 }
 
 static void
