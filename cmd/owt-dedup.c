@@ -461,18 +461,12 @@ report_drop(const struct batch *b, const struct rec *r, long kept, double sim,
 	const char *stage = reason[r->drop].stage < 0 ? "input" :
 	    stage_name[reason[r->drop].stage];
 
-	if (r->drop < BAD_NREASONS) {
+	if (r->drop <= R_MISSING) {
 		buf_printf(&rep, "{\"file\":%s,\"line\":%lu,\"stage\":\"input\","
 		    "\"reason\":\"%s\",\"error\":", file_json[r->file], r->lineno,
-		    bad_name[r->drop]);
+		    r->drop < BAD_NREASONS ? bad_name[r->drop] : reason[r->drop].name);
 		json_string(&rep, b->info.p + r->who, r->wholen);
 		buf_adds(&rep, "}\n");
-		return;
-	}
-	if (r->drop == R_MISSING) {
-		buf_printf(&rep, "{\"file\":%s,\"line\":%lu,\"stage\":\"input\","
-		    "\"reason\":\"%s\"}\n", file_json[r->file], r->lineno,
-		    reason[r->drop].name);
 		return;
 	}
 	report_start(b, r, stage, reason[r->drop].name);
