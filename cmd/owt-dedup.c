@@ -204,14 +204,15 @@ bad(struct batch *b, struct rec *r, int why, const char *fmt, const char *what)
 
 /*
  * Append to dst the report fields that name a record ("file", "line",
- * and its "id", "adlr_id" and "url" as they are); *ref, *reflen: where
- * in dst its name as a "kept" value is (the first of those three, else
- * "FILE:LINE").
+ * and its "id", "adlr_id" and "url" as they are), *wholen bytes, then
+ * maybe more: *ref, *reflen is where in dst its name as a "kept" value is
+ * (the first of those three, else "FILE:LINE").
  */
 static void
 name_record(const struct jsonl_rec *jr, int file, unsigned long lineno,
-    struct buf *dst, size_t *ref, size_t *reflen)
+    struct buf *dst, size_t *wholen, size_t *ref, size_t *reflen)
 {
+	size_t start = dst->len;
 	static const char *const keys[] = { "id", "adlr_id", "url" };
 	const struct jsonl_field *f;
 	char at[4096];
@@ -230,6 +231,7 @@ name_record(const struct jsonl_rec *jr, int file, unsigned long lineno,
 		}
 		buf_add(dst, jr->line + f->vstart, f->vend - f->vstart);
 	}
+	*wholen = dst->len - start;
 	if (*reflen == 0) {
 		k = snprintf(at, sizeof at, "%s:%lu", files[file], lineno);
 		*ref = dst->len;
@@ -273,9 +275,8 @@ work(struct worker *w, struct batch *b, struct rec *r)
 	}
 	if (report != NULL) {
 		r->who = b->info.len;
-		name_record(&w->jr, r->file, r->lineno, &b->info, &r->ref,
-		    &r->reflen);
-		r->wholen = b->info.len - r->who;
+		name_record(&w->jr, r->file, r->lineno, &b->info, &r->wholen,
+		    &r->ref, &r->reflen);
 	}
 	if (opt.stage[S_FIX] &&
 	    (r->fixes = textfix(&w->tf, text, n, opt.fixes, &w->fixed)) != 0) {
@@ -778,7 +779,7 @@ decontam_pass2(void)
 	struct buf prefix = { 0 }, piece = { 0 }, sid = { 0 }, who = { 0 };
 	const char *text, *why, *old;
 	char err[512], *line = NULL;
-	size_t cap = 0, n, on, i, k, ref, reflen;
+	size_t cap = 0, n, on, i, k, ref, reflen, wholen;
 	ssize_t len;
 	FILE *f;
 	int drop;
@@ -803,9 +804,9 @@ decontam_pass2(void)
 			who.len = 0;
 			name_record(&jr, (int)(kept_line[k] >> 40),
 			    (unsigned long)(kept_line[k] & ((1ULL << 40) - 1)), &who,
-			    &ref, &reflen);
+			    &wholen, &ref, &reflen);
 			buf_addc(&rep, '{');
-			buf_add(&rep, who.p, who.len);
+			buf_add(&rep, who.p, wholen);
 			buf_printf(&rep, ",\"stage\":\"decontam\",\"reason\":\"%s\","
 			    "\"ngrams\":%lu,\"pieces\":%zu}\n",
 			    drop ? reason[drop].name : "cut", w.matches, w.npiece);

@@ -70,6 +70,12 @@ same want out "another --seed finds the same duplicates here"
 like rep.jsonl '"id":"e3-near",.*"kept":"e3","similarity":0\.[0-9]{3}}$' \
     "near duplicates report the kept document and the similarity"
 
+# Without id or url a document is named by FILE:LINE.
+printf '{"text":"the same text"}\n{"text":" the  same\\ntext ","n":2}\n' >noid.jsonl
+run owt-dedup -q --stages exact --report rep.jsonl noid.jsonl
+printf '{"file":"noid.jsonl","line":2,"stage":"exact","reason":"exact duplicate","kept":"noid.jsonl:1","similarity":1.000}\n' >want
+same want rep.jsonl "a document without a name is FILE:LINE; whitespace is normalised"
+
 # Fixing: quotes, and another text field.
 printf '{"body":"\342\200\234Quoted\342\200\235 caf\303\203\302\251","text":"x"}\n' >q.jsonl
 run owt-dedup -q --stages fix --json-keys body q.jsonl
