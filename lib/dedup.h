@@ -24,7 +24,7 @@
 
 /* The hash functions, from a seed. */
 struct minhash {
-	uint64_t a[DEDUP_K], b[DEDUP_K];
+	uint32_t seed[DEDUP_K];
 };
 void minhash_init(struct minhash *m, uint64_t seed);
 
@@ -33,7 +33,7 @@ void minhash_init(struct minhash *m, uint64_t seed);
  * words has one shingle, all its words. Returns the number of shingles;
  * 0 (no words) leaves the sketch undefined.
  */
-size_t minhash_sketch(const struct minhash *m, const struct words *w,
+size_t minhash_sketch(const struct minhash *m, struct words *w,
     uint8_t sk[DEDUP_K]);
 
 /* The Jaccard similarity estimated from two sketches, 0..1. */

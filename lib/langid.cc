@@ -15,13 +15,12 @@ langid_detect(const char *s, size_t n, struct langid *r)
 	double score3[3];
 	bool reliable = false;
 	std::string t;
-	size_t i;
+	size_t i, chars = 0;
 
-	if (n > LANGID_MAX) {
-		n = LANGID_MAX;
-		while (n > 0 && (s[n] & 0xc0) == 0x80)
-			n--;
-	}
+	for (i = 0; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80 && chars++ == LANGID_MAX)
+			break;
+	n = i;
 	t.assign(s, n);
 	for (i = 0; i < n; i++)
 		if ((unsigned char)t[i] < 0x20 || t[i] == 0x7f)

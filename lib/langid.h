@@ -8,8 +8,8 @@
 extern "C" {
 #endif
 
-/* Only the first LANGID_MAX bytes of a text are looked at (whole characters). */
-#define LANGID_MAX 40000
+/* Only the first LANGID_MAX characters of a text count, as in langdetect. */
+#define LANGID_MAX 10000
 
 struct langid {
 	char code[16];	/* ISO 639-1 where one exists ("en", "de", "zh"); "un": unknown */

@@ -136,6 +136,7 @@ void
 words_free(struct words *w)
 {
 	free(w->w);
+	free(w->x);
 	memset(w, 0, sizeof *w);
 }
 

@@ -19,6 +19,8 @@ struct word {
 struct words {
 	struct word *w;
 	size_t n, cap;
+	uint32_t *x;		/* scratch for users: one value per word */
+	size_t xcap;
 };
 
 /* Build the shared tables; call once, before any thread. */
