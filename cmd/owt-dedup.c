@@ -17,16 +17,18 @@
 #include "words.h"
 
 static const char usage_line[] =
-    "usage: owt-dedup [-hkq] [--decontam file] [--json-keys key] "
-    "[--keep-quotes] [--lang code] [--min-chars n] [--near-threshold j] "
-    "[--progress] [--report file] [--seed n] [--stages list] [--tmpdir dir] "
-    "[--version] [--workers n] [file ...]\n";
+    "usage: owt-dedup [-hkq] [--decontam file] [--drop file] "
+    "[--json-keys key] [--keep-quotes] [--lang code] [--min-chars n] "
+    "[--near-threshold j] [--progress] [--report file] [--seed n] "
+    "[--sign file] [--signed] [--stages list] [--tmpdir dir] [--version] "
+    "[--workers n] [file ...]\n";
 
 static const char options_help[] =
     "  -h, --help             print this help and exit\n"
     "  -k, --keep-going       skip bad records (still exit 1)\n"
     "  -q, --quiet            no summary or progress on stderr\n"
     "      --decontam file    cut the n-grams of these task texts (JSONL)\n"
+    "      --drop file        drop the documents a --report file drops\n"
     "      --json-keys key    the text field (text)\n"
     "      --keep-quotes      fix: leave curly quotes curly\n"
     "      --lang code        lang: the language to keep (en)\n"
@@ -35,14 +37,16 @@ static const char options_help[] =
     "      --progress         show progress even when stderr is not a terminal\n"
     "      --report file      one JSONL line per dropped or changed document\n"
     "      --seed n           seed of the MinHash functions (1234)\n"
+    "      --sign file        write the signatures of the kept documents\n"
+    "      --signed           the inputs are --sign files: exact, near only\n"
     "      --stages list      stages to run (fix,lang,length,exact,near)\n"
     "      --tmpdir dir       decontam's spool ($TMPDIR or /tmp)\n"
     "      --version          print the version and exit\n"
     "      --workers n        worker threads (all processors)\n";
 
-enum { S_FIX, S_LANG, S_LENGTH, S_EXACT, S_NEAR, S_DECONTAM, S_N };
-static const char *const stage_name[S_N] = {
-	"fix", "lang", "length", "exact", "near", "decontam"
+enum { S_FIX, S_LANG, S_LENGTH, S_EXACT, S_NEAR, S_DECONTAM, S_N, S_DROP = S_N };
+static const char *const stage_name[S_N + 1] = {
+	"fix", "lang", "length", "exact", "near", "decontam", "drop"
 };
 
 /* Why a document is dropped: counted in the summary, named in the report. */
@@ -50,6 +54,7 @@ enum {
 	R_KEPT,
 	/* 1 .. BAD_NREASONS - 1: bad records, named by bad_name[] */
 	R_MISSING = BAD_NREASONS,
+	R_BADSIG, R_LISTED,
 	R_LANG, R_UNKNOWN, R_SHORT, R_EXACT, R_URL, R_NEAR, R_PIECES, R_EMPTY,
 	R_N
 };
@@ -58,6 +63,8 @@ static const struct {
 	const char *name;
 } reason[R_N] = {
 	[R_MISSING] = { -1, "missing text field" },
+	[R_BADSIG] = { -1, "bad signature" },
+	[R_LISTED] = { S_DROP, "listed" },
 	[R_LANG] = { S_LANG, "other language" },
 	[R_UNKNOWN] = { S_LANG, "unknown language" },
 	[R_SHORT] = { S_LENGTH, "too short" },
@@ -69,10 +76,10 @@ static const struct {
 };
 
 static struct {
-	int keep_going, quiet, progress, workers;
+	int keep_going, quiet, progress, workers, signed_in;
 	int stage[S_N];
 	unsigned fixes;
-	const char *text_key, *lang, *report, *tmpdir;
+	const char *text_key, *lang, *report, *tmpdir, *sign, *drop;
 	const char **tasks;
 	size_t ntasks;
 	size_t min_chars;
@@ -133,7 +140,8 @@ static uint64_t *ref_at;	/* kept document -> offset of its name in refs */
 static size_t nref, refcap;
 static uint64_t *kept_line;	/* kept document -> file << 40 | line (decontam) */
 static size_t nkept_line, kept_line_cap;
-static FILE *report;
+static FILE *report, *sign;
+static struct dedup *droplist;	/* names of documents to drop (--drop) */
 static struct buf out, rep, tmp;
 static struct tally count[R_N], fixcount[TF_NFIXES];
 static unsigned long long nin, nout, nfixed, ncut, npieces, nmatches;
@@ -250,6 +258,116 @@ utf8_chars(const char *s, size_t n)
 	return c;
 }
 
+/* The hash of a record's name (its first id, adlr_id, url); 0: it has none. */
+static int
+name_hash(const struct jsonl_rec *jr, uint64_t h[2])
+{
+	static const char *const keys[] = { "id", "adlr_id", "url" };
+	const struct jsonl_field *f;
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		if ((f = jsonl_get(jr, keys[i])) == NULL)
+			continue;
+		h[0] = dedup_hash(jr->line + f->vstart, f->vend - f->vstart, 1);
+		h[1] = dedup_hash(jr->line + f->vstart, f->vend - f->vstart, 2);
+		return 1;
+	}
+	return 0;
+}
+
+static int
+unhex(const char *s, size_t n, uint8_t *out, size_t len)
+{
+	size_t i;
+	int hi, lo;
+
+	if (n != 2 * len)
+		return -1;
+	for (i = 0; i < len; i++) {
+		hi = s[2 * i] >= 'a' ? s[2 * i] - 'a' + 10 : s[2 * i] - '0';
+		lo = s[2 * i + 1] >= 'a' ? s[2 * i + 1] - 'a' + 10 : s[2 * i + 1] - '0';
+		if (hi < 0 || hi > 15 || lo < 0 || lo > 15)
+			return -1;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+static void
+hex(struct buf *b, const uint8_t *p, size_t n)
+{
+	static const char digit[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		buf_addc(b, digit[p[i] >> 4]);
+		buf_addc(b, digit[p[i] & 15]);
+	}
+}
+
+/*
+ * A signature record (--signed): {"file", "line", "id", "adlr_id", "url"
+ * as in the report, "text_hash": 32 hex digits, "minhash": 256 hex digits
+ * (absent for a text without words)}. Returns 0, or -1 if it is bad.
+ */
+static int
+read_signature(struct worker *w, struct batch *b, struct rec *r)
+{
+	static const char *const keys[] = { "file", "line", "id", "adlr_id",
+		"url" };
+	const struct jsonl_field *f;
+	const char *s, *why, *file;
+	char part[17];
+	size_t i, n, start = b->info.len;
+
+	for (i = 0; i < 5; i++) {
+		if ((f = jsonl_get(&w->jr, keys[i])) == NULL)
+			continue;
+		buf_printf(&b->info, "%s\"%s\":", b->info.len > start ? "," : "",
+		    keys[i]);
+		if (i >= 2 && r->reflen == 0) {
+			r->ref = b->info.len;
+			r->reflen = f->vend - f->vstart;
+		}
+		buf_add(&b->info, w->jr.line + f->vstart, f->vend - f->vstart);
+	}
+	r->who = start;
+	r->wholen = b->info.len - start;
+	if (r->reflen == 0) {
+		if ((file = jsonl_str(&w->jr, "file", &n, &why)) == NULL ||
+		    (f = jsonl_get(&w->jr, "line")) == NULL)
+			return -1;
+		w->tmp.len = 0;
+		buf_add(&w->tmp, file, n);
+		buf_addc(&w->tmp, ':');
+		buf_add(&w->tmp, w->jr.line + f->vstart, f->vend - f->vstart);
+		r->ref = b->info.len;
+		json_string(&b->info, w->tmp.p, w->tmp.len);
+		r->reflen = b->info.len - r->ref;
+	}
+	if ((s = jsonl_str(&w->jr, "text_hash", &n, &why)) == NULL || n != 32 ||
+	    strspn(s, "0123456789abcdef") != 32)
+		return -1;
+	for (i = 0; i < 2; i++) {
+		memcpy(part, s + 16 * i, 16);
+		part[16] = '\0';
+		r->text_hash[i] = strtoull(part, NULL, 16);
+	}
+	if ((s = jsonl_str(&w->jr, "minhash", &n, &why)) != NULL) {
+		if (unhex(s, n, r->sketch, DEDUP_K) < 0)
+			return -1;
+		r->has_sketch = 1;
+	} else if (strcmp(why, "missing") != 0) {
+		return -1;
+	}
+	if ((s = jsonl_str(&w->jr, "url", &n, &why)) != NULL) {
+		r->has_url = 1;
+		r->url_hash = dedup_hash(s, n, 0x75726c);
+	}
+	return 0;
+}
+
 /* The stages that look at one document alone; they run in the workers. */
 static void
 work(struct worker *w, struct batch *b, struct rec *r)
@@ -257,6 +375,7 @@ work(struct worker *w, struct batch *b, struct rec *r)
 	const char *line = b->in.p + r->line, *text, *why, *url;
 	char err[512];
 	struct jsonl_edit ed;
+	uint64_t nh[2];
 	size_t n, un;
 	int e;
 
@@ -266,6 +385,22 @@ work(struct worker *w, struct batch *b, struct rec *r)
 		bad(b, r, e, "%s:%lu: %s", err);
 		return;
 	}
+	if (droplist != NULL && name_hash(&w->jr, nh) &&
+	    dedup_find_text(droplist, nh) >= 0)
+		r->drop = R_LISTED;
+	if (opt.signed_in) {
+		if (read_signature(w, b, r) < 0) {
+			b->info.len = r->who;
+			r->ref = r->reflen = 0;
+			bad(b, r, R_BADSIG, "%s:%lu: %s", "bad signature record");
+			return;
+		}
+		r->out = b->out.len;
+		buf_add(&b->out, line, r->len);
+		buf_addc(&b->out, '\n');
+		r->outlen = b->out.len - r->out;
+		return;
+	}
 	if ((text = jsonl_str(&w->jr, opt.text_key, &n, &why)) == NULL) {
 		snprintf(err, sizeof err, "%s '%s' field",
 		    strcmp(why, "missing") == 0 ? "missing" : "non-string",
@@ -273,11 +408,13 @@ work(struct worker *w, struct batch *b, struct rec *r)
 		bad(b, r, R_MISSING, "%s:%lu: %s", err);
 		return;
 	}
-	if (report != NULL) {
+	if (report != NULL || sign != NULL) {
 		r->who = b->info.len;
 		name_record(&w->jr, r->file, r->lineno, &b->info, &r->wholen,
 		    &r->ref, &r->reflen);
 	}
+	if (r->drop)
+		return;
 	if (opt.stage[S_FIX] &&
 	    (r->fixes = textfix(&w->tf, text, n, opt.fixes, &w->fixed)) != 0) {
 		text = w->fixed.p;
@@ -297,14 +434,14 @@ work(struct worker *w, struct batch *b, struct rec *r)
 			return;
 		}
 	}
-	if (opt.stage[S_EXACT]) {
+	if (opt.stage[S_EXACT] || sign != NULL) {
 		dedup_text_hash(text, n, r->text_hash);
 		if ((url = jsonl_str(&w->jr, "url", &un, &why)) != NULL) {
 			r->has_url = 1;
 			r->url_hash = dedup_hash(url, un, 0x75726c);
 		}
 	}
-	if (opt.stage[S_NEAR]) {
+	if (opt.stage[S_NEAR] || sign != NULL) {
 		words_split(text, n, &w->words);
 		r->has_sketch = minhash_sketch(&mh, &w->words, r->sketch) > 0;
 	}
@@ -382,11 +519,18 @@ worker_free(struct worker *w)
 static void
 pool_start(void)
 {
-	static const char *want[2];
+	static const char *want[4];
+	size_t nwant = 2;
 	int i;
 
 	want[0] = opt.text_key;
 	want[1] = "url";
+	if (opt.signed_in) {
+		want[0] = "file";
+		want[2] = "text_hash";
+		want[3] = "minhash";
+		nwant = 4;
+	}
 	pool.n = opt.workers;
 	pool.size = opt.workers > 1 ? 2 * (size_t)opt.workers + 2 : 1;
 	pool.ring = xcalloc(pool.size, sizeof *pool.ring);
@@ -394,7 +538,7 @@ pool_start(void)
 		pool.ring[i] = xcalloc(1, sizeof **pool.ring);
 	pool.w = xcalloc((size_t)pool.n, sizeof *pool.w);
 	for (i = 0; i < pool.n; i++) {
-		jsonl_rec_init(&pool.w[i].jr, want, 2);
+		jsonl_rec_init(&pool.w[i].jr, want, nwant);
 		if (pool.n > 1 && (errno = pthread_create(&pool.w[i].tid, NULL,
 		    worker_main, &pool.w[i])) != 0)
 			owt_die_errno(XSYS, "cannot start a thread");
@@ -462,7 +606,7 @@ report_drop(const struct batch *b, const struct rec *r, long kept, double sim,
 	const char *stage = reason[r->drop].stage < 0 ? "input" :
 	    stage_name[reason[r->drop].stage];
 
-	if (r->drop <= R_MISSING) {
+	if (r->drop <= R_BADSIG) {
 		buf_printf(&rep, "{\"file\":%s,\"line\":%lu,\"stage\":\"input\","
 		    "\"reason\":\"%s\",\"error\":", file_json[r->file], r->lineno,
 		    r->drop < BAD_NREASONS ? bad_name[r->drop] : reason[r->drop].name);
@@ -518,6 +662,26 @@ remember_kept(const struct batch *b, const struct rec *r)
 	}
 }
 
+/* The signature of a kept document, for --signed (see read_signature). */
+static void
+write_signature(const struct batch *b, const struct rec *r)
+{
+	tmp.len = 0;
+	buf_addc(&tmp, '{');
+	buf_add(&tmp, b->info.p + r->who, r->wholen);
+	buf_printf(&tmp, ",\"text_hash\":\"%016llx%016llx\"",
+	    (unsigned long long)r->text_hash[0],
+	    (unsigned long long)r->text_hash[1]);
+	if (r->has_sketch) {
+		buf_adds(&tmp, ",\"minhash\":\"");
+		hex(&tmp, r->sketch, DEDUP_K);
+		buf_addc(&tmp, '"');
+	}
+	buf_adds(&tmp, "}\n");
+	if (fwrite(tmp.p, 1, tmp.len, sign) != tmp.len)
+		owt_die_errno(XSYS, "cannot write '%s'", opt.sign);
+}
+
 /* The stages that compare documents: in input order, in the main thread. */
 static void
 sequence(struct batch *b)
@@ -536,7 +700,7 @@ sequence(struct batch *b)
 		kept = -1;
 		sim = 0;
 		with_sim = 0;
-		if (r->drop > R_KEPT && r->drop <= R_MISSING) {
+		if (r->drop > R_KEPT && r->drop <= R_BADSIG) {
 			owt_warn("%.*s", (int)r->wholen, b->info.p + r->who);
 			status = XDATA;
 			if (!opt.keep_going) {
@@ -581,6 +745,8 @@ sequence(struct batch *b)
 			dedup_add(index_, r->text_hash, r->has_url ? &r->url_hash :
 			    NULL, r->has_sketch ? r->sketch : NULL);
 		remember_kept(b, r);
+		if (sign != NULL)
+			write_signature(b, r);
 		nout++;
 		if (opt.stage[S_DECONTAM]) {
 			if (spill_put(&spool, b->out.p + r->out, r->outlen) < 0)
@@ -893,6 +1059,8 @@ parse_stages(const char *arg)
 	int i;
 
 	memset(opt.stage, 0, sizeof opt.stage);
+	if (strcmp(arg, "none") == 0)
+		return;
 	while (*p) {
 		e = strchr(p, ',');
 		n = e ? (size_t)(e - p) : strlen(p);
@@ -912,16 +1080,51 @@ parse_stages(const char *arg)
 		owt_die(XUSAGE, "--stages: '%s' names no stage", arg);
 }
 
+/*
+ * The names of the documents that a report (--report) drops: every line
+ * but the fixes and the decontam cuts, by its first id, adlr_id or url.
+ */
+static void
+load_drop(void)
+{
+	static const char *const want[] = { "stage", "reason" };
+	struct jsonl_rec *r;
+	struct jsonl j;
+	const char *stage, *why, *reason;
+	uint64_t h[2];
+	size_t n, rn;
+	int k;
+
+	droplist = dedup_new(DEDUP_EXACT);
+	if (jsonl_open(&j, opt.drop, want, 2) < 0)
+		owt_die(XDATA, "%s", j.err);
+	while ((k = jsonl_next(&j, &r)) != 0) {
+		if (k < 0)
+			owt_die(j.errcode, "%s", j.err);
+		if ((stage = jsonl_str(r, "stage", &n, &why)) == NULL ||
+		    (reason = jsonl_str(r, "reason", &rn, &why)) == NULL)
+			owt_die(XDATA, "%s:%lu: not a report line (no stage or "
+			    "reason)", j.in.name, j.in.lineno);
+		if (strcmp(stage, "fix") == 0 || strcmp(reason, "cut") == 0)
+			continue;
+		if (name_hash(r, h))
+			dedup_add(droplist, h, NULL, NULL);
+	}
+	jsonl_close(&j);
+}
+
 int
 main(int argc, char **argv)
 {
-	enum { O_DECON = 256, O_KEYS, O_QUOTES, O_LANG, O_MINCH, O_NEAR, O_PROG,
-		O_REPORT, O_SEED, O_STAGES, O_TMP, O_VER, O_WORKERS };
+	enum { O_DECON = 256, O_DROP, O_KEYS, O_QUOTES, O_LANG, O_MINCH, O_NEAR,
+		O_PROG, O_REPORT, O_SEED, O_SIGN, O_SIGNED, O_STAGES, O_TMP, O_VER,
+		O_WORKERS };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "keep-going", no_argument, NULL, 'k' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "decontam", required_argument, NULL, O_DECON },
+		{ "drop", required_argument, NULL, O_DROP },
 		{ "json-keys", required_argument, NULL, O_KEYS },
 		{ "keep-quotes", no_argument, NULL, O_QUOTES },
 		{ "lang", required_argument, NULL, O_LANG },
@@ -930,6 +1133,8 @@ main(int argc, char **argv)
 		{ "progress", no_argument, NULL, O_PROG },
 		{ "report", required_argument, NULL, O_REPORT },
 		{ "seed", required_argument, NULL, O_SEED },
+		{ "sign", required_argument, NULL, O_SIGN },
+		{ "signed", no_argument, NULL, O_SIGNED },
 		{ "stages", required_argument, NULL, O_STAGES },
 		{ "tmpdir", required_argument, NULL, O_TMP },
 		{ "version", no_argument, NULL, O_VER },
@@ -955,6 +1160,7 @@ main(int argc, char **argv)
 			    sizeof *opt.tasks);
 			opt.tasks[opt.ntasks++] = optarg;
 			break;
+		case O_DROP: opt.drop = optarg; break;
 		case O_KEYS:
 			if (*optarg == '\0' || strchr(optarg, ','))
 				owt_die(XUSAGE, "--json-keys: '%s' is not one "
@@ -984,6 +1190,8 @@ main(int argc, char **argv)
 			opt.seed = (uint64_t)opt_int("--seed", optarg, 0,
 			    ((long long)1 << 62));
 			break;
+		case O_SIGN: opt.sign = optarg; break;
+		case O_SIGNED: opt.signed_in = 1; break;
 		case O_STAGES: stages = optarg; break;
 		case O_TMP: opt.tmpdir = optarg; break;
 		case O_VER:
@@ -1000,9 +1208,16 @@ main(int argc, char **argv)
 		parse_stages(stages);
 	} else {
 		for (i = 0; i < S_DECONTAM; i++)
-			opt.stage[i] = 1;
+			opt.stage[i] = !opt.signed_in || i == S_EXACT || i == S_NEAR;
 		opt.stage[S_DECONTAM] = opt.ntasks > 0;
 	}
+	if (opt.signed_in && (opt.stage[S_FIX] || opt.stage[S_LANG] ||
+	    opt.stage[S_LENGTH] || opt.stage[S_DECONTAM]))
+		owt_die(XUSAGE, "--signed: only the exact and near stages run on "
+		    "signatures");
+	if (opt.signed_in && opt.sign != NULL)
+		owt_die(XUSAGE, "--sign and --signed: the output of --signed is "
+		    "signatures already");
 	if (opt.stage[S_DECONTAM] && opt.ntasks == 0)
 		owt_die(XUSAGE, "the decontam stage needs --decontam files");
 	if (!opt.stage[S_DECONTAM] && opt.ntasks > 0)
@@ -1033,6 +1248,10 @@ main(int argc, char **argv)
 		if (spill_open(&spool, opt.tmpdir) < 0)
 			owt_die(XSYS, "%s", spool.err);
 	}
+	if (opt.drop != NULL)
+		load_drop();
+	if (opt.sign != NULL && (sign = fopen(opt.sign, "w")) == NULL)
+		owt_die_errno(XSYS, "cannot create '%s'", opt.sign);
 	if (opt.report != NULL) {
 		if ((report = fopen(opt.report, "w")) == NULL)
 			owt_die_errno(XSYS, "cannot create '%s'", opt.report);
@@ -1057,6 +1276,8 @@ main(int argc, char **argv)
 		if (fclose(report) != 0)
 			owt_die_errno(XSYS, "cannot write '%s'", opt.report);
 	}
+	if (sign != NULL && fclose(sign) != 0)
+		owt_die_errno(XSYS, "cannot write '%s'", opt.sign);
 	for (i = 0; i < nfiles; i++)
 		free(file_json[i]);
 	free(file_json);
@@ -1065,6 +1286,7 @@ main(int argc, char **argv)
 	free(ref_at);
 	free(kept_line);
 	dedup_free(index_);
+	dedup_free(droplist);
 	decontam_free(dc);
 	buf_free(&out);
 	buf_free(&rep);

@@ -115,6 +115,44 @@ run owt-dedup -q --decontam tasks.jsonl --stages fix,decontam --workers 3 \
     decontam.jsonl
 same "$D/decontam-want.jsonl" out "decontam after fix, three workers: the same"
 
+# Many machines: per-document stages and signatures per shard, one pass
+# over the signatures, then each shard drops what that pass listed. The
+# result is the one-machine result.
+head -n 6 mix.jsonl >s0.jsonl
+tail -n 6 mix.jsonl >s1.jsonl
+owt-dedup -q --min-chars 100 --report one.rep s0.jsonl s1.jsonl >one.out 2>/dev/null
+for k in 0 1; do
+	run owt-dedup -q --stages fix,lang,length --min-chars 100 --sign s$k.sig \
+	    --workers 3 s$k.jsonl
+	is "$rc" 0 "shard $k: per-document stages and --sign exit 0"
+	mv out c$k.jsonl
+done
+like s0.sig '^\{"file":"s0.jsonl","line":1,"id":"e1","url":"https://example.org/harbour","text_hash":"[0-9a-f]{32}","minhash":"[0-9a-f]{256}"\}$' \
+    "a signature: the names, the text hash, the MinHash sketch"
+run owt-dedup --signed --report drops.rep s0.sig s1.sig
+is "$rc" 0 "--signed: one pass over the signatures exits 0"
+grep -E '"stage":"(exact|near)"' one.rep >want
+same want drops.rep "--signed reports the duplicates one machine finds"
+is "$(wc -l <out)" 5 "--signed writes the signatures it keeps"
+cat c0.jsonl c1.jsonl >c.jsonl
+run owt-dedup -q --stages none --drop drops.rep c.jsonl
+same one.out out "--drop on the shards leaves the one-machine output"
+run owt-dedup -q --stages none mix.jsonl
+same mix.jsonl out "--stages none passes every document through"
+printf '{"file":"x","line":1,"text_hash":"abc"}\n' >bad.sig
+run owt-dedup --signed bad.sig
+is "$rc" 1 "a bad signature exits 1"
+like err '^owt-dedup: bad.sig:1: bad signature record$' "the bad signature is named"
+run owt-dedup --signed --stages fix s0.sig
+is "$rc" 2 "--signed with a text stage is a usage error"
+run owt-dedup --signed --sign x.sig s0.sig
+is "$rc" 2 "--signed with --sign is a usage error"
+printf '{"id":"x"}\n' >bad.rep
+run owt-dedup --drop bad.rep mix.jsonl
+is "$rc" 1 "a --drop file that is not a report exits 1"
+like err '^owt-dedup: bad.rep:1: not a report line \(no stage or reason\)$' \
+    "the bad --drop line is named"
+
 # Bad input.
 printf '{"text":"one"}\n{"text":"bad\n{"text":"two"}\n[1]\n\n{"body":"x"}\n{"text":5}\n{"text":"a\377"}\n' >bad.jsonl
 run owt-dedup --stages fix bad.jsonl
