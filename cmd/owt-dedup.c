@@ -445,8 +445,7 @@ work(struct worker *w, struct batch *b, struct rec *r)
 		words_split(text, n, &w->words);
 		r->has_sketch = minhash_sketch(&mh, &w->words, r->sketch) > 0;
 	}
-	if (opt.stage[S_DECONTAM]) {
-		decontam_scan(dc, text, n, &w->dw);
+	if (opt.stage[S_DECONTAM] && decontam_scan(dc, text, n, &w->dw) > 0) {
 		r->found = b->nfound;
 		r->nfound = w->dw.nfound;
 		if (b->nfound + w->dw.nfound > b->foundcap)

@@ -273,15 +273,16 @@ scan(const struct decontam *dc, int pass2, struct decontam_work *w)
 	}
 }
 
-void
+size_t
 decontam_scan(const struct decontam *dc, const char *s, size_t n,
     struct decontam_work *w)
 {
 	w->nfound = 0;
 	if (dc->n == 0)
-		return;
+		return 0;
 	decode(s, n, &w->text, &w->off);
 	scan(dc, 0, w);
+	return w->nfound;
 }
 
 void

@@ -50,8 +50,8 @@ void decontam_add_task(struct decontam *dc, const char *s, size_t n,
 /* The number of distinct task n-grams. */
 size_t decontam_size(const struct decontam *dc);
 
-/* Pass 1: the task n-grams the text holds, in w->found. Thread-safe. */
-void decontam_scan(const struct decontam *dc, const char *s, size_t n,
+/* Pass 1: the task n-grams the text holds, in w->found; how many. Thread-safe. */
+size_t decontam_scan(const struct decontam *dc, const char *s, size_t n,
     struct decontam_work *w);
 /* Count the n-grams found in one training document. */
 void decontam_count(struct decontam *dc, const uint32_t *found, size_t n);

@@ -311,6 +311,8 @@ v_put(struct u32v *v, uint32_t c)
 static void
 v_add(struct u32v *v, const uint32_t *s, size_t n)
 {
+	if (n == 0)
+		return;
 	v_reserve(v, n);
 	memcpy(v->p + v->n, s, n * sizeof *s);
 	v->n += n;
@@ -319,7 +321,7 @@ v_add(struct u32v *v, const uint32_t *s, size_t n)
 static int
 v_same(const struct u32v *v, const uint32_t *s, size_t n)
 {
-	return v->n == n && memcmp(v->p, s, n * sizeof *s) == 0;
+	return v->n == n && (n == 0 || memcmp(v->p, s, n * sizeof *s) == 0);
 }
 
 /* ---- the badness heuristic (ftfy's is_bad) ---- */
