@@ -168,24 +168,31 @@ usage(void)
 	exit(XUSAGE);
 }
 
+/* Write b to f once it holds 1 MB, or with force anything it holds. */
+static void
+flush(struct buf *b, FILE *f, const char *name, int force)
+{
+	if (b->len >= (1u << 20) || (force && b->len > 0)) {
+		if (fwrite(b->p, 1, b->len, f) != b->len) {
+			if (f == stdout)
+				exit(owt_finish(XSYS));
+			owt_die_errno(XSYS, "cannot write '%s'", name);
+		}
+		b->len = 0;
+	}
+}
+
 static void
 flush_out(int force)
 {
-	if (out.len >= (1u << 20) || (force && out.len > 0)) {
-		if (fwrite(out.p, 1, out.len, stdout) != out.len)
-			exit(owt_finish(XSYS));
-		out.len = 0;
-	}
+	flush(&out, stdout, NULL, force);
 }
 
 static void
 flush_report(int force)
 {
-	if (report != NULL && (rep.len >= (1u << 20) || (force && rep.len > 0))) {
-		if (fwrite(rep.p, 1, rep.len, report) != rep.len)
-			owt_die_errno(XSYS, "cannot write '%s'", opt.report);
-		rep.len = 0;
-	}
+	if (report != NULL)
+		flush(&rep, report, opt.report, force);
 }
 
 static void
