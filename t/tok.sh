@@ -1,0 +1,24 @@
+# tok.sh - make token streams and binary files in tests: . "$OWT_SRC/t/tok.sh"
+#
+# mktok VOCAB EOD      ids on stdin, one document per line (an empty line is
+#                      an empty document) -> an owt-tok(5) stream on stdout
+# unhex                hex digits on stdin (spaces and newlines ignored) -> bytes
+
+mktok() {
+	LC_ALL=C awk -v vocab="$1" -v eod="$2" '
+	function u8(v) { printf "%c", v % 256 }
+	function u16(v) { u8(v % 256); u8(int(v / 256)) }
+	function u32(v) { u16(v % 65536); u16(int(v / 65536)) }
+	BEGIN { printf "OWTTOK"; u8(1); w = vocab <= 65536 ? 2 : 4; u8(w); u32(vocab); u32(eod) }
+	{ u32(NF); for (i = 1; i <= NF; i++) if (w == 2) u16($i); else u32($i) }'
+}
+
+unhex() {
+	tr -d ' \n' | LC_ALL=C awk '{
+		for (i = 1; i < length($0); i += 2) {
+			hi = index("0123456789abcdef", substr($0, i, 1)) - 1
+			lo = index("0123456789abcdef", substr($0, i + 1, 1)) - 1
+			printf "%c", 16 * hi + lo
+		}
+	}'
+}
