@@ -234,6 +234,7 @@ cat(const char *prefix, struct buf *out)
 				snprintf(msg, sizeof msg, "%s.idx: document %llu "
 				    "is too long for a token stream", prefix,
 				    (unsigned long long)k);
+				free(ids);
 				die(XDATA, msg);
 			}
 			ids = xgrow(ids, &cap, n + len, sizeof *ids);
@@ -247,6 +248,7 @@ cat(const char *prefix, struct buf *out)
 				    "(%u); --vocab sets it", prefix, ids[i],
 				    (unsigned long long)k, opt.vocab);
 				fwrite(out->p, 1, out->len, stdout);
+				free(ids);
 				die(XDATA, msg);
 			}
 		}

@@ -338,7 +338,8 @@ mmidx_stats(const struct mmidx *d, struct mmidx_stats *st)
 			longs[nlong++] = len;
 		}
 	}
-	qsort(longs, nlong, sizeof *longs, cmp_u32);
+	if (nlong > 0)
+		qsort(longs, nlong, sizeof *longs, cmp_u32);
 	for (j = 0; j < 3; j++) {
 		rank = (uint64_t)(q[j] * (double)d->nseq);
 		rank += (double)rank < q[j] * (double)d->nseq || rank == 0;
