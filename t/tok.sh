@@ -3,6 +3,8 @@
 # mktok VOCAB EOD      ids on stdin, one document per line (an empty line is
 #                      an empty document) -> an owt-tok(5) stream on stdout
 # unhex                hex digits on stdin (spaces and newlines ignored) -> bytes
+# corpus_tok FILE      shared/data/corpus-sample.gpt2.u16 (raw uint16 ids, each
+#                      document ending in 50256) -> a GPT-2 token stream
 
 mktok() {
 	LC_ALL=C awk -v vocab="$1" -v eod="$2" '
@@ -21,4 +23,9 @@ unhex() {
 			printf "%c", 16 * hi + lo
 		}
 	}'
+}
+
+corpus_tok() {
+	od -An -v -tu2 -w2 "$1" | awk '{ s = s " " $1 } $1 == 50256 { print s; s = "" }' |
+	    mktok 50257 50256
 }
