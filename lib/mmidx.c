@@ -403,37 +403,24 @@ wfail(struct mmidx_writer *w, int code, int errnum, const char *fmt, ...)
 	return -1;
 }
 
+/* Write all n bytes at offset off, or at the file offset when off < 0. */
 static int
 pwrite_all(int fd, const void *p, size_t n, off_t off)
 {
+	size_t chunk;
 	ssize_t k;
 
 	while (n > 0) {
-		k = pwrite(fd, p, n, off);
+		chunk = n < (1u << 30) ? n : (1u << 30);
+		k = off < 0 ? write(fd, p, chunk) : pwrite(fd, p, chunk, off);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
 			return -1;
 		p = (const char *)p + k;
 		n -= (size_t)k;
-		off += k;
-	}
-	return 0;
-}
-
-static int
-write_all(int fd, const void *p, size_t n)
-{
-	ssize_t k;
-
-	while (n > 0) {
-		k = write(fd, p, n < (1u << 30) ? n : (1u << 30));
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		p = (const char *)p + k;
-		n -= (size_t)k;
+		if (off >= 0)
+			off += k;
 	}
 	return 0;
 }
@@ -442,36 +429,38 @@ static int
 wwrite(struct mmidx_writer *w, int fd, const void *p, size_t n,
     const char *path)
 {
-	if (write_all(fd, p, n) < 0)
+	if (pwrite_all(fd, p, n, -1) < 0)
 		return wfail(w, XSYS, errno, "cannot write '%s'", path);
+	return 0;
+}
+
+/* Write a buffer out and empty it. */
+static int
+flush(struct mmidx_writer *w, int fd, const unsigned char *p, size_t *len,
+    const char *path)
+{
+	if (wwrite(w, fd, p, *len, path) < 0)
+		return -1;
+	*len = 0;
 	return 0;
 }
 
 static int
 flush_bin(struct mmidx_writer *w)
 {
-	if (wwrite(w, w->binfd, w->bbuf, w->blen, w->tmpbin) < 0)
-		return -1;
-	w->blen = 0;
-	return 0;
+	return flush(w, w->binfd, w->bbuf, &w->blen, w->tmpbin);
 }
 
 static int
 flush_lens(struct mmidx_writer *w)
 {
-	if (wwrite(w, w->idxfd, w->lbuf, w->llen, w->tmpidx) < 0)
-		return -1;
-	w->llen = 0;
-	return 0;
+	return flush(w, w->idxfd, w->lbuf, &w->llen, w->tmpidx);
 }
 
 static int
 flush_docs(struct mmidx_writer *w)
 {
-	if (wwrite(w, w->docfd, w->dbuf, w->dlen, "document index spill") < 0)
-		return -1;
-	w->dlen = 0;
-	return 0;
+	return flush(w, w->docfd, w->dbuf, &w->dlen, "document index spill");
 }
 
 static int
@@ -506,6 +495,19 @@ exists(const char *path)
 	struct stat st;
 
 	return lstat(path, &st) == 0;
+}
+
+/* mmidx_abort, keeping the error for the caller. */
+static void
+abort_keep_err(struct mmidx_writer *w)
+{
+	char err[sizeof w->err];
+	int code = w->code;
+
+	memcpy(err, w->err, sizeof err);
+	mmidx_abort(w);
+	w->code = code;
+	memcpy(w->err, err, sizeof err);
 }
 
 int
@@ -558,15 +560,8 @@ out:
 	free(bin);
 	free(idx);
 	free(doc);
-	if (r < 0) {
-		int code = w->code;
-		char err[sizeof w->err];
-
-		memcpy(err, w->err, sizeof err);
-		mmidx_abort(w);
-		w->code = code;
-		memcpy(w->err, err, sizeof err);
-	}
+	if (r < 0)
+		abort_keep_err(w);
 	return r;
 }
 
@@ -772,23 +767,23 @@ mmidx_commit(struct mmidx_writer *w)
 	}
 	if (put_in_place(w, w->tmpbin, bin) < 0)
 		goto out;
+	sig_tmp[0] = NULL;
+	free(w->tmpbin);
+	w->tmpbin = NULL;
 	if (put_in_place(w, w->tmpidx, idx) < 0) {
 		unlink(bin);
 		goto out;
 	}
+	sig_tmp[1] = NULL;
+	free(w->tmpidx);
+	w->tmpidx = NULL;
 	sync_dir(bin);
 	r = 0;
 out:
 	free(bin);
 	free(idx);
 	if (r < 0) {
-		int code = w->code;
-		char err[sizeof w->err];
-
-		memcpy(err, w->err, sizeof err);
-		mmidx_abort(w);
-		w->code = code;
-		memcpy(w->err, err, sizeof err);
+		abort_keep_err(w);
 		return -1;
 	}
 	mmidx_abort(w);

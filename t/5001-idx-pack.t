@@ -180,41 +180,29 @@ else
 fi
 
 # Bad token streams: exit 1, the problem named, no dataset left.
+bad_input() {	# what message operands...
+	what=$1 msg=$2
+	shift 2
+	run idx-pack -o bad "$@"
+	is "$rc" 1 "$what exits 1"
+	is "$(cat err)" "idx-pack: $msg" "$what is named"
+	left bad "no dataset is left after $what"
+}
 printf 'NOTATOKENSTREAM!' >notok
-run idx-pack -o bad notok
-is "$rc" 1 "a wrong header exits 1"
-is "$(cat err)" "idx-pack: notok: byte 0: not an owt token stream (bad magic)" "the wrong header is named"
-left bad "no dataset is left after a wrong header"
+bad_input "a wrong header" "notok: byte 0: not an owt token stream (bad magic)" notok
 printf '1 2 50257\n' | mktok 50257 50256 >oov.tok
-run idx-pack -o bad oov.tok
-is "$rc" 1 "a token outside the vocabulary exits 1"
-is "$(cat err)" "idx-pack: oov.tok: byte 24: token 50257 in document 1 is outside the vocabulary (50257)" \
-    "the token, document and byte are named"
-left bad "no dataset is left after a bad token"
-head -c 110 b.tok >trunc.tok
-run idx-pack -o bad trunc.tok
-is "$rc" 1 "a stream truncated in a document exits 1"
-is "$(cat err)" "idx-pack: trunc.tok: byte 100: truncated token stream: document 8 has 3 of 8 tokens" \
-    "the truncation is named"
-left bad "no dataset is left after a truncated stream"
-head -c 101 b.tok >trunc.tok
-run idx-pack -o bad trunc.tok
-is "$rc" 1 "a stream truncated in a document's length exits 1"
-is "$(cat err)" "idx-pack: trunc.tok: byte 100: truncated token stream (1 bytes after document 7)" \
-    "the truncation is named"
-left bad "no dataset is left after a truncated length"
-run idx-pack -o bad a.tok big.tok
-is "$rc" 1 "streams of different vocabularies exit 1"
-is "$(cat err)" "idx-pack: big.tok: vocabulary 100000, EOD 99999 differ from a.tok's (vocabulary 50257, EOD 50256)" \
-    "the differing stream is named"
-left bad "no dataset is left after a vocabulary mismatch"
-run idx-pack -o bad </dev/null
-is "$rc" 1 "empty input exits 1"
-is "$(cat err)" "idx-pack: <stdin>: byte 0: empty input: not an owt token stream" "empty input is named"
-left bad "no dataset is left after empty input"
-run idx-pack -o bad nosuch.tok
-is "$rc" 1 "a missing input exits 1"
-is "$(cat err)" "idx-pack: cannot open 'nosuch.tok': No such file or directory" "the missing input is named"
+bad_input "a token outside the vocabulary" \
+    "oov.tok: byte 24: token 50257 in document 1 is outside the vocabulary (50257)" oov.tok
+head -c 110 b.tok >trunc1.tok
+bad_input "a stream truncated in a document" \
+    "trunc1.tok: byte 100: truncated token stream: document 8 has 3 of 8 tokens" trunc1.tok
+head -c 101 b.tok >trunc2.tok
+bad_input "a stream truncated in a document's length" \
+    "trunc2.tok: byte 100: truncated token stream (1 bytes after document 7)" trunc2.tok
+bad_input "streams of different vocabularies" \
+    "big.tok: vocabulary 100000, EOD 99999 differ from a.tok's (vocabulary 50257, EOD 50256)" a.tok big.tok
+bad_input "empty input" "<stdin>: byte 0: empty input: not an owt token stream" </dev/null
+bad_input "a missing input" "cannot open 'nosuch.tok': No such file or directory" nosuch.tok
 run idx-pack -o nodir/x a.tok
 is "$rc" 3 "an output directory that does not exist exits 3"
 is "$(cat err)" "idx-pack: cannot create 'nodir/x.bin': No such file or directory" "the output is named"

@@ -188,6 +188,17 @@ test_sentences_int32(const char *dir)
 	OK(idx[17] == 8, "the dtype byte at offset 17");
 }
 
+static void
+add_m0(struct mmidx_writer *w, const uint32_t *a)
+{
+	mmidx_add(w, a, 2);
+	mmidx_add(w, a + 2, 1);
+	mmidx_end_doc(w);
+	mmidx_add(w, a, 0);
+	mmidx_end_doc(w);
+	mmidx_end_doc(w);
+}
+
 /* A merge equals writing the concatenation; empty datasets merge too. */
 static void
 test_merge(const char *dir)
@@ -201,28 +212,21 @@ test_merge(const char *dir)
 
 	for (i = 0; i < 4; i++)
 		snprintf(p[i], sizeof p[i], "%s/m%d", dir, i);
-	/* m0: two sentence-mode documents; m1: empty; m2: one document. */
+	/*
+	 * m0: a document of two sequences, one of an empty sequence, one of
+	 * no sequence; m1: empty; m2: one document; m3: all three written
+	 * directly.
+	 */
 	mmidx_create(&w, p[0], MMIDX_UINT16, 0);
-	mmidx_add(&w, a, 2);
-	mmidx_add(&w, a + 2, 1);
-	mmidx_end_doc(&w);
-	mmidx_add(&w, a, 0);
-	mmidx_end_doc(&w);
-	mmidx_end_doc(&w);
+	add_m0(&w, a);
 	mmidx_commit(&w);
 	mmidx_create(&w, p[1], MMIDX_UINT16, 0);
 	mmidx_commit(&w);
 	mmidx_create(&w, p[2], MMIDX_UINT16, 0);
 	mmidx_add(&w, a, 5);
 	mmidx_commit(&w);
-	/* The concatenation, written directly. */
 	mmidx_create(&w, p[3], MMIDX_UINT16, 0);
-	mmidx_add(&w, a, 2);
-	mmidx_add(&w, a + 2, 1);
-	mmidx_end_doc(&w);
-	mmidx_add(&w, a, 0);
-	mmidx_end_doc(&w);
-	mmidx_end_doc(&w);
+	add_m0(&w, a);
 	mmidx_add(&w, a, 5);
 	mmidx_commit(&w);
 
