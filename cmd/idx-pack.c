@@ -18,20 +18,20 @@ static const char usage_line[] =
     "[--vocab n] [file | prefix ...]\n";
 
 static const char options_help[] =
-    "  -f, --force        overwrite an existing dataset\n"
-    "  -h, --help         print this help and exit\n"
+    "  -f, --force          overwrite an existing dataset\n"
+    "  -h, --help           print this help and exit\n"
     "  -o, --output prefix  write prefix.bin and prefix.idx\n"
-    "  -q, --quiet        no summary or progress on stderr\n"
-    "      --cat          write the datasets' documents as a token stream\n"
-    "      --check        verify every invariant of the datasets\n"
-    "      --docs range   --cat only documents K:M (from 0, M excluded)\n"
-    "      --eod id       --cat: the stream header's EOD id (50256)\n"
-    "      --info         describe the datasets in JSON, one line each\n"
-    "      --keep-empty   keep empty documents as documents of no sequence\n"
-    "      --merge        -o: concatenate the datasets named as operands\n"
-    "      --progress     show progress even when stderr is not a terminal\n"
-    "      --version      print the version and exit\n"
-    "      --vocab n      --cat: the stream header's vocabulary size (50257)\n";
+    "  -q, --quiet          no summary or progress on stderr\n"
+    "      --cat            write the datasets' documents as a token stream\n"
+    "      --check          verify every invariant of the datasets\n"
+    "      --docs range     --cat only documents K:M (from 0, M excluded)\n"
+    "      --eod id         --cat: the stream header's EOD id (50256)\n"
+    "      --info           describe the datasets in JSON, one line each\n"
+    "      --keep-empty     keep empty documents as documents of no sequence\n"
+    "      --merge          -o: concatenate the datasets named as operands\n"
+    "      --progress       show progress even when stderr is not a terminal\n"
+    "      --version        print the version and exit\n"
+    "      --vocab n        --cat: the stream header's vocabulary size (50257)\n";
 
 enum { M_PACK, M_MERGE, M_INFO, M_CAT, M_CHECK };
 
@@ -44,6 +44,7 @@ static struct {
 
 static struct mmidx_writer w;
 static struct progress prog;
+static struct tally skipped[1] = { { "empty documents", 0 } };
 
 static void
 usage(void)
@@ -102,7 +103,6 @@ open_dataset(struct mmidx *d, const char *prefix)
 static void
 pack(char **files, int nfiles)
 {
-	static struct tally skipped[1] = { { "empty documents", 0 } };
 	struct tok_reader r;
 	struct tok_hdr first = { 0 };
 	const char *first_name = NULL;
@@ -143,15 +143,6 @@ pack(char **files, int nfiles)
 		tok_close(&r);
 	}
 	free((void *)first_name);
-	if (!opt.quiet) {
-		progress_done(&prog);
-		fprintf(stderr, "%s: %s: %llu documents, %llu tokens (%s), "
-		    "%.1f MB in %.2f s\n", owt_prog, opt.output,
-		    (unsigned long long)w.ndocs, (unsigned long long)w.ntokens,
-		    w.dtype == MMIDX_UINT16 ? "uint16" : "int32",
-		    (double)w.binbytes / 1e6, progress_elapsed(&prog));
-		tally_print("skipped", skipped, 1);
-	}
 }
 
 /* Megatron's merge: tokens concatenated, document indices shifted. */
@@ -176,13 +167,28 @@ merge(char **prefixes, int n)
 		mmidx_close(&d);
 		free(p);
 	}
-	if (!opt.quiet) {
-		progress_done(&prog);
-		fprintf(stderr, "%s: %s: %d datasets, %llu documents, %llu "
-		    "tokens (%s)\n", owt_prog, opt.output, n,
-		    (unsigned long long)w.ndocs, (unsigned long long)w.ntokens,
-		    w.dtype == MMIDX_UINT16 ? "uint16" : "int32");
-	}
+}
+
+/* Put the dataset in place, then say what it holds. */
+static void
+commit(int ndatasets)
+{
+	struct mmidx_writer done = w;
+
+	if (mmidx_commit(&w) < 0)
+		owt_die(w.code, "%s", w.err);
+	if (opt.quiet)
+		return;
+	progress_done(&prog);
+	fprintf(stderr, "%s: %s: ", owt_prog, opt.output);
+	if (opt.mode == M_MERGE)
+		fprintf(stderr, "%d datasets, ", ndatasets);
+	fprintf(stderr, "%llu documents, %llu tokens (%s), %.1f MB in %.2f s\n",
+	    (unsigned long long)done.ndocs, (unsigned long long)done.ntokens,
+	    done.dtype == MMIDX_UINT16 ? "uint16" : "int32",
+	    (double)done.binbytes / 1e6, progress_elapsed(&prog));
+	if (opt.mode == M_PACK)
+		tally_print("skipped", skipped, 1);
 }
 
 static void
@@ -426,7 +432,7 @@ main(int argc, char **argv)
 		}
 		break;
 	}
-	if ((opt.mode == M_PACK || opt.mode == M_MERGE) && mmidx_commit(&w) < 0)
-		owt_die(w.code, "%s", w.err);
+	if (opt.mode == M_PACK || opt.mode == M_MERGE)
+		commit(argc);
 	return owt_finish(status);
 }

@@ -113,7 +113,7 @@ same abv.bin files3.bin "three files pack as their concatenation (.bin)"
 idx-pack -q -o a a.tok && idx-pack -q -o b b.tok
 run idx-pack -o merged --merge a.idx b doc
 is "$rc" 0 "--merge exits 0"
-like err '^idx-pack: merged: 3 datasets, 3005 documents, [0-9]+ tokens \(uint16\)$' "--merge summary"
+like err '^idx-pack: merged: 3 datasets, 3005 documents, [0-9]+ tokens \(uint16\), [0-9.]+ MB in [0-9.]+ s$' "--merge summary"
 same abv.idx merged.idx "merge equals packing the concatenation (.idx)"
 same abv.bin merged.bin "merge equals packing the concatenation (.bin)"
 run idx-pack --cat merged
