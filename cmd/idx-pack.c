@@ -185,7 +185,7 @@ commit(int ndatasets)
 		fprintf(stderr, "%d datasets, ", ndatasets);
 	fprintf(stderr, "%llu documents, %llu tokens (%s), %.1f MB in %.2f s\n",
 	    (unsigned long long)done.ndocs, (unsigned long long)done.ntokens,
-	    done.dtype == MMIDX_UINT16 ? "uint16" : "int32",
+	    mmidx_dtype_name(done.dtype),
 	    (double)done.binbytes / 1e6, progress_elapsed(&prog));
 	if (opt.mode == M_PACK)
 		tally_print("skipped", skipped, 1);
@@ -206,7 +206,7 @@ info(const char *prefix)
 	    "\"bin_bytes\":%llu,\"idx_bytes\":%llu,\"empty_sequences\":%llu,"
 	    "\"empty_documents\":%llu,\"length\":{\"min\":%u,\"max\":%u,"
 	    "\"mean\":%.2f,\"p50\":%u,\"p90\":%u,\"p99\":%u}}\n",
-	    b.p, d.dtype == MMIDX_UINT16 ? "uint16" : "int32", d.dtype,
+	    b.p, mmidx_dtype_name(d.dtype), d.dtype,
 	    (unsigned long long)d.nseq, (unsigned long long)d.ndocs,
 	    (unsigned long long)d.ntokens,
 	    (unsigned long long)(d.ntokens * d.itemsize),
@@ -274,7 +274,7 @@ check(const char *prefix)
 {
 	char err[1024];
 	struct mmidx d;
-	int code;
+	int code = XDATA;
 
 	if (mmidx_open(&d, prefix, err, sizeof err, &code) < 0 ||
 	    mmidx_check_tokens(&d, err, sizeof err, prefix) < 0) {
@@ -285,7 +285,7 @@ check(const char *prefix)
 	printf("%s: ok: %llu sequences, %llu documents, %llu tokens (%s)\n",
 	    prefix, (unsigned long long)d.nseq, (unsigned long long)d.ndocs,
 	    (unsigned long long)d.ntokens,
-	    d.dtype == MMIDX_UINT16 ? "uint16" : "int32");
+	    mmidx_dtype_name(d.dtype));
 	mmidx_close(&d);
 	return XOK;
 }

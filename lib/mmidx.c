@@ -24,9 +24,15 @@
 #define DBUF (64u << 10)
 
 static const char *const dtype_name[] = {
-	"?", "uint8", "int8", "int16", "int32", "int64", "float64", "float32",
+	"unknown", "uint8", "int8", "int16", "int32", "int64", "float64", "float32",
 	"uint16"
 };
+
+const char *
+mmidx_dtype_name(int dtype)
+{
+	return dtype >= 1 && dtype <= 8 ? dtype_name[dtype] : "unknown";
+}
 
 static int
 fail(char *err, size_t errsize, const char *fmt, ...)
@@ -85,8 +91,7 @@ validate(struct mmidx *d, const char *name, char *err, size_t errsize)
 	if (d->dtype != MMIDX_UINT16 && d->dtype != MMIDX_INT32)
 		return fail(err, errsize, "%s.idx: dtype code %d (%s) is not a "
 		    "token dtype (8 uint16 or 4 int32)", name, d->dtype,
-		    d->dtype >= 1 && d->dtype <= 8 ? dtype_name[d->dtype] :
-		    "unknown");
+		    mmidx_dtype_name(d->dtype));
 	d->itemsize = d->dtype == MMIDX_UINT16 ? 2 : 4;
 	n = le64(p + 18);
 	nd = le64(p + 26);

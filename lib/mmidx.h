@@ -54,6 +54,8 @@ int mmidx_open_mem(struct mmidx *d, const char *name, const void *idx,
     size_t idxsize, const void *bin, size_t binsize, char *err,
     size_t errsize);
 void mmidx_close(struct mmidx *d);
+/* "uint16", "int32", ... for a Megatron dtype code; "unknown" outside 1..8. */
+const char *mmidx_dtype_name(int dtype);
 
 uint32_t mmidx_len(const struct mmidx *d, uint64_t seq);	/* tokens in sequence seq < nseq */
 /* Copy n ids of sequence seq starting at token off (off + n <= len) as uint32. */
