@@ -748,10 +748,15 @@ sync_dir(const char *path)
 int
 mmidx_commit(struct mmidx_writer *w)
 {
-	size_t n = strlen(w->prefix);
-	char *bin = xmalloc(n + 5), *idx = xmalloc(n + 5);
+	size_t n;
+	char *bin, *idx;
 	int r = -1;
 
+	if (w->prefix == NULL)	/* mmidx_create failed */
+		return -1;
+	n = strlen(w->prefix);
+	bin = xmalloc(n + 5);
+	idx = xmalloc(n + 5);
 	sprintf(bin, "%s.bin", w->prefix);
 	sprintf(idx, "%s.idx", w->prefix);
 	if (w->code)
