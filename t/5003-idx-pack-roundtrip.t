@@ -7,12 +7,13 @@
 [ -x "$OWT_BUILD/bin/bpe-encode" ] || skip_all "bpe-encode is not built"
 cd "$T" || exit 3
 
-cat >in.jsonl <<'EOF2'
-{"text":"Hello world"}
-{"text":"I am a test.\nTwo lines, caf\u00e9 \u00fcber \u65e5\u672c"}
-{"text":"  leading and trailing spaces  "}
-{"text":"<|endoftext|> is ordinary text here"}
-EOF2
+# Raw UTF-8 (as the decoder writes it): caf\303\251 \303\274ber \346\227\245\346\234\254.
+{
+	printf '{"text":"Hello world"}\n'
+	printf '{"text":"I am a test.\\nTwo lines, caf\303\251 \303\274ber \346\227\245\346\234\254"}\n'
+	printf '{"text":"  leading and trailing spaces  "}\n'
+	printf '{"text":"<|endoftext|> is ordinary text here"}\n'
+} >in.jsonl
 run bpe-encode --append-eod in.jsonl
 is "$rc" 0 "bpe-encode --append-eod exits 0"
 cp out tok
