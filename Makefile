@@ -76,7 +76,7 @@ CUDA_LIBS = -L$(CUDA_HOME)/lib64 -lcudart -lcublas -lcublasLt -lstdc++
 OWT_CPPFLAGS += -DOWT_CUDA=1 -Ikernels
 endif
 
-.PHONY: all deps check check-gpu demo bench install uninstall clean
+.PHONY: all deps check check-gpu demo bench fuzz install uninstall clean
 .SUFFIXES:
 .SECONDARY:
 
@@ -139,6 +139,10 @@ demo: all
 
 bench: all
 	$(TEST_ENV) sh contrib/bench/run
+
+# libFuzzer targets contrib/fuzz/*.c (clang); FUZZ=NAME, FUZZ_TIME=seconds.
+fuzz:
+	sh contrib/fuzz/run
 
 install: all
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
