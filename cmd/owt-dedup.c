@@ -99,9 +99,7 @@ struct rec {
 	unsigned fixes;			/* TF_* bits of the fixes that changed it */
 	struct langid lang;
 	size_t chars;
-	uint64_t text_hash[2], url_hash;
-	int has_url, has_sketch;
-	uint8_t sketch[DEDUP_K];
+	struct dedup_sig sig;
 	size_t out, outlen;		/* the output line in b->out */
 	size_t who, wholen;		/* report fields naming it, in b->info */
 	size_t ref, reflen;		/* its name as a "kept" value, in b->info */
@@ -185,7 +183,7 @@ flush(struct buf *b, FILE *f, const char *name, int force)
 static void
 flush_out(int force)
 {
-	flush(&out, stdout, NULL, force);
+	flush(&out, stdout, "standard output", force);
 }
 
 static void
@@ -283,40 +281,10 @@ name_hash(const struct jsonl_rec *jr, uint64_t h[2])
 	return 0;
 }
 
-static int
-unhex(const char *s, size_t n, uint8_t *out, size_t len)
-{
-	size_t i;
-	int hi, lo;
-
-	if (n != 2 * len)
-		return -1;
-	for (i = 0; i < len; i++) {
-		hi = s[2 * i] >= 'a' ? s[2 * i] - 'a' + 10 : s[2 * i] - '0';
-		lo = s[2 * i + 1] >= 'a' ? s[2 * i + 1] - 'a' + 10 : s[2 * i + 1] - '0';
-		if (hi < 0 || hi > 15 || lo < 0 || lo > 15)
-			return -1;
-		out[i] = (uint8_t)(hi << 4 | lo);
-	}
-	return 0;
-}
-
-static void
-hex(struct buf *b, const uint8_t *p, size_t n)
-{
-	static const char digit[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		buf_addc(b, digit[p[i] >> 4]);
-		buf_addc(b, digit[p[i] & 15]);
-	}
-}
-
 /*
- * A signature record (--signed): {"file", "line", "id", "adlr_id", "url"
- * as in the report, "text_hash": 32 hex digits, "minhash": 256 hex digits
- * (absent for a text without words)}. Returns 0, or -1 if it is bad.
+ * A signature record (--signed): the fields that name the document in the
+ * report ("file", "line", "id", "adlr_id", "url") and its signature
+ * (dedup_sig_write). Returns 0, or -1 if it is bad.
  */
 static int
 read_signature(struct worker *w, struct batch *b, struct rec *r)
@@ -324,8 +292,7 @@ read_signature(struct worker *w, struct batch *b, struct rec *r)
 	static const char *const keys[] = { "file", "line", "id", "adlr_id",
 		"url" };
 	const struct jsonl_field *f;
-	const char *s, *why, *file;
-	char part[17];
+	const char *why, *file;
 	size_t i, n, start = b->info.len;
 
 	for (i = 0; i < 5; i++) {
@@ -353,26 +320,7 @@ read_signature(struct worker *w, struct batch *b, struct rec *r)
 		json_string(&b->info, w->tmp.p, w->tmp.len);
 		r->reflen = b->info.len - r->ref;
 	}
-	if ((s = jsonl_str(&w->jr, "text_hash", &n, &why)) == NULL || n != 32 ||
-	    strspn(s, "0123456789abcdef") != 32)
-		return -1;
-	for (i = 0; i < 2; i++) {
-		memcpy(part, s + 16 * i, 16);
-		part[16] = '\0';
-		r->text_hash[i] = strtoull(part, NULL, 16);
-	}
-	if ((s = jsonl_str(&w->jr, "minhash", &n, &why)) != NULL) {
-		if (unhex(s, n, r->sketch, DEDUP_K) < 0)
-			return -1;
-		r->has_sketch = 1;
-	} else if (strcmp(why, "missing") != 0) {
-		return -1;
-	}
-	if ((s = jsonl_str(&w->jr, "url", &n, &why)) != NULL) {
-		r->has_url = 1;
-		r->url_hash = dedup_hash(s, n, 0x75726c);
-	}
-	return 0;
+	return dedup_sig_read(&w->jr, &r->sig);
 }
 
 /* The stages that look at one document alone; they run in the workers. */
@@ -441,16 +389,9 @@ work(struct worker *w, struct batch *b, struct rec *r)
 			return;
 		}
 	}
-	if (opt.stage[S_EXACT] || sign != NULL) {
-		dedup_text_hash(text, n, r->text_hash);
-		if ((url = jsonl_str(&w->jr, "url", &un, &why)) != NULL) {
-			r->has_url = 1;
-			r->url_hash = dedup_hash(url, un, 0x75726c);
-		}
-	}
-	if (opt.stage[S_NEAR] || sign != NULL) {
-		words_split(text, n, &w->words);
-		r->has_sketch = minhash_sketch(&mh, &w->words, r->sketch) > 0;
+	if (opt.stage[S_EXACT] || opt.stage[S_NEAR] || sign != NULL) {
+		url = jsonl_str(&w->jr, "url", &un, &why);
+		dedup_sign(&mh, text, n, url, un, &w->words, &r->sig);
 	}
 	if (opt.stage[S_DECONTAM] && decontam_scan(dc, text, n, &w->dw) > 0) {
 		r->found = b->nfound;
@@ -675,14 +616,7 @@ write_signature(const struct batch *b, const struct rec *r)
 	tmp.len = 0;
 	buf_addc(&tmp, '{');
 	buf_add(&tmp, b->info.p + r->who, r->wholen);
-	buf_printf(&tmp, ",\"text_hash\":\"%016llx%016llx\"",
-	    (unsigned long long)r->text_hash[0],
-	    (unsigned long long)r->text_hash[1]);
-	if (r->has_sketch) {
-		buf_adds(&tmp, ",\"minhash\":\"");
-		hex(&tmp, r->sketch, DEDUP_K);
-		buf_addc(&tmp, '"');
-	}
+	dedup_sig_write(&tmp, &r->sig);
 	buf_adds(&tmp, "}\n");
 	if (fwrite(tmp.p, 1, tmp.len, sign) != tmp.len)
 		owt_die_errno(XSYS, "cannot write '%s'", opt.sign);
@@ -724,20 +658,21 @@ sequence(struct batch *b)
 				report_fixed(b, r);
 		}
 		if (!r->drop && opt.stage[S_EXACT]) {
-			if ((kept = dedup_find_text(index_, r->text_hash)) >= 0) {
+			if ((kept = dedup_find_text(index_, r->sig.text)) >= 0) {
 				r->drop = R_EXACT;
 				sim = 1;
 				with_sim = 1;
-			} else if (r->has_url &&
-			    (kept = dedup_find_url(index_, r->url_hash)) >= 0) {
+			} else if (r->sig.has_url &&
+			    (kept = dedup_find_url(index_, r->sig.url)) >= 0) {
 				r->drop = R_URL;
 				ks = dedup_sketch(index_, (uint32_t)kept);
-				if ((with_sim = ks != NULL && r->has_sketch))
-					sim = minhash_similarity(ks, r->sketch);
+				if ((with_sim = ks != NULL && r->sig.has_sketch))
+					sim = minhash_similarity(ks, r->sig.sketch);
 			}
 		}
-		if (!r->drop && opt.stage[S_NEAR] && r->has_sketch &&
-		    (kept = dedup_find_near(index_, r->sketch, opt.near, &sim)) >= 0) {
+		if (!r->drop && opt.stage[S_NEAR] && r->sig.has_sketch &&
+		    (kept = dedup_find_near(index_, r->sig.sketch, opt.near,
+		    &sim)) >= 0) {
 			r->drop = R_NEAR;
 			with_sim = 1;
 		}
@@ -748,8 +683,7 @@ sequence(struct batch *b)
 			continue;
 		}
 		if (index_ != NULL)
-			dedup_add(index_, r->text_hash, r->has_url ? &r->url_hash :
-			    NULL, r->has_sketch ? r->sketch : NULL);
+			dedup_add(index_, &r->sig);
 		remember_kept(b, r);
 		if (sign != NULL)
 			write_signature(b, r);
@@ -1097,7 +1031,7 @@ load_drop(void)
 	struct jsonl_rec *r;
 	struct jsonl j;
 	const char *stage, *why, *reason;
-	uint64_t h[2];
+	struct dedup_sig name = { { 0, 0 }, 0, 0, 0, { 0 } };
 	size_t n, rn;
 	int k;
 
@@ -1113,8 +1047,8 @@ load_drop(void)
 			    "reason)", j.in.name, j.in.lineno);
 		if (strcmp(stage, "fix") == 0 || strcmp(reason, "cut") == 0)
 			continue;
-		if (name_hash(r, h))
-			dedup_add(droplist, h, NULL, NULL);
+		if (name_hash(r, name.text))
+			dedup_add(droplist, &name);
 	}
 	jsonl_close(&j);
 }

@@ -171,7 +171,86 @@ dedup_text_hash(const char *text, size_t n, uint64_t h[2])
 	h[1] = dedup_hash(block, len, ~h[1]);
 }
 
-/* Fixed-size records per kept document, in chunks of 64K documents. */
+#define URL_SEED 0x75726c
+
+void
+dedup_sign(const struct minhash *m, const char *text, size_t n,
+    const char *url, size_t urllen, struct words *w, struct dedup_sig *s)
+{
+	dedup_text_hash(text, n, s->text);
+	s->has_url = url != NULL;
+	s->url = url != NULL ? dedup_hash(url, urllen, URL_SEED) : 0;
+	words_split(text, n, w);
+	s->has_sketch = minhash_sketch(m, w, s->sketch) > 0;
+}
+
+void
+dedup_sig_write(struct buf *b, const struct dedup_sig *s)
+{
+	static const char digit[] = "0123456789abcdef";
+	size_t i;
+
+	buf_printf(b, ",\"text_hash\":\"%016llx%016llx\"",
+	    (unsigned long long)s->text[0], (unsigned long long)s->text[1]);
+	if (!s->has_sketch)
+		return;
+	buf_adds(b, ",\"minhash\":\"");
+	for (i = 0; i < DEDUP_K; i++) {
+		buf_addc(b, digit[s->sketch[i] >> 4]);
+		buf_addc(b, digit[s->sketch[i] & 15]);
+	}
+	buf_addc(b, '"');
+}
+
+static int
+hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ?
+	    c - 'a' + 10 : -1;
+}
+
+/* n hex digits into bytes (n even), or -1. */
+static int
+unhex(const char *s, size_t n, uint8_t *out)
+{
+	size_t i;
+	int hi, lo;
+
+	for (i = 0; i < n / 2; i++) {
+		if ((hi = hexval(s[2 * i])) < 0 || (lo = hexval(s[2 * i + 1])) < 0)
+			return -1;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+int
+dedup_sig_read(const struct jsonl_rec *r, struct dedup_sig *s)
+{
+	const char *v, *why;
+	uint8_t t[16];
+	size_t n, i;
+
+	if ((v = jsonl_str(r, "text_hash", &n, &why)) == NULL || n != 32 ||
+	    unhex(v, n, t) < 0)
+		return -1;
+	s->text[0] = s->text[1] = 0;
+	for (i = 0; i < 16; i++)
+		s->text[i / 8] = s->text[i / 8] << 8 | t[i];
+	s->has_sketch = 0;
+	if ((v = jsonl_str(r, "minhash", &n, &why)) != NULL) {
+		if (n != 2 * DEDUP_K || unhex(v, n, s->sketch) < 0)
+			return -1;
+		s->has_sketch = 1;
+	} else if (strcmp(why, "missing") != 0) {
+		return -1;
+	}
+	s->has_url = (v = jsonl_str(r, "url", &n, &why)) != NULL;
+	s->url = s->has_url ? dedup_hash(v, n, URL_SEED) : 0;
+	return 0;
+}
+
+/* Fixed-size records per kept document, in chunks of 4096 documents. */
 #define CHUNK_BITS 12
 struct column {
 	unsigned char **chunk;
@@ -415,22 +494,22 @@ crowd(const struct dedup *d, const uint8_t *sk, int j)
 }
 
 uint32_t
-dedup_add(struct dedup *d, const uint64_t text[2], const uint64_t *url,
-    const uint8_t *sk)
+dedup_add(struct dedup *d, const struct dedup_sig *s)
 {
+	const uint8_t *sk = s->has_sketch ? s->sketch : NULL;
 	uint32_t k = d->n++;
 	int j;
 
 	if (d->parts & DEDUP_EXACT) {
 		col_need(&d->text, k);
 		col_need(&d->url, k);
-		memcpy(col_at(&d->text, k), text, 2 * sizeof *text);
-		*(uint64_t *)col_at(&d->url, k) = url ? *url : 0;
+		memcpy(col_at(&d->text, k), s->text, sizeof s->text);
+		*(uint64_t *)col_at(&d->url, k) = s->has_url ? s->url : 0;
 		reserve(d, KEY_TEXT);
-		put(&d->t[KEY_TEXT], text[0], k);
-		if (url != NULL) {
+		put(&d->t[KEY_TEXT], s->text[0], k);
+		if (s->has_url) {
 			reserve(d, KEY_URL);
-			put(&d->t[KEY_URL], *url, k);
+			put(&d->t[KEY_URL], s->url, k);
 		}
 	}
 	if (d->parts & DEDUP_NEAR) {

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "jsonl.h"
 #include "util.h"
 #include "words.h"
 
@@ -44,6 +45,29 @@ uint64_t dedup_hash(const void *p, size_t n, uint64_t seed);
 /* A 128-bit hash of the text with whitespace runs as one space, trimmed. */
 void dedup_text_hash(const char *s, size_t n, uint64_t h[2]);
 
+/* What the exact and near stages know of a document. */
+struct dedup_sig {
+	uint64_t text[2];		/* dedup_text_hash */
+	uint64_t url;			/* hash of the url field, if has_url */
+	int has_url, has_sketch;	/* no sketch: a text without words */
+	uint8_t sketch[DEDUP_K];
+};
+
+/* The signature of a text and its URL (url NULL: none). */
+void dedup_sign(const struct minhash *m, const char *text, size_t n,
+    const char *url, size_t urllen, struct words *w, struct dedup_sig *s);
+/*
+ * A signature as JSON members: ,"text_hash":"32 hex digits" and, when
+ * there is a sketch, ,"minhash":"256 hex digits". Appended to b.
+ */
+void dedup_sig_write(struct buf *b, const struct dedup_sig *s);
+/*
+ * Read those members back from a record that was parsed with "text_hash",
+ * "minhash" and "url" among its wanted keys (the URL hash comes from
+ * "url"). Returns 0, or -1 when they are missing or malformed.
+ */
+int dedup_sig_read(const struct jsonl_rec *r, struct dedup_sig *s);
+
 /*
  * The fingerprints of the kept documents, numbered 0, 1, ... in the
  * order they were added. Memory per document: 16 bytes of text hash, 8 of
@@ -70,12 +94,8 @@ long dedup_find_near(struct dedup *d, const uint8_t *sk, double threshold,
 /* The sketch of kept document k (NULL without the near part or a sketch). */
 const uint8_t *dedup_sketch(const struct dedup *d, uint32_t k);
 
-/*
- * Keep a document: its text hash, its URL hash (url NULL: none) and its
- * sketch (NULL: none). Returns its number.
- */
-uint32_t dedup_add(struct dedup *d, const uint64_t text[2], const uint64_t *url,
-    const uint8_t *sk);
+/* Keep a document; returns its number. */
+uint32_t dedup_add(struct dedup *d, const struct dedup_sig *s);
 /* The number of kept documents. */
 size_t dedup_count(const struct dedup *d);
 /* Bytes allocated. */
