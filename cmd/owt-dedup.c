@@ -391,7 +391,8 @@ work(struct worker *w, struct batch *b, struct rec *r)
 	}
 	if (opt.stage[S_EXACT] || opt.stage[S_NEAR] || sign != NULL) {
 		url = jsonl_str(&w->jr, "url", &un, &why);
-		dedup_sign(&mh, text, n, url, un, &w->words, &r->sig);
+		dedup_sign(&mh, text, n, url, un, opt.stage[S_NEAR] ||
+		    sign != NULL ? &w->words : NULL, &r->sig);
 	}
 	if (opt.stage[S_DECONTAM] && decontam_scan(dc, text, n, &w->dw) > 0) {
 		r->found = b->nfound;

@@ -180,8 +180,11 @@ dedup_sign(const struct minhash *m, const char *text, size_t n,
 	dedup_text_hash(text, n, s->text);
 	s->has_url = url != NULL;
 	s->url = url != NULL ? dedup_hash(url, urllen, URL_SEED) : 0;
-	words_split(text, n, w);
-	s->has_sketch = minhash_sketch(m, w, s->sketch) > 0;
+	s->has_sketch = 0;
+	if (w != NULL) {
+		words_split(text, n, w);
+		s->has_sketch = minhash_sketch(m, w, s->sketch) > 0;
+	}
 }
 
 void

@@ -53,7 +53,7 @@ struct dedup_sig {
 	uint8_t sketch[DEDUP_K];
 };
 
-/* The signature of a text and its URL (url NULL: none). */
+/* The signature of a text and its URL (url NULL: none); w NULL: no sketch. */
 void dedup_sign(const struct minhash *m, const char *text, size_t n,
     const char *url, size_t urllen, struct words *w, struct dedup_sig *s);
 /*
