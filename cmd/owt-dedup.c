@@ -1178,7 +1178,8 @@ main(int argc, char **argv)
 		file_json[i] = xstrndup(tmp.p, tmp.len);
 	}
 
-	textfix_init();
+	if (opt.stage[S_FIX])
+		textfix_init();
 	words_init();
 	minhash_init(&mh, opt.seed);
 	if (opt.stage[S_EXACT] || opt.stage[S_NEAR])
