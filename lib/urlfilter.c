@@ -134,7 +134,7 @@ urlfilter_free(struct urlfilter *f)
 	for (i = 0; i < f->nextra; i++)
 		free(f->extra[i]);
 	free(f->extra);
-	free(f->seen);
+	urlset_free(&f->seen);
 	memset(f, 0, sizeof *f);
 }
 
@@ -151,31 +151,51 @@ hash(const char *s, size_t n)
 	return h ? h : 1;
 }
 
-/* Add h to the set; 1 if it was already there. */
-static int
-seen(struct urlfilter *f, uint64_t h)
+static size_t
+slot(const struct urlset *u, uint64_t h)
 {
-	size_t i, mask;
+	size_t i, mask = u->cap - 1;
 
-	if (2 * (f->nseen + 1) > f->cap) {
-		uint64_t *old = f->seen;
-		size_t oldcap = f->cap, j;
+	for (i = h & mask; u->h[i] && u->h[i] != h; i = (i + 1) & mask)
+		;
+	return i;
+}
 
-		f->cap = f->cap ? 2 * f->cap : 1024;
-		f->seen = xcalloc(f->cap, sizeof *f->seen);
-		f->nseen = 0;
-		for (j = 0; j < oldcap; j++)
-			if (old[j])
-				seen(f, old[j]);
-		free(old);
+int
+urlset_add(struct urlset *u, const char *s, size_t n)
+{
+	uint64_t h = hash(s, n);
+	size_t i;
+
+	if (2 * (u->n + 1) > u->cap) {
+		struct urlset old = *u;
+
+		u->cap = u->cap ? 2 * u->cap : 1024;
+		u->h = xcalloc(u->cap, sizeof *u->h);
+		for (i = 0; i < old.cap; i++)
+			if (old.h[i])
+				u->h[slot(u, old.h[i])] = old.h[i];
+		free(old.h);
 	}
-	mask = f->cap - 1;
-	for (i = h & mask; f->seen[i]; i = (i + 1) & mask)
-		if (f->seen[i] == h)
-			return 1;
-	f->seen[i] = h;
-	f->nseen++;
+	i = slot(u, h);
+	if (u->h[i])
+		return 1;
+	u->h[i] = h;
+	u->n++;
 	return 0;
+}
+
+int
+urlset_has(const struct urlset *u, const char *s, size_t n)
+{
+	return u->cap > 0 && u->h[slot(u, hash(s, n))] != 0;
+}
+
+void
+urlset_free(struct urlset *u)
+{
+	free(u->h);
+	memset(u, 0, sizeof *u);
 }
 
 /* Is s[0..n) a host name (labels of letters, digits, '-') or an IPv4 address? */
@@ -338,7 +358,7 @@ urlfilter_check(struct urlfilter *f, const char *url, size_t len)
 		;
 	if (bad_extension(e, p - e))
 		return URL_EXTENSION;
-	if (!f->no_repeat && seen(f, hash(url, len)))
+	if (urlset_add(&f->seen, url, len))
 		return URL_REPEAT;
 	return URL_OK;
 }

@@ -22,13 +22,25 @@ extern const char *const url_reason[URL_NREASONS];
 extern const char *const urlfilter_domains[];
 extern const char *const urlfilter_extensions[];
 
+/*
+ * A set of strings, kept as 64-bit hashes (16 bytes a string): a false
+ * "seen" has a chance of n/2^64 after n strings.
+ */
+struct urlset {
+	uint64_t *h;		/* open addressing, 0 = empty */
+	size_t n, cap;
+};
+
+/* Add s[0..n); 1 if it was already there, else 0. */
+int urlset_add(struct urlset *u, const char *s, size_t n);
+int urlset_has(const struct urlset *u, const char *s, size_t n);
+void urlset_free(struct urlset *u);
+
 struct urlfilter {
 	void *psl;		/* psl_ctx_t */
 	char **extra;		/* --blacklist entries, sorted */
 	size_t nextra;
-	uint64_t *seen;		/* open addressing set of URL hashes, 0 = empty */
-	size_t nseen, cap;
-	int no_repeat;		/* do not check repeats */
+	struct urlset seen;
 };
 
 /*
@@ -41,8 +53,7 @@ void urlfilter_free(struct urlfilter *f);
 
 /*
  * Check url[0..len): URL_OK or the reason to drop it. An accepted URL is
- * remembered, so its next occurrence is URL_REPEAT. host, when not NULL,
- * receives the lower-cased host name (up to hostsize bytes).
+ * remembered, so its next occurrence is URL_REPEAT.
  */
 int urlfilter_check(struct urlfilter *f, const char *url, size_t len);
 
