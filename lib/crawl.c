@@ -540,7 +540,8 @@ start_ready(struct crawl *c)
 			if (h->q == NULL)
 				wait_del(c, h);
 		}
-		c->wait = next;
+		if (c->wait != NULL && next->waiting)
+			c->wait = next;	/* round robin: the next host goes first */
 	}
 	return wake;
 }

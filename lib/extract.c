@@ -17,6 +17,7 @@
 #include <tidy/tidy.h>
 #include <tidy/tidybuffio.h>
 
+#include "charset.h"
 #include "extract.h"
 
 enum tag {
@@ -1489,4 +1490,18 @@ extract_html(const char *html, size_t n, struct buf *title, struct buf *text,
 	buf_free(&cur);
 	buf_free(&tmp);
 	return 0;
+}
+
+int
+extract_page(const char *p, size_t n, const char *ctype, struct buf *title,
+    struct buf *text, const char **enc, char *err, size_t errsize)
+{
+	struct buf u = { 0 };
+	int rc;
+
+	*enc = charset_detect(p, n, ctype, NULL);
+	charset_to_utf8(p, n, *enc, &u);
+	rc = extract_html(u.p ? u.p : "", u.len, title, text, err, errsize);
+	buf_free(&u);
+	return rc;
 }

@@ -26,6 +26,14 @@ int extract_html(const char *html, size_t n, struct buf *title,
 
 #define EXTRACT_STACK ((size_t)32 << 20)
 
+/*
+ * A page as fetched: find its encoding (charset_detect, with the
+ * Content-Type header ctype, may be NULL), convert it to UTF-8 and
+ * extract_html it. *enc receives the encoding used.
+ */
+int extract_page(const char *p, size_t n, const char *ctype, struct buf *title,
+    struct buf *text, const char **enc, char *err, size_t errsize);
+
 /* The nesting depth estimate used for the EXTRACT_MAX_DEPTH check. */
 int extract_depth(const char *html, size_t n);
 
