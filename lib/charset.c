@@ -165,9 +165,6 @@ utf8_census(const char *p, size_t n, size_t *multi, size_t *bad)
 		}
 		k = utf8_seqlen(s + i, n - i);
 		if (k == 0) {
-			/* A sequence cut at the end of the buffer is not bad. */
-			if (n - i < 4 && i + 1 < n + 1 && (s[i] & 0xc0) == 0xc0)
-				break;
 			++*bad;
 			i++;
 		} else {

@@ -44,7 +44,7 @@ const char *const urlfilter_extensions[] = {
 	".gif", ".gifv", ".gz", ".iso", ".jar", ".jpeg", ".jpg", ".js", ".log",
 	".mid", ".midi", ".mkv", ".mov", ".mp3", ".mp4", ".mpeg", ".mpg", ".ogg",
 	".ogv", ".otf", ".pdf", ".pkg", ".png", ".pps", ".ppt", ".pptx", ".psd",
-	".py", ".qt", ".ram", ".rar", ".sql", ".svg", ".swf", ".tar", ".tgz",
+	".py", ".qt", ".ram", ".rar", ".sql", ".svg", ".swf", ".tar", ".tar.gz", ".tgz",
 	".tiff", ".ttf", ".txt", ".wav", ".webm", ".wma", ".wmv", ".xls",
 	".xlsx", ".xml", ".xz", ".zip", NULL
 };
