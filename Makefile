@@ -125,7 +125,7 @@ check: all $(UNITS)
 check-gpu: all $(UNITS)
 	$(TEST_ENV) prove $(PROVE_FLAGS) $(wildcard t/9*.t)
 
-demo: all
+demo: all $(B)/t/httpd
 	$(TEST_ENV) sh contrib/demo/run
 
 bench: all
