@@ -58,7 +58,7 @@ cmpstr(const void *a, const void *b)
 static int
 in_sorted(const char *const *v, size_t n, const char *s)
 {
-	return bsearch(&s, v, n, sizeof *v, cmpstr) != NULL;
+	return n > 0 && bsearch(&s, v, n, sizeof *v, cmpstr) != NULL;
 }
 
 static size_t
@@ -88,6 +88,7 @@ urlfilter_init(struct urlfilter *f, const char *file, char *err, size_t errsize)
 		return 0;
 	if (input_open(&in, file) < 0) {
 		snprintf(err, errsize, "%s", in.err);
+		urlfilter_free(f);
 		return -1;
 	}
 	while ((k = input_line(&in, &line, &len)) > 0) {
@@ -108,6 +109,7 @@ urlfilter_init(struct urlfilter *f, const char *file, char *err, size_t errsize)
 				snprintf(err, errsize, "%s:%lu: '%s' is not a domain name",
 				    in.name, in.lineno, s);
 				input_close(&in);
+				urlfilter_free(f);
 				return -1;
 			}
 		}
@@ -117,6 +119,7 @@ urlfilter_init(struct urlfilter *f, const char *file, char *err, size_t errsize)
 	if (k < 0) {
 		snprintf(err, errsize, "%s", in.err);
 		input_close(&in);
+		urlfilter_free(f);
 		return -1;
 	}
 	input_close(&in);

@@ -159,6 +159,18 @@ same a b "--extract on the saved pages gives the crawl's texts"
 ls pages/*.gz >files.txt
 run owt-fetch -q --extract files.txt
 is "$(wc -l <out | tr -d ' ')" 5 "--extract on a list of files"
+awk 'BEGIN { for (i = 0; i < 5000; i++) printf "<div>"; print "deep" }' >deep.html
+printf '<html><body><script>var x;</script><img src=a.png></body></html>' >empty.html
+printf 'deep.html\nempty.html\n' >odd.txt
+run owt-fetch --extract --log odd.jsonl odd.txt
+is "$rc" 0 "pages without text are outcomes, not errors"
+sed 's/,"bytes".*//' odd.jsonl >got
+cat >want <<'WANT'
+{"url":"deep.html","outcome":"bad-html","http_status":0,"error":"nested deeper than 4000 elements"
+{"url":"empty.html","outcome":"empty","http_status":0,"error":"no article text"
+WANT
+same want got "a page nested too deep is bad-html, a page without text empty"
+is "$(cat out)" "" "neither is written"
 echo nosuch.html >missing.txt
 run owt-fetch --extract missing.txt
 is "$rc" 1 "--extract on a missing file exits 1"
@@ -171,7 +183,7 @@ owt-fetch -q --allow-private --ignore-robots --per-host 1 --delay 0.1 \
 pid=$!
 sleep 1.2
 kill -TERM $pid
-wait $pid
+{ wait $pid; } 2>/dev/null
 is "$?" 143 "SIGTERM ends the crawl with the signal's status"
 n1=$(wc -l <r.jsonl | tr -d ' ')
 if [ "$n1" -gt 0 ] && [ "$n1" -lt 30 ]; then
