@@ -632,43 +632,42 @@ inner_text(const struct ctx *c, int i, struct buf *b)
 	b->p[b->len] = '\0';
 }
 
-/* Words of s (lower case, alphanumeric runs) as a multiset overlap ratio with t. */
+/* Up to 64 words of s (runs of letters and digits, lower-cased, cut at 31 bytes). */
+static int
+split_words(const char *s, char w[64][32])
+{
+	int n = 0;
+
+	while (*s && n < 64) {
+		char *d;
+
+		while (*s && !isalnum((unsigned char)*s) && (unsigned char)*s < 0x80)
+			s++;
+		if (!*s)
+			break;
+		d = w[n];
+		while (*s && (isalnum((unsigned char)*s) || (unsigned char)*s >= 0x80)) {
+			if (d - w[n] < 31)
+				*d++ = tolower((unsigned char)*s);
+			s++;
+		}
+		*d = '\0';
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Readability's _textSimilarity: 1 minus the share of b's text (by length)
+ * made of words that are not in a.
+ */
 static double
 similarity(const char *a, const char *b)
 {
 	char wa[64][32], wb[64][32];
-	int na = 0, nb = 0, i, j, shared = 0, len = 0, lenb = 0;
-	const char *s;
-	char *d;
+	int na = split_words(a, wa), nb = split_words(b, wb), i, j;
+	size_t len = 0, lenb = 0;
 
-	for (s = a; *s && na < 64; ) {
-		while (*s && !isalnum((unsigned char)*s) && (unsigned char)*s < 0x80)
-			s++;
-		if (!*s)
-			break;
-		d = wa[na];
-		while (*s && (isalnum((unsigned char)*s) || (unsigned char)*s >= 0x80) &&
-		    d - wa[na] < 31)
-			*d++ = tolower((unsigned char)*s++);
-		while (*s && (isalnum((unsigned char)*s) || (unsigned char)*s >= 0x80))
-			s++;
-		*d = '\0';
-		na++;
-	}
-	for (s = b; *s && nb < 64; ) {
-		while (*s && !isalnum((unsigned char)*s) && (unsigned char)*s < 0x80)
-			s++;
-		if (!*s)
-			break;
-		d = wb[nb];
-		while (*s && (isalnum((unsigned char)*s) || (unsigned char)*s >= 0x80) &&
-		    d - wb[nb] < 31)
-			*d++ = tolower((unsigned char)*s++);
-		while (*s && (isalnum((unsigned char)*s) || (unsigned char)*s >= 0x80))
-			s++;
-		*d = '\0';
-		nb++;
-	}
 	if (na == 0 || nb == 0)
 		return 0;
 	for (j = 0; j < nb; j++) {
@@ -679,9 +678,8 @@ similarity(const char *a, const char *b)
 		lenb += strlen(wb[j]) + 1;
 		if (!found)
 			len += strlen(wb[j]) + 1;
-		shared += found;
 	}
-	return lenb ? 1 - (double)len / lenb : 0;
+	return 1 - (double)len / lenb;
 }
 
 /* Readability's isElementWithoutContent: no text, only br and hr inside. */
@@ -1427,13 +1425,39 @@ extract_depth(const char *html, size_t n)
 	return max;
 }
 
+/*
+ * Copy html with every <!DOCTYPE ...> made <!DOCTYPE html>. libtidy 5.6
+ * switches its global tag table to HTML 4 rules when it meets an older
+ * doctype (tidy-html5 issue 816, fixed in 5.9.10), which races with the
+ * other threads' parses; with HTML5 doctypes only, it never does.
+ */
+static void
+html5_doctype(const char *html, size_t n, struct buf *out)
+{
+	const char *s = html, *end = html + n, *d, *gt;
+
+	buf_reserve(out, n + 16);
+	while ((d = memmem(s, end - s, "<!", 2)) != NULL) {
+		if (end - d < 9 || strncasecmp(d + 2, "doctype", 7) != 0) {
+			buf_add(out, s, d + 2 - s);
+			s = d + 2;
+			continue;
+		}
+		buf_add(out, s, d - s);
+		buf_adds(out, "<!DOCTYPE html>");
+		gt = memchr(d, '>', end - d);
+		s = gt ? gt + 1 : end;
+	}
+	buf_add(out, s, end - s);
+}
+
 int
 extract_html(const char *html, size_t n, struct buf *title, struct buf *text,
     char *err, size_t errsize)
 {
 	struct ctx c;
 	TidyBuffer in, errbuf;
-	struct buf best = { 0 }, cur = { 0 }, tmp = { 0 };
+	struct buf best = { 0 }, cur = { 0 }, tmp = { 0 }, page = { 0 };
 	int pass;
 
 	if (extract_depth(html, n) > EXTRACT_MAX_DEPTH) {
@@ -1457,7 +1481,8 @@ extract_html(const char *html, size_t n, struct buf *title, struct buf *text,
 	tidyOptSetInt(c.doc, TidyUseCustomTags, TidyCustomBlocklevel);
 	tidySetInCharEncoding(c.doc, "utf8");
 	tidyBufInit(&in);
-	tidyBufAttach(&in, (byte *)html, (uint)n);
+	html5_doctype(html, n, &page);
+	tidyBufAttach(&in, (byte *)(page.p ? page.p : ""), (uint)page.len);
 	tidyParseBuffer(c.doc, &in);
 	tidyBufDetach(&in);
 
@@ -1489,6 +1514,7 @@ extract_html(const char *html, size_t n, struct buf *title, struct buf *text,
 	buf_free(&best);
 	buf_free(&cur);
 	buf_free(&tmp);
+	buf_free(&page);
 	return 0;
 }
 
