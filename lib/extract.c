@@ -865,7 +865,6 @@ prepare(struct ctx *c, struct buf *tmp)
 			n = &c->n[i];
 			if ((k = single_child(c, i, T_P)) >= 0 &&
 			    link_density(c, i) < 0.25) {
-				next = c->n[i].next >= 0 || c->n[i].parent < 0 ? k : k;
 				replace_by_child(c, i, k);
 				c->n[k].fl |= N_SCORE;
 				next = k;
@@ -902,7 +901,7 @@ init_candidate(struct ctx *c, int i)
 static int
 score(struct ctx *c)
 {
-	int i, j, level, top = -1;
+	int i, level, top = -1;
 	size_t k;
 
 	for (k = 0; k < c->nn; k++) {
@@ -929,7 +928,6 @@ score(struct ctx *c)
 		if (top < 0 || c->n[k].score > c->n[top].score)
 			top = k;
 	}
-	(void)j;
 	return top;
 }
 
