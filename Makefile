@@ -47,8 +47,9 @@ LIB_OBJS := $(patsubst %.c,$(B)/%.o,$(LIB_SRCS)) \
 LIB := $(B)/lib/libowt.a
 BINS := $(addprefix $(B)/bin/,$(PROGS))
 
-# Unit tests: t/unit-NAME.c -> $(B)/t/unit-NAME, run by a t/*.t script.
-UNIT_SRCS := $(sort $(wildcard t/unit-*.c))
+# Unit tests: t/unit-NAME.c -> $(B)/t/unit-NAME, run by a t/*.t script;
+# other t/*.c are test helpers (t/httpd.c, the tests' HTTP server).
+UNIT_SRCS := $(sort $(wildcard t/*.c))
 UNITS := $(patsubst t/%.c,$(B)/t/%,$(UNIT_SRCS))
 
 # CUDA: auto builds kernels/ when nvcc is found, 1 requires it, 0 skips it.
@@ -134,7 +135,7 @@ check: all $(UNITS)
 check-gpu: all $(UNITS)
 	$(TEST_ENV) prove $(PROVE_FLAGS) $(wildcard t/9*.t)
 
-demo: all
+demo: all $(B)/t/httpd
 	$(TEST_ENV) sh contrib/demo/run
 
 bench: all
