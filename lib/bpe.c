@@ -1,0 +1,1005 @@
+/* bpe.c - GPT-2 byte-level BPE: load a vocabulary, encode text as tiktoken's gpt2, decode */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <yajl/yajl_parse.h>
+
+#include "bpe.h"
+#include "input.h"
+#include "uniclass.h"
+#include "utf8.h"
+
+#ifndef OWT_DATADIR
+#define OWT_DATADIR "/usr/local/share/owt"
+#endif
+
+#define K1 0x9e3779b97f4a7c15ULL
+#define NONE 0xffffffffu
+#define NOTMERGE 0x80000000u	/* vslot.len flag: a token bpe_encode never makes */
+
+/* Whole tokens by their bytes: the first 8 bytes inline, the rest in pool. */
+struct vslot {
+	uint64_t w0;
+	uint32_t id;
+	uint32_t len;		/* 0: empty slot */
+};
+
+/* Adjacent tokens (left, right) whose concatenation is the token id. */
+struct pslot {
+	uint64_t key;		/* left << 32 | right; PEMPTY: empty slot */
+	uint32_t id, rank;
+};
+#define PEMPTY UINT64_MAX
+
+struct bpe {
+	uint32_t n, eod;
+	uint32_t *off;		/* token id is pool[off[id] .. off[id + 1]) */
+	char *pool;
+	uint32_t *rank;		/* merge priority, NONE for tokens never made */
+	uint32_t byte_id[256];
+	struct vslot *vt;
+	struct pslot *pt;
+	unsigned vbits, pbits;
+};
+
+/*
+ * The piece cache: a direct-mapped table of recently merged pieces, keyed
+ * by their bytes (at most CKEY), holding their ids (at most CIDS).
+ */
+#define CBITS 15
+#define CKEY 32
+#define CIDS 6
+struct centry {
+	uint32_t tag;
+	uint8_t len, nids;
+	uint8_t pad[2];
+	uint32_t ids[CIDS];
+	unsigned char key[CKEY];
+};
+
+/* One position of a piece being merged: the part that starts there. */
+struct part {
+	uint32_t id, prev, next;
+};
+
+struct bpe_state {
+	const struct bpe *v;
+	struct centry *cache;
+	struct part *part;
+	size_t partcap;
+	uint64_t *heap;
+	size_t heapcap;
+	struct bpe_ids tmp;
+};
+
+/* ---- hashing ---- */
+
+/* The first min(n, 8) bytes of p as a little-endian word, zero-padded. */
+static inline uint64_t
+load_w0(const unsigned char *p, size_t n, const unsigned char *end)
+{
+	uint64_t w = 0;
+
+	if (end - p >= 8) {
+		memcpy(&w, p, 8);
+		return n >= 8 ? w : w & (~0ULL >> (64 - 8 * n));
+	}
+	memcpy(&w, p, n < 8 ? n : 8);
+	return w;
+}
+
+static inline uint64_t
+hash_piece(const unsigned char *p, size_t n, uint64_t w0)
+{
+	uint64_t h = (w0 ^ n) * K1, w;
+	size_t i;
+
+	for (i = 8; i < n; i += 8) {
+		w = 0;
+		memcpy(&w, p + i, n - i < 8 ? n - i : 8);
+		h = (h ^ (h >> 29) ^ w) * K1;
+	}
+	return h ^ (h >> 32);
+}
+
+/* The slot of the token with these bytes, or of the empty slot ending its probe. */
+static inline const struct vslot *
+vfind(const struct bpe *v, const unsigned char *p, size_t n, uint64_t w0,
+    uint64_t h, uint32_t lenmask)
+{
+	uint32_t mask = (1u << v->vbits) - 1, i = (uint32_t)(h >> 40) & mask;
+	const struct vslot *s;
+
+	for (;; i = (i + 1) & mask) {
+		s = &v->vt[i];
+		if (s->len == 0)
+			return s;
+		if ((s->len & lenmask) == n && s->w0 == w0 && (n <= 8 ||
+		    memcmp(v->pool + v->off[s->id] + 8, p + 8, n - 8) == 0))
+			return s;
+	}
+}
+
+static inline uint64_t
+pair_hash(uint64_t key)
+{
+	key *= K1;
+	return key ^ (key >> 29);
+}
+
+/* The token that joins left and right, or NULL. */
+static inline const struct pslot *
+pfind(const struct bpe *v, uint32_t left, uint32_t right)
+{
+	uint64_t key = (uint64_t)left << 32 | right;
+	uint32_t mask = (1u << v->pbits) - 1;
+	uint32_t i = (uint32_t)(pair_hash(key) >> 20) & mask;
+
+	for (;; i = (i + 1) & mask) {
+		if (v->pt[i].key == key)
+			return &v->pt[i];
+		if (v->pt[i].key == PEMPTY)
+			return NULL;
+	}
+}
+
+/* ---- loading ---- */
+
+/*
+ * GPT-2 writes every byte as a printable character: the bytes '!'..'~',
+ * 0xa1..0xac and 0xae..0xff as themselves, the other 68 as U+0100.. in
+ * byte order. rank_of_byte is a byte's position in that order, which is
+ * also its rank.
+ */
+static void
+byte_alphabet(int16_t uni2byte[324], uint32_t rank_of_byte[256])
+{
+	unsigned b, k = 0, extra = 0;
+
+	for (b = 0; b < 324; b++)
+		uni2byte[b] = -1;
+	for (b = 0; b < 256; b++)
+		if ((b >= '!' && b <= '~') || (b >= 0xa1 && b <= 0xac) || b >= 0xae) {
+			uni2byte[b] = (int16_t)b;
+			rank_of_byte[b] = k++;
+		}
+	for (b = 0; b < 256; b++)
+		if (uni2byte[b] != (int16_t)b) {
+			uni2byte[256 + extra++] = (int16_t)b;
+			rank_of_byte[b] = k++;
+		}
+}
+
+struct loader {
+	struct bpe *v;
+	const char *name;
+	int16_t uni2byte[324];
+	uint32_t rank_of_byte[256];
+	struct buf pool;	/* token bytes in file order */
+	uint32_t *off, *id;	/* per token in file order: pool offset, id */
+	size_t ntok, cap;
+	struct buf key;		/* the key being read */
+	int depth;
+	int code;
+	char *err;
+	size_t errsize;
+};
+
+static int
+lfail(struct loader *l, int code, const char *fmt, ...) OWT_PRINTF(3, 4);
+
+static int
+lfail(struct loader *l, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (l->code)
+		return 0;
+	l->code = code;
+	va_start(ap, fmt);
+	vsnprintf(l->err, l->errsize, fmt, ap);
+	va_end(ap);
+	return 0;
+}
+
+/* Append the bytes that s[0..n), in GPT-2's alphabet, stands for; -1 if it is not. */
+static int
+unalphabet(struct loader *l, struct buf *out, const unsigned char *s, size_t n)
+{
+	size_t i = 0, k;
+	uint32_t cp;
+
+	while (i < n) {
+		k = utf8_seqlen(s + i, n - i);
+		if (k == 0 || k > 2)
+			return -1;
+		cp = k == 1 ? s[i] : (uint32_t)(s[i] & 0x1f) << 6 | (s[i + 1] & 0x3f);
+		if (cp >= 324 || l->uni2byte[cp] < 0)
+			return -1;
+		buf_addc(out, (char)l->uni2byte[cp]);
+		i += k;
+	}
+	return 0;
+}
+
+static int
+cb_key(void *ctx, const unsigned char *key, size_t n)
+{
+	struct loader *l = ctx;
+
+	l->key.len = 0;
+	if (l->depth != 1)
+		return lfail(l, XDATA, "%s: not a JSON object of token ids", l->name);
+	if (unalphabet(l, &l->key, key, n) < 0 || n == 0)
+		return lfail(l, XDATA, "%s: token '%.*s' is not written in GPT-2's "
+		    "byte alphabet", l->name, (int)(n > 60 ? 60 : n), key);
+	return 1;
+}
+
+static int
+cb_integer(void *ctx, long long id)
+{
+	struct loader *l = ctx;
+
+	if (l->depth != 1)
+		return lfail(l, XDATA, "%s: not a JSON object of token ids", l->name);
+	if (id < 0 || id >= INT32_MAX)
+		return lfail(l, XDATA, "%s: id %lld is out of range", l->name, id);
+	if (l->ntok == l->cap) {
+		l->off = xgrow(l->off, &l->cap, l->ntok + 1, sizeof *l->off);
+		l->id = xrealloc(l->id, l->cap * sizeof *l->id);
+	}
+	l->off[l->ntok] = (uint32_t)l->pool.len;
+	l->id[l->ntok++] = (uint32_t)id;
+	buf_add(&l->pool, l->key.p, l->key.len);
+	return 1;
+}
+
+static int
+cb_other(void *ctx)
+{
+	struct loader *l = ctx;
+
+	return lfail(l, XDATA, "%s: not a JSON object of token ids", l->name);
+}
+
+static int
+cb_bool(void *ctx, int b)
+{
+	(void)b;
+	return cb_other(ctx);
+}
+
+static int
+cb_double(void *ctx, double d)
+{
+	(void)d;
+	return cb_other(ctx);
+}
+
+static int
+cb_string(void *ctx, const unsigned char *s, size_t n)
+{
+	(void)s;
+	(void)n;
+	return cb_other(ctx);
+}
+
+static int
+cb_start_map(void *ctx)
+{
+	struct loader *l = ctx;
+
+	return ++l->depth == 1 ? 1 : cb_other(ctx);
+}
+
+static int
+cb_end_map(void *ctx)
+{
+	struct loader *l = ctx;
+
+	l->depth--;
+	return 1;
+}
+
+static int
+cb_start_array(void *ctx)
+{
+	return cb_other(ctx);
+}
+
+static const yajl_callbacks enc_callbacks = {
+	cb_other, cb_bool, cb_integer, cb_double, NULL, cb_string,
+	cb_start_map, cb_key, cb_end_map, cb_start_array, NULL
+};
+
+/* Read a whole vocabulary file into b. */
+static int
+slurp(struct loader *l, const char *path, struct buf *b)
+{
+	struct input in;
+	int rc = 0;
+
+	if (input_open(&in, path) < 0) {
+		lfail(l, in.errcode, "%s", in.err);
+		return -1;
+	}
+	if (input_slurp(&in, b, (size_t)1 << 30) < 0) {
+		lfail(l, in.errcode, "%s", in.err);
+		rc = -1;
+	}
+	input_close(&in);
+	return rc;
+}
+
+static void
+vinsert(struct bpe *v, uint32_t id, uint32_t flag)
+{
+	const unsigned char *p = (const unsigned char *)v->pool + v->off[id];
+	size_t n = v->off[id + 1] - v->off[id];
+	uint64_t w0 = load_w0(p, n, p + n);
+	struct vslot *s;
+
+	s = (struct vslot *)vfind(v, p, n, w0, hash_piece(p, n, w0), ~NOTMERGE);
+	s->w0 = w0;
+	s->id = id;
+	s->len = (uint32_t)n | flag;
+}
+
+/* The id of the token with bytes p[0..n), mergeable or not, or NONE. */
+static uint32_t
+vlookup(const struct bpe *v, const unsigned char *p, size_t n, uint32_t lenmask)
+{
+	uint64_t w0 = load_w0(p, n, p + n);
+	const struct vslot *s = vfind(v, p, n, w0, hash_piece(p, n, w0), lenmask);
+
+	return s->len ? s->id : NONE;
+}
+
+/* encoder.json: the tokens by id, and the table of whole tokens. */
+static int
+load_encoder(struct loader *l, const char *path)
+{
+	struct bpe *v = l->v;
+	struct buf text = { 0 };
+	yajl_handle h;
+	unsigned char *msg;
+	uint32_t i, id, n;
+	size_t len;
+
+	if (slurp(l, path, &text) < 0)
+		return -1;
+	h = yajl_alloc(&enc_callbacks, NULL, l);
+	if (h == NULL)
+		owt_die(XSYS, "out of memory");
+	if ((yajl_parse(h, (unsigned char *)text.p, text.len) != yajl_status_ok ||
+	    yajl_complete_parse(h) != yajl_status_ok) && !l->code) {
+		msg = yajl_get_error(h, 0, (unsigned char *)text.p, text.len);
+		len = strcspn((char *)msg, ".\n");
+		lfail(l, XDATA, "%s: invalid JSON: %.*s at byte %zu", l->name,
+		    (int)len, msg, yajl_get_bytes_consumed(h) + 1);
+		yajl_free_error(h, msg);
+	}
+	yajl_free(h);
+	buf_free(&text);
+	if (l->code)
+		return -1;
+	if (l->ntok == 0)
+		return lfail(l, XDATA, "%s: no tokens", l->name), -1;
+
+	/* Ids must be 0..N-1, each once; the pool is rewritten in id order. */
+	v->n = n = (uint32_t)l->ntok;
+	v->off = xcalloc((size_t)n + 1, sizeof *v->off);
+	for (i = 0; i < n; i++) {
+		if ((id = l->id[i]) >= n)
+			continue;
+		if (v->off[id + 1] != 0) {
+			lfail(l, XDATA, "%s: id %u is used twice", l->name, id);
+			return -1;
+		}
+		v->off[id + 1] = (i + 1 < n ? l->off[i + 1] :
+		    (uint32_t)l->pool.len) - l->off[i];
+	}
+	for (id = 0; id < n; id++)
+		if (v->off[id + 1] == 0) {
+			lfail(l, XDATA, "%s: ids are not 0..%u: %u is missing",
+			    l->name, n - 1, id);
+			return -1;
+		}
+	for (i = 0; i < n; i++)
+		v->off[i + 1] += v->off[i];
+	v->pool = xmalloc(l->pool.len + 8);
+	for (i = 0; i < n; i++) {
+		id = l->id[i];
+		memcpy(v->pool + v->off[id], l->pool.p + l->off[i],
+		    v->off[id + 1] - v->off[id]);
+	}
+
+	v->vbits = 10;
+	while ((1u << v->vbits) < 2 * n)
+		v->vbits++;
+	v->vt = xcalloc((size_t)1 << v->vbits, sizeof *v->vt);
+	for (id = 0; id < n; id++) {
+		if (vlookup(v, (unsigned char *)v->pool + v->off[id],
+		    v->off[id + 1] - v->off[id], ~NOTMERGE) != NONE) {
+			lfail(l, XDATA, "%s: two ids, %u and %u, have the same "
+			    "token", l->name, vlookup(v, (unsigned char *)v->pool +
+			    v->off[id], v->off[id + 1] - v->off[id], ~NOTMERGE), id);
+			return -1;
+		}
+		vinsert(v, id, NOTMERGE);
+	}
+	return 0;
+}
+
+static void
+pinsert(struct bpe *v, uint32_t left, uint32_t right, uint32_t id)
+{
+	uint64_t key = (uint64_t)left << 32 | right;
+	uint32_t mask = (1u << v->pbits) - 1;
+	uint32_t i = (uint32_t)(pair_hash(key) >> 20) & mask;
+
+	while (v->pt[i].key != PEMPTY && v->pt[i].key != key)
+		i = (i + 1) & mask;
+	v->pt[i].key = key;
+	v->pt[i].id = id;
+	v->pt[i].rank = v->rank[id];
+}
+
+/*
+ * Count (insert == 0) or insert the splits of every mergeable token into
+ * two mergeable tokens: tiktoken joins two parts whenever their
+ * concatenation is a token, whichever merge line made it.
+ */
+static uint32_t
+pairs(struct bpe *v, int insert)
+{
+	const unsigned char *p;
+	uint32_t id, left, right, count = 0;
+	size_t n, k;
+
+	for (id = 0; id < v->n; id++) {
+		if (v->rank[id] == NONE)
+			continue;
+		p = (unsigned char *)v->pool + v->off[id];
+		n = v->off[id + 1] - v->off[id];
+		for (k = 1; k < n; k++) {
+			left = vlookup(v, p, k, ~0u);
+			right = vlookup(v, p + k, n - k, ~0u);
+			if (left == NONE || right == NONE)
+				continue;
+			count++;
+			if (insert)
+				pinsert(v, left, right, id);
+		}
+	}
+	return count;
+}
+
+/*
+ * vocab.bpe: the rank of every token the merges make; then the pair table.
+ */
+static int
+load_merges(struct loader *l, const char *path)
+{
+	struct bpe *v = l->v;
+	struct buf text = { 0 }, ab = { 0 };
+	const unsigned char *p;
+	char *line, *end, *sp;
+	unsigned long lineno = 0;
+	uint32_t id, left, right, rank = 256, npair;
+	size_t n, k;
+	int rc = -1;
+
+	if (slurp(l, path, &text) < 0)
+		return -1;
+	for (line = text.p; line < text.p + text.len; line = end + 1) {
+		end = memchr(line, '\n', (size_t)(text.p + text.len - line));
+		if (end == NULL)
+			end = text.p + text.len;
+		lineno++;
+		n = (size_t)(end - line);
+		if (n > 0 && line[n - 1] == '\r')
+			n--;
+		if (n == 0 || (lineno == 1 && strncmp(line, "#version", 8) == 0))
+			continue;
+		sp = memchr(line, ' ', n);
+		if (sp == NULL || sp == line || sp == line + n - 1 ||
+		    memchr(sp + 1, ' ', n - (size_t)(sp + 1 - line)) != NULL) {
+			lfail(l, XDATA, "%s:%lu: not a merge 'A B'", l->name, lineno);
+			goto out;
+		}
+		ab.len = 0;
+		if (unalphabet(l, &ab, (unsigned char *)line, (size_t)(sp - line)) < 0 ||
+		    (k = ab.len, unalphabet(l, &ab, (unsigned char *)sp + 1,
+		    n - (size_t)(sp + 1 - line))) < 0) {
+			lfail(l, XDATA, "%s:%lu: '%.*s' is not written in GPT-2's "
+			    "byte alphabet", l->name, lineno, (int)n, line);
+			goto out;
+		}
+		p = (unsigned char *)ab.p;
+		left = vlookup(v, p, k, ~NOTMERGE);
+		right = vlookup(v, p + k, ab.len - k, ~NOTMERGE);
+		id = vlookup(v, p, ab.len, ~NOTMERGE);
+		if (left == NONE || right == NONE || id == NONE) {
+			lfail(l, XDATA, "%s:%lu: '%.*s' %s a token that is not in "
+			    "the vocabulary", l->name, lineno, (int)n, line,
+			    left == NONE || right == NONE ? "names" : "makes");
+			goto out;
+		}
+		if (v->rank[id] != NONE) {
+			lfail(l, XDATA, "%s:%lu: '%.*s' makes a token that an earlier "
+			    "line made", l->name, lineno, (int)n, line);
+			goto out;
+		}
+		v->rank[id] = rank++;
+	}
+
+	/* Mergeable tokens become visible to whole-piece lookups. */
+	for (id = 0; id < v->n; id++)
+		if (v->rank[id] != NONE)
+			vinsert(v, id, 0);
+	npair = pairs(v, 0);
+	v->pbits = 10;
+	while ((1u << v->pbits) < 2 * npair)
+		v->pbits++;
+	v->pt = xmalloc(((size_t)1 << v->pbits) * sizeof *v->pt);
+	memset(v->pt, 0xff, ((size_t)1 << v->pbits) * sizeof *v->pt);
+	pairs(v, 1);
+	rc = 0;
+out:
+	buf_free(&text);
+	buf_free(&ab);
+	return rc;
+}
+
+struct bpe *
+bpe_load(const char *encoder_json, const char *vocab_bpe, int *code,
+    char *err, size_t errsize)
+{
+	struct loader l;
+	struct bpe *v;
+	char dir[PATH_MAX], enc[PATH_MAX + 16], mer[PATH_MAX + 16];
+	unsigned char byte;
+	unsigned b;
+	uint32_t id;
+
+	memset(&l, 0, sizeof l);
+	l.err = err;
+	l.errsize = errsize;
+	if (encoder_json == NULL && vocab_bpe == NULL) {
+		if (bpe_default_dir(dir, sizeof dir) == NULL) {
+			*code = XSYS;
+			snprintf(err, errsize, "cannot find the GPT-2 vocabulary "
+			    "(encoder.json, vocab.bpe) next to the program or in "
+			    "%s/gpt2", OWT_DATADIR);
+			return NULL;
+		}
+		snprintf(enc, sizeof enc, "%s/encoder.json", dir);
+		snprintf(mer, sizeof mer, "%s/vocab.bpe", dir);
+		encoder_json = enc;
+		vocab_bpe = mer;
+	}
+	v = l.v = xcalloc(1, sizeof *v);
+	byte_alphabet(l.uni2byte, l.rank_of_byte);
+	l.name = encoder_json;
+	if (load_encoder(&l, encoder_json) < 0)
+		goto fail;
+	v->rank = xmalloc(v->n * sizeof *v->rank);
+	memset(v->rank, 0xff, v->n * sizeof *v->rank);
+	for (b = 0; b < 256; b++) {
+		byte = (unsigned char)b;
+		id = vlookup(v, &byte, 1, ~NOTMERGE);
+		if (id == NONE) {
+			lfail(&l, XDATA, "%s: byte 0x%02x has no token", l.name, b);
+			goto fail;
+		}
+		v->byte_id[b] = id;
+		v->rank[id] = l.rank_of_byte[b];
+	}
+	l.name = vocab_bpe;
+	if (load_merges(&l, vocab_bpe) < 0)
+		goto fail;
+	v->eod = vlookup(v, (const unsigned char *)"<|endoftext|>", 13, ~NOTMERGE);
+	if (v->eod != NONE && v->rank[v->eod] != NONE)
+		v->eod = BPE_NOID;
+	free(l.off);
+	free(l.id);
+	buf_free(&l.pool);
+	buf_free(&l.key);
+	return v;
+fail:
+	*code = l.code;
+	free(l.off);
+	free(l.id);
+	buf_free(&l.pool);
+	buf_free(&l.key);
+	bpe_free(v);
+	return NULL;
+}
+
+void
+bpe_free(struct bpe *v)
+{
+	if (v == NULL)
+		return;
+	free(v->off);
+	free(v->pool);
+	free(v->rank);
+	free(v->vt);
+	free(v->pt);
+	free(v);
+}
+
+static int
+has_vocab(const char *dir)
+{
+	char path[PATH_MAX + 16];
+
+	snprintf(path, sizeof path, "%s/encoder.json", dir);
+	if (access(path, R_OK) != 0)
+		return 0;
+	snprintf(path, sizeof path, "%s/vocab.bpe", dir);
+	return access(path, R_OK) == 0;
+}
+
+const char *
+bpe_default_dir(char *buf, size_t size)
+{
+	static const char *const rel[] = { "/../../data/gpt2", "/../share/owt/gpt2" };
+	char exe[PATH_MAX], *slash;
+	ssize_t n;
+	size_t i;
+
+	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		if ((slash = strrchr(exe, '/')) != NULL)
+			*slash = '\0';
+		for (i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+			snprintf(buf, size, "%s%s", exe, rel[i]);
+			if (has_vocab(buf))
+				return buf;
+		}
+	}
+	snprintf(buf, size, "%s/gpt2", OWT_DATADIR);
+	return has_vocab(buf) ? buf : NULL;
+}
+
+uint32_t
+bpe_nvocab(const struct bpe *v)
+{
+	return v->n;
+}
+
+uint32_t
+bpe_eod(const struct bpe *v)
+{
+	return v->eod;
+}
+
+/* ---- the pre-tokenizer ---- */
+
+static const uint8_t ascii_class[128] = {
+	['\t'] = UC_SPACE, ['\n'] = UC_SPACE, ['\v'] = UC_SPACE,
+	['\f'] = UC_SPACE, ['\r'] = UC_SPACE, [' '] = UC_SPACE,
+	['0' ... '9'] = UC_NUMBER,
+	['A' ... 'Z'] = UC_LETTER, ['a' ... 'z'] = UC_LETTER,
+};
+
+/* The class of the character at s[i], and its length in *len. */
+static inline unsigned
+char_class(const unsigned char *s, size_t n, size_t i, size_t *len)
+{
+	const unsigned char *c = s + i;
+	uint32_t cp;
+
+	if (*c < 0x80) {
+		*len = 1;
+		return ascii_class[*c];
+	}
+	switch ((*len = utf8_seqlen(c, n - i))) {
+	case 2:
+		cp = (uint32_t)(c[0] & 0x1f) << 6 | (c[1] & 0x3f);
+		break;
+	case 3:
+		cp = (uint32_t)(c[0] & 0x0f) << 12 | (uint32_t)(c[1] & 0x3f) << 6 |
+		    (c[2] & 0x3f);
+		break;
+	case 4:
+		cp = (uint32_t)(c[0] & 0x07) << 18 | (uint32_t)(c[1] & 0x3f) << 12 |
+		    (uint32_t)(c[2] & 0x3f) << 6 | (c[3] & 0x3f);
+		break;
+	default:
+		*len = 1;
+		return UC_OTHER;
+	}
+	return uniclass(cp);
+}
+
+/* The end of the run of characters of class k that starts at s[i]. */
+static inline size_t
+run_end(const unsigned char *s, size_t n, size_t i, unsigned k)
+{
+	size_t len;
+
+	for (;;) {
+		while (i < n && s[i] < 0x80 && ascii_class[s[i]] == k)
+			i++;
+		if (i >= n || s[i] < 0x80 || char_class(s, n, i, &len) != k)
+			return i;
+		i += len;
+	}
+}
+
+/*
+ * The end of the piece that starts at s[i]: the alternatives of the
+ * pattern in bpe.h, first match wins. A run of white space followed by a
+ * non-space gives its last character to the next piece (\s+(?!\S)), unless
+ * the run is that one character (\s+).
+ */
+static inline size_t
+piece_end(const unsigned char *s, size_t n, size_t i)
+{
+	size_t len, len2, last, j;
+	unsigned k, k2;
+
+	if (s[i] == '\'' && i + 1 < n) {
+		k = s[i + 1];
+		if (k == 's' || k == 'd' || k == 'm' || k == 't')
+			return i + 2;
+		if (i + 2 < n && ((k == 'l' && s[i + 2] == 'l') ||
+		    (k == 'v' && s[i + 2] == 'e') || (k == 'r' && s[i + 2] == 'e')))
+			return i + 3;
+	}
+	if (s[i] == ' ' && i + 1 < n) {
+		k2 = char_class(s, n, i + 1, &len2);
+		if (k2 != UC_SPACE)
+			return run_end(s, n, i + 1 + len2, k2);
+	}
+	k = char_class(s, n, i, &len);
+	if (k != UC_SPACE)
+		return run_end(s, n, i + len, k);
+	last = i;
+	for (j = i + len; j < n; j += len) {
+		if (char_class(s, n, j, &len) != UC_SPACE)
+			return last > i ? last : j;
+		last = j;
+	}
+	return n;
+}
+
+size_t
+bpe_piece(const char *text, size_t len)
+{
+	return piece_end((const unsigned char *)text, len, 0);
+}
+
+/* ---- merging ---- */
+
+struct bpe_state *
+bpe_state_new(const struct bpe *v)
+{
+	struct bpe_state *s = xcalloc(1, sizeof *s);
+
+	s->v = v;
+	s->cache = xcalloc((size_t)1 << CBITS, sizeof *s->cache);
+	return s;
+}
+
+void
+bpe_state_free(struct bpe_state *s)
+{
+	if (s == NULL)
+		return;
+	free(s->cache);
+	free(s->part);
+	free(s->heap);
+	free(s->tmp.v);
+	free(s);
+}
+
+static inline void
+ids_reserve(struct bpe_ids *out, size_t extra)
+{
+	if (out->cap - out->n < extra)
+		out->v = xgrow(out->v, &out->cap, out->n + extra, sizeof *out->v);
+}
+
+/* Min-heap of (rank << 32 | position). */
+static void
+heap_down(uint64_t *h, size_t n, size_t i)
+{
+	uint64_t x = h[i];
+	size_t c;
+
+	while ((c = 2 * i + 1) < n) {
+		if (c + 1 < n && h[c + 1] < h[c])
+			c++;
+		if (h[c] >= x)
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = x;
+}
+
+static void
+heap_up(uint64_t *h, size_t i)
+{
+	uint64_t x = h[i];
+
+	while (i > 0 && h[(i - 1) / 2] > x) {
+		h[i] = h[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h[i] = x;
+}
+
+/* Queue the pair that starts at part i, if its two parts join. */
+static inline void
+push_pair(struct bpe_state *s, size_t *nh, uint32_t i)
+{
+	const struct pslot *ps;
+	uint32_t j = s->part[i].next;
+
+	if (j == NONE || (ps = pfind(s->v, s->part[i].id, s->part[j].id)) == NULL)
+		return;
+	s->heap[*nh] = (uint64_t)ps->rank << 32 | i;
+	heap_up(s->heap, (*nh)++);
+}
+
+/*
+ * Merge the bytes of p[0..n) (n >= 2) and append the ids to out. The parts
+ * are a linked list over byte positions; the heap holds candidate pairs by
+ * (rank, position), so the lowest rank, leftmost, joins first, as in
+ * tiktoken's byte_pair_merge. Entries made stale by a merge are skipped
+ * when popped: the pair at their position no longer joins at their rank.
+ */
+static size_t
+merge(struct bpe_state *s, const unsigned char *p, size_t n,
+    struct bpe_ids *out)
+{
+	const struct bpe *v = s->v;
+	const struct pslot *ps;
+	struct part *pt;
+	size_t nh = 0, i, k = 0;
+	uint32_t a, b, c;
+	uint64_t e;
+
+	if (n > s->partcap) {
+		s->partcap = n;
+		free(s->part);
+		free(s->heap);
+		s->part = xmalloc(n * sizeof *s->part);
+		s->heap = xmalloc(3 * n * sizeof *s->heap);
+	}
+	pt = s->part;
+	for (i = 0; i < n; i++) {
+		pt[i].id = v->byte_id[p[i]];
+		pt[i].prev = (uint32_t)i - 1;
+		pt[i].next = i + 1 < n ? (uint32_t)i + 1 : NONE;
+	}
+	for (i = 0; i + 1 < n; i++)
+		if ((ps = pfind(v, pt[i].id, pt[i + 1].id)) != NULL)
+			s->heap[nh++] = (uint64_t)ps->rank << 32 | i;
+	for (i = nh / 2; i-- > 0;)
+		heap_down(s->heap, nh, i);
+	while (nh > 0) {
+		e = s->heap[0];
+		s->heap[0] = s->heap[--nh];
+		heap_down(s->heap, nh, 0);
+		a = (uint32_t)e;
+		if (pt[a].id == NONE || (b = pt[a].next) == NONE ||
+		    (ps = pfind(v, pt[a].id, pt[b].id)) == NULL ||
+		    ps->rank != (uint32_t)(e >> 32))
+			continue;
+		pt[a].id = ps->id;
+		pt[b].id = NONE;
+		c = pt[a].next = pt[b].next;
+		if (c != NONE)
+			pt[c].prev = a;
+		if (pt[a].prev != NONE)
+			push_pair(s, &nh, pt[a].prev);
+		push_pair(s, &nh, a);
+	}
+	ids_reserve(out, n);
+	for (a = 0; a != NONE; a = pt[a].next)
+		out->v[out->n + k++] = pt[a].id;
+	out->n += k;
+	return k;
+}
+
+/* Append the ids of one piece. */
+static inline void
+encode_piece(struct bpe_state *s, const unsigned char *p, size_t n,
+    const unsigned char *end, struct bpe_ids *out)
+{
+	const struct bpe *v = s->v;
+	const struct vslot *vs;
+	struct centry *ce;
+	uint64_t w0, h;
+	size_t k;
+
+	ids_reserve(out, 1);
+	if (n == 1) {
+		out->v[out->n++] = v->byte_id[*p];
+		return;
+	}
+	w0 = load_w0(p, n, end);
+	h = hash_piece(p, n, w0);
+	vs = vfind(v, p, n, w0, h, ~0u);
+	if (vs->len != 0) {
+		out->v[out->n++] = vs->id;
+		return;
+	}
+	if (n > CKEY) {
+		merge(s, p, n, out);
+		return;
+	}
+	ce = &s->cache[h & ((1u << CBITS) - 1)];
+	if (ce->len == n && ce->tag == (uint32_t)(h >> 32) &&
+	    memcmp(ce->key, p, n) == 0) {
+		ids_reserve(out, ce->nids);
+		memcpy(out->v + out->n, ce->ids, ce->nids * sizeof *ce->ids);
+		out->n += ce->nids;
+		return;
+	}
+	k = merge(s, p, n, out);
+	if (k <= CIDS) {
+		ce->tag = (uint32_t)(h >> 32);
+		ce->len = (uint8_t)n;
+		ce->nids = (uint8_t)k;
+		memcpy(ce->ids, out->v + out->n - k, k * sizeof *ce->ids);
+		memcpy(ce->key, p, n);
+	}
+}
+
+size_t
+bpe_encode(struct bpe_state *s, const char *text, size_t len,
+    struct bpe_ids *out)
+{
+	const unsigned char *t = (const unsigned char *)text;
+	size_t i = 0, j, n0 = out->n;
+
+	while (i < len) {
+		j = piece_end(t, len, i);
+		encode_piece(s, t + i, j - i, t + len, out);
+		i = j;
+	}
+	return out->n - n0;
+}
+
+size_t
+bpe_count(struct bpe_state *s, const char *text, size_t len)
+{
+	s->tmp.n = 0;
+	return bpe_encode(s, text, len, &s->tmp);
+}
+
+/* ---- decoding ---- */
+
+const char *
+bpe_token(const struct bpe *v, uint32_t id, size_t *len)
+{
+	if (id >= v->n)
+		return NULL;
+	*len = v->off[id + 1] - v->off[id];
+	return v->pool + v->off[id];
+}
+
+size_t
+bpe_decode(const struct bpe *v, const uint32_t *ids, size_t n, struct buf *out)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (ids[i] >= v->n)
+			return i;
+		buf_add(out, v->pool + v->off[ids[i]],
+		    v->off[ids[i] + 1] - v->off[ids[i]]);
+	}
+	return n;
+}
