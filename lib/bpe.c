@@ -26,11 +26,13 @@ struct vslot {
 	uint32_t len;		/* 0: empty slot */
 };
 
-/* Adjacent tokens (left, right) whose concatenation is the token id. */
-struct pslot {
-	uint64_t key;		/* left << 32 | right; PEMPTY: empty slot */
-	uint32_t id, rank;
-};
+/*
+ * The pair table: two adjacent parts, by rank, whose concatenation is a
+ * mergeable token, packed as left << 40 | right << 20 | joined (ranks are
+ * below RANKMAX); PEMPTY is an empty slot.
+ */
+#define RANKBITS 20
+#define RANKMAX ((1u << RANKBITS) - 1)
 #define PEMPTY UINT64_MAX
 
 struct bpe {
@@ -38,9 +40,13 @@ struct bpe {
 	uint32_t *off;		/* token id is pool[off[id] .. off[id + 1]) */
 	char *pool;
 	uint32_t *rank;		/* merge priority, NONE for tokens never made */
+	uint32_t *id_of_rank;
 	uint32_t byte_id[256];
+	uint32_t byte_rank[256];
+	uint32_t *bytepair;	/* [a << 8 | b]: the rank of bytes a b joined, or NONE */
 	struct vslot *vt;
-	struct pslot *pt;
+	uint64_t *pt;
+	uint64_t *pfilter;	/* a bit per hash of the pairs in pt, to skip most misses */
 	unsigned vbits, pbits;
 };
 
@@ -59,9 +65,11 @@ struct centry {
 	unsigned char key[CKEY];
 };
 
-/* One position of a piece being merged: the part that starts there. */
+/* A part of a long piece being merged, at the position where it starts. */
 struct part {
-	uint32_t id, prev, next;
+	uint32_t rank;		/* the part's token, NONE once joined to its left */
+	uint32_t joined;	/* the rank of this part joined to the next, or NONE */
+	uint32_t prev, next;
 };
 
 struct bpe_state {
@@ -129,19 +137,25 @@ pair_hash(uint64_t key)
 	return key ^ (key >> 29);
 }
 
-/* The token that joins left and right, or NULL. */
-static inline const struct pslot *
-pfind(const struct bpe *v, uint32_t left, uint32_t right)
+#define FBITS 20
+
+/* The rank of the token that joins the parts of ranks left and right, or NONE. */
+static inline uint32_t
+join(const struct bpe *v, uint32_t left, uint32_t right)
 {
-	uint64_t key = (uint64_t)left << 32 | right;
-	uint32_t mask = (1u << v->pbits) - 1;
-	uint32_t i = (uint32_t)(pair_hash(key) >> 20) & mask;
+	uint64_t key = (uint64_t)left << RANKBITS | right, e, h = pair_hash(key);
+	uint32_t mask = (1u << v->pbits) - 1, i = (uint32_t)(h >> 20) & mask;
+	uint32_t f = (uint32_t)(h >> (64 - FBITS));
+
+	if (!(v->pfilter[f >> 6] >> (f & 63) & 1))
+		return NONE;
 
 	for (;; i = (i + 1) & mask) {
-		if (v->pt[i].key == key)
-			return &v->pt[i];
-		if (v->pt[i].key == PEMPTY)
-			return NULL;
+		e = v->pt[i];
+		if (e >> RANKBITS == key)
+			return (uint32_t)e & RANKMAX;
+		if (e == PEMPTY)
+			return NONE;
 	}
 }
 
@@ -435,17 +449,17 @@ load_encoder(struct loader *l, const char *path)
 }
 
 static void
-pinsert(struct bpe *v, uint32_t left, uint32_t right, uint32_t id)
+pinsert(struct bpe *v, uint32_t left, uint32_t right, uint32_t joined)
 {
-	uint64_t key = (uint64_t)left << 32 | right;
+	uint64_t key = (uint64_t)left << RANKBITS | right;
 	uint32_t mask = (1u << v->pbits) - 1;
 	uint32_t i = (uint32_t)(pair_hash(key) >> 20) & mask;
 
-	while (v->pt[i].key != PEMPTY && v->pt[i].key != key)
+	while (v->pt[i] != PEMPTY && v->pt[i] >> RANKBITS != key)
 		i = (i + 1) & mask;
-	v->pt[i].key = key;
-	v->pt[i].id = id;
-	v->pt[i].rank = v->rank[id];
+	v->pt[i] = key << RANKBITS | joined;
+	i = (uint32_t)(pair_hash(key) >> (64 - FBITS));
+	v->pfilter[i >> 6] |= 1ULL << (i & 63);
 }
 
 /*
@@ -472,7 +486,7 @@ pairs(struct bpe *v, int insert)
 				continue;
 			count++;
 			if (insert)
-				pinsert(v, left, right, id);
+				pinsert(v, v->rank[left], v->rank[right], v->rank[id]);
 		}
 	}
 	return count;
@@ -534,8 +548,17 @@ load_merges(struct loader *l, const char *path)
 			    "line made", l->name, lineno, (int)n, line);
 			goto out;
 		}
+		if (rank == RANKMAX) {
+			lfail(l, XDATA, "%s:%lu: more than %u merges", l->name,
+			    lineno, RANKMAX - 256);
+			goto out;
+		}
 		v->rank[id] = rank++;
 	}
+	v->id_of_rank = xmalloc(rank * sizeof *v->id_of_rank);
+	for (id = 0; id < v->n; id++)
+		if (v->rank[id] != NONE)
+			v->id_of_rank[v->rank[id]] = id;
 
 	/* Mergeable tokens become visible to whole-piece lookups. */
 	for (id = 0; id < v->n; id++)
@@ -547,7 +570,11 @@ load_merges(struct loader *l, const char *path)
 		v->pbits++;
 	v->pt = xmalloc(((size_t)1 << v->pbits) * sizeof *v->pt);
 	memset(v->pt, 0xff, ((size_t)1 << v->pbits) * sizeof *v->pt);
+	v->pfilter = xcalloc((1u << FBITS) / 64, sizeof *v->pfilter);
 	pairs(v, 1);
+	v->bytepair = xmalloc(65536 * sizeof *v->bytepair);
+	for (k = 0; k < 65536; k++)
+		v->bytepair[k] = join(v, v->byte_rank[k >> 8], v->byte_rank[k & 255]);
 	rc = 0;
 out:
 	buf_free(&text);
@@ -597,7 +624,7 @@ bpe_load(const char *encoder_json, const char *vocab_bpe, int *code,
 			goto fail;
 		}
 		v->byte_id[b] = id;
-		v->rank[id] = l.rank_of_byte[b];
+		v->byte_rank[b] = v->rank[id] = l.rank_of_byte[b];
 	}
 	l.name = vocab_bpe;
 	if (load_merges(&l, vocab_bpe) < 0)
@@ -628,6 +655,9 @@ bpe_free(struct bpe *v)
 	free(v->off);
 	free(v->pool);
 	free(v->rank);
+	free(v->id_of_rank);
+	free(v->bytepair);
+	free(v->pfilter);
 	free(v->vt);
 	free(v->pt);
 	free(v);
@@ -808,6 +838,52 @@ ids_reserve(struct bpe_ids *out, size_t extra)
 		out->v = xgrow(out->v, &out->cap, out->n + extra, sizeof *out->v);
 }
 
+/*
+ * The merges of tiktoken's byte_pair_merge: while two adjacent parts join
+ * into a token, join the pair whose token has the lowest rank, leftmost
+ * first. Short pieces keep their parts in an array and scan it for the
+ * lowest rank, as tiktoken does; long ones use a heap, so that time is
+ * O(n log n) however long the piece.
+ */
+#define SHORT 64
+
+/* Pieces a batch of bpe_encode. */
+#define PBATCH 32
+
+/* Merge p[0..n) (2 <= n <= SHORT); the parts' ranks go to r, their number is returned. */
+static size_t
+merge_short(const struct bpe *v, const unsigned char *p, size_t n,
+    uint32_t *r)
+{
+	uint32_t j[SHORT], best;
+	size_t i, m = n, at;
+
+	for (i = 0; i + 1 < n; i++) {
+		r[i] = v->byte_rank[p[i]];
+		j[i] = v->bytepair[p[i] << 8 | p[i + 1]];
+	}
+	r[n - 1] = v->byte_rank[p[n - 1]];
+	j[n - 1] = NONE;
+	for (;;) {
+		best = NONE;
+		at = 0;
+		for (i = 0; i + 1 < m; i++)
+			if (j[i] < best) {
+				best = j[i];
+				at = i;
+			}
+		if (best == NONE)
+			return m;
+		r[at] = best;
+		m--;
+		memmove(r + at + 1, r + at + 2, (m - at - 1) * sizeof *r);
+		memmove(j + at + 1, j + at + 2, (m - at - 1) * sizeof *j);
+		if (at > 0)
+			j[at - 1] = join(v, r[at - 1], r[at]);
+		j[at] = at + 1 < m ? join(v, r[at], r[at + 1]) : NONE;
+	}
+}
+
 /* Min-heap of (rank << 32 | position). */
 static void
 heap_down(uint64_t *h, size_t n, size_t i)
@@ -838,34 +914,34 @@ heap_up(uint64_t *h, size_t i)
 	h[i] = x;
 }
 
-/* Queue the pair that starts at part i, if its two parts join. */
+/* Note what the part at i and the next join into, and queue it. */
 static inline void
-push_pair(struct bpe_state *s, size_t *nh, uint32_t i)
+queue_pair(struct bpe_state *s, size_t *nh, uint32_t i)
 {
-	const struct pslot *ps;
-	uint32_t j = s->part[i].next;
+	struct part *pt = s->part;
+	uint32_t k = pt[i].next;
 
-	if (j == NONE || (ps = pfind(s->v, s->part[i].id, s->part[j].id)) == NULL)
-		return;
-	s->heap[*nh] = (uint64_t)ps->rank << 32 | i;
-	heap_up(s->heap, (*nh)++);
+	pt[i].joined = k == NONE ? NONE : join(s->v, pt[i].rank, pt[k].rank);
+	if (pt[i].joined != NONE) {
+		s->heap[*nh] = (uint64_t)pt[i].joined << 32 | i;
+		heap_up(s->heap, (*nh)++);
+	}
 }
 
 /*
- * Merge the bytes of p[0..n) (n >= 2) and append the ids to out. The parts
- * are a linked list over byte positions; the heap holds candidate pairs by
- * (rank, position), so the lowest rank, leftmost, joins first, as in
- * tiktoken's byte_pair_merge. Entries made stale by a merge are skipped
- * when popped: the pair at their position no longer joins at their rank.
+ * Merge p[0..n) of any length; the parts' ranks go to r. The parts are a
+ * linked list over byte positions; the heap holds (joined rank, position)
+ * of candidate pairs. An entry is stale when its part has since joined its
+ * left neighbour or now joins into another token: every new pair makes a
+ * longer token, so its rank differs.
  */
 static size_t
-merge(struct bpe_state *s, const unsigned char *p, size_t n,
-    struct bpe_ids *out)
+merge_long(struct bpe_state *s, const unsigned char *p, size_t n,
+    uint32_t *r)
 {
 	const struct bpe *v = s->v;
-	const struct pslot *ps;
 	struct part *pt;
-	size_t nh = 0, i, k = 0;
+	size_t nh = 0, i, m = 0;
 	uint32_t a, b, c;
 	uint64_t e;
 
@@ -878,13 +954,13 @@ merge(struct bpe_state *s, const unsigned char *p, size_t n,
 	}
 	pt = s->part;
 	for (i = 0; i < n; i++) {
-		pt[i].id = v->byte_id[p[i]];
+		pt[i].rank = v->byte_rank[p[i]];
+		pt[i].joined = i + 1 < n ? v->bytepair[p[i] << 8 | p[i + 1]] : NONE;
 		pt[i].prev = (uint32_t)i - 1;
 		pt[i].next = i + 1 < n ? (uint32_t)i + 1 : NONE;
+		if (pt[i].joined != NONE)
+			s->heap[nh++] = (uint64_t)pt[i].joined << 32 | i;
 	}
-	for (i = 0; i + 1 < n; i++)
-		if ((ps = pfind(v, pt[i].id, pt[i + 1].id)) != NULL)
-			s->heap[nh++] = (uint64_t)ps->rank << 32 | i;
 	for (i = nh / 2; i-- > 0;)
 		heap_down(s->heap, nh, i);
 	while (nh > 0) {
@@ -892,82 +968,134 @@ merge(struct bpe_state *s, const unsigned char *p, size_t n,
 		s->heap[0] = s->heap[--nh];
 		heap_down(s->heap, nh, 0);
 		a = (uint32_t)e;
-		if (pt[a].id == NONE || (b = pt[a].next) == NONE ||
-		    (ps = pfind(v, pt[a].id, pt[b].id)) == NULL ||
-		    ps->rank != (uint32_t)(e >> 32))
+		if (pt[a].rank == NONE || pt[a].joined != (uint32_t)(e >> 32))
 			continue;
-		pt[a].id = ps->id;
-		pt[b].id = NONE;
+		b = pt[a].next;
+		pt[a].rank = pt[a].joined;
+		pt[b].rank = NONE;
 		c = pt[a].next = pt[b].next;
 		if (c != NONE)
 			pt[c].prev = a;
 		if (pt[a].prev != NONE)
-			push_pair(s, &nh, pt[a].prev);
-		push_pair(s, &nh, a);
+			queue_pair(s, &nh, pt[a].prev);
+		queue_pair(s, &nh, a);
 	}
-	ids_reserve(out, n);
 	for (a = 0; a != NONE; a = pt[a].next)
-		out->v[out->n + k++] = pt[a].id;
-	out->n += k;
-	return k;
+		r[m++] = pt[a].rank;
+	return m;
 }
 
-/* Append the ids of one piece. */
-static inline void
-encode_piece(struct bpe_state *s, const unsigned char *p, size_t n,
-    const unsigned char *end, struct bpe_ids *out)
+/*
+ * Merge p[0..n) (n >= 2) and append the ids; returns how many. Leaves
+ * room for PBATCH more ids, for the rest of bpe_encode's batch.
+ */
+static size_t
+merge(struct bpe_state *s, const unsigned char *p, size_t n,
+    struct bpe_ids *out)
 {
-	const struct bpe *v = s->v;
-	const struct vslot *vs;
-	struct centry *ce;
+	uint32_t *r;
+	size_t i, m;
+
+	ids_reserve(out, n + PBATCH);
+	r = out->v + out->n;
+	m = n <= SHORT ? merge_short(s->v, p, n, r) : merge_long(s, p, n, r);
+	for (i = 0; i < m; i++)
+		r[i] = s->v->id_of_rank[r[i]];
+	out->n += m;
+	return m;
+}
+
+/* A piece on its way through bpe_encode. */
+struct pending {
+	const unsigned char *p;
+	size_t n;
 	uint64_t w0, h;
+	uint32_t id;		/* the piece is this one token, or NONE */
+};
+
+static inline struct centry *
+cache_entry(struct bpe_state *s, uint64_t h)
+{
+	return &s->cache[h & ((1u << CBITS) - 1)];
+}
+
+/* Append the ids of a piece that is not one token: from the cache, or merged. */
+static void
+encode_merged(struct bpe_state *s, const struct pending *q, struct bpe_ids *out)
+{
+	struct centry *ce;
 	size_t k;
 
-	ids_reserve(out, 1);
-	if (n == 1) {
-		out->v[out->n++] = v->byte_id[*p];
+	if (q->n > CKEY) {
+		merge(s, q->p, q->n, out);
 		return;
 	}
-	w0 = load_w0(p, n, end);
-	h = hash_piece(p, n, w0);
-	vs = vfind(v, p, n, w0, h, ~0u);
-	if (vs->len != 0) {
-		out->v[out->n++] = vs->id;
-		return;
-	}
-	if (n > CKEY) {
-		merge(s, p, n, out);
-		return;
-	}
-	ce = &s->cache[h & ((1u << CBITS) - 1)];
-	if (ce->len == n && ce->tag == (uint32_t)(h >> 32) &&
-	    memcmp(ce->key, p, n) == 0) {
-		ids_reserve(out, ce->nids);
+	ce = cache_entry(s, q->h);
+	if (ce->len == q->n && ce->tag == (uint32_t)(q->h >> 32) &&
+	    memcmp(ce->key, q->p, q->n) == 0) {
+		ids_reserve(out, ce->nids + PBATCH);
 		memcpy(out->v + out->n, ce->ids, ce->nids * sizeof *ce->ids);
 		out->n += ce->nids;
 		return;
 	}
-	k = merge(s, p, n, out);
+	k = merge(s, q->p, q->n, out);
 	if (k <= CIDS) {
-		ce->tag = (uint32_t)(h >> 32);
-		ce->len = (uint8_t)n;
+		ce->tag = (uint32_t)(q->h >> 32);
+		ce->len = (uint8_t)q->n;
 		ce->nids = (uint8_t)k;
 		memcpy(ce->ids, out->v + out->n - k, k * sizeof *ce->ids);
-		memcpy(ce->key, p, n);
+		memcpy(ce->key, q->p, q->n);
 	}
 }
 
+/*
+ * Pieces go through in batches, in three passes, so that the table
+ * lookups of a batch overlap instead of each waiting on memory in turn:
+ * cut the pieces and prefetch their slots in the table of tokens; look them
+ * up, and prefetch the cache entries of those that are not one token;
+ * append the ids in order.
+ */
 size_t
 bpe_encode(struct bpe_state *s, const char *text, size_t len,
     struct bpe_ids *out)
 {
-	const unsigned char *t = (const unsigned char *)text;
-	size_t i = 0, j, n0 = out->n;
+	const struct bpe *v = s->v;
+	const unsigned char *t = (const unsigned char *)text, *end = t + len;
+	const struct vslot *vs;
+	struct pending pend[PBATCH], *q;
+	size_t i = 0, j, k, m, n0 = out->n;
+	uint32_t vmask = (1u << v->vbits) - 1;
 
 	while (i < len) {
-		j = piece_end(t, len, i);
-		encode_piece(s, t + i, j - i, t + len, out);
-		i = j;
+		for (m = 0; m < PBATCH && i < len; m++, i = j) {
+			j = piece_end(t, len, i);
+			q = &pend[m];
+			q->p = t + i;
+			q->n = j - i;
+			if (q->n == 1)
+				continue;
+			q->w0 = load_w0(q->p, q->n, end);
+			q->h = hash_piece(q->p, q->n, q->w0);
+			__builtin_prefetch(&v->vt[(uint32_t)(q->h >> 40) & vmask]);
+		}
+		for (k = 0; k < m; k++) {
+			q = &pend[k];
+			if (q->n == 1) {
+				q->id = v->byte_id[*q->p];
+				continue;
+			}
+			vs = vfind(v, q->p, q->n, q->w0, q->h, ~0u);
+			q->id = vs->len ? vs->id : NONE;
+			if (q->id == NONE && q->n <= CKEY)
+				__builtin_prefetch(cache_entry(s, q->h));
+		}
+		ids_reserve(out, m);
+		for (k = 0; k < m; k++) {
+			if (pend[k].id != NONE)	/* room: ids_reserve above, or merge */
+				out->v[out->n++] = pend[k].id;
+			else
+				encode_merged(s, &pend[k], out);
+		}
 	}
 	return out->n - n0;
 }
