@@ -463,16 +463,16 @@ pinsert(struct bpe *v, uint32_t left, uint32_t right, uint32_t joined)
 }
 
 /*
- * Count (insert == 0) or insert the splits of every mergeable token into
- * two mergeable tokens: tiktoken joins two parts whenever their
- * concatenation is a token, whichever merge line made it.
+ * The pair table holds every split of a mergeable token into two mergeable
+ * tokens: tiktoken joins two parts whenever their concatenation is a
+ * token, whichever merge line made it.
  */
-static uint32_t
-pairs(struct bpe *v, int insert)
+static void
+build_pairs(struct bpe *v)
 {
 	const unsigned char *p;
-	uint32_t id, left, right, count = 0;
-	size_t n, k;
+	uint32_t id, left, right, (*split)[3] = NULL;
+	size_t n, k, nsplit = 0, cap = 0;
 
 	for (id = 0; id < v->n; id++) {
 		if (v->rank[id] == NONE)
@@ -481,15 +481,29 @@ pairs(struct bpe *v, int insert)
 		n = v->off[id + 1] - v->off[id];
 		for (k = 1; k < n; k++) {
 			left = vlookup(v, p, k, ~0u);
-			right = vlookup(v, p + k, n - k, ~0u);
-			if (left == NONE || right == NONE)
+			if (left == NONE)
 				continue;
-			count++;
-			if (insert)
-				pinsert(v, v->rank[left], v->rank[right], v->rank[id]);
+			right = vlookup(v, p + k, n - k, ~0u);
+			if (right == NONE)
+				continue;
+			split = xgrow(split, &cap, nsplit + 1, sizeof *split);
+			split[nsplit][0] = v->rank[left];
+			split[nsplit][1] = v->rank[right];
+			split[nsplit++][2] = v->rank[id];
 		}
 	}
-	return count;
+	v->pbits = 10;
+	while ((1u << v->pbits) < 2 * nsplit)
+		v->pbits++;
+	v->pt = xmalloc(((size_t)1 << v->pbits) * sizeof *v->pt);
+	memset(v->pt, 0xff, ((size_t)1 << v->pbits) * sizeof *v->pt);
+	v->pfilter = xcalloc((1u << FBITS) / 64, sizeof *v->pfilter);
+	for (k = 0; k < nsplit; k++)
+		pinsert(v, split[k][0], split[k][1], split[k][2]);
+	free(split);
+	v->bytepair = xmalloc(65536 * sizeof *v->bytepair);
+	for (k = 0; k < 65536; k++)
+		v->bytepair[k] = join(v, v->byte_rank[k >> 8], v->byte_rank[k & 255]);
 }
 
 /*
@@ -503,7 +517,7 @@ load_merges(struct loader *l, const char *path)
 	const unsigned char *p;
 	char *line, *end, *sp;
 	unsigned long lineno = 0;
-	uint32_t id, left, right, rank = 256, npair;
+	uint32_t id, left, right, rank = 256;
 	size_t n, k;
 	int rc = -1;
 
@@ -564,17 +578,7 @@ load_merges(struct loader *l, const char *path)
 	for (id = 0; id < v->n; id++)
 		if (v->rank[id] != NONE)
 			vinsert(v, id, 0);
-	npair = pairs(v, 0);
-	v->pbits = 10;
-	while ((1u << v->pbits) < 2 * npair)
-		v->pbits++;
-	v->pt = xmalloc(((size_t)1 << v->pbits) * sizeof *v->pt);
-	memset(v->pt, 0xff, ((size_t)1 << v->pbits) * sizeof *v->pt);
-	v->pfilter = xcalloc((1u << FBITS) / 64, sizeof *v->pfilter);
-	pairs(v, 1);
-	v->bytepair = xmalloc(65536 * sizeof *v->bytepair);
-	for (k = 0; k < 65536; k++)
-		v->bytepair[k] = join(v, v->byte_rank[k >> 8], v->byte_rank[k & 255]);
+	build_pairs(v);
 	rc = 0;
 out:
 	buf_free(&text);

@@ -92,6 +92,10 @@ const cases = [
 	['a times 20000', 'a'.repeat(20000)],
 	['spaced a', 'a '.repeat(2000)],
 	['newline runs', '\n\n\n \n\n  \n\t\n'],
+	// Pieces of 60..70 bytes: both sides of the short/long merge boundary.
+	['letters 60 to 70', Array.from({ length: 11 }, (_, k) => pick('abcdefghijklmnopqrstuvwxyz', 60 + k)).join(' ')],
+	['cjk 60 to 72 bytes', Array.from({ length: 5 }, (_, k) => pick('的一是不了人我在有他这中大来上个国和', 20 + k)).join('、')],
+	['punctuation 64', pick('!?.,;:-_=+*&^%$#@~', 64) + ' ' + pick('!?.,;:-_=+*&^%$#@~', 65)],
 ];
 
 const enc = get_encoding('gpt2');
