@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 #include <yajl/yajl_parse.h>
 
@@ -54,7 +55,7 @@ struct bpe {
  * The piece cache: a direct-mapped table of recently merged pieces, keyed
  * by their bytes (at most CKEY), holding their ids (at most CIDS).
  */
-#define CBITS 15
+#define CBITS 16
 #define CKEY 32
 #define CIDS 6
 struct centry {
@@ -82,6 +83,26 @@ struct bpe_state {
 	struct bpe_ids tmp;
 };
 
+/*
+ * Memory for a big table, in 2 MB pages where the system allows (Linux
+ * transparent huge pages): random lookups then miss the TLB less.
+ */
+static void *
+table_alloc(size_t size)
+{
+	size_t huge = (size_t)2 << 20;
+	void *p;
+
+	if (size < huge / 2)
+		return xcalloc(1, size);
+	size = (size + huge - 1) & ~(huge - 1);
+	if (posix_memalign(&p, huge, size) != 0)
+		owt_die(XSYS, "out of memory allocating %zu bytes", size);
+	madvise(p, size, MADV_HUGEPAGE);
+	memset(p, 0, size);
+	return p;
+}
+
 /* ---- hashing ---- */
 
 /* The first min(n, 8) bytes of p as a little-endian word, zero-padded. */
@@ -96,6 +117,27 @@ load_w0(const unsigned char *p, size_t n, const unsigned char *end)
 	}
 	memcpy(&w, p, n < 8 ? n : 8);
 	return w;
+}
+
+static inline uint64_t
+load8(const unsigned char *p)
+{
+	uint64_t w;
+
+	memcpy(&w, p, 8);
+	return w;
+}
+
+/* a[0..n) == b[0..n), for n >= 8: 8-byte words, the last one overlapping. */
+static inline int
+same8(const unsigned char *a, const unsigned char *b, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i + 8 < n; i += 8)
+		if (load8(a + i) != load8(b + i))
+			return 0;
+	return load8(a + n - 8) == load8(b + n - 8);
 }
 
 static inline uint64_t
@@ -125,7 +167,7 @@ vfind(const struct bpe *v, const unsigned char *p, size_t n, uint64_t w0,
 		if (s->len == 0)
 			return s;
 		if ((s->len & lenmask) == n && s->w0 == w0 && (n <= 8 ||
-		    memcmp(v->pool + v->off[s->id] + 8, p + 8, n - 8) == 0))
+		    same8((unsigned char *)v->pool + v->off[s->id], p, n)))
 			return s;
 	}
 }
@@ -434,7 +476,7 @@ load_encoder(struct loader *l, const char *path)
 	v->vbits = 10;
 	while ((1u << v->vbits) < 2 * n)
 		v->vbits++;
-	v->vt = xcalloc((size_t)1 << v->vbits, sizeof *v->vt);
+	v->vt = table_alloc(((size_t)1 << v->vbits) * sizeof *v->vt);
 	for (id = 0; id < n; id++) {
 		if (vlookup(v, (unsigned char *)v->pool + v->off[id],
 		    v->off[id + 1] - v->off[id], ~NOTMERGE) != NONE) {
@@ -495,7 +537,7 @@ build_pairs(struct bpe *v)
 	v->pbits = 10;
 	while ((1u << v->pbits) < 2 * nsplit)
 		v->pbits++;
-	v->pt = xmalloc(((size_t)1 << v->pbits) * sizeof *v->pt);
+	v->pt = table_alloc(((size_t)1 << v->pbits) * sizeof *v->pt);
 	memset(v->pt, 0xff, ((size_t)1 << v->pbits) * sizeof *v->pt);
 	v->pfilter = xcalloc((1u << FBITS) / 64, sizeof *v->pfilter);
 	for (k = 0; k < nsplit; k++)
@@ -753,13 +795,36 @@ char_class(const unsigned char *s, size_t n, size_t i, size_t *len)
 	return uniclass(cp);
 }
 
+#define ONES 0x0101010101010101ULL
+#define HIGH (0x80 * ONES)
+
+/*
+ * The high bit of each byte of w that is not an ASCII letter. On the
+ * bytes folded to lower case and 7 bits, x + 0x1f reaches 0x80 from 'a'
+ * on and x + 0x05 from '{' on, without carries between bytes.
+ */
+static inline uint64_t
+not_letters(uint64_t w)
+{
+	uint64_t x = (w | 0x20 * ONES) & ~HIGH;
+
+	return ~(((x + 0x1f * ONES) & ~(x + 0x05 * ONES)) & ~w) & HIGH;
+}
+
 /* The end of the run of characters of class k that starts at s[i]. */
 static inline size_t
 run_end(const unsigned char *s, size_t n, size_t i, unsigned k)
 {
+	uint64_t m;
 	size_t len;
 
 	for (;;) {
+		/* ASCII letters go 8 at a time. */
+		for (; k == UC_LETTER && i + 8 <= n; i += 8)
+			if ((m = not_letters(load8(s + i))) != 0) {
+				i += (size_t)__builtin_ctzll(m) >> 3;
+				break;
+			}
 		while (i < n && s[i] < 0x80 && ascii_class[s[i]] == k)
 			i++;
 		if (i >= n || s[i] < 0x80 || char_class(s, n, i, &len) != k)
@@ -819,7 +884,7 @@ bpe_state_new(const struct bpe *v)
 	struct bpe_state *s = xcalloc(1, sizeof *s);
 
 	s->v = v;
-	s->cache = xcalloc((size_t)1 << CBITS, sizeof *s->cache);
+	s->cache = table_alloc(((size_t)1 << CBITS) * sizeof *s->cache);
 	return s;
 }
 
@@ -1036,7 +1101,7 @@ encode_merged(struct bpe_state *s, const struct pending *q, struct bpe_ids *out)
 	}
 	ce = cache_entry(s, q->h);
 	if (ce->len == q->n && ce->tag == (uint32_t)(q->h >> 32) &&
-	    memcmp(ce->key, q->p, q->n) == 0) {
+	    load8(ce->key) == q->w0 && (q->n <= 8 || same8(ce->key, q->p, q->n))) {
 		ids_reserve(out, ce->nids + PBATCH);
 		memcpy(out->v + out->n, ce->ids, ce->nids * sizeof *ce->ids);
 		out->n += ce->nids;
@@ -1048,6 +1113,7 @@ encode_merged(struct bpe_state *s, const struct pending *q, struct bpe_ids *out)
 		ce->len = (uint8_t)q->n;
 		ce->nids = (uint8_t)k;
 		memcpy(ce->ids, out->v + out->n - k, k * sizeof *ce->ids);
+		memset(ce->key, 0, sizeof ce->key);
 		memcpy(ce->key, q->p, q->n);
 	}
 }
