@@ -52,18 +52,17 @@ struct bpe {
 };
 
 /*
- * The piece cache: a direct-mapped table of recently merged pieces, keyed
- * by their bytes (at most CKEY), holding their ids (at most CIDS).
+ * The piece cache: a direct-mapped table of merged pieces, an entry a
+ * cache line: the piece's bytes (zero-padded to 8), then its ids, 16 bits
+ * each when the vocabulary allows (GPT-2's does), else 32.
  */
-#define CBITS 16
-#define CKEY 32
-#define CIDS 6
+#define CBITS 18
+#define CDATA 56
 struct centry {
 	uint32_t tag;
 	uint8_t len, nids;
 	uint8_t pad[2];
-	uint32_t ids[CIDS];
-	unsigned char key[CKEY];
+	unsigned char data[CDATA];
 };
 
 /* A part of a long piece being merged, at the position where it starts. */
@@ -76,6 +75,7 @@ struct part {
 struct bpe_state {
 	const struct bpe *v;
 	struct centry *cache;
+	size_t idsize;		/* of the ids in the cache: 2 or 4 */
 	struct part *part;
 	size_t partcap;
 	uint64_t *heap;
@@ -885,6 +885,7 @@ bpe_state_new(const struct bpe *v)
 
 	s->v = v;
 	s->cache = table_alloc(((size_t)1 << CBITS) * sizeof *s->cache);
+	s->idsize = v->n <= 65536 ? 2 : 4;
 	return s;
 }
 
@@ -1093,28 +1094,44 @@ static void
 encode_merged(struct bpe_state *s, const struct pending *q, struct bpe_ids *out)
 {
 	struct centry *ce;
-	size_t k;
+	size_t k, i, at = q->n < 8 ? 8 : q->n;
+	uint32_t id;
+	uint16_t id16;
 
-	if (q->n > CKEY) {
+	if (at + s->idsize > CDATA) {
 		merge(s, q->p, q->n, out);
 		return;
 	}
 	ce = cache_entry(s, q->h);
 	if (ce->len == q->n && ce->tag == (uint32_t)(q->h >> 32) &&
-	    load8(ce->key) == q->w0 && (q->n <= 8 || same8(ce->key, q->p, q->n))) {
+	    load8(ce->data) == q->w0 && (q->n <= 8 || same8(ce->data, q->p, q->n))) {
 		ids_reserve(out, ce->nids + PBATCH);
-		memcpy(out->v + out->n, ce->ids, ce->nids * sizeof *ce->ids);
-		out->n += ce->nids;
+		for (i = 0; i < ce->nids; i++, at += s->idsize) {
+			if (s->idsize == 2) {
+				memcpy(&id16, ce->data + at, 2);
+				id = id16;
+			} else {
+				memcpy(&id, ce->data + at, 4);
+			}
+			out->v[out->n++] = id;
+		}
 		return;
 	}
 	k = merge(s, q->p, q->n, out);
-	if (k <= CIDS) {
-		ce->tag = (uint32_t)(q->h >> 32);
-		ce->len = (uint8_t)q->n;
-		ce->nids = (uint8_t)k;
-		memcpy(ce->ids, out->v + out->n - k, k * sizeof *ce->ids);
-		memset(ce->key, 0, sizeof ce->key);
-		memcpy(ce->key, q->p, q->n);
+	if (at + k * s->idsize > CDATA)
+		return;
+	ce->tag = (uint32_t)(q->h >> 32);
+	ce->len = (uint8_t)q->n;
+	ce->nids = (uint8_t)k;
+	memset(ce->data, 0, 8);
+	memcpy(ce->data, q->p, q->n);
+	for (i = out->n - k; i < out->n; i++, at += s->idsize) {
+		if (s->idsize == 2) {
+			id16 = (uint16_t)out->v[i];
+			memcpy(ce->data + at, &id16, 2);
+		} else {
+			memcpy(ce->data + at, &out->v[i], 4);
+		}
 	}
 }
 
@@ -1156,7 +1173,7 @@ bpe_encode(struct bpe_state *s, const char *text, size_t len,
 			}
 			vs = vfind(v, q->p, q->n, q->w0, q->h, ~0u);
 			q->id = vs->len ? vs->id : NONE;
-			if (q->id == NONE && q->n <= CKEY)
+			if (q->id == NONE && q->n < CDATA)
 				__builtin_prefetch(cache_entry(s, q->h));
 		}
 		ids_reserve(out, m);

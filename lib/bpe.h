@@ -64,8 +64,8 @@ uint32_t bpe_nvocab(const struct bpe *v);
 uint32_t bpe_eod(const struct bpe *v);
 
 /*
- * Per-thread state: about 2 MB, fixed (a piece cache), plus scratch that
- * grows to about 40 bytes per byte of the longest piece encoded so far.
+ * Per-thread state: 16 MB, fixed (a cache of merged pieces), plus scratch
+ * that grows to about 40 bytes per byte of the longest piece encoded so far.
  */
 struct bpe_state *bpe_state_new(const struct bpe *v);
 void bpe_state_free(struct bpe_state *s);
