@@ -390,8 +390,12 @@ slurp(struct loader *l, const char *path, struct buf *b)
 	return rc;
 }
 
-static void
-vinsert(struct bpe *v, uint32_t id, uint32_t flag)
+/*
+ * Add token id, as one bpe_encode never makes (until load_merges says
+ * otherwise); returns the id that already has its bytes, or NONE.
+ */
+static uint32_t
+vinsert(struct bpe *v, uint32_t id)
 {
 	const unsigned char *p = (const unsigned char *)v->pool + v->off[id];
 	size_t n = v->off[id + 1] - v->off[id];
@@ -399,9 +403,12 @@ vinsert(struct bpe *v, uint32_t id, uint32_t flag)
 	struct vslot *s;
 
 	s = (struct vslot *)vfind(v, p, n, w0, hash_piece(p, n, w0), ~NOTMERGE);
+	if (s->len != 0)
+		return s->id;
 	s->w0 = w0;
 	s->id = id;
-	s->len = (uint32_t)n | flag;
+	s->len = (uint32_t)n | NOTMERGE;
+	return NONE;
 }
 
 /* The id of the token with bytes p[0..n), mergeable or not, or NONE. */
@@ -477,16 +484,12 @@ load_encoder(struct loader *l, const char *path)
 	while ((1u << v->vbits) < 2 * n)
 		v->vbits++;
 	v->vt = table_alloc(((size_t)1 << v->vbits) * sizeof *v->vt);
-	for (id = 0; id < n; id++) {
-		if (vlookup(v, (unsigned char *)v->pool + v->off[id],
-		    v->off[id + 1] - v->off[id], ~NOTMERGE) != NONE) {
+	for (id = 0; id < n; id++)
+		if ((i = vinsert(v, id)) != NONE) {
 			lfail(l, XDATA, "%s: two ids, %u and %u, have the same "
-			    "token", l->name, vlookup(v, (unsigned char *)v->pool +
-			    v->off[id], v->off[id + 1] - v->off[id], ~NOTMERGE), id);
+			    "token", l->name, i, id);
 			return -1;
 		}
-		vinsert(v, id, NOTMERGE);
-	}
 	return 0;
 }
 
@@ -504,36 +507,76 @@ pinsert(struct bpe *v, uint32_t left, uint32_t right, uint32_t joined)
 	v->pfilter[i >> 6] |= 1ULL << (i & 63);
 }
 
+/* A lookup of whole-token bytes, prefetched first so that misses overlap. */
+struct query {
+	const unsigned char *p;
+	size_t n;
+	uint64_t w0, h;
+};
+
+static void
+query_start(const struct bpe *v, struct query *q, const unsigned char *p,
+    size_t n)
+{
+	q->p = p;
+	q->n = n;
+	q->w0 = load_w0(p, n, p + n);
+	q->h = hash_piece(p, n, q->w0);
+	__builtin_prefetch(&v->vt[(uint32_t)(q->h >> 40) & ((1u << v->vbits) - 1)]);
+}
+
+/* The id of the token with the query's bytes, or NONE; lenmask as vfind's. */
+static uint32_t
+query_end(const struct bpe *v, const struct query *q, uint32_t lenmask)
+{
+	const struct vslot *s = vfind(v, q->p, q->n, q->w0, q->h, lenmask);
+
+	return s->len ? s->id : NONE;
+}
+
 /*
  * The pair table holds every split of a mergeable token into two mergeable
  * tokens: tiktoken joins two parts whenever their concatenation is a
- * token, whichever merge line made it.
+ * token, whichever merge line made it. Tokens are split in groups, all
+ * lookups of a group started before any is finished.
  */
 static void
 build_pairs(struct bpe *v)
 {
 	const unsigned char *p;
-	uint32_t id, left, right, (*split)[3] = NULL;
-	size_t n, k, nsplit = 0, cap = 0;
+	struct query *q = NULL;
+	uint32_t id, t, next, left, right, (*split)[3] = NULL;
+	size_t n, k, i, nq, qcap = 0, nsplit = 0, cap = 0;
 
-	for (id = 0; id < v->n; id++) {
-		if (v->rank[id] == NONE)
-			continue;
-		p = (unsigned char *)v->pool + v->off[id];
-		n = v->off[id + 1] - v->off[id];
-		for (k = 1; k < n; k++) {
-			left = vlookup(v, p, k, ~0u);
-			if (left == NONE)
+	for (id = 0; id < v->n; id = next) {
+		nq = 0;
+		for (next = id; next < v->n && nq < 64; next++) {
+			if (v->rank[next] == NONE)
 				continue;
-			right = vlookup(v, p + k, n - k, ~0u);
-			if (right == NONE)
+			p = (unsigned char *)v->pool + v->off[next];
+			n = v->off[next + 1] - v->off[next];
+			q = xgrow(q, &qcap, nq + 2 * n, sizeof *q);
+			for (k = 1; k < n; k++) {
+				query_start(v, &q[nq++], p, k);
+				query_start(v, &q[nq++], p + k, n - k);
+			}
+		}
+		for (t = id, i = 0; t < next; t++) {
+			if (v->rank[t] == NONE)
 				continue;
-			split = xgrow(split, &cap, nsplit + 1, sizeof *split);
-			split[nsplit][0] = v->rank[left];
-			split[nsplit][1] = v->rank[right];
-			split[nsplit++][2] = v->rank[id];
+			for (k = v->off[t] + 1; k < v->off[t + 1]; k++, i += 2) {
+				left = query_end(v, &q[i], ~0u);
+				right = query_end(v, &q[i + 1], ~0u);
+				if (left == NONE || right == NONE)
+					continue;
+				split = xgrow(split, &cap, nsplit + 1, sizeof *split);
+				split[nsplit][0] = v->rank[left];
+				split[nsplit][1] = v->rank[right];
+				split[nsplit++][2] = v->rank[t];
+			}
 		}
 	}
+	free(q);
 	v->pbits = 10;
 	while ((1u << v->pbits) < 2 * nsplit)
 		v->pbits++;
@@ -548,68 +591,98 @@ build_pairs(struct bpe *v)
 		v->bytepair[k] = join(v, v->byte_rank[k >> 8], v->byte_rank[k & 255]);
 }
 
+/* One line of vocab.bpe on its way through load_merges. */
+struct merge_line {
+	const char *line;
+	size_t len, ab, split;	/* A B unalphabeted: ab[0..split), ab[split..) */
+	unsigned long lineno;
+	struct query q[3];	/* A, B, AB */
+};
+
 /*
  * vocab.bpe: the rank of every token the merges make; then the pair table.
+ * Lines go in groups, their lookups started before any is finished.
  */
 static int
 load_merges(struct loader *l, const char *path)
 {
 	struct bpe *v = l->v;
 	struct buf text = { 0 }, ab = { 0 };
+	struct merge_line group[64], *g;
 	const unsigned char *p;
 	char *line, *end, *sp;
 	unsigned long lineno = 0;
 	uint32_t id, left, right, rank = 256;
-	size_t n, k;
+	size_t n, k, ng;
 	int rc = -1;
 
 	if (slurp(l, path, &text) < 0)
 		return -1;
-	for (line = text.p; line < text.p + text.len; line = end + 1) {
-		end = memchr(line, '\n', (size_t)(text.p + text.len - line));
-		if (end == NULL)
-			end = text.p + text.len;
-		lineno++;
-		n = (size_t)(end - line);
-		if (n > 0 && line[n - 1] == '\r')
-			n--;
-		if (n == 0 || (lineno == 1 && strncmp(line, "#version", 8) == 0))
-			continue;
-		sp = memchr(line, ' ', n);
-		if (sp == NULL || sp == line || sp == line + n - 1 ||
-		    memchr(sp + 1, ' ', n - (size_t)(sp + 1 - line)) != NULL) {
-			lfail(l, XDATA, "%s:%lu: not a merge 'A B'", l->name, lineno);
-			goto out;
-		}
+	for (line = text.p; line < text.p + text.len;) {
 		ab.len = 0;
-		if (unalphabet(l, &ab, (unsigned char *)line, (size_t)(sp - line)) < 0 ||
-		    (k = ab.len, unalphabet(l, &ab, (unsigned char *)sp + 1,
-		    n - (size_t)(sp + 1 - line))) < 0) {
-			lfail(l, XDATA, "%s:%lu: '%.*s' is not written in GPT-2's "
-			    "byte alphabet", l->name, lineno, (int)n, line);
-			goto out;
+		for (ng = 0; ng < 64 && line < text.p + text.len; line = end + 1) {
+			end = memchr(line, '\n', (size_t)(text.p + text.len - line));
+			if (end == NULL)
+				end = text.p + text.len;
+			lineno++;
+			n = (size_t)(end - line);
+			if (n > 0 && line[n - 1] == '\r')
+				n--;
+			if (n == 0 || (lineno == 1 && strncmp(line, "#version", 8) == 0))
+				continue;
+			sp = memchr(line, ' ', n);
+			if (sp == NULL || sp == line || sp == line + n - 1 ||
+			    memchr(sp + 1, ' ', n - (size_t)(sp + 1 - line)) != NULL) {
+				lfail(l, XDATA, "%s:%lu: not a merge 'A B'", l->name,
+				    lineno);
+				goto out;
+			}
+			g = &group[ng++];
+			g->line = line;
+			g->len = n;
+			g->lineno = lineno;
+			g->ab = ab.len;
+			if (unalphabet(l, &ab, (unsigned char *)line, (size_t)(sp - line)) < 0 ||
+			    (g->split = ab.len - g->ab, unalphabet(l, &ab,
+			    (unsigned char *)sp + 1, n - (size_t)(sp + 1 - line))) < 0) {
+				lfail(l, XDATA, "%s:%lu: '%.*s' is not written in "
+				    "GPT-2's byte alphabet", l->name, lineno, (int)n, line);
+				goto out;
+			}
 		}
-		p = (unsigned char *)ab.p;
-		left = vlookup(v, p, k, ~NOTMERGE);
-		right = vlookup(v, p + k, ab.len - k, ~NOTMERGE);
-		id = vlookup(v, p, ab.len, ~NOTMERGE);
-		if (left == NONE || right == NONE || id == NONE) {
-			lfail(l, XDATA, "%s:%lu: '%.*s' %s a token that is not in "
-			    "the vocabulary", l->name, lineno, (int)n, line,
-			    left == NONE || right == NONE ? "names" : "makes");
-			goto out;
+		for (k = 0; k < ng; k++) {
+			g = &group[k];
+			p = (unsigned char *)ab.p + g->ab;
+			n = (k + 1 < ng ? group[k + 1].ab : ab.len) - g->ab;
+			query_start(v, &g->q[0], p, g->split);
+			query_start(v, &g->q[1], p + g->split, n - g->split);
+			query_start(v, &g->q[2], p, n);
 		}
-		if (v->rank[id] != NONE) {
-			lfail(l, XDATA, "%s:%lu: '%.*s' makes a token that an earlier "
-			    "line made", l->name, lineno, (int)n, line);
-			goto out;
+		for (k = 0; k < ng; k++) {
+			g = &group[k];
+			left = query_end(v, &g->q[0], ~NOTMERGE);
+			right = query_end(v, &g->q[1], ~NOTMERGE);
+			id = query_end(v, &g->q[2], ~NOTMERGE);
+			if (left == NONE || right == NONE || id == NONE) {
+				lfail(l, XDATA, "%s:%lu: '%.*s' %s a token that is not "
+				    "in the vocabulary", l->name, g->lineno, (int)g->len,
+				    g->line, left == NONE || right == NONE ? "names" :
+				    "makes");
+				goto out;
+			}
+			if (v->rank[id] != NONE) {
+				lfail(l, XDATA, "%s:%lu: '%.*s' makes a token that an "
+				    "earlier line made", l->name, g->lineno, (int)g->len,
+				    g->line);
+				goto out;
+			}
+			if (rank == RANKMAX) {
+				lfail(l, XDATA, "%s:%lu: more than %u merges", l->name,
+				    g->lineno, RANKMAX - 256);
+				goto out;
+			}
+			v->rank[id] = rank++;
 		}
-		if (rank == RANKMAX) {
-			lfail(l, XDATA, "%s:%lu: more than %u merges", l->name,
-			    lineno, RANKMAX - 256);
-			goto out;
-		}
-		v->rank[id] = rank++;
 	}
 	v->id_of_rank = xmalloc(rank * sizeof *v->id_of_rank);
 	for (id = 0; id < v->n; id++)
@@ -617,9 +690,9 @@ load_merges(struct loader *l, const char *path)
 			v->id_of_rank[v->rank[id]] = id;
 
 	/* Mergeable tokens become visible to whole-piece lookups. */
-	for (id = 0; id < v->n; id++)
-		if (v->rank[id] != NONE)
-			vinsert(v, id, 0);
+	for (k = 0; k < (size_t)1 << v->vbits; k++)
+		if (v->vt[k].len != 0 && v->rank[v->vt[k].id] != NONE)
+			v->vt[k].len &= ~NOTMERGE;
 	build_pairs(v);
 	rc = 0;
 out:
