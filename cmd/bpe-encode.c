@@ -77,6 +77,7 @@ struct batch {
 	size_t nnote, notecap;
 	unsigned long long ndoc, ntok, nempty;
 	uint64_t nbytes;
+	struct batch *next;	/* in the list of spare batches */
 };
 
 /* A worker's own state. */
@@ -190,14 +191,22 @@ encode_batch(void *job, void *state)
 		encode_line(b, state, i);
 }
 
+/* Batches are reused, their buffers kept: fresh pages cost the kernel time. */
+static struct batch *spare;
+
 static struct batch *
 batch_new(const char *name)
 {
-	struct batch *b = xcalloc(1, sizeof *b);
+	struct batch *b = spare;
 
+	if (b != NULL) {
+		spare = b->next;
+	} else {
+		b = xcalloc(1, sizeof *b);
+		b->off = xgrow(NULL, &b->linecap, 64, sizeof *b->off);
+		b->lineno = xmalloc(b->linecap * sizeof *b->lineno);
+	}
 	b->name = name;
-	b->off = xgrow(NULL, &b->linecap, 64, sizeof *b->off);
-	b->lineno = xmalloc(b->linecap * sizeof *b->lineno);
 	return b;
 }
 
@@ -208,12 +217,27 @@ batch_free(struct batch *b)
 
 	for (i = 0; i < b->nnote; i++)
 		free(b->note[i].msg);
-	free(b->note);
-	free(b->off);
-	free(b->lineno);
-	buf_free(&b->in);
-	buf_free(&b->out);
-	free(b);
+	b->nline = b->nnote = 0;
+	b->in.len = b->out.len = 0;
+	b->ndoc = b->ntok = b->nempty = b->nbytes = 0;
+	b->next = spare;
+	spare = b;
+}
+
+static void
+batch_free_all(void)
+{
+	struct batch *b;
+
+	while ((b = spare) != NULL) {
+		spare = b->next;
+		free(b->note);
+		free(b->off);
+		free(b->lineno);
+		buf_free(&b->in);
+		buf_free(&b->out);
+		free(b);
+	}
 }
 
 static void
@@ -331,6 +355,7 @@ encode(int argc, char **argv)
 	while ((b = par_get(par)) != NULL)
 		finish(b);
 	par_stop(par);
+	batch_free_all();
 }
 
 /* -d: token streams back to JSONL, one record a document. */

@@ -20,9 +20,13 @@
 #define NONE 0xffffffffu
 #define NOTMERGE 0x80000000u	/* vslot.len flag: a token bpe_encode never makes */
 
-/* Whole tokens by their bytes: the first 8 bytes inline, the rest in pool. */
+/*
+ * Whole tokens by their bytes, a slot half a cache line: the first VINLINE
+ * bytes (zero-padded), so that most lookups read nothing else.
+ */
+#define VINLINE 24
 struct vslot {
-	uint64_t w0;
+	unsigned char b[VINLINE];
 	uint32_t id;
 	uint32_t len;		/* 0: empty slot */
 };
@@ -166,8 +170,9 @@ vfind(const struct bpe *v, const unsigned char *p, size_t n, uint64_t w0,
 		s = &v->vt[i];
 		if (s->len == 0)
 			return s;
-		if ((s->len & lenmask) == n && s->w0 == w0 && (n <= 8 ||
-		    same8((unsigned char *)v->pool + v->off[s->id], p, n)))
+		if ((s->len & lenmask) == n && load8(s->b) == w0 && (n <= 8 ||
+		    same8(n <= VINLINE ? s->b : (unsigned char *)v->pool +
+		    v->off[s->id], p, n)))
 			return s;
 	}
 }
@@ -405,7 +410,7 @@ vinsert(struct bpe *v, uint32_t id)
 	s = (struct vslot *)vfind(v, p, n, w0, hash_piece(p, n, w0), ~NOTMERGE);
 	if (s->len != 0)
 		return s->id;
-	s->w0 = w0;
+	memcpy(s->b, p, n < VINLINE ? n : VINLINE);
 	s->id = id;
 	s->len = (uint32_t)n | NOTMERGE;
 	return NONE;
