@@ -416,16 +416,6 @@ vinsert(struct bpe *v, uint32_t id)
 	return NONE;
 }
 
-/* The id of the token with bytes p[0..n), mergeable or not, or NONE. */
-static uint32_t
-vlookup(const struct bpe *v, const unsigned char *p, size_t n, uint32_t lenmask)
-{
-	uint64_t w0 = load_w0(p, n, p + n);
-	const struct vslot *s = vfind(v, p, n, w0, hash_piece(p, n, w0), lenmask);
-
-	return s->len ? s->id : NONE;
-}
-
 /* encoder.json: the tokens by id, and the table of whole tokens. */
 static int
 load_encoder(struct loader *l, const char *path)
@@ -537,6 +527,15 @@ query_end(const struct bpe *v, const struct query *q, uint32_t lenmask)
 	const struct vslot *s = vfind(v, q->p, q->n, q->w0, q->h, lenmask);
 
 	return s->len ? s->id : NONE;
+}
+
+static uint32_t
+vlookup(const struct bpe *v, const unsigned char *p, size_t n, uint32_t lenmask)
+{
+	struct query q;
+
+	query_start(v, &q, p, n);
+	return query_end(v, &q, lenmask);
 }
 
 /*
@@ -756,19 +755,17 @@ bpe_load(const char *encoder_json, const char *vocab_bpe, int *code,
 	v->eod = vlookup(v, (const unsigned char *)"<|endoftext|>", 13, ~NOTMERGE);
 	if (v->eod != NONE && v->rank[v->eod] != NONE)
 		v->eod = BPE_NOID;
+	goto done;
+fail:
+	*code = l.code;
+	bpe_free(v);
+	v = NULL;
+done:
 	free(l.off);
 	free(l.id);
 	buf_free(&l.pool);
 	buf_free(&l.key);
 	return v;
-fail:
-	*code = l.code;
-	free(l.off);
-	free(l.id);
-	buf_free(&l.pool);
-	buf_free(&l.key);
-	bpe_free(v);
-	return NULL;
 }
 
 void
