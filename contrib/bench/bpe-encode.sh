@@ -3,19 +3,22 @@
 # installed here into a scratch folder; side by side on the same input,
 # pinned to one core, then on all cores; the 1 -> 2 worker scaling; and the
 # time per MB of single pieces (no white space) of 10 KB, 100 KB and 1 MB.
-# COPIES (4) sets how many copies of the shared sample make the input.
+# COPIES (8) sets how many copies of the shared sample make the input; the
+# first copy alone is also measured, where no piece was seen before.
 . "$OWT_SRC/contrib/bench/lib.sh"
 
-: "${COPIES:=4}"
+: "${COPIES:=8}"
 ncpu=$(nproc)
 in=$BW/in.jsonl
 if [ -f "$OWT_SHARED/data/corpus-sample.jsonl" ]; then
 	src="$COPIES copies of shared/data/corpus-sample.jsonl (multilingual)"
 	for i in $(seq "$COPIES"); do cat "$OWT_SHARED/data/corpus-sample.jsonl"; done >"$in"
+	cold=$OWT_SHARED/data/corpus-sample.jsonl
 else
 	src="synthetic English-like records"
 	perl -e 'srand(1); my @w = qw(the of and to in a is that for it as was with be by on not he this are or his from at which but have an they you were her she there one all we their);
 	    for (1 .. 100000) { print "{\"text\":\"", join(" ", map { $w[rand @w] } 1 .. 40), ".\"}\n" }' >"$in"
+	cold=
 fi
 bytes=$(wc -c <"$in")
 tokens=$(bpe-encode --workers "$ncpu" "$in" 2>&1 >/dev/null | sed -n 's/.* documents, \([0-9]*\) tokens.*/\1/p')
@@ -88,6 +91,20 @@ if [ $ref = 1 ]; then
 	    echo "  token counts agree: $tokens" || echo "  TOKEN COUNTS DIFFER"
 	echo "  bpe-encode / tiktoken-node: $(ratios "$BW/b1" "$BW/n1") (target >= 10x)"
 	echo "  bpe-encode / tiktoken WASM: $(ratios "$BW/b1" "$BW/w1")"
+fi
+if [ $ref = 1 ] && [ -n "$cold" ]; then
+	all_bytes=$bytes all_tokens=$tokens
+	bytes=$(wc -c <"$cold")
+	tokens=$(bpe-encode "$cold" 2>&1 >/dev/null | sed -n 's/.* documents, \([0-9]*\) tokens.*/\1/p')
+	for i in $(seq "$REPS"); do
+		timed "$BW/c1" taskset -c 0 bpe-encode -q --workers 1 "$cold" >/dev/null
+		timed "$BW/cn" taskset -c 0 $node_ref node "$cold" "$BW/cn.count"
+	done
+	echo "one core, the first copy alone ($bytes bytes):"
+	report "bpe-encode --workers 1" "$BW/c1"
+	report "tiktoken-node 0.0.7 encode" "$BW/cn"
+	echo "  bpe-encode / tiktoken-node: $(ratios "$BW/c1" "$BW/cn")"
+	bytes=$all_bytes tokens=$all_tokens
 fi
 
 echo "all $ncpu cores:"
