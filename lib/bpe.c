@@ -395,24 +395,40 @@ slurp(struct loader *l, const char *path, struct buf *b)
 	return rc;
 }
 
+/* A lookup of whole-token bytes, prefetched first so that misses overlap. */
+struct query {
+	const unsigned char *p;
+	size_t n;
+	uint64_t w0, h;
+};
+
+static void
+query_start(const struct bpe *v, struct query *q, const unsigned char *p,
+    size_t n)
+{
+	q->p = p;
+	q->n = n;
+	q->w0 = load_w0(p, n, p + n);
+	q->h = hash_piece(p, n, q->w0);
+	__builtin_prefetch(&v->vt[(uint32_t)(q->h >> 40) & ((1u << v->vbits) - 1)]);
+}
+
 /*
- * Add token id, as one bpe_encode never makes (until load_merges says
- * otherwise); returns the id that already has its bytes, or NONE.
+ * Add token id, whose bytes q looks up, as one bpe_encode never makes (until
+ * load_merges says otherwise); returns the id that already has its bytes,
+ * or NONE.
  */
 static uint32_t
-vinsert(struct bpe *v, uint32_t id)
+vinsert(struct bpe *v, const struct query *q, uint32_t id)
 {
-	const unsigned char *p = (const unsigned char *)v->pool + v->off[id];
-	size_t n = v->off[id + 1] - v->off[id];
-	uint64_t w0 = load_w0(p, n, p + n);
 	struct vslot *s;
 
-	s = (struct vslot *)vfind(v, p, n, w0, hash_piece(p, n, w0), ~NOTMERGE);
+	s = (struct vslot *)vfind(v, q->p, q->n, q->w0, q->h, ~NOTMERGE);
 	if (s->len != 0)
 		return s->id;
-	memcpy(s->b, p, n < VINLINE ? n : VINLINE);
+	memcpy(s->b, q->p, q->n < VINLINE ? q->n : VINLINE);
 	s->id = id;
-	s->len = (uint32_t)n | NOTMERGE;
+	s->len = (uint32_t)q->n | NOTMERGE;
 	return NONE;
 }
 
@@ -422,9 +438,10 @@ load_encoder(struct loader *l, const char *path)
 {
 	struct bpe *v = l->v;
 	struct buf text = { 0 };
+	struct query q[64];
 	yajl_handle h;
 	unsigned char *msg;
-	uint32_t i, id, n;
+	uint32_t i, id, n, dup;
 	size_t len;
 
 	if (slurp(l, path, &text) < 0)
@@ -479,12 +496,17 @@ load_encoder(struct loader *l, const char *path)
 	while ((1u << v->vbits) < 2 * n)
 		v->vbits++;
 	v->vt = table_alloc(((size_t)1 << v->vbits) * sizeof *v->vt);
-	for (id = 0; id < n; id++)
-		if ((i = vinsert(v, id)) != NONE) {
-			lfail(l, XDATA, "%s: two ids, %u and %u, have the same "
-			    "token", l->name, i, id);
-			return -1;
-		}
+	for (id = 0; id < n; id += 64) {
+		for (i = 0; i < 64 && id + i < n; i++)
+			query_start(v, &q[i], (unsigned char *)v->pool +
+			    v->off[id + i], v->off[id + i + 1] - v->off[id + i]);
+		for (i = 0; i < 64 && id + i < n; i++)
+			if ((dup = vinsert(v, &q[i], id + i)) != NONE) {
+				lfail(l, XDATA, "%s: two ids, %u and %u, have the "
+				    "same token", l->name, dup, id + i);
+				return -1;
+			}
+	}
 	return 0;
 }
 
@@ -500,24 +522,6 @@ pinsert(struct bpe *v, uint32_t left, uint32_t right, uint32_t joined)
 	v->pt[i] = key << RANKBITS | joined;
 	i = (uint32_t)(pair_hash(key) >> (64 - FBITS));
 	v->pfilter[i >> 6] |= 1ULL << (i & 63);
-}
-
-/* A lookup of whole-token bytes, prefetched first so that misses overlap. */
-struct query {
-	const unsigned char *p;
-	size_t n;
-	uint64_t w0, h;
-};
-
-static void
-query_start(const struct bpe *v, struct query *q, const unsigned char *p,
-    size_t n)
-{
-	q->p = p;
-	q->n = n;
-	q->w0 = load_w0(p, n, p + n);
-	q->h = hash_piece(p, n, q->w0);
-	__builtin_prefetch(&v->vt[(uint32_t)(q->h >> 40) & ((1u << v->vbits) - 1)]);
 }
 
 /* The id of the token with the query's bytes, or NONE; lenmask as vfind's. */
