@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batch.h"
 #include "bpe.h"
 #include "input.h"
 #include "jsonl.h"
-#include "par.h"
 #include "progress.h"
 #include "tok.h"
 #include "utf8.h"
@@ -18,17 +18,17 @@ static const char usage_line[] =
     "[--workers n] [file ...]\n";
 
 static const char options_help[] =
-    "  -d, --decode          turn a token stream back into JSONL\n"
-    "  -h, --help            print this help and exit\n"
-    "  -k, --keep-going      skip bad records (still exit 1)\n"
-    "  -q, --quiet           no summary or progress on stderr\n"
-    "      --append-eod      end every document with <|endoftext|>\n"
-    "      --json-keys keys  the fields to encode, comma-separated (text)\n"
-    "      --merge-file file the merges (vocab.bpe) of another vocabulary\n"
-    "      --progress        show progress even when stderr is not a terminal\n"
-    "      --version         print the version and exit\n"
-    "      --vocab-file file the tokens (encoder.json) of another vocabulary\n"
-    "      --workers n       encoding threads (all cores)\n";
+    "  -d, --decode           turn a token stream back into JSONL\n"
+    "  -h, --help             print this help and exit\n"
+    "  -k, --keep-going       skip bad records (still exit 1)\n"
+    "  -q, --quiet            no summary or progress on stderr\n"
+    "      --append-eod       end every document with <|endoftext|>\n"
+    "      --json-keys keys   the fields to encode, comma-separated (text)\n"
+    "      --merge-file file  the merges (vocab.bpe) of another vocabulary\n"
+    "      --progress         show progress even when stderr is not a terminal\n"
+    "      --version          print the version and exit\n"
+    "      --vocab-file file  the tokens (encoder.json) of another vocabulary\n"
+    "      --workers n        encoding threads (all cores)\n";
 
 /* Input read per batch of work; a batch holds at least one line. */
 #define BATCH_BYTES (1u << 20)
@@ -58,27 +58,8 @@ static uint64_t nbytes;
 static int status = XOK;
 static struct progress prog;
 
-/* A bad record found by a worker: reported when its batch is written. */
-struct note {
-	size_t outpos;		/* the output written before the record */
-	int reason;
-	char *msg;
-};
-
-/* Lines of one input, encoded by a worker into a piece of token stream. */
-struct batch {
-	const char *name;
-	struct buf in;		/* the lines, each NUL-terminated */
-	size_t *off;
-	unsigned long *lineno;
-	size_t nline, linecap;
-	struct buf out;
-	struct note *note;
-	size_t nnote, notecap;
-	unsigned long long ndoc, ntok, nempty;
-	uint64_t nbytes;
-	struct batch *next;	/* in the list of spare batches */
-};
+/* A batch's counters (struct batch's count[]). */
+enum { B_DOC, B_TOK, B_EMPTY, B_BYTES };
 
 /* A worker's own state. */
 struct worker {
@@ -92,26 +73,6 @@ usage(void)
 {
 	fputs(usage_line, stderr);
 	exit(XUSAGE);
-}
-
-static void
-add_note(struct batch *b, int reason, const char *fmt, ...) OWT_PRINTF(3, 4);
-
-static void
-add_note(struct batch *b, int reason, const char *fmt, ...)
-{
-	struct note *n;
-	va_list ap;
-	char msg[1024];
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	b->note = xgrow(b->note, &b->notecap, b->nnote + 1, sizeof *b->note);
-	n = &b->note[b->nnote++];
-	n->outpos = b->out.len;
-	n->reason = reason;
-	n->msg = xstrdup(msg);
 }
 
 static void *
@@ -146,12 +107,12 @@ encode_line(struct batch *b, struct worker *w, size_t i)
 	int r;
 
 	if ((r = jsonl_parse(&w->rec, line, len, err, sizeof err)) != 0) {
-		add_note(b, r, "%s:%lu: %s", b->name, b->lineno[i], err);
+		batch_note(b, r, "%s:%lu: %s", b->name, b->lineno[i], err);
 		return;
 	}
 	for (k = 0; k < opt.nkeys; k++)
 		if ((text[k] = jsonl_str(&w->rec, opt.keys[k], &tlen[k], &why)) == NULL) {
-			add_note(b, C_FIELD, "%s:%lu: %s '%s' field", b->name,
+			batch_note(b, C_FIELD, "%s:%lu: %s '%s' field", b->name,
 			    b->lineno[i], strcmp(why, "missing") == 0 ? "missing" :
 			    "non-string", opt.keys[k]);
 			return;
@@ -164,94 +125,30 @@ encode_line(struct batch *b, struct worker *w, size_t i)
 			    sizeof *w->ids.v);
 			w->ids.v[w->ids.n++] = hdr.eod;
 		}
-		b->nbytes += tlen[k];
+		b->count[B_BYTES] += tlen[k];
 		if (w->ids.n == 0) {
-			b->nempty++;
+			b->count[B_EMPTY]++;
 			continue;
 		}
 		if (w->ids.n > TOK_MAXDOC) {
-			add_note(b, BAD_TOOLONG, "%s:%lu: document of %zu tokens "
+			batch_note(b, BAD_TOOLONG, "%s:%lu: document of %zu tokens "
 			    "(the most is %u)", b->name, b->lineno[i], w->ids.n,
 			    TOK_MAXDOC);
 			continue;
 		}
 		tok_put_doc(&b->out, &hdr, w->ids.v, w->ids.n);
-		b->ndoc++;
-		b->ntok += w->ids.n;
+		b->count[B_DOC]++;
+		b->count[B_TOK] += w->ids.n;
 	}
 }
 
 static void
-encode_batch(void *job, void *state)
+encode_batch(struct batch *b, void *state)
 {
-	struct batch *b = job;
 	size_t i;
 
 	for (i = 0; i < b->nline; i++)
 		encode_line(b, state, i);
-}
-
-/* Batches are reused, their buffers kept: fresh pages cost the kernel time. */
-static struct batch *spare;
-
-static struct batch *
-batch_new(const char *name)
-{
-	struct batch *b = spare;
-
-	if (b != NULL) {
-		spare = b->next;
-	} else {
-		b = xcalloc(1, sizeof *b);
-		b->off = xgrow(NULL, &b->linecap, 64, sizeof *b->off);
-		b->lineno = xmalloc(b->linecap * sizeof *b->lineno);
-	}
-	b->name = name;
-	return b;
-}
-
-static void
-batch_free(struct batch *b)
-{
-	size_t i;
-
-	for (i = 0; i < b->nnote; i++)
-		free(b->note[i].msg);
-	b->nline = b->nnote = 0;
-	b->in.len = b->out.len = 0;
-	b->ndoc = b->ntok = b->nempty = b->nbytes = 0;
-	b->next = spare;
-	spare = b;
-}
-
-static void
-batch_free_all(void)
-{
-	struct batch *b;
-
-	while ((b = spare) != NULL) {
-		spare = b->next;
-		free(b->note);
-		free(b->off);
-		free(b->lineno);
-		buf_free(&b->in);
-		buf_free(&b->out);
-		free(b);
-	}
-}
-
-static void
-add_line(struct batch *b, const char *line, size_t len, unsigned long lineno)
-{
-	if (b->nline + 2 > b->linecap) {
-		b->off = xgrow(b->off, &b->linecap, b->nline + 2, sizeof *b->off);
-		b->lineno = xrealloc(b->lineno, b->linecap * sizeof *b->lineno);
-	}
-	b->off[b->nline] = b->in.len;
-	b->lineno[b->nline++] = lineno;
-	buf_add(&b->in, line, len);
-	buf_addc(&b->in, '\0');
-	b->off[b->nline] = b->in.len;
 }
 
 static void
@@ -263,10 +160,11 @@ write_out(const char *p, size_t n)
 
 /* A batch is done: write it, report its bad records, count. */
 static void
-finish(struct batch *b)
+finish(struct batch *b, void *arg)
 {
 	size_t i, pos = 0;
 
+	(void)arg;
 	for (i = 0; i < b->nnote; i++) {
 		owt_warn("%s", b->note[i].msg);
 		count[b->note[i].reason].n++;
@@ -277,48 +175,24 @@ finish(struct batch *b)
 		}
 	}
 	write_out(b->out.p, b->out.len);
-	ndoc += b->ndoc;
-	ntok += b->ntok;
-	nbytes += b->nbytes;
-	count[C_EMPTY].n += b->nempty;
+	nrec += b->nline;
+	ndoc += b->count[B_DOC];
+	ntok += b->count[B_TOK];
+	nbytes += b->count[B_BYTES];
+	count[C_EMPTY].n += b->count[B_EMPTY];
 	for (i = 0; i < b->nline; i++)
 		progress_tick(&prog, ndoc, nbytes);
-	batch_free(b);
-}
-
-static void
-submit(struct par *par, struct batch **cur, const char *name)
-{
-	struct batch *done;
-
-	nrec += (*cur)->nline;
-	if ((done = par_put(par, *cur)) != NULL)
-		finish(done);
-	*cur = batch_new(name);
-}
-
-/* A bad file or line met while reading: a batch of its own keeps it in order. */
-static void
-input_fault(struct par *par, struct batch **cur, const struct input *in)
-{
-	if (in->errcode == XSYS)
-		owt_die(XSYS, "%s", in->err);
-	if ((*cur)->nline > 0)
-		submit(par, cur, in->name);
-	add_note(*cur, in->reason, "%s", in->err);
-	submit(par, cur, in->name);
 }
 
 static void
 encode(int argc, char **argv)
 {
-	struct par *par;
-	struct batch *cur, *b;
-	struct input in;
+	struct batch_run run = {
+		.nworkers = opt.workers, .bytes = BATCH_BYTES,
+		.init = worker_init, .work = encode_batch, .fini = worker_fini,
+		.done = finish,
+	};
 	struct buf head = { 0 };
-	char *line;
-	size_t len;
-	int i, k;
 
 	owt_no_tty_stdout();
 	tok_hdr_init(&hdr, bpe_nvocab(vocab), bpe_eod(vocab));
@@ -327,35 +201,7 @@ encode(int argc, char **argv)
 	tok_put_hdr(&head, &hdr);
 	write_out(head.p, head.len);
 	buf_free(&head);
-	par = par_start(opt.workers, 2 * (size_t)opt.workers + 2, encode_batch,
-	    worker_init, worker_fini, NULL);
-	cur = batch_new("<stdin>");
-	for (i = optind; i < argc || (i == optind && argc == optind); i++) {
-		if (input_open(&in, i < argc ? argv[i] : "-") < 0) {
-			input_fault(par, &cur, &in);
-			continue;
-		}
-		cur->name = in.name;
-		while ((k = input_line(&in, &line, &len)) != 0) {
-			if (k < 0) {
-				input_fault(par, &cur, &in);
-				if (in.reason == BAD_COMPRESSED)
-					break;
-				continue;
-			}
-			add_line(cur, line, len, in.lineno);
-			if (cur->in.len >= BATCH_BYTES)
-				submit(par, &cur, in.name);
-		}
-		if (cur->nline > 0)
-			submit(par, &cur, in.name);
-		input_close(&in);
-	}
-	batch_free(cur);
-	while ((b = par_get(par)) != NULL)
-		finish(b);
-	par_stop(par);
-	batch_free_all();
+	batch_run(&run, argv + optind, argc - optind);
 }
 
 /* -d: token streams back to JSONL, one record a document. */
