@@ -199,38 +199,27 @@ like err '^bpe-encode: --vocab-file and --merge-file go together$' "says why"
 run bpe-encode --vocab-file nosuch.json --merge-file merges.txt small.jsonl
 is "$rc" 1 "a missing vocabulary file exits 1"
 like err "^bpe-encode: cannot open 'nosuch.json': No such file or directory$" "and is named"
-printf '[1]' >bad1.json
-run bpe-encode --vocab-file bad1.json --merge-file merges.txt small.jsonl
-is "$rc" 1 "a vocabulary that is not an object exits 1"
-like err '^bpe-encode: bad1.json: not a JSON object of token ids$' "says so"
-printf '{"a": 0, "b": 1' >bad2.json
-run bpe-encode --vocab-file bad2.json --merge-file merges.txt small.jsonl
-like err '^bpe-encode: bad2.json: invalid JSON: .* at byte [0-9]+$' "truncated JSON"
-printf '{"a": 0, "b": 0}' >bad3.json
-run bpe-encode --vocab-file bad3.json --merge-file merges.txt small.jsonl
-like err '^bpe-encode: bad3.json: id 0 is used twice$' "an id used twice"
-printf '{"a": 0, "b": 2}' >bad4.json
-run bpe-encode --vocab-file bad4.json --merge-file merges.txt small.jsonl
-like err '^bpe-encode: bad4.json: ids are not 0..1: 1 is missing$' "a missing id"
-printf '{"a": 0, "b": 1}' >bad5.json
-run bpe-encode --vocab-file bad5.json --merge-file merges.txt small.jsonl
-like err '^bpe-encode: bad5.json: byte 0x00 has no token$' "a byte without a token"
-printf '{"a b": 0}' >bad6.json
-run bpe-encode --vocab-file bad6.json --merge-file merges.txt small.jsonl
-like err "^bpe-encode: bad6.json: token 'a b' is not written in GPT-2's byte alphabet$" "a raw space is not in the alphabet"
-printf '{"a": 1.5}' >bad7.json
-run bpe-encode --vocab-file bad7.json --merge-file merges.txt small.jsonl
-like err '^bpe-encode: bad7.json: not a JSON object of token ids$' "a fractional id"
-printf '\304\240 t\nh e x\n' >m1.txt
-run bpe-encode --vocab-file enc.json --merge-file m1.txt small.jsonl
-is "$rc" 1 "a bad merge line exits 1"
-like err "^bpe-encode: m1.txt:2: not a merge 'A B'$" "names the line"
-printf '\304\240 t\nq z\n' >m2.txt
-run bpe-encode --vocab-file enc.json --merge-file m2.txt small.jsonl
-like err "^bpe-encode: m2.txt:2: 'q z' makes a token that is not in the vocabulary$" "a merge whose result is unknown"
-printf '\304\240 t\nh e\nh e\n' >m3.txt
-run bpe-encode --vocab-file enc.json --merge-file m3.txt small.jsonl
-like err "^bpe-encode: m3.txt:3: 'h e' makes a token that an earlier line made$" "a repeated merge"
+# bad_vocab FILE CONTENT ERE DESC: a malformed vocabulary file (encoder.json
+# when FILE ends in .json, else vocab.bpe) exits 1 with the message ERE.
+bad_vocab() {
+	printf "$2" >"$1"
+	case $1 in
+	*.json) run bpe-encode --vocab-file "$1" --merge-file merges.txt small.jsonl ;;
+	*) run bpe-encode --vocab-file enc.json --merge-file "$1" small.jsonl ;;
+	esac
+	is "$rc" 1 "$4 exits 1"
+	like err "^bpe-encode: $1$3\$" "$4 is named"
+}
+bad_vocab bad1.json '[1]' ': not a JSON object of token ids' "a vocabulary that is not an object"
+bad_vocab bad2.json '{"a": 0, "b": 1' ': invalid JSON: .* at byte [0-9]+' "truncated JSON"
+bad_vocab bad3.json '{"a": 0, "b": 0}' ': id 0 is used twice' "an id used twice"
+bad_vocab bad4.json '{"a": 0, "b": 2}' ': ids are not 0..1: 1 is missing' "a missing id"
+bad_vocab bad5.json '{"a": 0, "b": 1}' ': byte 0x00 has no token' "a byte without a token"
+bad_vocab bad6.json '{"a b": 0}' ": token 'a b' is not written in GPT-2's byte alphabet" "a raw space"
+bad_vocab bad7.json '{"a": 1.5}' ': not a JSON object of token ids' "a fractional id"
+bad_vocab m1.txt '\304\240 t\nh e x\n' ":2: not a merge 'A B'" "a bad merge line"
+bad_vocab m2.txt '\304\240 t\nq z\n' ":2: 'q z' makes a token that is not in the vocabulary" "a merge whose result is unknown"
+bad_vocab m3.txt '\304\240 t\nh e\nh e\n' ":3: 'h e' makes a token that an earlier line made" "a repeated merge"
 printf '{"text":"x"}\n' >x.jsonl
 perl -pe 's/, "<\|endoftext\|>": 259//' enc.json >noeod.json
 run bpe-encode --vocab-file noeod.json --merge-file merges.txt --append-eod x.jsonl
