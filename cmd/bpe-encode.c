@@ -1,0 +1,381 @@
+/* bpe-encode - turn JSONL text into GPT-2 token ids (owt-tok(5)), and back */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch.h"
+#include "bpe.h"
+#include "input.h"
+#include "jsonl.h"
+#include "progress.h"
+#include "tok.h"
+#include "utf8.h"
+#include "util.h"
+
+static const char usage_line[] =
+    "usage: bpe-encode [-dhkq] [--append-eod] [--json-keys keys] "
+    "[--merge-file file] [--progress] [--version] [--vocab-file file] "
+    "[--workers n] [file ...]\n";
+
+static const char options_help[] =
+    "  -d, --decode           turn a token stream back into JSONL\n"
+    "  -h, --help             print this help and exit\n"
+    "  -k, --keep-going       skip bad records (still exit 1)\n"
+    "  -q, --quiet            no summary or progress on stderr\n"
+    "      --append-eod       end every document with <|endoftext|>\n"
+    "      --json-keys keys   the fields to encode, comma-separated (text)\n"
+    "      --merge-file file  the merges (vocab.bpe) of another vocabulary\n"
+    "      --progress         show progress even when stderr is not a terminal\n"
+    "      --version          print the version and exit\n"
+    "      --vocab-file file  the tokens (encoder.json) of another vocabulary\n"
+    "      --workers n        encoding threads (all cores)\n";
+
+/* Input read per batch of work; a batch holds at least one line. */
+#define BATCH_BYTES (1u << 20)
+#define MAXKEYS 64
+
+/* Counters for the summary; the first BAD_NREASONS are bad_name[]. */
+enum {
+	C_FIELD = BAD_NREASONS,	/* a key missing, or not a string */
+	C_EMPTY,		/* an empty document, without --append-eod */
+	C_TRUNC,		/* -d: a corrupt or truncated token stream */
+	C_DECODE,		/* -d: tokens that are not UTF-8 text */
+	C_NCOUNT
+};
+
+static struct {
+	int decode, keep_going, quiet, progress, append_eod, workers;
+	const char *vocab, *merges;
+	const char *keys[MAXKEYS];
+	size_t nkeys;
+} opt;
+
+static struct bpe *vocab;
+static struct tok_hdr hdr;
+static struct tally count[C_NCOUNT];
+static unsigned long long nrec, ndoc, ntok;
+static uint64_t nbytes;
+static int status = XOK;
+static struct progress prog;
+
+/* A batch's counters (struct batch's count[]). */
+enum { B_DOC, B_TOK, B_EMPTY, B_BYTES };
+
+/* A worker's own state. */
+struct worker {
+	struct bpe_state *bpe;
+	struct jsonl_rec rec;
+	struct bpe_ids ids;
+};
+
+static void
+usage(void)
+{
+	fputs(usage_line, stderr);
+	exit(XUSAGE);
+}
+
+static void *
+worker_init(void *arg)
+{
+	struct worker *w = xcalloc(1, sizeof *w);
+
+	(void)arg;
+	w->bpe = bpe_state_new(vocab);
+	jsonl_rec_init(&w->rec, opt.keys, opt.nkeys);
+	return w;
+}
+
+static void
+worker_fini(void *state)
+{
+	struct worker *w = state;
+
+	bpe_state_free(w->bpe);
+	jsonl_rec_free(&w->rec);
+	free(w->ids.v);
+	free(w);
+}
+
+/* One record: every key's text becomes a document, or the record is bad. */
+static void
+encode_line(struct batch *b, struct worker *w, size_t i)
+{
+	const char *line = b->in.p + b->off[i], *text[MAXKEYS], *why;
+	size_t len = b->off[i + 1] - b->off[i] - 1, tlen[MAXKEYS], k;
+	char err[512];
+	int r;
+
+	if ((r = jsonl_parse(&w->rec, line, len, err, sizeof err)) != 0) {
+		batch_note(b, r, "%s:%lu: %s", b->name, b->lineno[i], err);
+		return;
+	}
+	for (k = 0; k < opt.nkeys; k++)
+		if ((text[k] = jsonl_str(&w->rec, opt.keys[k], &tlen[k], &why)) == NULL) {
+			batch_note(b, C_FIELD, "%s:%lu: %s '%s' field", b->name,
+			    b->lineno[i], strcmp(why, "missing") == 0 ? "missing" :
+			    "non-string", opt.keys[k]);
+			return;
+		}
+	for (k = 0; k < opt.nkeys; k++) {
+		w->ids.n = 0;
+		bpe_encode(w->bpe, text[k], tlen[k], &w->ids);
+		if (opt.append_eod) {
+			w->ids.v = xgrow(w->ids.v, &w->ids.cap, w->ids.n + 1,
+			    sizeof *w->ids.v);
+			w->ids.v[w->ids.n++] = hdr.eod;
+		}
+		b->count[B_BYTES] += tlen[k];
+		if (w->ids.n == 0) {
+			b->count[B_EMPTY]++;
+			continue;
+		}
+		if (w->ids.n > TOK_MAXDOC) {
+			batch_note(b, BAD_TOOLONG, "%s:%lu: document of %zu tokens "
+			    "(the most is %u)", b->name, b->lineno[i], w->ids.n,
+			    TOK_MAXDOC);
+			continue;
+		}
+		tok_put_doc(&b->out, &hdr, w->ids.v, w->ids.n);
+		b->count[B_DOC]++;
+		b->count[B_TOK] += w->ids.n;
+	}
+}
+
+static void
+encode_batch(struct batch *b, void *state)
+{
+	size_t i;
+
+	for (i = 0; i < b->nline; i++)
+		encode_line(b, state, i);
+}
+
+static void
+write_out(const char *p, size_t n)
+{
+	if (n > 0 && fwrite(p, 1, n, stdout) != n)
+		exit(owt_finish(XSYS));
+}
+
+/* A batch is done: write it, report its bad records, count. */
+static void
+finish(struct batch *b, void *arg)
+{
+	size_t i, pos = 0;
+
+	(void)arg;
+	for (i = 0; i < b->nnote; i++) {
+		owt_warn("%s", b->note[i].msg);
+		count[b->note[i].reason].n++;
+		status = XDATA;
+		if (!opt.keep_going) {
+			write_out(b->out.p + pos, b->note[i].outpos - pos);
+			exit(owt_finish(XDATA));
+		}
+	}
+	write_out(b->out.p, b->out.len);
+	nrec += b->nline;
+	ndoc += b->count[B_DOC];
+	ntok += b->count[B_TOK];
+	nbytes += b->count[B_BYTES];
+	count[C_EMPTY].n += b->count[B_EMPTY];
+	for (i = 0; i < b->nline; i++)
+		progress_tick(&prog, ndoc, nbytes);
+}
+
+static void
+encode(int argc, char **argv)
+{
+	struct batch_run run = {
+		.nworkers = opt.workers, .bytes = BATCH_BYTES,
+		.init = worker_init, .work = encode_batch, .fini = worker_fini,
+		.done = finish,
+	};
+	struct buf head = { 0 };
+
+	owt_no_tty_stdout();
+	tok_hdr_init(&hdr, bpe_nvocab(vocab), bpe_eod(vocab));
+	if (opt.append_eod && hdr.eod == TOK_NOEOD)
+		owt_die(XUSAGE, "--append-eod: the vocabulary has no <|endoftext|>");
+	tok_put_hdr(&head, &hdr);
+	write_out(head.p, head.len);
+	buf_free(&head);
+	batch_run(&run, argv + optind, argc - optind);
+}
+
+/* -d: token streams back to JSONL, one record a document. */
+static void
+decode(int argc, char **argv)
+{
+	struct tok_reader r;
+	struct buf text = { 0 }, out = { 0 };
+	const uint32_t *ids;
+	size_t n, bad;
+	int i, k;
+
+	for (i = optind; i < argc || (i == optind && argc == optind); i++) {
+		if (tok_open(&r, i < argc ? argv[i] : "-") < 0)
+			goto fault;
+		if (r.h.vocab != bpe_nvocab(vocab)) {
+			owt_warn("%s: the stream's vocabulary has %u tokens, the "
+			    "loaded one %u", r.in.name, r.h.vocab, bpe_nvocab(vocab));
+			count[C_TRUNC].n++;
+			goto next;
+		}
+		while ((k = tok_next(&r, &ids, &n)) > 0) {
+			ntok += n;
+			if (n > 0 && r.h.eod != TOK_NOEOD && ids[n - 1] == r.h.eod)
+				n--;
+			text.len = 0;
+			bpe_decode(vocab, ids, n, &text);
+			if ((bad = utf8_valid(text.p, text.len)) != text.len) {
+				owt_warn("%s: document %llu: the tokens are not UTF-8 "
+				    "text (byte %zu)", r.in.name,
+				    (unsigned long long)r.ndocs, bad + 1);
+				count[C_DECODE].n++;
+				status = XDATA;
+				if (!opt.keep_going) {
+					write_out(out.p, out.len);
+					exit(owt_finish(XDATA));
+				}
+				continue;
+			}
+			buf_addc(&out, '{');
+			json_string(&out, opt.keys[0], strlen(opt.keys[0]));
+			buf_addc(&out, ':');
+			json_string(&out, text.p, text.len);
+			buf_add(&out, "}\n", 2);
+			ndoc++;
+			nbytes += text.len;
+			if (out.len >= BATCH_BYTES) {
+				write_out(out.p, out.len);
+				out.len = 0;
+			}
+			progress_tick(&prog, ndoc, nbytes);
+		}
+		if (k == 0)
+			goto next;
+fault:
+		if (r.errcode == XSYS)
+			owt_die(XSYS, "%s", r.err);
+		owt_warn("%s", r.err);
+		count[C_TRUNC].n++;
+next:
+		status = count[C_TRUNC].n ? XDATA : status;
+		if (status != XOK && !opt.keep_going) {
+			write_out(out.p, out.len);
+			exit(owt_finish(XDATA));
+		}
+		tok_close(&r);
+	}
+	write_out(out.p, out.len);
+	buf_free(&out);
+	buf_free(&text);
+}
+
+static void
+summary(double secs)
+{
+	size_t i;
+
+	for (i = 1; i < C_NCOUNT; i++)
+		count[i].name = i < BAD_NREASONS ? bad_name[i] :
+		    i == C_FIELD ? "missing or non-string field" :
+		    i == C_EMPTY ? "empty document" :
+		    i == C_TRUNC ? "bad token stream" : "not UTF-8 text";
+	if (opt.decode)
+		fprintf(stderr, "%s: %llu documents, %llu tokens decoded, %.1f MB "
+		    "of text in %.2f s\n", owt_prog, ndoc, ntok,
+		    (double)nbytes / 1e6, secs);
+	else
+		fprintf(stderr, "%s: %llu records, %llu documents, %llu tokens "
+		    "from %.1f MB of text in %.2f s (%.1f MB/s)\n", owt_prog,
+		    nrec, ndoc, ntok, (double)nbytes / 1e6, secs,
+		    secs > 0 ? (double)nbytes / 1e6 / secs : 0.0);
+	tally_print("dropped", count + 1, C_NCOUNT - 1);
+}
+
+/* --json-keys a,b,c: each a field name. */
+static void
+add_keys(const char *arg)
+{
+	const char *p = arg, *comma;
+
+	do {
+		comma = strchr(p, ',');
+		if (comma == p || *p == '\0')
+			owt_die(XUSAGE, "--json-keys: '%s' has an empty field name",
+			    arg);
+		if (opt.nkeys == MAXKEYS)
+			owt_die(XUSAGE, "--json-keys: more than %d fields", MAXKEYS);
+		opt.keys[opt.nkeys++] = comma ? xstrndup(p, (size_t)(comma - p)) :
+		    p;
+		p = comma + 1;
+	} while (comma != NULL);
+}
+
+int
+main(int argc, char **argv)
+{
+	enum { O_EOD = 256, O_KEYS, O_MERGES, O_PROG, O_VER, O_VOCAB, O_WORK };
+	static const struct option longopts[] = {
+		{ "decode", no_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "keep-going", no_argument, NULL, 'k' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "append-eod", no_argument, NULL, O_EOD },
+		{ "json-keys", required_argument, NULL, O_KEYS },
+		{ "merge-file", required_argument, NULL, O_MERGES },
+		{ "progress", no_argument, NULL, O_PROG },
+		{ "version", no_argument, NULL, O_VER },
+		{ "vocab-file", required_argument, NULL, O_VOCAB },
+		{ "workers", required_argument, NULL, O_WORK },
+		{ NULL, 0, NULL, 0 }
+	};
+	char err[1024];
+	int c, code;
+
+	owt_setprog(argv[0]);
+	opt.workers = owt_ncpu();
+	while ((c = getopt_long(argc, argv, "dhkq", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'd': opt.decode = 1; break;
+		case 'h':
+			fputs(usage_line, stdout);
+			fputs(options_help, stdout);
+			return owt_finish(XOK);
+		case 'k': opt.keep_going = 1; break;
+		case 'q': opt.quiet = 1; break;
+		case O_EOD: opt.append_eod = 1; break;
+		case O_KEYS: add_keys(optarg); break;
+		case O_MERGES: opt.merges = optarg; break;
+		case O_PROG: opt.progress = 1; break;
+		case O_VER:
+			printf("bpe-encode %s\n", OWT_VERSION);
+			return owt_finish(XOK);
+		case O_VOCAB: opt.vocab = optarg; break;
+		case O_WORK:
+			opt.workers = (int)opt_int("--workers", optarg, 1, 1024);
+			break;
+		default:
+			usage();
+		}
+	}
+	if ((opt.vocab == NULL) != (opt.merges == NULL))
+		owt_die(XUSAGE, "--vocab-file and --merge-file go together");
+	if (opt.nkeys == 0)
+		add_keys("text");
+	if ((vocab = bpe_load(opt.vocab, opt.merges, &code, err, sizeof err)) == NULL)
+		owt_die(code, "%s", err);
+	progress_init(&prog, opt.quiet ? -1 : opt.progress, "documents");
+	if (opt.decode)
+		decode(argc, argv);
+	else
+		encode(argc, argv);
+	progress_done(&prog);
+	if (!opt.quiet)
+		summary(progress_elapsed(&prog));
+	bpe_free(vocab);
+	return owt_finish(status);
+}

@@ -1,0 +1,1 @@
+PKGS_bpe-encode = yajl zlib libzstd

@@ -1,0 +1,178 @@
+# bpe-encode: MB/s, tokens/s and peak RSS against npm tiktoken-node
+# (tiktoken's Rust core, native) and npm tiktoken (the same core in WASM),
+# installed here into a scratch folder; side by side on the same input,
+# pinned to one core, then on all cores; the 1 -> 2 worker scaling; and the
+# time per MB of single pieces (no white space) of 10 KB, 100 KB and 1 MB.
+# COPIES (8) sets how many copies of the shared sample make the input; the
+# first copy alone is also measured, where no piece was seen before.
+. "$OWT_SRC/contrib/bench/lib.sh"
+
+: "${COPIES:=8}"
+ncpu=$(nproc)
+in=$BW/in.jsonl
+if [ -f "$OWT_SHARED/data/corpus-sample.jsonl" ]; then
+	src="$COPIES copies of shared/data/corpus-sample.jsonl (multilingual)"
+	for i in $(seq "$COPIES"); do cat "$OWT_SHARED/data/corpus-sample.jsonl"; done >"$in"
+	cold=$OWT_SHARED/data/corpus-sample.jsonl
+else
+	src="synthetic English-like records"
+	perl -e 'srand(1); my @w = qw(the of and to in a is that for it as was with be by on not he this are or his from at which but have an they you were her she there one all we their);
+	    for (1 .. 100000) { print "{\"text\":\"", join(" ", map { $w[rand @w] } 1 .. 40), ".\"}\n" }' >"$in"
+	cold=
+fi
+bytes=$(wc -c <"$in")
+tokens=$(bpe-encode --workers "$ncpu" "$in" 2>&1 >/dev/null | sed -n 's/.* documents, \([0-9]*\) tokens.*/\1/p')
+
+# The references, in a scratch folder; skipped when npm cannot install them.
+ref=1
+if ! command -v npm >/dev/null 2>&1 ||
+    ! (cd "$BW" && npm init -y >/dev/null 2>&1 &&
+    npm install --no-audit --no-fund --loglevel=error \
+    tiktoken@1.0.22 tiktoken-node@0.0.7 >/dev/null 2>&1); then
+	ref=0
+	echo "(npm could not install tiktoken and tiktoken-node: references skipped)"
+fi
+# ref.js KIND FILE COUNTFILE: encode the text of each record; write the token count.
+cat >"$BW/ref.js" <<'EOF'
+const fs = require('fs');
+const [kind, file, countfile] = process.argv.slice(2);
+let encode;
+if (kind === 'node') {
+	const e = require('tiktoken-node').getEncoding('gpt2');
+	encode = (t) => e.encode(t);
+} else {
+	const e = require('tiktoken').get_encoding('gpt2');
+	encode = (t) => e.encode_ordinary(t);
+}
+let n = 0;
+for (const line of fs.readFileSync(file, 'utf8').split('\n'))
+	if (line)
+		n += encode(JSON.parse(line).text).length;
+fs.writeFileSync(countfile, n + '\n');
+EOF
+node_ref="env NODE_PATH=$BW/node_modules node $BW/ref.js"
+
+# timed OUT CMD...: as measure, also with the CPU seconds (user + system).
+timed() {
+	out=$1
+	shift
+	/usr/bin/time -f '%e %M %U %S' -o "$BW/.time" "$@"
+	awk '{ print $1, $2, $3 + $4 }' "$BW/.time" >>"$out"
+}
+
+# report LABEL FILE: median MB/s (wall and CPU time), tokens/s and peak RSS.
+report() {
+	t=$(median "$2" 1)
+	c=$(median "$2" 3)
+	printf '  %-38s %6s MB/s %6s Mtok/s %6s MB/s CPU  %4s MB RSS\n' "$1" \
+	    "$(mbps "$bytes" "$t")" "$(mbps "$tokens" "$t")" "$(mbps "$bytes" "$c")" \
+	    "$(($(median "$2" 2) / 1024))"
+}
+
+# ratios A B: B's time over A's, wall and CPU.
+ratios() {
+	echo "$(ratio "$(median "$2" 1)" "$(median "$1" 1)")x wall, $(ratio "$(median "$2" 3)" "$(median "$1" 3)")x CPU"
+}
+
+echo "input: $src, $bytes bytes, $tokens tokens; median of $REPS runs;"
+echo "MB/s of JSONL input by wall-clock time and by CPU time (user + system)"
+echo "one core (taskset -c 0):"
+for i in $(seq "$REPS"); do
+	timed "$BW/b1" taskset -c 0 bpe-encode -q --workers 1 "$in" >/dev/null
+	[ $ref = 1 ] || continue
+	timed "$BW/n1" taskset -c 0 $node_ref node "$in" "$BW/n1.count"
+	timed "$BW/w1" taskset -c 0 $node_ref wasm "$in" "$BW/w1.count"
+done
+report "bpe-encode --workers 1" "$BW/b1"
+if [ $ref = 1 ]; then
+	report "tiktoken-node 0.0.7 encode" "$BW/n1"
+	report "tiktoken 1.0.22 (WASM) encode_ordinary" "$BW/w1"
+	[ "$(cat "$BW/n1.count")" = "$tokens" ] && [ "$(cat "$BW/w1.count")" = "$tokens" ] &&
+	    echo "  token counts agree: $tokens" || echo "  TOKEN COUNTS DIFFER"
+	echo "  bpe-encode / tiktoken-node: $(ratios "$BW/b1" "$BW/n1") (target >= 10x)"
+	echo "  bpe-encode / tiktoken WASM: $(ratios "$BW/b1" "$BW/w1")"
+fi
+if [ $ref = 1 ] && [ -n "$cold" ]; then
+	all_bytes=$bytes all_tokens=$tokens
+	bytes=$(wc -c <"$cold")
+	tokens=$(bpe-encode "$cold" 2>&1 >/dev/null | sed -n 's/.* documents, \([0-9]*\) tokens.*/\1/p')
+	for i in $(seq "$REPS"); do
+		timed "$BW/c1" taskset -c 0 bpe-encode -q --workers 1 "$cold" >/dev/null
+		timed "$BW/cn" taskset -c 0 $node_ref node "$cold" "$BW/cn.count"
+	done
+	echo "one core, the first copy alone ($bytes bytes):"
+	report "bpe-encode --workers 1" "$BW/c1"
+	report "tiktoken-node 0.0.7 encode" "$BW/cn"
+	echo "  bpe-encode / tiktoken-node: $(ratios "$BW/c1" "$BW/cn")"
+	bytes=$all_bytes tokens=$all_tokens
+fi
+
+echo "all $ncpu cores:"
+if [ $ref = 1 ]; then
+	# tiktoken-node encodes on one thread (encodeBatch too): one process a shard.
+	split -n "l/$ncpu" "$in" "$BW/shard."
+	cat >"$BW/shards.sh" <<EOF
+for f in $BW/shard.??; do $node_ref node \$f \$f.count & done
+wait
+EOF
+fi
+for i in $(seq "$REPS"); do
+	timed "$BW/bn" bpe-encode -q --workers "$ncpu" "$in" >/dev/null
+	[ $ref = 1 ] && timed "$BW/nn" sh "$BW/shards.sh"
+done
+report "bpe-encode --workers $ncpu" "$BW/bn"
+if [ $ref = 1 ]; then
+	report "tiktoken-node, $ncpu processes" "$BW/nn"
+	echo "  bpe-encode / tiktoken-node: $(ratios "$BW/bn" "$BW/nn")"
+fi
+
+# 1 -> 2 workers, unpinned, several times. The machine is shared, so each
+# pair is run back to back, beside the same pair for a job that is
+# perfectly parallel (sha256sum of the input, one and two at once): what
+# the machine gave at that moment.
+if [ "$ncpu" -ge 2 ]; then
+	: >"$BW/scale"
+	: >"$BW/par"
+	for i in $(seq $((REPS * 2))); do
+		: >"$BW/s1"; : >"$BW/s2"; : >"$BW/h1"; : >"$BW/h2"
+		timed "$BW/s1" bpe-encode -q --workers 1 "$in" >/dev/null
+		timed "$BW/s2" bpe-encode -q --workers 2 "$in" >/dev/null
+		timed "$BW/h1" sha256sum "$in" "$in" >/dev/null
+		timed "$BW/h2" sh -c "sha256sum '$in' >/dev/null & sha256sum '$in' >/dev/null; wait"
+		echo "$(ratio "$(cut -d' ' -f1 "$BW/s1")" "$(cut -d' ' -f1 "$BW/s2")")" >>"$BW/scale"
+		echo "$(ratio "$(cut -d' ' -f1 "$BW/h1")" "$(cut -d' ' -f1 "$BW/h2")")" >>"$BW/par"
+	done
+	echo "scaling, --workers 1 -> 2 (each pair back to back): $(tr '\n' ' ' <"$BW/scale")"
+	echo "  median $(median "$BW/scale" 1)x (target >= 1.8x)"
+	echo "the same for two sha256sum at once, the machine's share:  $(tr '\n' ' ' <"$BW/par")"
+	echo "  median $(median "$BW/par" 1)x"
+fi
+
+# Pieces without white space: 1 MB of input each, as 100 x 10 KB, 10 x
+# 100 KB and 1 x 1 MB documents of random letters; tiktoken is quadratic
+# in a piece's length, so it gets the 10 KB pieces and one 100 KB piece.
+pieces() {	# pieces N SIZE FILE
+	perl -e 'srand(7); for (1 .. $ARGV[0]) { print "{\"text\":\"", join("", map { chr(97 + int rand 26) } 1 .. $ARGV[1]), "\"}\n" }' "$@"
+}
+echo "one piece without white space (random a-z), seconds per MB, one core:"
+for spec in "100 10240" "10 102400" "1 1048576"; do
+	set -- $spec
+	pieces "$1" "$2" >"$BW/p.jsonl"
+	: >"$BW/pb"
+	for i in $(seq "$REPS"); do
+		timed "$BW/pb" taskset -c 0 bpe-encode -q --workers 1 "$BW/p.jsonl" >/dev/null
+	done
+	t=$(median "$BW/pb" 1)
+	line=$(printf '  %4s KB pieces: bpe-encode %s s/MB, %s MB RSS' "$(($2 / 1024))" \
+	    "$(awk -v t="$t" -v b="$(($1 * $2))" 'BEGIN { printf "%.3f", t / (b / 1048576) }')" \
+	    "$(($(median "$BW/pb" 2) / 1024))")
+	if [ $ref = 1 ] && [ "$2" -le 102400 ]; then
+		n=$(( $1 > 10 ? 10 : 1 ))
+		pieces "$n" "$2" >"$BW/pn.jsonl"
+		: >"$BW/pn"
+		timed "$BW/pn" taskset -c 0 $node_ref node "$BW/pn.jsonl" "$BW/pn.count"
+		t=$(cut -d' ' -f1 "$BW/pn")
+		line="$line; tiktoken-node $(awk -v t="$t" -v b="$((n * $2))" 'BEGIN { printf "%.3f", t / (b / 1048576) }') s/MB ($n pieces, one run)"
+	fi
+	echo "$line"
+done

@@ -1,0 +1,1299 @@
+/* bpe.c - GPT-2 byte-level BPE: load a vocabulary, encode text as tiktoken's gpt2, decode */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+#include <yajl/yajl_parse.h>
+
+#include "bpe.h"
+#include "input.h"
+#include "uniclass.h"
+#include "utf8.h"
+
+#ifndef OWT_DATADIR
+#define OWT_DATADIR "/usr/local/share/owt"
+#endif
+
+#define K1 0x9e3779b97f4a7c15ULL
+#define NONE 0xffffffffu
+#define NOTMERGE 0x80000000u	/* vslot.len flag: a token bpe_encode never makes */
+
+/*
+ * Whole tokens by their bytes, a slot half a cache line: the first VINLINE
+ * bytes (zero-padded), so that most lookups read nothing else.
+ */
+#define VINLINE 24
+struct vslot {
+	unsigned char b[VINLINE];
+	uint32_t id;
+	uint32_t len;		/* 0: empty slot */
+};
+
+/*
+ * The pair table: two adjacent parts, by rank, whose concatenation is a
+ * mergeable token, packed as left << 40 | right << 20 | joined (ranks are
+ * below RANKMAX); PEMPTY is an empty slot.
+ */
+#define RANKBITS 20
+#define RANKMAX ((1u << RANKBITS) - 1)
+#define PEMPTY UINT64_MAX
+
+struct bpe {
+	uint32_t n, eod;
+	uint32_t *off;		/* token id is pool[off[id] .. off[id + 1]) */
+	char *pool;
+	uint32_t *rank;		/* merge priority, NONE for tokens never made */
+	uint32_t *id_of_rank;
+	uint32_t byte_id[256];
+	uint32_t byte_rank[256];
+	uint32_t *bytepair;	/* [a << 8 | b]: the rank of bytes a b joined, or NONE */
+	struct vslot *vt;
+	uint64_t *pt;
+	uint64_t *pfilter;	/* a bit per hash of the pairs in pt, to skip most misses */
+	unsigned vbits, pbits;
+};
+
+/*
+ * The piece cache: a direct-mapped table of merged pieces, an entry a
+ * cache line: the piece's bytes (zero-padded to 8), then its ids, 16 bits
+ * each when the vocabulary allows (GPT-2's does), else 32.
+ */
+#define CBITS 18
+#define CDATA 56
+struct centry {
+	uint32_t tag;
+	uint8_t len, nids;
+	uint8_t pad[2];
+	unsigned char data[CDATA];
+};
+
+/* A part of a long piece being merged, at the position where it starts. */
+struct part {
+	uint32_t rank;		/* the part's token, NONE once joined to its left */
+	uint32_t joined;	/* the rank of this part joined to the next, or NONE */
+	uint32_t prev, next;
+};
+
+struct bpe_state {
+	const struct bpe *v;
+	struct centry *cache;
+	size_t idsize;		/* of the ids in the cache: 2 or 4 */
+	struct part *part;
+	size_t partcap;
+	uint64_t *heap;
+	size_t heapcap;
+	struct bpe_ids tmp;
+};
+
+/*
+ * Memory for a big table, in 2 MB pages where the system allows (Linux
+ * transparent huge pages): random lookups then miss the TLB less.
+ */
+static void *
+table_alloc(size_t size)
+{
+	size_t huge = (size_t)2 << 20;
+	void *p;
+
+	if (size < huge / 2)
+		return xcalloc(1, size);
+	size = (size + huge - 1) & ~(huge - 1);
+	if (posix_memalign(&p, huge, size) != 0)
+		owt_die(XSYS, "out of memory allocating %zu bytes", size);
+	madvise(p, size, MADV_HUGEPAGE);
+	memset(p, 0, size);
+	return p;
+}
+
+/* ---- hashing ---- */
+
+/* The first min(n, 8) bytes of p as a little-endian word, zero-padded. */
+static inline uint64_t
+load_w0(const unsigned char *p, size_t n, const unsigned char *end)
+{
+	uint64_t w = 0;
+
+	if (end - p >= 8) {
+		memcpy(&w, p, 8);
+		return n >= 8 ? w : w & (~0ULL >> (64 - 8 * n));
+	}
+	memcpy(&w, p, n < 8 ? n : 8);
+	return w;
+}
+
+static inline uint64_t
+load8(const unsigned char *p)
+{
+	uint64_t w;
+
+	memcpy(&w, p, 8);
+	return w;
+}
+
+/* a[0..n) == b[0..n), for n >= 8: 8-byte words, the last one overlapping. */
+static inline int
+same8(const unsigned char *a, const unsigned char *b, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i + 8 < n; i += 8)
+		if (load8(a + i) != load8(b + i))
+			return 0;
+	return load8(a + n - 8) == load8(b + n - 8);
+}
+
+static inline uint64_t
+hash_piece(const unsigned char *p, size_t n, uint64_t w0)
+{
+	uint64_t h = (w0 ^ n) * K1, w;
+	size_t i;
+
+	for (i = 8; i < n; i += 8) {
+		w = 0;
+		memcpy(&w, p + i, n - i < 8 ? n - i : 8);
+		h = (h ^ (h >> 29) ^ w) * K1;
+	}
+	return h ^ (h >> 32);
+}
+
+/* The slot of the token with these bytes, or of the empty slot ending its probe. */
+static inline const struct vslot *
+vfind(const struct bpe *v, const unsigned char *p, size_t n, uint64_t w0,
+    uint64_t h, uint32_t lenmask)
+{
+	uint32_t mask = (1u << v->vbits) - 1, i = (uint32_t)(h >> 40) & mask;
+	const struct vslot *s;
+
+	for (;; i = (i + 1) & mask) {
+		s = &v->vt[i];
+		if (s->len == 0)
+			return s;
+		if ((s->len & lenmask) == n && load8(s->b) == w0 && (n <= 8 ||
+		    same8(n <= VINLINE ? s->b : (unsigned char *)v->pool +
+		    v->off[s->id], p, n)))
+			return s;
+	}
+}
+
+static inline uint64_t
+pair_hash(uint64_t key)
+{
+	key *= K1;
+	return key ^ (key >> 29);
+}
+
+#define FBITS 20
+
+/* The rank of the token that joins the parts of ranks left and right, or NONE. */
+static inline uint32_t
+join(const struct bpe *v, uint32_t left, uint32_t right)
+{
+	uint64_t key = (uint64_t)left << RANKBITS | right, e, h = pair_hash(key);
+	uint32_t mask = (1u << v->pbits) - 1, i = (uint32_t)(h >> 20) & mask;
+	uint32_t f = (uint32_t)(h >> (64 - FBITS));
+
+	if (!(v->pfilter[f >> 6] >> (f & 63) & 1))
+		return NONE;
+
+	for (;; i = (i + 1) & mask) {
+		e = v->pt[i];
+		if (e >> RANKBITS == key)
+			return (uint32_t)e & RANKMAX;
+		if (e == PEMPTY)
+			return NONE;
+	}
+}
+
+/* ---- loading ---- */
+
+/*
+ * GPT-2 writes every byte as a printable character: the bytes '!'..'~',
+ * 0xa1..0xac and 0xae..0xff as themselves, the other 68 as U+0100.. in
+ * byte order. rank_of_byte is a byte's position in that order, which is
+ * also its rank.
+ */
+static void
+byte_alphabet(int16_t uni2byte[324], uint32_t rank_of_byte[256])
+{
+	unsigned b, k = 0, extra = 0;
+
+	for (b = 0; b < 324; b++)
+		uni2byte[b] = -1;
+	for (b = 0; b < 256; b++)
+		if ((b >= '!' && b <= '~') || (b >= 0xa1 && b <= 0xac) || b >= 0xae) {
+			uni2byte[b] = (int16_t)b;
+			rank_of_byte[b] = k++;
+		}
+	for (b = 0; b < 256; b++)
+		if (uni2byte[b] != (int16_t)b) {
+			uni2byte[256 + extra++] = (int16_t)b;
+			rank_of_byte[b] = k++;
+		}
+}
+
+struct loader {
+	struct bpe *v;
+	const char *name;
+	int16_t uni2byte[324];
+	uint32_t rank_of_byte[256];
+	struct buf pool;	/* token bytes in file order */
+	uint32_t *off, *id;	/* per token in file order: pool offset, id */
+	size_t ntok, cap;
+	struct buf key;		/* the key being read */
+	int depth;
+	int code;
+	char *err;
+	size_t errsize;
+};
+
+static int
+lfail(struct loader *l, int code, const char *fmt, ...) OWT_PRINTF(3, 4);
+
+static int
+lfail(struct loader *l, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (l->code)
+		return 0;
+	l->code = code;
+	va_start(ap, fmt);
+	vsnprintf(l->err, l->errsize, fmt, ap);
+	va_end(ap);
+	return 0;
+}
+
+/* Append the bytes that s[0..n), in GPT-2's alphabet, stands for; -1 if it is not. */
+static int
+unalphabet(struct loader *l, struct buf *out, const unsigned char *s, size_t n)
+{
+	size_t i = 0, k;
+	uint32_t cp;
+
+	while (i < n) {
+		k = utf8_seqlen(s + i, n - i);
+		if (k == 0 || k > 2)
+			return -1;
+		cp = k == 1 ? s[i] : (uint32_t)(s[i] & 0x1f) << 6 | (s[i + 1] & 0x3f);
+		if (cp >= 324 || l->uni2byte[cp] < 0)
+			return -1;
+		buf_addc(out, (char)l->uni2byte[cp]);
+		i += k;
+	}
+	return 0;
+}
+
+static int
+cb_key(void *ctx, const unsigned char *key, size_t n)
+{
+	struct loader *l = ctx;
+
+	l->key.len = 0;
+	if (l->depth != 1)
+		return lfail(l, XDATA, "%s: not a JSON object of token ids", l->name);
+	if (unalphabet(l, &l->key, key, n) < 0 || n == 0)
+		return lfail(l, XDATA, "%s: token '%.*s' is not written in GPT-2's "
+		    "byte alphabet", l->name, (int)(n > 60 ? 60 : n), key);
+	return 1;
+}
+
+static int
+cb_integer(void *ctx, long long id)
+{
+	struct loader *l = ctx;
+
+	if (l->depth != 1)
+		return lfail(l, XDATA, "%s: not a JSON object of token ids", l->name);
+	if (id < 0 || id >= INT32_MAX)
+		return lfail(l, XDATA, "%s: id %lld is out of range", l->name, id);
+	if (l->ntok == l->cap) {
+		l->off = xgrow(l->off, &l->cap, l->ntok + 1, sizeof *l->off);
+		l->id = xrealloc(l->id, l->cap * sizeof *l->id);
+	}
+	l->off[l->ntok] = (uint32_t)l->pool.len;
+	l->id[l->ntok++] = (uint32_t)id;
+	buf_add(&l->pool, l->key.p, l->key.len);
+	return 1;
+}
+
+static int
+cb_other(void *ctx)
+{
+	struct loader *l = ctx;
+
+	return lfail(l, XDATA, "%s: not a JSON object of token ids", l->name);
+}
+
+static int
+cb_bool(void *ctx, int b)
+{
+	(void)b;
+	return cb_other(ctx);
+}
+
+static int
+cb_double(void *ctx, double d)
+{
+	(void)d;
+	return cb_other(ctx);
+}
+
+static int
+cb_string(void *ctx, const unsigned char *s, size_t n)
+{
+	(void)s;
+	(void)n;
+	return cb_other(ctx);
+}
+
+static int
+cb_start_map(void *ctx)
+{
+	struct loader *l = ctx;
+
+	return ++l->depth == 1 ? 1 : cb_other(ctx);
+}
+
+static int
+cb_end_map(void *ctx)
+{
+	struct loader *l = ctx;
+
+	l->depth--;
+	return 1;
+}
+
+static int
+cb_start_array(void *ctx)
+{
+	return cb_other(ctx);
+}
+
+static const yajl_callbacks enc_callbacks = {
+	cb_other, cb_bool, cb_integer, cb_double, NULL, cb_string,
+	cb_start_map, cb_key, cb_end_map, cb_start_array, NULL
+};
+
+/* Read a whole vocabulary file into b. */
+static int
+slurp(struct loader *l, const char *path, struct buf *b)
+{
+	struct input in;
+	int rc = 0;
+
+	if (input_open(&in, path) < 0) {
+		lfail(l, in.errcode, "%s", in.err);
+		return -1;
+	}
+	if (input_slurp(&in, b, (size_t)1 << 30) < 0) {
+		lfail(l, in.errcode, "%s", in.err);
+		rc = -1;
+	}
+	input_close(&in);
+	return rc;
+}
+
+/* A lookup of whole-token bytes, prefetched first so that misses overlap. */
+struct query {
+	const unsigned char *p;
+	size_t n;
+	uint64_t w0, h;
+};
+
+static void
+query_start(const struct bpe *v, struct query *q, const unsigned char *p,
+    size_t n)
+{
+	q->p = p;
+	q->n = n;
+	q->w0 = load_w0(p, n, p + n);
+	q->h = hash_piece(p, n, q->w0);
+	__builtin_prefetch(&v->vt[(uint32_t)(q->h >> 40) & ((1u << v->vbits) - 1)]);
+}
+
+/*
+ * Add token id, whose bytes q looks up, as one bpe_encode never makes (until
+ * load_merges says otherwise); returns the id that already has its bytes,
+ * or NONE.
+ */
+static uint32_t
+vinsert(struct bpe *v, const struct query *q, uint32_t id)
+{
+	struct vslot *s;
+
+	s = (struct vslot *)vfind(v, q->p, q->n, q->w0, q->h, ~NOTMERGE);
+	if (s->len != 0)
+		return s->id;
+	memcpy(s->b, q->p, q->n < VINLINE ? q->n : VINLINE);
+	s->id = id;
+	s->len = (uint32_t)q->n | NOTMERGE;
+	return NONE;
+}
+
+/* encoder.json: the tokens by id, and the table of whole tokens. */
+static int
+load_encoder(struct loader *l, const char *path)
+{
+	struct bpe *v = l->v;
+	struct buf text = { 0 };
+	struct query q[64];
+	yajl_handle h;
+	unsigned char *msg;
+	uint32_t i, id, n, dup;
+	size_t len;
+
+	if (slurp(l, path, &text) < 0)
+		return -1;
+	h = yajl_alloc(&enc_callbacks, NULL, l);
+	if (h == NULL)
+		owt_die(XSYS, "out of memory");
+	if ((yajl_parse(h, (unsigned char *)text.p, text.len) != yajl_status_ok ||
+	    yajl_complete_parse(h) != yajl_status_ok) && !l->code) {
+		msg = yajl_get_error(h, 0, (unsigned char *)text.p, text.len);
+		len = strcspn((char *)msg, ".\n");
+		lfail(l, XDATA, "%s: invalid JSON: %.*s at byte %zu", l->name,
+		    (int)len, msg, yajl_get_bytes_consumed(h) + 1);
+		yajl_free_error(h, msg);
+	}
+	yajl_free(h);
+	buf_free(&text);
+	if (l->code)
+		return -1;
+	if (l->ntok == 0)
+		return lfail(l, XDATA, "%s: no tokens", l->name), -1;
+
+	/* Ids must be 0..N-1, each once; the pool is rewritten in id order. */
+	v->n = n = (uint32_t)l->ntok;
+	v->off = xcalloc((size_t)n + 1, sizeof *v->off);
+	for (i = 0; i < n; i++) {
+		if ((id = l->id[i]) >= n)
+			continue;
+		if (v->off[id + 1] != 0) {
+			lfail(l, XDATA, "%s: id %u is used twice", l->name, id);
+			return -1;
+		}
+		v->off[id + 1] = (i + 1 < n ? l->off[i + 1] :
+		    (uint32_t)l->pool.len) - l->off[i];
+	}
+	for (id = 0; id < n; id++)
+		if (v->off[id + 1] == 0) {
+			lfail(l, XDATA, "%s: ids are not 0..%u: %u is missing",
+			    l->name, n - 1, id);
+			return -1;
+		}
+	for (i = 0; i < n; i++)
+		v->off[i + 1] += v->off[i];
+	v->pool = xmalloc(l->pool.len + 8);
+	for (i = 0; i < n; i++) {
+		id = l->id[i];
+		memcpy(v->pool + v->off[id], l->pool.p + l->off[i],
+		    v->off[id + 1] - v->off[id]);
+	}
+
+	v->vbits = 10;
+	while ((1u << v->vbits) < 2 * n)
+		v->vbits++;
+	v->vt = table_alloc(((size_t)1 << v->vbits) * sizeof *v->vt);
+	for (id = 0; id < n; id += 64) {
+		for (i = 0; i < 64 && id + i < n; i++)
+			query_start(v, &q[i], (unsigned char *)v->pool +
+			    v->off[id + i], v->off[id + i + 1] - v->off[id + i]);
+		for (i = 0; i < 64 && id + i < n; i++)
+			if ((dup = vinsert(v, &q[i], id + i)) != NONE) {
+				lfail(l, XDATA, "%s: two ids, %u and %u, have the "
+				    "same token", l->name, dup, id + i);
+				return -1;
+			}
+	}
+	return 0;
+}
+
+static void
+pinsert(struct bpe *v, uint32_t left, uint32_t right, uint32_t joined)
+{
+	uint64_t key = (uint64_t)left << RANKBITS | right;
+	uint32_t mask = (1u << v->pbits) - 1;
+	uint32_t i = (uint32_t)(pair_hash(key) >> 20) & mask;
+
+	while (v->pt[i] != PEMPTY && v->pt[i] >> RANKBITS != key)
+		i = (i + 1) & mask;
+	v->pt[i] = key << RANKBITS | joined;
+	i = (uint32_t)(pair_hash(key) >> (64 - FBITS));
+	v->pfilter[i >> 6] |= 1ULL << (i & 63);
+}
+
+/* The id of the token with the query's bytes, or NONE; lenmask as vfind's. */
+static uint32_t
+query_end(const struct bpe *v, const struct query *q, uint32_t lenmask)
+{
+	const struct vslot *s = vfind(v, q->p, q->n, q->w0, q->h, lenmask);
+
+	return s->len ? s->id : NONE;
+}
+
+static uint32_t
+vlookup(const struct bpe *v, const unsigned char *p, size_t n, uint32_t lenmask)
+{
+	struct query q;
+
+	query_start(v, &q, p, n);
+	return query_end(v, &q, lenmask);
+}
+
+/*
+ * The pair table holds every split of a mergeable token into two mergeable
+ * tokens: tiktoken joins two parts whenever their concatenation is a
+ * token, whichever merge line made it. Tokens are split in groups, all
+ * lookups of a group started before any is finished.
+ */
+static void
+build_pairs(struct bpe *v)
+{
+	const unsigned char *p;
+	struct query *q = NULL;
+	uint32_t id, t, next, left, right, (*split)[3] = NULL;
+	size_t n, k, i, nq, qcap = 0, nsplit = 0, cap = 0;
+
+	for (id = 0; id < v->n; id = next) {
+		nq = 0;
+		for (next = id; next < v->n && nq < 64; next++) {
+			if (v->rank[next] == NONE)
+				continue;
+			p = (unsigned char *)v->pool + v->off[next];
+			n = v->off[next + 1] - v->off[next];
+			q = xgrow(q, &qcap, nq + 2 * n, sizeof *q);
+			for (k = 1; k < n; k++) {
+				query_start(v, &q[nq++], p, k);
+				query_start(v, &q[nq++], p + k, n - k);
+			}
+		}
+		for (t = id, i = 0; t < next; t++) {
+			if (v->rank[t] == NONE)
+				continue;
+			for (k = v->off[t] + 1; k < v->off[t + 1]; k++, i += 2) {
+				left = query_end(v, &q[i], ~0u);
+				right = query_end(v, &q[i + 1], ~0u);
+				if (left == NONE || right == NONE)
+					continue;
+				split = xgrow(split, &cap, nsplit + 1, sizeof *split);
+				split[nsplit][0] = v->rank[left];
+				split[nsplit][1] = v->rank[right];
+				split[nsplit++][2] = v->rank[t];
+			}
+		}
+	}
+	free(q);
+	v->pbits = 10;
+	while ((1u << v->pbits) < 2 * nsplit)
+		v->pbits++;
+	v->pt = table_alloc(((size_t)1 << v->pbits) * sizeof *v->pt);
+	memset(v->pt, 0xff, ((size_t)1 << v->pbits) * sizeof *v->pt);
+	v->pfilter = xcalloc((1u << FBITS) / 64, sizeof *v->pfilter);
+	for (k = 0; k < nsplit; k++)
+		pinsert(v, split[k][0], split[k][1], split[k][2]);
+	free(split);
+	v->bytepair = xmalloc(65536 * sizeof *v->bytepair);
+	for (k = 0; k < 65536; k++)
+		v->bytepair[k] = join(v, v->byte_rank[k >> 8], v->byte_rank[k & 255]);
+}
+
+/* One line of vocab.bpe on its way through load_merges. */
+struct merge_line {
+	const char *line;
+	size_t len, ab, split;	/* A B unalphabeted: ab[0..split), ab[split..) */
+	unsigned long lineno;
+	struct query q[3];	/* A, B, AB */
+};
+
+/*
+ * vocab.bpe: the rank of every token the merges make; then the pair table.
+ * Lines go in groups, their lookups started before any is finished.
+ */
+static int
+load_merges(struct loader *l, const char *path)
+{
+	struct bpe *v = l->v;
+	struct buf text = { 0 }, ab = { 0 };
+	struct merge_line group[64], *g;
+	const unsigned char *p;
+	char *line, *end, *sp;
+	unsigned long lineno = 0;
+	uint32_t id, left, right, rank = 256;
+	size_t n, k, ng;
+	int rc = -1;
+
+	if (slurp(l, path, &text) < 0)
+		return -1;
+	for (line = text.p; line < text.p + text.len;) {
+		ab.len = 0;
+		for (ng = 0; ng < 64 && line < text.p + text.len; line = end + 1) {
+			end = memchr(line, '\n', (size_t)(text.p + text.len - line));
+			if (end == NULL)
+				end = text.p + text.len;
+			lineno++;
+			n = (size_t)(end - line);
+			if (n > 0 && line[n - 1] == '\r')
+				n--;
+			if (n == 0 || (lineno == 1 && strncmp(line, "#version", 8) == 0))
+				continue;
+			sp = memchr(line, ' ', n);
+			if (sp == NULL || sp == line || sp == line + n - 1 ||
+			    memchr(sp + 1, ' ', n - (size_t)(sp + 1 - line)) != NULL) {
+				lfail(l, XDATA, "%s:%lu: not a merge 'A B'", l->name,
+				    lineno);
+				goto out;
+			}
+			g = &group[ng++];
+			g->line = line;
+			g->len = n;
+			g->lineno = lineno;
+			g->ab = ab.len;
+			if (unalphabet(l, &ab, (unsigned char *)line, (size_t)(sp - line)) < 0 ||
+			    (g->split = ab.len - g->ab, unalphabet(l, &ab,
+			    (unsigned char *)sp + 1, n - (size_t)(sp + 1 - line))) < 0) {
+				lfail(l, XDATA, "%s:%lu: '%.*s' is not written in "
+				    "GPT-2's byte alphabet", l->name, lineno, (int)n, line);
+				goto out;
+			}
+		}
+		for (k = 0; k < ng; k++) {
+			g = &group[k];
+			p = (unsigned char *)ab.p + g->ab;
+			n = (k + 1 < ng ? group[k + 1].ab : ab.len) - g->ab;
+			query_start(v, &g->q[0], p, g->split);
+			query_start(v, &g->q[1], p + g->split, n - g->split);
+			query_start(v, &g->q[2], p, n);
+		}
+		for (k = 0; k < ng; k++) {
+			g = &group[k];
+			left = query_end(v, &g->q[0], ~NOTMERGE);
+			right = query_end(v, &g->q[1], ~NOTMERGE);
+			id = query_end(v, &g->q[2], ~NOTMERGE);
+			if (left == NONE || right == NONE || id == NONE) {
+				lfail(l, XDATA, "%s:%lu: '%.*s' %s a token that is not "
+				    "in the vocabulary", l->name, g->lineno, (int)g->len,
+				    g->line, left == NONE || right == NONE ? "names" :
+				    "makes");
+				goto out;
+			}
+			if (v->rank[id] != NONE) {
+				lfail(l, XDATA, "%s:%lu: '%.*s' makes a token that an "
+				    "earlier line made", l->name, g->lineno, (int)g->len,
+				    g->line);
+				goto out;
+			}
+			if (rank == RANKMAX) {
+				lfail(l, XDATA, "%s:%lu: more than %u merges", l->name,
+				    g->lineno, RANKMAX - 256);
+				goto out;
+			}
+			v->rank[id] = rank++;
+		}
+	}
+	v->id_of_rank = xmalloc(rank * sizeof *v->id_of_rank);
+	for (id = 0; id < v->n; id++)
+		if (v->rank[id] != NONE)
+			v->id_of_rank[v->rank[id]] = id;
+
+	/* Mergeable tokens become visible to whole-piece lookups. */
+	for (k = 0; k < (size_t)1 << v->vbits; k++)
+		if (v->vt[k].len != 0 && v->rank[v->vt[k].id] != NONE)
+			v->vt[k].len &= ~NOTMERGE;
+	build_pairs(v);
+	rc = 0;
+out:
+	buf_free(&text);
+	buf_free(&ab);
+	return rc;
+}
+
+struct bpe *
+bpe_load(const char *encoder_json, const char *vocab_bpe, int *code,
+    char *err, size_t errsize)
+{
+	struct loader l;
+	struct bpe *v;
+	char dir[PATH_MAX], enc[PATH_MAX + 16], mer[PATH_MAX + 16];
+	unsigned char byte;
+	unsigned b;
+	uint32_t id;
+
+	memset(&l, 0, sizeof l);
+	l.err = err;
+	l.errsize = errsize;
+	if (encoder_json == NULL && vocab_bpe == NULL) {
+		if (bpe_default_dir(dir, sizeof dir) == NULL) {
+			*code = XSYS;
+			snprintf(err, errsize, "cannot find the GPT-2 vocabulary "
+			    "(encoder.json, vocab.bpe) next to the program or in "
+			    "%s/gpt2", OWT_DATADIR);
+			return NULL;
+		}
+		snprintf(enc, sizeof enc, "%s/encoder.json", dir);
+		snprintf(mer, sizeof mer, "%s/vocab.bpe", dir);
+		encoder_json = enc;
+		vocab_bpe = mer;
+	}
+	v = l.v = xcalloc(1, sizeof *v);
+	byte_alphabet(l.uni2byte, l.rank_of_byte);
+	l.name = encoder_json;
+	if (load_encoder(&l, encoder_json) < 0)
+		goto fail;
+	v->rank = xmalloc(v->n * sizeof *v->rank);
+	memset(v->rank, 0xff, v->n * sizeof *v->rank);
+	for (b = 0; b < 256; b++) {
+		byte = (unsigned char)b;
+		id = vlookup(v, &byte, 1, ~NOTMERGE);
+		if (id == NONE) {
+			lfail(&l, XDATA, "%s: byte 0x%02x has no token", l.name, b);
+			goto fail;
+		}
+		v->byte_id[b] = id;
+		v->byte_rank[b] = v->rank[id] = l.rank_of_byte[b];
+	}
+	l.name = vocab_bpe;
+	if (load_merges(&l, vocab_bpe) < 0)
+		goto fail;
+	v->eod = vlookup(v, (const unsigned char *)"<|endoftext|>", 13, ~NOTMERGE);
+	if (v->eod != NONE && v->rank[v->eod] != NONE)
+		v->eod = BPE_NOID;
+	goto done;
+fail:
+	*code = l.code;
+	bpe_free(v);
+	v = NULL;
+done:
+	free(l.off);
+	free(l.id);
+	buf_free(&l.pool);
+	buf_free(&l.key);
+	return v;
+}
+
+void
+bpe_free(struct bpe *v)
+{
+	if (v == NULL)
+		return;
+	free(v->off);
+	free(v->pool);
+	free(v->rank);
+	free(v->id_of_rank);
+	free(v->bytepair);
+	free(v->pfilter);
+	free(v->vt);
+	free(v->pt);
+	free(v);
+}
+
+static int
+has_vocab(const char *dir)
+{
+	char path[PATH_MAX + 16];
+
+	snprintf(path, sizeof path, "%s/encoder.json", dir);
+	if (access(path, R_OK) != 0)
+		return 0;
+	snprintf(path, sizeof path, "%s/vocab.bpe", dir);
+	return access(path, R_OK) == 0;
+}
+
+const char *
+bpe_default_dir(char *buf, size_t size)
+{
+	static const char *const rel[] = { "/../../data/gpt2", "/../share/owt/gpt2" };
+	char exe[PATH_MAX], *slash;
+	ssize_t n;
+	size_t i;
+
+	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		if ((slash = strrchr(exe, '/')) != NULL)
+			*slash = '\0';
+		for (i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+			snprintf(buf, size, "%s%s", exe, rel[i]);
+			if (has_vocab(buf))
+				return buf;
+		}
+	}
+	snprintf(buf, size, "%s/gpt2", OWT_DATADIR);
+	return has_vocab(buf) ? buf : NULL;
+}
+
+uint32_t
+bpe_nvocab(const struct bpe *v)
+{
+	return v->n;
+}
+
+uint32_t
+bpe_eod(const struct bpe *v)
+{
+	return v->eod;
+}
+
+/* ---- the pre-tokenizer ---- */
+
+static const uint8_t ascii_class[128] = {
+	['\t'] = UC_SPACE, ['\n'] = UC_SPACE, ['\v'] = UC_SPACE,
+	['\f'] = UC_SPACE, ['\r'] = UC_SPACE, [' '] = UC_SPACE,
+	['0' ... '9'] = UC_NUMBER,
+	['A' ... 'Z'] = UC_LETTER, ['a' ... 'z'] = UC_LETTER,
+};
+
+/* The class of the character at s[i], and its length in *len. */
+static inline unsigned
+char_class(const unsigned char *s, size_t n, size_t i, size_t *len)
+{
+	const unsigned char *c = s + i;
+	uint32_t cp;
+
+	if (*c < 0x80) {
+		*len = 1;
+		return ascii_class[*c];
+	}
+	switch ((*len = utf8_seqlen(c, n - i))) {
+	case 2:
+		cp = (uint32_t)(c[0] & 0x1f) << 6 | (c[1] & 0x3f);
+		break;
+	case 3:
+		cp = (uint32_t)(c[0] & 0x0f) << 12 | (uint32_t)(c[1] & 0x3f) << 6 |
+		    (c[2] & 0x3f);
+		break;
+	case 4:
+		cp = (uint32_t)(c[0] & 0x07) << 18 | (uint32_t)(c[1] & 0x3f) << 12 |
+		    (uint32_t)(c[2] & 0x3f) << 6 | (c[3] & 0x3f);
+		break;
+	default:
+		*len = 1;
+		return UC_OTHER;
+	}
+	return uniclass(cp);
+}
+
+#define ONES 0x0101010101010101ULL
+#define HIGH (0x80 * ONES)
+
+/*
+ * The high bit of each byte of w that is not an ASCII letter. On the
+ * bytes folded to lower case and 7 bits, x + 0x1f reaches 0x80 from 'a'
+ * on and x + 0x05 from '{' on, without carries between bytes.
+ */
+static inline uint64_t
+not_letters(uint64_t w)
+{
+	uint64_t x = (w | 0x20 * ONES) & ~HIGH;
+
+	return ~(((x + 0x1f * ONES) & ~(x + 0x05 * ONES)) & ~w) & HIGH;
+}
+
+/* The end of the run of characters of class k that starts at s[i]. */
+static inline size_t
+run_end(const unsigned char *s, size_t n, size_t i, unsigned k)
+{
+	uint64_t m;
+	size_t len;
+
+	for (;;) {
+		/* ASCII letters go 8 at a time. */
+		for (; k == UC_LETTER && i + 8 <= n; i += 8)
+			if ((m = not_letters(load8(s + i))) != 0) {
+				i += (size_t)__builtin_ctzll(m) >> 3;
+				break;
+			}
+		while (i < n && s[i] < 0x80 && ascii_class[s[i]] == k)
+			i++;
+		if (i >= n || s[i] < 0x80 || char_class(s, n, i, &len) != k)
+			return i;
+		i += len;
+	}
+}
+
+/*
+ * The end of the piece that starts at s[i]: the alternatives of the
+ * pattern in bpe.h, first match wins. A run of white space followed by a
+ * non-space gives its last character to the next piece (\s+(?!\S)), unless
+ * the run is that one character (\s+).
+ */
+static inline size_t
+piece_end(const unsigned char *s, size_t n, size_t i)
+{
+	size_t len, len2, last, j;
+	unsigned k, k2;
+
+	if (s[i] == '\'' && i + 1 < n) {
+		k = s[i + 1];
+		if (k == 's' || k == 'd' || k == 'm' || k == 't')
+			return i + 2;
+		if (i + 2 < n && ((k == 'l' && s[i + 2] == 'l') ||
+		    (k == 'v' && s[i + 2] == 'e') || (k == 'r' && s[i + 2] == 'e')))
+			return i + 3;
+	}
+	if (s[i] == ' ' && i + 1 < n) {
+		k2 = char_class(s, n, i + 1, &len2);
+		if (k2 != UC_SPACE)
+			return run_end(s, n, i + 1 + len2, k2);
+	}
+	k = char_class(s, n, i, &len);
+	if (k != UC_SPACE)
+		return run_end(s, n, i + len, k);
+	last = i;
+	for (j = i + len; j < n; j += len) {
+		if (char_class(s, n, j, &len) != UC_SPACE)
+			return last > i ? last : j;
+		last = j;
+	}
+	return n;
+}
+
+size_t
+bpe_piece(const char *text, size_t len)
+{
+	return piece_end((const unsigned char *)text, len, 0);
+}
+
+/* ---- merging ---- */
+
+struct bpe_state *
+bpe_state_new(const struct bpe *v)
+{
+	struct bpe_state *s = xcalloc(1, sizeof *s);
+
+	s->v = v;
+	s->cache = table_alloc(((size_t)1 << CBITS) * sizeof *s->cache);
+	s->idsize = v->n <= 65536 ? 2 : 4;
+	return s;
+}
+
+void
+bpe_state_free(struct bpe_state *s)
+{
+	if (s == NULL)
+		return;
+	free(s->cache);
+	free(s->part);
+	free(s->heap);
+	free(s->tmp.v);
+	free(s);
+}
+
+static inline void
+ids_reserve(struct bpe_ids *out, size_t extra)
+{
+	if (out->cap - out->n < extra)
+		out->v = xgrow(out->v, &out->cap, out->n + extra, sizeof *out->v);
+}
+
+/*
+ * The merges of tiktoken's byte_pair_merge: while two adjacent parts join
+ * into a token, join the pair whose token has the lowest rank, leftmost
+ * first. Short pieces keep their parts in an array and scan it for the
+ * lowest rank, as tiktoken does; long ones use a heap, so that time is
+ * O(n log n) however long the piece.
+ */
+#define SHORT 64
+
+/* Pieces a batch of bpe_encode. */
+#define PBATCH 32
+
+/* Merge p[0..n) (2 <= n <= SHORT); the parts' ranks go to r, their number is returned. */
+static size_t
+merge_short(const struct bpe *v, const unsigned char *p, size_t n,
+    uint32_t *r)
+{
+	uint32_t j[SHORT], best;
+	size_t i, m = n, at;
+
+	for (i = 0; i + 1 < n; i++) {
+		r[i] = v->byte_rank[p[i]];
+		j[i] = v->bytepair[p[i] << 8 | p[i + 1]];
+	}
+	r[n - 1] = v->byte_rank[p[n - 1]];
+	j[n - 1] = NONE;
+	for (;;) {
+		best = NONE;
+		at = 0;
+		for (i = 0; i + 1 < m; i++)
+			if (j[i] < best) {
+				best = j[i];
+				at = i;
+			}
+		if (best == NONE)
+			return m;
+		r[at] = best;
+		m--;
+		memmove(r + at + 1, r + at + 2, (m - at - 1) * sizeof *r);
+		memmove(j + at + 1, j + at + 2, (m - at - 1) * sizeof *j);
+		if (at > 0)
+			j[at - 1] = join(v, r[at - 1], r[at]);
+		j[at] = at + 1 < m ? join(v, r[at], r[at + 1]) : NONE;
+	}
+}
+
+/* Min-heap of (rank << 32 | position). */
+static void
+heap_down(uint64_t *h, size_t n, size_t i)
+{
+	uint64_t x = h[i];
+	size_t c;
+
+	while ((c = 2 * i + 1) < n) {
+		if (c + 1 < n && h[c + 1] < h[c])
+			c++;
+		if (h[c] >= x)
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = x;
+}
+
+static void
+heap_up(uint64_t *h, size_t i)
+{
+	uint64_t x = h[i];
+
+	while (i > 0 && h[(i - 1) / 2] > x) {
+		h[i] = h[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h[i] = x;
+}
+
+/* Note what the part at i and the next join into, and queue it. */
+static inline void
+queue_pair(struct bpe_state *s, size_t *nh, uint32_t i)
+{
+	struct part *pt = s->part;
+	uint32_t k = pt[i].next;
+
+	pt[i].joined = k == NONE ? NONE : join(s->v, pt[i].rank, pt[k].rank);
+	if (pt[i].joined != NONE) {
+		s->heap[*nh] = (uint64_t)pt[i].joined << 32 | i;
+		heap_up(s->heap, (*nh)++);
+	}
+}
+
+/*
+ * Merge p[0..n) of any length; the parts' ranks go to r. The parts are a
+ * linked list over byte positions; the heap holds (joined rank, position)
+ * of candidate pairs. An entry is stale when its part has since joined its
+ * left neighbour or now joins into another token: every new pair makes a
+ * longer token, so its rank differs.
+ */
+static size_t
+merge_long(struct bpe_state *s, const unsigned char *p, size_t n,
+    uint32_t *r)
+{
+	const struct bpe *v = s->v;
+	struct part *pt;
+	size_t nh = 0, i, m = 0;
+	uint32_t a, b, c;
+	uint64_t e;
+
+	if (n > s->partcap) {
+		s->partcap = n;
+		free(s->part);
+		free(s->heap);
+		s->part = xmalloc(n * sizeof *s->part);
+		s->heap = xmalloc(3 * n * sizeof *s->heap);
+	}
+	pt = s->part;
+	for (i = 0; i < n; i++) {
+		pt[i].rank = v->byte_rank[p[i]];
+		pt[i].joined = i + 1 < n ? v->bytepair[p[i] << 8 | p[i + 1]] : NONE;
+		pt[i].prev = (uint32_t)i - 1;
+		pt[i].next = i + 1 < n ? (uint32_t)i + 1 : NONE;
+		if (pt[i].joined != NONE)
+			s->heap[nh++] = (uint64_t)pt[i].joined << 32 | i;
+	}
+	for (i = nh / 2; i-- > 0;)
+		heap_down(s->heap, nh, i);
+	while (nh > 0) {
+		e = s->heap[0];
+		s->heap[0] = s->heap[--nh];
+		heap_down(s->heap, nh, 0);
+		a = (uint32_t)e;
+		if (pt[a].rank == NONE || pt[a].joined != (uint32_t)(e >> 32))
+			continue;
+		b = pt[a].next;
+		pt[a].rank = pt[a].joined;
+		pt[b].rank = NONE;
+		c = pt[a].next = pt[b].next;
+		if (c != NONE)
+			pt[c].prev = a;
+		if (pt[a].prev != NONE)
+			queue_pair(s, &nh, pt[a].prev);
+		queue_pair(s, &nh, a);
+	}
+	for (a = 0; a != NONE; a = pt[a].next)
+		r[m++] = pt[a].rank;
+	return m;
+}
+
+/*
+ * Merge p[0..n) (n >= 2) and append the ids; returns how many. Leaves
+ * room for PBATCH more ids, for the rest of bpe_encode's batch.
+ */
+static size_t
+merge(struct bpe_state *s, const unsigned char *p, size_t n,
+    struct bpe_ids *out)
+{
+	uint32_t *r;
+	size_t i, m;
+
+	ids_reserve(out, n + PBATCH);
+	r = out->v + out->n;
+	m = n <= SHORT ? merge_short(s->v, p, n, r) : merge_long(s, p, n, r);
+	for (i = 0; i < m; i++)
+		r[i] = s->v->id_of_rank[r[i]];
+	out->n += m;
+	return m;
+}
+
+/* A piece on its way through bpe_encode. */
+struct pending {
+	const unsigned char *p;
+	size_t n;
+	uint64_t w0, h;
+	uint32_t id;		/* the piece is this one token, or NONE */
+};
+
+static inline struct centry *
+cache_entry(struct bpe_state *s, uint64_t h)
+{
+	return &s->cache[h & ((1u << CBITS) - 1)];
+}
+
+/* Append the ids of a piece that is not one token: from the cache, or merged. */
+static void
+encode_merged(struct bpe_state *s, const struct pending *q, struct bpe_ids *out)
+{
+	struct centry *ce;
+	size_t k, i, at = q->n < 8 ? 8 : q->n;
+	uint32_t id;
+	uint16_t id16;
+
+	if (at + s->idsize > CDATA) {
+		merge(s, q->p, q->n, out);
+		return;
+	}
+	ce = cache_entry(s, q->h);
+	if (ce->len == q->n && ce->tag == (uint32_t)(q->h >> 32) &&
+	    load8(ce->data) == q->w0 && (q->n <= 8 || same8(ce->data, q->p, q->n))) {
+		ids_reserve(out, ce->nids + PBATCH);
+		for (i = 0; i < ce->nids; i++, at += s->idsize) {
+			if (s->idsize == 2) {
+				memcpy(&id16, ce->data + at, 2);
+				id = id16;
+			} else {
+				memcpy(&id, ce->data + at, 4);
+			}
+			out->v[out->n++] = id;
+		}
+		return;
+	}
+	k = merge(s, q->p, q->n, out);
+	if (at + k * s->idsize > CDATA)
+		return;
+	ce->tag = (uint32_t)(q->h >> 32);
+	ce->len = (uint8_t)q->n;
+	ce->nids = (uint8_t)k;
+	memset(ce->data, 0, 8);
+	memcpy(ce->data, q->p, q->n);
+	for (i = out->n - k; i < out->n; i++, at += s->idsize) {
+		if (s->idsize == 2) {
+			id16 = (uint16_t)out->v[i];
+			memcpy(ce->data + at, &id16, 2);
+		} else {
+			memcpy(ce->data + at, &out->v[i], 4);
+		}
+	}
+}
+
+/*
+ * Pieces go through in batches, in three passes, so that the table
+ * lookups of a batch overlap instead of each waiting on memory in turn:
+ * cut the pieces and prefetch their slots in the table of tokens; look them
+ * up, and prefetch the cache entries of those that are not one token;
+ * append the ids in order.
+ */
+size_t
+bpe_encode(struct bpe_state *s, const char *text, size_t len,
+    struct bpe_ids *out)
+{
+	const struct bpe *v = s->v;
+	const unsigned char *t = (const unsigned char *)text, *end = t + len;
+	const struct vslot *vs;
+	struct pending pend[PBATCH], *q;
+	size_t i = 0, j, k, m, n0 = out->n;
+	uint32_t vmask = (1u << v->vbits) - 1;
+
+	while (i < len) {
+		for (m = 0; m < PBATCH && i < len; m++, i = j) {
+			j = piece_end(t, len, i);
+			q = &pend[m];
+			q->p = t + i;
+			q->n = j - i;
+			if (q->n == 1)
+				continue;
+			q->w0 = load_w0(q->p, q->n, end);
+			q->h = hash_piece(q->p, q->n, q->w0);
+			__builtin_prefetch(&v->vt[(uint32_t)(q->h >> 40) & vmask]);
+		}
+		for (k = 0; k < m; k++) {
+			q = &pend[k];
+			if (q->n == 1) {
+				q->id = v->byte_id[*q->p];
+				continue;
+			}
+			vs = vfind(v, q->p, q->n, q->w0, q->h, ~0u);
+			q->id = vs->len ? vs->id : NONE;
+			if (q->id == NONE && q->n < CDATA)
+				__builtin_prefetch(cache_entry(s, q->h));
+		}
+		ids_reserve(out, m);
+		for (k = 0; k < m; k++) {
+			if (pend[k].id != NONE)	/* room: ids_reserve above, or merge */
+				out->v[out->n++] = pend[k].id;
+			else
+				encode_merged(s, &pend[k], out);
+		}
+	}
+	return out->n - n0;
+}
+
+size_t
+bpe_count(struct bpe_state *s, const char *text, size_t len)
+{
+	s->tmp.n = 0;
+	return bpe_encode(s, text, len, &s->tmp);
+}
+
+/* ---- decoding ---- */
+
+const char *
+bpe_token(const struct bpe *v, uint32_t id, size_t *len)
+{
+	if (id >= v->n)
+		return NULL;
+	*len = v->off[id + 1] - v->off[id];
+	return v->pool + v->off[id];
+}
+
+size_t
+bpe_decode(const struct bpe *v, const uint32_t *ids, size_t n, struct buf *out)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (ids[i] >= v->n)
+			return i;
+		buf_add(out, v->pool + v->off[ids[i]],
+		    v->off[ids[i] + 1] - v->off[ids[i]]);
+	}
+	return n;
+}

@@ -1,0 +1,137 @@
+/* par.c - ordered parallel work: jobs run on worker threads and come back in order */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "par.h"
+#include "util.h"
+
+struct par {
+	pthread_mutex_t mu;
+	pthread_cond_t queued, finished;
+	void **job;
+	char *done;
+	size_t depth;
+	size_t head;		/* the oldest job not yet returned */
+	size_t next;		/* the next job a worker takes */
+	size_t tail;		/* where the next job is queued */
+	int stop;
+	void (*work)(void *, void *);
+	void *(*init)(void *);
+	void (*fini)(void *);
+	void *arg;
+	pthread_t *threads;
+	int nthreads;
+};
+
+static void *
+worker(void *arg)
+{
+	struct par *p = arg;
+	void *state = p->init ? p->init(p->arg) : NULL;
+	size_t k;
+
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		while (p->next == p->tail && !p->stop)
+			pthread_cond_wait(&p->queued, &p->mu);
+		if (p->next == p->tail)
+			break;
+		k = p->next++ % p->depth;
+		pthread_mutex_unlock(&p->mu);
+		p->work(p->job[k], state);
+		pthread_mutex_lock(&p->mu);
+		p->done[k] = 1;
+		pthread_cond_signal(&p->finished);
+	}
+	pthread_mutex_unlock(&p->mu);
+	if (p->fini)
+		p->fini(state);
+	return NULL;
+}
+
+struct par *
+par_start(int nthreads, size_t depth, void (*work)(void *, void *),
+    void *(*init)(void *), void (*fini)(void *), void *arg)
+{
+	struct par *p = xcalloc(1, sizeof *p);
+	int i, e;
+
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->queued, NULL);
+	pthread_cond_init(&p->finished, NULL);
+	p->depth = depth;
+	p->job = xcalloc(depth, sizeof *p->job);
+	p->done = xcalloc(depth, 1);
+	p->work = work;
+	p->init = init;
+	p->fini = fini;
+	p->arg = arg;
+	p->nthreads = nthreads;
+	p->threads = xcalloc((size_t)nthreads, sizeof *p->threads);
+	for (i = 0; i < nthreads; i++)
+		if ((e = pthread_create(&p->threads[i], NULL, worker, p)) != 0)
+			owt_die(XSYS, "cannot start a thread: %s", strerror(e));
+	return p;
+}
+
+/* Called locked, with a job in flight: wait for the oldest, take it. */
+static void *
+take_oldest(struct par *p)
+{
+	size_t k = p->head % p->depth;
+	void *job;
+
+	while (!p->done[k])
+		pthread_cond_wait(&p->finished, &p->mu);
+	job = p->job[k];
+	p->done[k] = 0;
+	p->head++;
+	return job;
+}
+
+void *
+par_put(struct par *p, void *job)
+{
+	void *old = NULL;
+
+	pthread_mutex_lock(&p->mu);
+	if (p->tail - p->head == p->depth)
+		old = take_oldest(p);
+	p->job[p->tail++ % p->depth] = job;
+	pthread_cond_signal(&p->queued);
+	pthread_mutex_unlock(&p->mu);
+	return old;
+}
+
+void *
+par_get(struct par *p)
+{
+	void *job = NULL;
+
+	pthread_mutex_lock(&p->mu);
+	if (p->head != p->tail)
+		job = take_oldest(p);
+	pthread_mutex_unlock(&p->mu);
+	return job;
+}
+
+void
+par_stop(struct par *p)
+{
+	int i;
+
+	pthread_mutex_lock(&p->mu);
+	p->stop = 1;
+	pthread_cond_broadcast(&p->queued);
+	pthread_mutex_unlock(&p->mu);
+	for (i = 0; i < p->nthreads; i++)
+		pthread_join(p->threads[i], NULL);
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->queued);
+	pthread_cond_destroy(&p->finished);
+	free(p->threads);
+	free(p->job);
+	free(p->done);
+	free(p);
+}

@@ -1,0 +1,28 @@
+/* par.h - ordered parallel work: jobs run on worker threads and come back in order */
+#ifndef OWT_PAR_H
+#define OWT_PAR_H
+
+#include <stddef.h>
+
+struct par;
+
+/*
+ * Start nthreads workers. Each calls init(arg) once for its own state
+ * (init may be NULL: the state is NULL), then work(job, state) for each job
+ * it takes, and fini(state) when stopped (fini may be NULL). At most depth
+ * jobs are in flight, so the memory in use is bounded by the caller's job size.
+ * Out of memory or threads is fatal (exit XSYS).
+ */
+struct par *par_start(int nthreads, size_t depth, void (*work)(void *job, void *state),
+    void *(*init)(void *arg), void (*fini)(void *state), void *arg);
+/*
+ * Queue a job. When depth jobs are in flight, first wait for the oldest and
+ * return it, done; else return NULL.
+ */
+void *par_put(struct par *p, void *job);
+/* Wait for the oldest job in flight and return it, done; NULL when none is. */
+void *par_get(struct par *p);
+/* Stop and join the workers (after par_get has returned NULL). */
+void par_stop(struct par *p);
+
+#endif

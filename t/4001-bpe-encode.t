@@ -1,0 +1,272 @@
+#!/bin/sh
+# bpe-encode: ids equal tiktoken's on the edge fixtures, the stream format,
+# documents and keys, -d round trips, workers, the vocabulary options and
+# lookup, and every bad-input path with its exit status and message.
+#
+# t/bpe/edge.jsonl and t/bpe/edge.ids were made by tiktoken (npm
+# tiktoken@1.0.22, WASM, get_encoding("gpt2").encode_ordinary) with
+#   NODE_PATH=/tmp/ref/node_modules node contrib/bpe/make-edge.js t/bpe/edge
+. "${OWT_SRC:-.}/t/lib.sh"
+
+cd "$T" || exit 3
+E=$OWT_SRC/t/bpe
+tok2ids() { perl "$E/tok2ids"; }
+
+# Exactness: every edge case, without and with the end-of-document id.
+run bpe-encode -q "$E/edge.jsonl"
+is "$rc" 0 "the edge fixtures encode"
+tok2ids <out >got
+grep -v '^$' "$E/edge.ids" >want
+same want got "ids equal tiktoken's encode_ordinary on $(wc -l <want) edge cases"
+run bpe-encode -q --append-eod --workers 3 "$E/edge.jsonl"
+tok2ids <out >got
+sed 's/$/ 50256/; s/^ //' "$E/edge.ids" >want
+same want got "--append-eod ends each document with 50256; an empty text is [50256]"
+
+# The stream: header, counts, little-endian ids (owt-tok(5)'s example).
+printf '{"text":"Hello world"}\n' >hello.jsonl
+run bpe-encode -q --append-eod hello.jsonl
+od -An -tx1 out | tr -s ' \n' '  ' >got
+is "$(cat got)" " 4f 57 54 54 4f 4b 01 02 51 c4 00 00 50 c4 00 00 03 00 00 00 88 3c e3 03 50 c4 " \
+    "header, count and ids are the bytes of owt-tok(5)"
+
+# Documents: several keys, empty texts, the summary.
+printf '{"title":"A","text":"b c"}\n{"text":"","title":"T"}\n' >keys.jsonl
+run bpe-encode --json-keys title,text keys.jsonl
+is "$rc" 0 "two keys"
+printf '32\n65 269\n51\n' >want
+tok2ids <out >got
+same want got "each key is a document, in the order named; an empty text is dropped"
+like err '^bpe-encode: 2 records, 3 documents, 4 tokens from 0.0 MB of text' "the summary counts records, documents, tokens"
+like err 'dropped: 1 empty document$' "the empty document is counted"
+run bpe-encode -q --json-keys title --json-keys text --append-eod keys.jsonl
+printf '32 50256\n65 269 50256\n51 50256\n50256\n' >want
+tok2ids <out >got
+same want got "--json-keys repeats; with --append-eod no document vanishes"
+
+# Input: stdin, several files, compression; output order is input order.
+awk 'BEGIN { for (i = 0; i < 30000; i++) printf "{\"text\":\"document %d: the quick brown fox %d\"}\n", i, i * 7 }' >many.jsonl
+run bpe-encode -q --workers 1 many.jsonl
+cp out one.tok
+run bpe-encode -q --workers 4 many.jsonl
+same one.tok out "the output does not depend on --workers"
+gzip -c many.jsonl >many.jsonl.gz
+run bpe-encode -q --workers 2 - <many.jsonl.gz
+same one.tok out "gzip on standard input"
+head -n 100 many.jsonl >a.jsonl
+tail -n +101 many.jsonl | zstd -q >b.jsonl.zst
+run bpe-encode -q a.jsonl b.jsonl.zst
+same one.tok out "two files, one zstd, make one stream"
+bpe-encode -q a.jsonl >a.tok && tail -n +101 many.jsonl | bpe-encode -q >b.tok
+cat a.tok b.tok >ab.tok
+run bpe-encode -dq ab.tok
+cp out ab.jsonl
+run bpe-encode -dq one.tok
+same ab.jsonl out "cat a.tok b.tok is one stream"
+tok2ids <one.tok | head -n 1 >got
+is "$(cat got)" "22897 657 25 262 2068 7586 21831 657" "the first document's ids"
+
+# -d: back to text, byte for byte.
+run bpe-encode -dq one.tok
+same many.jsonl out "-d gives back the records"
+bpe-encode -q --append-eod "$E/edge.jsonl" >edge.tok
+run bpe-encode -d edge.tok
+is "$rc" 0 "-d decodes the edge cases"
+like err '^bpe-encode: 73 documents, [0-9]+ tokens decoded' "-d summary"
+bpe-encode -q --append-eod out >again.tok
+same edge.tok again.tok "encode, decode, encode gives the same ids: every edge text round-trips"
+printf '{"text":"tab\\tquote\\" nul\\u0000 \\u00e9\\ud83d\\ude00 <|endoftext|>"}\n' >esc.jsonl
+bpe-encode -q --append-eod esc.jsonl >esc.tok
+run bpe-encode -dq --json-keys body esc.tok
+printf '{"body":"tab\\tquote\\" nul\\u0000 \303\251\360\237\230\200 <|endoftext|>"}\n' >want
+same want out "-d writes JSON text under the first --json-keys name"
+
+# Bad input: exact status and message; -k goes on and still exits 1.
+printf '{"text":"ok1"}\n{"text":"bad\n{"text":"ok2"}\n' >badjson.jsonl
+run bpe-encode -q badjson.jsonl
+is "$rc" 1 "invalid JSON exits 1"
+like err '^bpe-encode: badjson.jsonl:2: invalid JSON: ' "invalid JSON names file and line"
+tok2ids <out >got
+printf '482 16\n' >want
+same want got "records before the bad one are written"
+run bpe-encode -k --workers 2 badjson.jsonl
+is "$rc" 1 "invalid JSON under -k still exits 1"
+tok2ids <out >got
+printf '482 16\n482 17\n' >want
+same want got "-k skips the bad record"
+like err 'dropped: 1 invalid JSON$' "-k counts it"
+
+printf '{"text":"a\377"}\n' >utf.jsonl
+run bpe-encode utf.jsonl
+is "$rc" 1 "invalid UTF-8 exits 1"
+like err '^bpe-encode: utf.jsonl:1: invalid UTF-8 at byte 11$' "invalid UTF-8 names file, line and byte"
+printf '{"text":"\\ud800"}\n' >sur.jsonl
+run bpe-encode sur.jsonl
+is "$rc" 1 "a lone surrogate escape exits 1"
+like err '^bpe-encode: sur.jsonl:1: invalid JSON: unpaired UTF-16 surrogate' "and is named"
+
+printf '{"title":"x"}\n{"text":5}\n{"text":null,"title":"t"}\n{"text":"fine"}\n' >field.jsonl
+run bpe-encode -k field.jsonl
+is "$rc" 1 "missing and non-string fields exit 1"
+like err '^bpe-encode: field.jsonl:1: missing .text. field$' "a missing field is named"
+like err '^bpe-encode: field.jsonl:2: non-string .text. field$' "a number is not text"
+like err '^bpe-encode: field.jsonl:3: non-string .text. field$' "null is not text"
+like err 'dropped: 3 missing or non-string field$' "they are counted"
+tok2ids <out >got
+is "$(cat got)" "38125" "the good record is written"
+run bpe-encode -q --json-keys text,title field.jsonl
+like err '^bpe-encode: field.jsonl:1: missing .text. field$' "a record lacking one of several keys is bad"
+printf '{"text":"a","title":"b"}\n{"text":"c"}\n' >two.jsonl
+run bpe-encode -qk --json-keys text,title two.jsonl
+tok2ids <out >got
+printf '64\n65\n' >want
+same want got "a bad record writes none of its documents"
+
+printf '[1]\n\n{"text":"z"}\n' >shape.jsonl
+run bpe-encode -k shape.jsonl
+like err '^bpe-encode: shape.jsonl:1: not a JSON object$' "an array is not a record"
+like err '^bpe-encode: shape.jsonl:2: empty line$' "a blank line is reported"
+run bpe-encode nosuch.jsonl
+is "$rc" 1 "a missing file exits 1"
+like err "^bpe-encode: cannot open 'nosuch.jsonl': No such file or directory$" "a missing file is named"
+run bpe-encode -qk nosuch.jsonl hello.jsonl
+tok2ids <out >got
+is "$(cat got)" "15496 995" "-k goes on to the next file"
+head -c 40 many.jsonl.gz >trunc.gz
+run bpe-encode trunc.gz
+is "$rc" 1 "truncated gzip exits 1"
+like err '^bpe-encode: trunc.gz:[0-9]+: truncated gzip data$' "truncated gzip is reported"
+awk 'BEGIN { s = "{\"text\":\""; for (i = 0; i < 3000; i++) s = s "x"; print s "\"}"; print "{\"text\":\"short\"}" }' >long.jsonl
+OWT_MAX_LINE=2048 run bpe-encode -k long.jsonl
+is "$rc" 1 "a line over OWT_MAX_LINE exits 1"
+like err '^bpe-encode: long.jsonl:1: line longer than 2048 bytes$' "the long line is named"
+tok2ids <out >got
+is "$(cat got)" "19509" "-k reads on after it"
+
+# -d: bad token streams.
+head -c 24 one.tok >cut.tok
+run bpe-encode -d cut.tok
+is "$rc" 1 "a truncated stream exits 1"
+like err '^bpe-encode: cut.tok: byte 16: truncated token stream: document 1 has 2 of 8 tokens$' "and says where"
+run bpe-encode -d many.jsonl
+is "$rc" 1 "JSON is not a token stream"
+like err '^bpe-encode: many.jsonl: byte 0: not an owt token stream \(bad magic\)$' "bad magic"
+printf 'OWTTOK\001\002\003\000\000\000\377\377\377\377\001\000\000\000\005\000' >small.tok
+run bpe-encode -d small.tok
+is "$rc" 1 "a stream of another vocabulary exits 1"
+like err "^bpe-encode: small.tok: the stream's vocabulary has 3 tokens, the loaded one 50257$" "names both sizes"
+printf 'OWTTOK\001\002\121\304\000\000\120\304\000\000\001\000\000\000\121\304' >oor.tok
+run bpe-encode -d oor.tok
+is "$rc" 1 "an id outside the vocabulary exits 1"
+like err '^bpe-encode: oor.tok: byte 20: token 50257 in document 1 is outside the vocabulary \(50257\)$' "names the id"
+printf 'OWTTOK\001\002\121\304\000\000\120\304\000\000\001\000\000\000\345\000\002\000\000\000\017\000\020\000' >cut8.tok
+run bpe-encode -d cut8.tok
+is "$rc" 1 "tokens that are not UTF-8 text exit 1"
+like err '^bpe-encode: cut8.tok: document 1: the tokens are not UTF-8 text \(byte 1\)$' "the document is named"
+run bpe-encode -dk cut8.tok
+printf '{"text":"01"}\n' >want
+same want out "-k skips it and decodes the next"
+: >empty.tok
+run bpe-encode -d empty.tok
+is "$rc" 1 "an empty file is not a token stream"
+run bpe-encode -q empty.tok
+is "$rc" 0 "an empty JSONL input is fine"
+od -An -tx1 out | tr -d ' \n' >got
+is "$(cat got)" "4f5754544f4b010251c4000050c40000" "and gives a stream of no documents"
+
+# Another vocabulary: ids 0..255 are GPT-2's bytes, then three merges whose
+# ids differ from their ranks ("he" is id 256 but the second merge).
+perl -ne 'while (/("(?:[^"\\]|\\.)*"): (\d+)/g) { push @e, "$1: $2" if $2 < 256 }
+    END { print "{", join(", ", @e, "\"he\": 256", "\"\\u0120t\": 257",
+    "\"\\u0120the\": 258", "\"<|endoftext|>\": 259"), "}\n" }' \
+    "$OWT_SRC/data/gpt2/encoder.json" >enc.json
+printf '#version: 0.2\n\304\240 t\nh e\n\304\240t he\n' >merges.txt
+printf '{"text":"hethe the th"}\n' >small.jsonl
+run bpe-encode -q --vocab-file enc.json --merge-file merges.txt --append-eod small.jsonl
+is "$rc" 0 "--vocab-file and --merge-file load another vocabulary"
+tok2ids <out >got
+is "$(cat got)" "256 83 256 258 257 71 259" "its ids, by its ranks, and its <|endoftext|>"
+od -An -tx1 -N16 out | tr -d ' \n' >got
+is "$(cat got)" "4f5754544f4b01020401000003010000" "the header says 260 tokens, EOD 259"
+cp out small.tok
+run bpe-encode -dq --vocab-file enc.json --merge-file merges.txt - <small.tok
+printf '{"text":"hethe the th"}\n' >want
+same want out "and decodes with it"
+
+run bpe-encode --vocab-file enc.json small.jsonl
+is "$rc" 2 "--vocab-file alone is a usage error"
+like err '^bpe-encode: --vocab-file and --merge-file go together$' "says why"
+run bpe-encode --vocab-file nosuch.json --merge-file merges.txt small.jsonl
+is "$rc" 1 "a missing vocabulary file exits 1"
+like err "^bpe-encode: cannot open 'nosuch.json': No such file or directory$" "and is named"
+# bad_vocab FILE CONTENT ERE DESC: a malformed vocabulary file (encoder.json
+# when FILE ends in .json, else vocab.bpe) exits 1 with the message ERE.
+bad_vocab() {
+	printf "$2" >"$1"
+	case $1 in
+	*.json) run bpe-encode --vocab-file "$1" --merge-file merges.txt small.jsonl ;;
+	*) run bpe-encode --vocab-file enc.json --merge-file "$1" small.jsonl ;;
+	esac
+	is "$rc" 1 "$4 exits 1"
+	like err "^bpe-encode: $1$3\$" "$4 is named"
+}
+bad_vocab bad1.json '[1]' ': not a JSON object of token ids' "a vocabulary that is not an object"
+bad_vocab bad2.json '{"a": 0, "b": 1' ': invalid JSON: .* at byte [0-9]+' "truncated JSON"
+bad_vocab bad3.json '{"a": 0, "b": 0}' ': id 0 is used twice' "an id used twice"
+bad_vocab bad4.json '{"a": 0, "b": 2}' ': ids are not 0..1: 1 is missing' "a missing id"
+bad_vocab bad5.json '{"a": 0, "b": 1}' ': byte 0x00 has no token' "a byte without a token"
+bad_vocab bad6.json '{"a b": 0}' ": token 'a b' is not written in GPT-2's byte alphabet" "a raw space"
+bad_vocab bad7.json '{"a": 1.5}' ': not a JSON object of token ids' "a fractional id"
+bad_vocab m1.txt '\304\240 t\nh e x\n' ":2: not a merge 'A B'" "a bad merge line"
+bad_vocab m2.txt '\304\240 t\nq z\n' ":2: 'q z' makes a token that is not in the vocabulary" "a merge whose result is unknown"
+bad_vocab m3.txt '\304\240 t\nh e\nh e\n' ":3: 'h e' makes a token that an earlier line made" "a repeated merge"
+printf '{"text":"x"}\n' >x.jsonl
+perl -pe 's/, "<\|endoftext\|>": 259//' enc.json >noeod.json
+run bpe-encode --vocab-file noeod.json --merge-file merges.txt --append-eod x.jsonl
+is "$rc" 2 "--append-eod with a vocabulary without <|endoftext|> is a usage error"
+like err '^bpe-encode: --append-eod: the vocabulary has no <\|endoftext\|>$' "says why"
+
+# The default vocabulary: next to the program in the build tree (every run
+# above), in PREFIX/share/owt/gpt2 after make install, else an error.
+mkdir -p inst/bin inst/share/owt bare/bin
+cp "$OWT_BUILD/bin/bpe-encode" inst/bin/ && cp "$OWT_BUILD/bin/bpe-encode" bare/bin/
+cp -R "$OWT_SRC/data/gpt2" inst/share/owt/
+run inst/bin/bpe-encode -q hello.jsonl
+is "$rc" 0 "an installed program finds PREFIX/share/owt/gpt2"
+run bare/bin/bpe-encode -q hello.jsonl
+if [ "$rc" = 0 ]; then
+	skip "a vocabulary is installed in the compiled-in directory"
+else
+	is "$rc" 3 "no vocabulary anywhere exits 3"
+	like err '^bpe-encode: cannot find the GPT-2 vocabulary \(encoder.json, vocab.bpe\) next to the program or in .*/gpt2$' "and says where it looked"
+fi
+
+# A megabyte without white space is one piece: merged in n log n time.
+perl -e 'srand(3); print "{\"text\":\"", join("", map { chr(97 + int rand 26) } 1 .. 1048576), "\"}\n"' >piece.jsonl
+run timeout 120 bpe-encode -q piece.jsonl
+is "$rc" 0 "a 1 MB piece encodes in well under two minutes"
+cp out piece.tok
+run bpe-encode -dq piece.tok
+same piece.jsonl out "and decodes back"
+
+# Usage errors and the terminal.
+run bpe-encode --workers 0 hello.jsonl
+is "$rc" 2 "--workers 0 is a usage error"
+like err "^bpe-encode: --workers: '0' is out of range" "says why"
+run bpe-encode --json-keys a,,b hello.jsonl
+is "$rc" 2 "an empty key is a usage error"
+like err "^bpe-encode: --json-keys: 'a,,b' has an empty field name$" "says why"
+if [ -w /dev/full ]; then
+	bpe-encode hello.jsonl >/dev/full 2>err
+	is "$?" 3 "a full disk exits 3"
+	like err 'write error on standard output' "a full disk is reported"
+else
+	skip "no /dev/full"
+fi
+if command -v script >/dev/null 2>&1; then
+	script -qec "bpe-encode $T/hello.jsonl" /dev/null >tty.out 2>&1
+	like tty.out 'terminal' "the token stream is not written to a terminal"
+else
+	skip "no script(1) for a terminal"
+fi
+done_testing
