@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpe.h"
 #include "decontam.h"
 #include "dedup.h"
 #include "input.h"
@@ -18,10 +19,11 @@
 
 static const char usage_line[] =
     "usage: owt-dedup [-hkq] [--decontam file] [--drop file] "
-    "[--json-keys key] [--keep-quotes] [--lang code] [--min-chars n] "
-    "[--near-threshold j] [--progress] [--report file] [--seed n] "
-    "[--sign file] [--signed] [--stages list] [--tmpdir dir] [--version] "
-    "[--workers n] [file ...]\n";
+    "[--json-keys key] [--keep-quotes] [--lang code] [--merge-file file] "
+    "[--min-chars n] [--min-tokens n] [--near-threshold j] [--progress] "
+    "[--report file] [--seed n] [--sign file] [--signed] [--stages list] "
+    "[--tmpdir dir] [--version] [--vocab-file file] [--workers n] "
+    "[file ...]\n";
 
 static const char options_help[] =
     "  -h, --help             print this help and exit\n"
@@ -32,7 +34,9 @@ static const char options_help[] =
     "      --json-keys key    the text field (text)\n"
     "      --keep-quotes      fix: leave curly quotes curly\n"
     "      --lang code        lang: the language to keep (en)\n"
+    "      --merge-file file  length: the merges (vocab.bpe) of another vocabulary\n"
     "      --min-chars n      length: drop texts of fewer characters (0)\n"
+    "      --min-tokens n     length: drop texts of fewer GPT-2 tokens and EOD (128)\n"
     "      --near-threshold j near: drop at this estimated similarity (0.7)\n"
     "      --progress         show progress even when stderr is not a terminal\n"
     "      --report file      one JSONL line per dropped or changed document\n"
@@ -42,6 +46,7 @@ static const char options_help[] =
     "      --stages list      stages to run (fix,lang,length,exact,near)\n"
     "      --tmpdir dir       decontam's spool ($TMPDIR or /tmp)\n"
     "      --version          print the version and exit\n"
+    "      --vocab-file file  length: the tokens (encoder.json) of another vocabulary\n"
     "      --workers n        worker threads (all processors)\n";
 
 enum { S_FIX, S_LANG, S_LENGTH, S_EXACT, S_NEAR, S_DECONTAM, S_N, S_DROP = S_N };
@@ -80,13 +85,15 @@ static struct {
 	int stage[S_N];
 	unsigned fixes;
 	const char *text_key, *lang, *report, *tmpdir, *sign, *drop;
+	const char *vocab, *merges;
 	const char **tasks;
 	size_t ntasks;
-	size_t min_chars;
+	size_t min_chars, min_tokens;
 	double near;
 	uint64_t seed;
 } opt = {
 	.fixes = TF_ALL, .text_key = "text", .lang = "en", .near = 0.7,
+	.min_tokens = 128,
 	.seed = 1234,
 };
 
@@ -98,7 +105,7 @@ struct rec {
 	int drop;			/* R_*, 0 while kept */
 	unsigned fixes;			/* TF_* bits of the fixes that changed it */
 	struct langid lang;
-	size_t chars;
+	size_t chars, tokens;		/* tokens: 0 when not counted */
 	struct dedup_sig sig;
 	size_t out, outlen;		/* the output line in b->out */
 	size_t who, wholen;		/* report fields naming it, in b->info */
@@ -122,6 +129,7 @@ struct worker {
 	struct buf fixed, tmp;
 	struct words words;
 	struct decontam_work dw;
+	struct bpe_state *bpe;
 };
 
 #define BATCH_RECS 512
@@ -131,6 +139,7 @@ static const char **files;	/* input names, and the same as JSON strings */
 static char **file_json;
 static size_t nfiles;
 static struct minhash mh;
+static struct bpe *vocab;	/* GPT-2 BPE, for --min-tokens */
 static struct dedup *index_;
 static struct decontam *dc;
 static struct spill refs, spool;
@@ -384,7 +393,13 @@ work(struct worker *w, struct batch *b, struct rec *r)
 	}
 	if (opt.stage[S_LENGTH]) {
 		r->chars = utf8_chars(text, n);
-		if (r->chars < opt.min_chars) {
+		if (vocab != NULL && r->chars < 8 * opt.min_tokens) {
+			if (w->bpe == NULL)
+				w->bpe = bpe_state_new(vocab);
+			r->tokens = bpe_count(w->bpe, text, n) + 1;
+		}
+		if (r->chars < opt.min_chars ||
+		    (r->tokens > 0 && r->tokens < opt.min_tokens)) {
 			r->drop = R_SHORT;
 			return;
 		}
@@ -462,6 +477,8 @@ worker_free(struct worker *w)
 	buf_free(&w->tmp);
 	words_free(&w->words);
 	decontam_work_free(&w->dw);
+	if (w->bpe != NULL)
+		bpe_state_free(w->bpe);
 }
 
 static void
@@ -566,6 +583,9 @@ report_drop(const struct batch *b, const struct rec *r, long kept, double sim,
 	if (r->drop == R_LANG || r->drop == R_UNKNOWN)
 		buf_printf(&rep, ",\"lang\":\"%s\",\"percent\":%d", r->lang.code,
 		    r->lang.percent);
+	else if (r->drop == R_SHORT && r->tokens > 0)
+		buf_printf(&rep, ",\"chars\":%zu,\"tokens\":%zu", r->chars,
+		    r->tokens);
 	else if (r->drop == R_SHORT)
 		buf_printf(&rep, ",\"chars\":%zu", r->chars);
 	else if (kept >= 0)
@@ -1057,9 +1077,9 @@ load_drop(void)
 int
 main(int argc, char **argv)
 {
-	enum { O_DECON = 256, O_DROP, O_KEYS, O_QUOTES, O_LANG, O_MINCH, O_NEAR,
-		O_PROG, O_REPORT, O_SEED, O_SIGN, O_SIGNED, O_STAGES, O_TMP, O_VER,
-		O_WORKERS };
+	enum { O_DECON = 256, O_DROP, O_KEYS, O_QUOTES, O_LANG, O_MERGES,
+		O_MINCH, O_MINTOK, O_NEAR, O_PROG, O_REPORT, O_SEED, O_SIGN,
+		O_SIGNED, O_STAGES, O_TMP, O_VER, O_VOCAB, O_WORKERS };
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "keep-going", no_argument, NULL, 'k' },
@@ -1069,7 +1089,9 @@ main(int argc, char **argv)
 		{ "json-keys", required_argument, NULL, O_KEYS },
 		{ "keep-quotes", no_argument, NULL, O_QUOTES },
 		{ "lang", required_argument, NULL, O_LANG },
+		{ "merge-file", required_argument, NULL, O_MERGES },
 		{ "min-chars", required_argument, NULL, O_MINCH },
+		{ "min-tokens", required_argument, NULL, O_MINTOK },
 		{ "near-threshold", required_argument, NULL, O_NEAR },
 		{ "progress", no_argument, NULL, O_PROG },
 		{ "report", required_argument, NULL, O_REPORT },
@@ -1079,12 +1101,14 @@ main(int argc, char **argv)
 		{ "stages", required_argument, NULL, O_STAGES },
 		{ "tmpdir", required_argument, NULL, O_TMP },
 		{ "version", no_argument, NULL, O_VER },
+		{ "vocab-file", required_argument, NULL, O_VOCAB },
 		{ "workers", required_argument, NULL, O_WORKERS },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *stages = NULL;
+	char err[1024];
 	size_t i;
-	int c;
+	int c, code;
 
 	owt_setprog(argv[0]);
 	opt.workers = owt_ncpu();
@@ -1118,6 +1142,12 @@ main(int argc, char **argv)
 				    "code", optarg);
 			opt.lang = optarg;
 			break;
+		case O_MERGES: opt.merges = optarg; break;
+		case O_MINTOK:
+			opt.min_tokens = (size_t)opt_int("--min-tokens", optarg, 0,
+			    1LL << 36);
+			break;
+		case O_VOCAB: opt.vocab = optarg; break;
 		case O_MINCH:
 			opt.min_chars = (size_t)opt_int("--min-chars", optarg, 0,
 			    1LL << 40);
@@ -1163,6 +1193,8 @@ main(int argc, char **argv)
 		owt_die(XUSAGE, "the decontam stage needs --decontam files");
 	if (!opt.stage[S_DECONTAM] && opt.ntasks > 0)
 		owt_die(XUSAGE, "--decontam given, but --stages leaves out decontam");
+	if ((opt.vocab == NULL) != (opt.merges == NULL))
+		owt_die(XUSAGE, "--vocab-file and --merge-file go together");
 	if (opt.tmpdir == NULL && (opt.tmpdir = getenv("TMPDIR")) == NULL)
 		opt.tmpdir = "/tmp";
 
@@ -1180,6 +1212,9 @@ main(int argc, char **argv)
 
 	if (opt.stage[S_FIX])
 		textfix_init();
+	if (opt.stage[S_LENGTH] && opt.min_tokens > 0 &&
+	    (vocab = bpe_load(opt.vocab, opt.merges, &code, err, sizeof err)) == NULL)
+		owt_die(code, "%s", err);
 	words_init();
 	minhash_init(&mh, opt.seed);
 	if (opt.stage[S_EXACT] || opt.stage[S_NEAR])
@@ -1229,6 +1264,8 @@ main(int argc, char **argv)
 	free(kept_line);
 	dedup_free(index_);
 	dedup_free(droplist);
+	if (vocab != NULL)
+		bpe_free(vocab);
 	decontam_free(dc);
 	buf_free(&out);
 	buf_free(&rep);

@@ -20,7 +20,7 @@ fixed() {
 }
 F='"file":"mix.jsonl"'
 
-run owt-dedup --min-chars 100 --report rep.jsonl mix.jsonl
+run owt-dedup --min-tokens 20 --report rep.jsonl mix.jsonl
 is "$rc" 0 "all stages: exit 0"
 { sed -n 1p mix.jsonl; fixed; sed -n '7p;9,10p' mix.jsonl; } >want
 same want out "all stages: five documents kept, other fields byte for byte"
@@ -32,7 +32,7 @@ cat >want <<EOF
 {$F,"line":6,"id":"e2","url":"https://example.org/harbour","stage":"exact","reason":"duplicate url","kept":"e1","similarity":0.004}
 {$F,"line":8,"id":"e3-near","url":"https://example.org/garden-2","stage":"near","reason":"near duplicate","kept":"e3","similarity":0.780}
 {$F,"line":11,"id":"n1","url":"https://example.org/numbers","stage":"lang","reason":"unknown language","lang":"un","percent":0}
-{$F,"line":12,"id":"s1","url":"https://example.org/short","stage":"length","reason":"too short","chars":53}
+{$F,"line":12,"id":"s1","url":"https://example.org/short","stage":"length","reason":"too short","chars":53,"tokens":10}
 EOF
 same want rep.jsonl "the report names every changed and dropped document"
 like err '^owt-dedup: 12 documents in, 5 out; ' "summary: documents in and out"
@@ -53,9 +53,21 @@ same want out "lang alone drops German, French and the text without letters"
 run owt-dedup -q --stages lang --lang de mix.jsonl
 sed -n 3p mix.jsonl >want
 same want out "--lang de keeps the German document only"
-run owt-dedup -q --stages length --min-chars 100 mix.jsonl
+run owt-dedup -q --stages length --min-chars 100 --min-tokens 0 mix.jsonl
 sed '11,12d' mix.jsonl >want
 same want out "length alone drops texts under --min-chars"
+run owt-dedup -q --stages length --report rep.jsonl mix.jsonl
+sed -n '5p;9,10p' mix.jsonl >want
+same want out "length alone drops texts of fewer than 128 GPT-2 tokens (e1 has 124, its respaced copy more)"
+like rep.jsonl '"id":"e1",.*"reason":"too short","chars":579,"tokens":124}$' \
+    "the report gives characters and tokens (EOD included)"
+# Megatron's rule: only texts under 8 x --min-tokens characters are counted.
+printf '{"text":"international%s"}\n' "$(printf ' international%.0s' 1 2 3 4 5 6 7 8)" >t9.jsonl
+printf '{"text":"international%s"}\n' "$(printf ' international%.0s' 1 2 3 4 5 6 7 8 9)" >t10.jsonl
+run owt-dedup -q --stages length --min-tokens 16 --report rep.jsonl t9.jsonl t10.jsonl
+same t10.jsonl out "139 characters (>= 8 x 16) are never counted: kept with 11 tokens"
+printf '{"file":"t9.jsonl","line":1,"stage":"length","reason":"too short","chars":125,"tokens":10}\n' >want
+same want rep.jsonl "125 characters are counted: 10 tokens < 16, dropped"
 run owt-dedup -q --stages exact mix.jsonl
 sed '5,6d' mix.jsonl >want
 same want out "exact alone drops the respaced copy and the repeated URL"
@@ -90,9 +102,9 @@ same want out "--keep-quotes leaves the quotes curly"
 # that exact and near duplicates are found across batches too).
 awk '{ for (i = 0; i < 120; i++) { s = $0; gsub(/"id": "/, "\"id\": \"" i "-", s); print s } }' \
     mix.jsonl >big.jsonl
-owt-dedup -q --min-chars 100 --workers 1 --report r1 big.jsonl >o1 2>/dev/null
+owt-dedup -q --min-tokens 20 --workers 1 --report r1 big.jsonl >o1 2>/dev/null
 for w in 2 3 8; do
-	run owt-dedup -q --min-chars 100 --workers $w --report r$w big.jsonl
+	run owt-dedup -q --min-tokens 20 --workers $w --report r$w big.jsonl
 	same o1 out "--workers $w: the same output as one worker"
 	same r1 r$w "--workers $w: the same report as one worker"
 done
@@ -120,9 +132,9 @@ same "$D/decontam-want.jsonl" out "decontam after fix, three workers: the same"
 # result is the one-machine result.
 head -n 6 mix.jsonl >s0.jsonl
 tail -n 6 mix.jsonl >s1.jsonl
-owt-dedup -q --min-chars 100 --report one.rep s0.jsonl s1.jsonl >one.out 2>/dev/null
+owt-dedup -q --min-tokens 20 --report one.rep s0.jsonl s1.jsonl >one.out 2>/dev/null
 for k in 0 1; do
-	run owt-dedup -q --stages fix,lang,length --min-chars 100 --sign s$k.sig \
+	run owt-dedup -q --stages fix,lang,length --min-tokens 20 --sign s$k.sig \
 	    --workers 3 s$k.jsonl
 	is "$rc" 0 "shard $k: per-document stages and --sign exit 0"
 	mv out c$k.jsonl
@@ -201,7 +213,7 @@ like err "^owt-dedup: cannot open 'nosuch.jsonl'" "the missing task file is name
 for args in "--stages fix,bogus" "--stages ," "--near-threshold 2" \
     "--near-threshold x" "--workers 0" "--lang e_n" "--min-chars -1" \
     "--seed -1" "--json-keys a,b" "--stages fix --decontam tasks.jsonl" \
-    "--stages decontam"; do
+    "--stages decontam" "--min-tokens x" "--vocab-file v.json"; do
 	run owt-dedup $args mix.jsonl
 	is "$rc" 2 "usage error: $args"
 done

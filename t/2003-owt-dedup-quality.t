@@ -55,6 +55,20 @@ for w in 1 3; do
 	same rep.jsonl rep$w.jsonl "dedup-dev, --workers $w: the same report"
 done
 
+# Token counts: every document of the sample counted (--min-tokens 20000
+# reaches past its longest text), against tiktoken's ids of it.
+run owt-dedup -q --stages length --min-tokens 20000 --report rep.jsonl \
+    "$S/corpus-sample.jsonl"
+od -An -v -tu2 -w2 "$S/corpus-sample.gpt2.u16" |
+    awk '{ n++ } $1 == 50256 { print n; n = 0 }' >ref
+sed 's/.*"line":\([0-9]*\),.*"tokens":\([0-9]*\)}$/\1 \2/' rep.jsonl >ours
+res=$(awk 'NR == FNR { ref[NR] = $1; next }
+    { n++; if (ref[$1] != $2) bad++; seen[$1] = 1 }
+    END { for (i in ref) if (!(i in seen) && ref[i] < 20000) bad++
+	print n, bad + 0 }' ref ours)
+echo "# token counts: $res (documents counted, differing from tiktoken's)"
+is "${res#* }" 0 "token counts (EOD included) equal tiktoken's for every document"
+
 # Index memory per kept document: 100,000 distinct documents with URLs.
 awk 'BEGIN { srand(7); for (i = 0; i < 100000; i++) { s = ""
 	for (j = 0; j < 30; j++) s = s " w" int(rand() * 1000000)
