@@ -1,7 +1,6 @@
 /* owt-dedup - clean a JSONL corpus: fix text, keep one language, drop short and duplicate documents */
 #include <errno.h>
 #include <getopt.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +10,7 @@
 #include "input.h"
 #include "jsonl.h"
 #include "langid.h"
+#include "par.h"
 #include "progress.h"
 #include "spill.h"
 #include "textfix.h"
@@ -123,7 +123,6 @@ struct batch {
 };
 
 struct worker {
-	pthread_t tid;
 	struct jsonl_rec jr;
 	struct textfix tf;
 	struct buf fixed, tmp;
@@ -156,17 +155,12 @@ static uint64_t nbytes;
 static int status = XOK;
 static struct progress prog;
 
-/* The worker threads and the ring of batches between them and main. */
-static struct {
-	pthread_mutex_t mu;
-	pthread_cond_t work, done;
-	struct batch **ring;
-	size_t size, head, next, tail;	/* sequence head, hand out next, fill tail */
-	int stop;
-	struct worker *w;
-	int n;
-} pool = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-	PTHREAD_COND_INITIALIZER, NULL, 0, 0, 0, 0, 0, NULL, 0 };
+/* The workers (lib/par), and every batch there is, in flight or free. */
+static struct par *par;
+static struct batch **batches, **spare;
+static size_t nbatches, nspare;
+static const char *want[4];
+static size_t nwant;
 
 static void
 usage(void)
@@ -444,33 +438,26 @@ work_batch(struct worker *w, struct batch *b)
 		work(w, b, &b->r[i]);
 }
 
-static void *
-worker_main(void *arg)
+static void
+work_job(void *job, void *state)
 {
-	struct worker *w = arg;
-	struct batch *b;
+	work_batch(state, job);
+}
 
-	for (;;) {
-		pthread_mutex_lock(&pool.mu);
-		while (pool.next == pool.tail && !pool.stop)
-			pthread_cond_wait(&pool.work, &pool.mu);
-		if (pool.next == pool.tail) {
-			pthread_mutex_unlock(&pool.mu);
-			return NULL;
-		}
-		b = pool.ring[pool.next++ % pool.size];
-		pthread_mutex_unlock(&pool.mu);
-		work_batch(w, b);
-		pthread_mutex_lock(&pool.mu);
-		b->done = 1;
-		pthread_cond_broadcast(&pool.done);
-		pthread_mutex_unlock(&pool.mu);
-	}
+static void *
+worker_init(void *arg)
+{
+	struct worker *w = xcalloc(1, sizeof *w);
+
+	jsonl_rec_init(&w->jr, want, nwant);
+	return w;
 }
 
 static void
-worker_free(struct worker *w)
+worker_fini(void *state)
 {
+	struct worker *w = state;
+
 	jsonl_rec_free(&w->jr);
 	textfix_free(&w->tf);
 	buf_free(&w->fixed);
@@ -479,54 +466,34 @@ worker_free(struct worker *w)
 	decontam_work_free(&w->dw);
 	if (w->bpe != NULL)
 		bpe_state_free(w->bpe);
+	free(w);
 }
 
 static void
 pool_start(void)
 {
-	static const char *want[4];
-	size_t nwant = 2;
-	int i;
-
 	want[0] = opt.text_key;
 	want[1] = "url";
+	nwant = 2;
 	if (opt.signed_in) {
 		want[0] = "file";
 		want[2] = "text_hash";
 		want[3] = "minhash";
 		nwant = 4;
 	}
-	pool.n = opt.workers;
-	pool.size = opt.workers > 1 ? 2 * (size_t)opt.workers + 2 : 1;
-	pool.ring = xcalloc(pool.size, sizeof *pool.ring);
-	for (i = 0; i < (int)pool.size; i++)
-		pool.ring[i] = xcalloc(1, sizeof **pool.ring);
-	pool.w = xcalloc((size_t)pool.n, sizeof *pool.w);
-	for (i = 0; i < pool.n; i++) {
-		jsonl_rec_init(&pool.w[i].jr, want, nwant);
-		if (pool.n > 1 && (errno = pthread_create(&pool.w[i].tid, NULL,
-		    worker_main, &pool.w[i])) != 0)
-			owt_die_errno(XSYS, "cannot start a thread");
-	}
+	par = par_start(opt.workers, 2 * (size_t)opt.workers + 2, work_job,
+	    worker_init, worker_fini, NULL);
 }
 
 static void
 pool_stop(void)
 {
 	struct batch *b;
-	int i;
+	size_t i;
 
-	pthread_mutex_lock(&pool.mu);
-	pool.stop = 1;
-	pthread_cond_broadcast(&pool.work);
-	pthread_mutex_unlock(&pool.mu);
-	for (i = 0; i < pool.n; i++) {
-		if (pool.n > 1)
-			pthread_join(pool.w[i].tid, NULL);
-		worker_free(&pool.w[i]);
-	}
-	for (i = 0; i < (int)pool.size; i++) {
-		b = pool.ring[i];
+	par_stop(par);
+	for (i = 0; i < nbatches; i++) {
+		b = batches[i];
 		buf_free(&b->in);
 		buf_free(&b->out);
 		buf_free(&b->info);
@@ -534,8 +501,8 @@ pool_stop(void)
 		free(b->found);
 		free(b);
 	}
-	free(pool.ring);
-	free(pool.w);
+	free(batches);
+	free(spare);
 }
 
 /* Start a report line: {"file":...,"line":...,"id":...,"stage":...,"reason":... */
@@ -721,51 +688,37 @@ sequence(struct batch *b)
 	progress_tick(&prog, nin, nbytes);
 }
 
-/* Wait for the oldest batch in the ring and sequence it. */
-static void
-sequence_oldest(void)
-{
-	struct batch *b = pool.ring[pool.head % pool.size];
-
-	if (pool.n > 1) {
-		pthread_mutex_lock(&pool.mu);
-		while (!b->done)
-			pthread_cond_wait(&pool.done, &pool.mu);
-		pthread_mutex_unlock(&pool.mu);
-	}
-	sequence(b);
-	pool.head++;
-}
-
-/* An empty batch to fill, once the ring has room for it. */
 static struct batch *
 new_batch(void)
 {
 	struct batch *b;
 
-	while (pool.tail - pool.head == pool.size)
-		sequence_oldest();
-	b = pool.ring[pool.tail % pool.size];
+	if (nspare > 0) {
+		b = spare[--nspare];
+	} else {
+		b = xcalloc(1, sizeof *b);
+		batches = xrealloc(batches, (nbatches + 1) * sizeof *batches);
+		batches[nbatches++] = b;
+		spare = xrealloc(spare, nbatches * sizeof *spare);
+	}
 	b->n = 0;
 	b->in.len = 0;
-	b->done = 0;
 	return b;
+}
+
+/* Sequence a batch the workers are done with, and keep it for reuse. */
+static void
+finish(struct batch *b)
+{
+	sequence(b);
+	spare[nspare++] = b;
 }
 
 static void
 submit(struct batch *b)
 {
-	if (pool.n > 1) {
-		pthread_mutex_lock(&pool.mu);
-		pool.tail++;
-		pthread_cond_signal(&pool.work);
-		pthread_mutex_unlock(&pool.mu);
-	} else {
-		pool.tail++;
-		pool.next++;
-		work_batch(&pool.w[0], b);
-		b->done = 1;
-	}
+	if ((b = par_put(par, b)) != NULL)
+		finish(b);
 }
 
 static struct batch *cur;	/* the batch being filled */
@@ -834,15 +787,16 @@ read_file(int file)
 static void
 read_all(void)
 {
+	struct batch *b;
 	size_t i;
 
 	for (i = 0; i < nfiles; i++)
 		read_file((int)i);
-	if (cur != NULL && cur->n > 0)
+	if (cur != NULL)
 		submit(cur);
 	cur = NULL;
-	while (pool.head < pool.tail)
-		sequence_oldest();
+	while ((b = par_get(par)) != NULL)
+		finish(b);
 }
 
 /* Read the task texts of --decontam files. */
