@@ -119,7 +119,6 @@ struct batch {
 	size_t n, cap;
 	uint32_t *found;
 	size_t nfound, foundcap;
-	int done;
 };
 
 struct worker {
@@ -218,6 +217,9 @@ bad(struct batch *b, struct rec *r, int why, const char *fmt, const char *what)
 	add_info(b, &r->who, &r->wholen, msg, (size_t)k);
 }
 
+/* The fields that name a document, in order of preference. */
+static const char *const name_keys[3] = { "id", "adlr_id", "url" };
+
 /*
  * Append to dst the report fields that name a record ("file", "line",
  * and its "id", "adlr_id" and "url" as they are), *wholen bytes, then
@@ -228,19 +230,17 @@ static void
 name_record(const struct jsonl_rec *jr, int file, unsigned long lineno,
     struct buf *dst, size_t *wholen, size_t *ref, size_t *reflen)
 {
-	size_t start = dst->len;
-	static const char *const keys[] = { "id", "adlr_id", "url" };
 	const struct jsonl_field *f;
 	char at[4096];
-	size_t i;
+	size_t i, start = dst->len;
 	int k;
 
 	buf_printf(dst, "\"file\":%s,\"line\":%lu", file_json[file], lineno);
 	*reflen = 0;
 	for (i = 0; i < 3; i++) {
-		if ((f = jsonl_get(jr, keys[i])) == NULL)
+		if ((f = jsonl_get(jr, name_keys[i])) == NULL)
 			continue;
-		buf_printf(dst, ",\"%s\":", keys[i]);
+		buf_printf(dst, ",\"%s\":", name_keys[i]);
 		if (*reflen == 0) {
 			*ref = dst->len;
 			*reflen = f->vend - f->vstart;
@@ -270,12 +270,11 @@ utf8_chars(const char *s, size_t n)
 static int
 name_hash(const struct jsonl_rec *jr, uint64_t h[2])
 {
-	static const char *const keys[] = { "id", "adlr_id", "url" };
 	const struct jsonl_field *f;
 	size_t i;
 
 	for (i = 0; i < 3; i++) {
-		if ((f = jsonl_get(jr, keys[i])) == NULL)
+		if ((f = jsonl_get(jr, name_keys[i])) == NULL)
 			continue;
 		h[0] = dedup_hash(jr->line + f->vstart, f->vend - f->vstart, 1);
 		h[1] = dedup_hash(jr->line + f->vstart, f->vend - f->vstart, 2);
@@ -433,7 +432,6 @@ work_batch(struct worker *w, struct batch *b)
 {
 	size_t i;
 
-	b->out.len = b->info.len = b->nfound = 0;
 	for (i = 0; i < b->n; i++)
 		work(w, b, &b->r[i]);
 }
@@ -701,8 +699,8 @@ new_batch(void)
 		batches[nbatches++] = b;
 		spare = xrealloc(spare, nbatches * sizeof *spare);
 	}
-	b->n = 0;
-	b->in.len = 0;
+	b->n = b->nfound = 0;
+	b->in.len = b->out.len = b->info.len = 0;
 	return b;
 }
 

@@ -197,6 +197,13 @@ awk 'BEGIN { s = "{\"text\":\""; for (i = 0; i < 3000; i++) s = s "x"; print s "
 OWT_MAX_LINE=2048 run owt-dedup long.jsonl
 is "$rc" 1 "a line over OWT_MAX_LINE exits 1"
 like err '^owt-dedup: long.jsonl:1: line longer than 2048 bytes$' "the long line is named"
+cat mix.jsonl >>long.jsonl
+OWT_MAX_LINE=2048 run owt-dedup -k --stages fix --report rep.jsonl long.jsonl
+is "$rc" 1 "-k: a line over OWT_MAX_LINE still exits 1"
+sed -n 1p rep.jsonl >first
+printf '{"file":"long.jsonl","line":1,"stage":"input","reason":"line too long","error":"long.jsonl:1: line longer than 2048 bytes"}\n' >want
+same want first "-k: the long line is in the report, its message whole"
+is "$(wc -l <out)" 12 "-k: the documents after the long line are read"
 printf '{"text":"a b c d e f g h i j"}\n{"text":\n' >badtask.jsonl
 run owt-dedup --decontam badtask.jsonl mix.jsonl
 is "$rc" 1 "a bad task file exits 1"
