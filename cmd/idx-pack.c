@@ -106,7 +106,7 @@ pack(char **files, int nfiles)
 	struct tok_reader r;
 	struct tok_hdr first = { 0 };
 	const char *first_name = NULL;
-	const uint32_t *ids;
+	const unsigned char *raw;
 	size_t n;
 	int i, k;
 
@@ -128,12 +128,12 @@ pack(char **files, int nfiles)
 			    (int)first.eod);
 			die(XDATA, msg);
 		}
-		while ((k = tok_next(&r, &ids, &n)) > 0) {
+		while ((k = tok_next_raw(&r, &raw, &n)) > 0) {
 			if (n == 0 && !opt.keep_empty) {
 				skipped[0].n++;
 				continue;
 			}
-			if ((n > 0 && mmidx_add(&w, ids, n) < 0) ||
+			if ((n > 0 && mmidx_add_le(&w, raw, r.h.width, n) < 0) ||
 			    mmidx_end_doc(&w) < 0)
 				die(w.code, w.err);
 			progress_tick(&prog, w.ndocs, w.binbytes);

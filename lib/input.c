@@ -359,6 +359,38 @@ input_line(struct input *in, char **line, size_t *len)
 	}
 }
 
+ssize_t
+input_bytes(struct input *in, size_t n, const char **p)
+{
+	size_t have, cap;
+	ssize_t r;
+
+	while ((have = in->end - in->start) < n && !in->eof) {
+		if (in->cap - in->start < n + 1 && in->start > 0) {
+			memmove(in->buf, in->buf + in->start, have);
+			in->end = have;
+			in->start = in->scan = 0;
+		}
+		if (in->cap < n + 1 || in->end + 1 >= in->cap) {
+			cap = in->cap ? in->cap * 2 : CHUNK;
+			in->cap = cap > n + 1 ? cap : n + 1;
+			in->buf = xrealloc(in->buf, in->cap);
+		}
+		r = input_read(in, in->buf + in->end, in->cap - in->end - 1);
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			in->eof = 1;
+		in->end += (size_t)r;
+	}
+	if (have > n)
+		have = n;
+	*p = in->buf + in->start;
+	in->start += have;
+	in->scan = in->start;
+	return (ssize_t)have;
+}
+
 int
 input_slurp(struct input *in, struct buf *b, size_t max)
 {

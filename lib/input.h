@@ -73,6 +73,14 @@ void input_close(struct input *in);
  */
 int input_line(struct input *in, char **line, size_t *len);
 
+/*
+ * Point *p at the next n bytes and consume them: n, fewer at the end of
+ * the input, or -1 on an error. The bytes stay valid until the next call
+ * on in. Lets binary readers take data from the input's own buffer
+ * without another copy.
+ */
+ssize_t input_bytes(struct input *in, size_t n, const char **p);
+
 /* Append the whole remaining content to b, at most max bytes. 0 or -1. */
 int input_slurp(struct input *in, struct buf *b, size_t max);
 

@@ -570,11 +570,36 @@ out:
 	return r;
 }
 
-int
-mmidx_add(struct mmidx_writer *w, const uint32_t *ids, size_t n)
+/* Append k ids of width bytes to the .bin buffer, in the dataset's width. */
+static void
+put_ids(struct mmidx_writer *w, const unsigned char *p, unsigned width, size_t k)
 {
-	uint32_t all = 0, max = w->itemsize == 2 ? 0xffff : INT32_MAX;
-	uint16_t *p;
+	unsigned char *q = w->bbuf + w->blen;
+	size_t i;
+
+	if (width == w->itemsize) {
+		memcpy(q, p, k * width);
+	} else if (width == 2) {
+		for (i = 0; i < k; i++) {
+			uint16_t s;
+			uint32_t v;
+
+			memcpy(&s, p + 2 * i, 2);
+			v = s;
+			memcpy(q + 4 * i, &v, 4);
+		}
+	} else {
+		for (i = 0; i < k; i++)
+			memcpy(q + 2 * i, p + 4 * i, 2);	/* checked to fit */
+	}
+	w->blen += k * w->itemsize;
+}
+
+int
+mmidx_add_le(struct mmidx_writer *w, const void *raw, unsigned width, size_t n)
+{
+	const unsigned char *p = raw;
+	uint32_t all = 0, max = w->itemsize == 2 ? 0xffff : INT32_MAX, v;
 	size_t i, k, room;
 	int32_t len = (int32_t)n;
 
@@ -583,11 +608,15 @@ mmidx_add(struct mmidx_writer *w, const uint32_t *ids, size_t n)
 	if (n > INT32_MAX)
 		return wfail(w, XDATA, 0, "a sequence of %zu tokens is longer "
 		    "than an index can describe", n);
-	for (i = 0; i < n; i++)
-		all |= ids[i];
-	if (all > max)
-		return wfail(w, XDATA, 0, "a token id does not fit the %s "
-		    "dataset", w->itemsize == 2 ? "uint16" : "int32");
+	if (width == 4) {
+		for (i = 0; i < n; i++) {
+			memcpy(&v, p + 4 * i, 4);
+			all |= v;
+		}
+		if (all > max)
+			return wfail(w, XDATA, 0, "a token id does not fit the "
+			    "%s dataset", w->itemsize == 2 ? "uint16" : "int32");
+	}
 	while (n > 0) {
 		room = (BBUF - w->blen) / w->itemsize;
 		if (room == 0) {
@@ -596,15 +625,8 @@ mmidx_add(struct mmidx_writer *w, const uint32_t *ids, size_t n)
 			continue;
 		}
 		k = n < room ? n : room;
-		if (w->itemsize == 4) {
-			memcpy(w->bbuf + w->blen, ids, k * 4);
-		} else {
-			p = (uint16_t *)(void *)(w->bbuf + w->blen);
-			for (i = 0; i < k; i++)
-				p[i] = (uint16_t)ids[i];
-		}
-		w->blen += k * w->itemsize;
-		ids += k;
+		put_ids(w, p, width, k);
+		p += k * width;
 		n -= k;
 	}
 	if (w->llen + 4 > LBUF && flush_lens(w) < 0)
@@ -615,6 +637,12 @@ mmidx_add(struct mmidx_writer *w, const uint32_t *ids, size_t n)
 	w->ntokens += (uint64_t)len;
 	w->binbytes += (uint64_t)len * w->itemsize;
 	return 0;
+}
+
+int
+mmidx_add(struct mmidx_writer *w, const uint32_t *ids, size_t n)
+{
+	return mmidx_add_le(w, ids, 4, n);
 }
 
 int

@@ -110,6 +110,10 @@ int mmidx_create(struct mmidx_writer *w, const char *prefix, int dtype,
     int force);
 /* Append a sequence of n ids (each must fit the dtype). 0 or -1. */
 int mmidx_add(struct mmidx_writer *w, const uint32_t *ids, size_t n);
+/* The same for n ids of width (2 or 4) bytes each, little-endian, as a
+ * token stream holds them: copied as they are when the widths agree. */
+int mmidx_add_le(struct mmidx_writer *w, const void *raw, unsigned width,
+    size_t n);
 /* Close the current document (after its sequences; none is allowed). 0 or -1. */
 int mmidx_end_doc(struct mmidx_writer *w);
 /*

@@ -70,25 +70,17 @@ fail(struct tok_reader *r, int code, const char *fmt, ...)
 	return -1;
 }
 
-/* Read exactly n bytes: n, fewer at the end of the stream, or -1. */
+/* The next n bytes of the stream, in the input's buffer: n, fewer at its end, or -1. */
 static ssize_t
-read_full(struct tok_reader *r, void *dst, size_t n)
+take(struct tok_reader *r, size_t n, const unsigned char **p)
 {
-	size_t got = 0;
-	ssize_t k;
+	ssize_t k = input_bytes(&r->in, n, (const char **)p);
 
-	while (got < n) {
-		k = input_read(&r->in, (char *)dst + got, n - got);
-		if (k < 0) {
-			r->errcode = r->in.errcode;
-			snprintf(r->err, sizeof r->err, "%s", r->in.err);
-			return -1;
-		}
-		if (k == 0)
-			break;
-		got += (size_t)k;
+	if (k < 0) {
+		r->errcode = r->in.errcode;
+		snprintf(r->err, sizeof r->err, "%s", r->in.err);
 	}
-	return (ssize_t)got;
+	return k;
 }
 
 /* Parse the header whose first four bytes were already read. */
@@ -96,13 +88,15 @@ static int
 read_hdr(struct tok_reader *r, const unsigned char *first4)
 {
 	unsigned char hdr[TOK_HDRSIZE];
+	const unsigned char *p;
 	struct tok_hdr h;
 	ssize_t k;
 
 	memcpy(hdr, first4, 4);
-	k = read_full(r, hdr + 4, TOK_HDRSIZE - 4);
+	k = take(r, TOK_HDRSIZE - 4, &p);
 	if (k < 0)
 		return -1;
+	memcpy(hdr + 4, p, (size_t)k);
 	if ((size_t)k < TOK_HDRSIZE - 4 || memcmp(hdr, TOK_MAGIC, 6) != 0)
 		return fail(r, XDATA, "not an owt token stream (bad magic)");
 	if (hdr[6] != TOK_VERSION)
@@ -131,6 +125,7 @@ int
 tok_open(struct tok_reader *r, const char *path)
 {
 	unsigned char first[4];
+	const unsigned char *p;
 	ssize_t k;
 
 	memset(r, 0, sizeof *r);
@@ -139,9 +134,10 @@ tok_open(struct tok_reader *r, const char *path)
 		snprintf(r->err, sizeof r->err, "%s", r->in.err);
 		return -1;
 	}
-	k = read_full(r, first, 4);
+	k = take(r, 4, &p);
 	if (k < 0)
 		return -1;
+	memcpy(first, p, (size_t)k);
 	if (k == 0)
 		return fail(r, XDATA, "empty input: not an owt token stream");
 	if (k < 4 || memcmp(first, TOK_MAGIC, 4) != 0)
@@ -150,15 +146,16 @@ tok_open(struct tok_reader *r, const char *path)
 }
 
 int
-tok_next(struct tok_reader *r, const uint32_t **ids, size_t *np)
+tok_next_raw(struct tok_reader *r, const unsigned char **raw, size_t *np)
 {
+	const unsigned char *p;
 	unsigned char first[4];
-	uint32_t n, v, max;
+	uint32_t n, v, max = 0;
 	size_t i, bytes;
 	ssize_t k;
 
 	for (;;) {
-		k = read_full(r, first, 4);
+		k = take(r, 4, &p);
 		if (k < 0)
 			return -1;
 		if (k == 0)
@@ -167,6 +164,7 @@ tok_next(struct tok_reader *r, const uint32_t **ids, size_t *np)
 			return fail(r, XDATA, "truncated token stream "
 			    "(%zd bytes after document %llu)", k,
 			    (unsigned long long)r->ndocs);
+		memcpy(first, p, 4);
 		memcpy(&n, first, 4);
 		if (n != TOK_MAGIC32)
 			break;
@@ -177,12 +175,7 @@ tok_next(struct tok_reader *r, const uint32_t **ids, size_t *np)
 		return fail(r, XDATA, "corrupt token stream: document %llu "
 		    "claims %u tokens", (unsigned long long)r->ndocs + 1, n);
 	bytes = (size_t)n * r->h.width;
-	if (bytes > r->rawcap) {
-		r->rawcap = bytes;
-		r->raw = xrealloc(r->raw, bytes);
-	}
-	r->ids = xgrow(r->ids, &r->cap, n ? n : 1, sizeof *r->ids);
-	k = read_full(r, r->raw, bytes);
+	k = take(r, bytes, &p);
 	if (k < 0)
 		return -1;
 	if ((size_t)k < bytes)
@@ -190,24 +183,26 @@ tok_next(struct tok_reader *r, const uint32_t **ids, size_t *np)
 		    "has %zu of %u tokens", (unsigned long long)r->ndocs + 1,
 		    (size_t)k / r->h.width, n);
 	r->pos += 4;
-	/* Convert, then check the largest id: loops without exits vectorize. */
-	max = 0;
+	/* The largest id first: a loop without exits vectorizes. */
 	if (r->h.width == 2) {
 		for (i = 0; i < n; i++) {
 			uint16_t s;
-			memcpy(&s, r->raw + 2 * i, 2);
-			r->ids[i] = s;
+			memcpy(&s, p + 2 * i, 2);
 			max = s > max ? s : max;
 		}
 	} else {
-		memcpy(r->ids, r->raw, bytes);
-		for (i = 0; i < n; i++)
-			max = r->ids[i] > max ? r->ids[i] : max;
+		for (i = 0; i < n; i++) {
+			memcpy(&v, p + 4 * i, 4);
+			max = v > max ? v : max;
+		}
 	}
 	if (max >= r->h.vocab) {
-		for (i = 0; r->ids[i] < r->h.vocab; i++)
-			;
-		v = r->ids[i];
+		for (i = 0;; i++) {
+			v = 0;
+			memcpy(&v, p + i * r->h.width, r->h.width);
+			if (v >= r->h.vocab)
+				break;
+		}
 		r->pos += i * r->h.width;
 		return fail(r, XDATA, "token %u in document %llu is outside "
 		    "the vocabulary (%u)", v, (unsigned long long)r->ndocs + 1,
@@ -215,6 +210,30 @@ tok_next(struct tok_reader *r, const uint32_t **ids, size_t *np)
 	}
 	r->pos += bytes;
 	r->ndocs++;
+	*raw = p;
+	*np = n;
+	return 1;
+}
+
+int
+tok_next(struct tok_reader *r, const uint32_t **ids, size_t *np)
+{
+	const unsigned char *p;
+	size_t i, n;
+	int k;
+
+	if ((k = tok_next_raw(r, &p, &n)) <= 0)
+		return k;
+	r->ids = xgrow(r->ids, &r->cap, n ? n : 1, sizeof *r->ids);
+	if (r->h.width == 2) {
+		for (i = 0; i < n; i++) {
+			uint16_t s;
+			memcpy(&s, p + 2 * i, 2);
+			r->ids[i] = s;
+		}
+	} else {
+		memcpy(r->ids, p, n * 4);
+	}
 	*ids = r->ids;
 	*np = n;
 	return 1;
@@ -225,7 +244,5 @@ tok_close(struct tok_reader *r)
 {
 	input_close(&r->in);
 	free(r->ids);
-	free(r->raw);
 	r->ids = NULL;
-	r->raw = NULL;
 }

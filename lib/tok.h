@@ -43,8 +43,6 @@ struct tok_reader {
 	uint64_t pos;		/* byte offset in the (decompressed) stream */
 	uint32_t *ids;
 	size_t cap;
-	unsigned char *raw;
-	size_t rawcap;
 	int errcode;		/* XDATA or XSYS after an error */
 	char err[512];		/* "FILE: byte N: what" */
 };
@@ -56,6 +54,12 @@ int tok_open(struct tok_reader *r, const char *path);
  * 0 at the end, -1 on an error. Every id is checked to be < h.vocab.
  */
 int tok_next(struct tok_reader *r, const uint32_t **ids, size_t *n);
+/*
+ * As tok_next, but *raw points at the document's ids as they are in the
+ * stream (h.width bytes each, little-endian), checked all the same, in the
+ * reader's buffer until the next call: no conversion, no copy.
+ */
+int tok_next_raw(struct tok_reader *r, const unsigned char **raw, size_t *n);
 void tok_close(struct tok_reader *r);
 
 #endif
