@@ -37,9 +37,13 @@ OWT_CPPFLAGS = -Ilib -D_GNU_SOURCE -DOWT_DATADIR='"$(DATADIR)"' \
 	$(shell pkg-config --cflags $(ALL_PKGS) 2>/dev/null)
 OWT_CFLAGS = -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread \
 	$(SANFLAGS) $(CFLAGS)
+OWT_CXXFLAGS = -std=c++11 -Wall -Wextra -Wno-unused-parameter -pthread \
+	$(SANFLAGS) $(CFLAGS)
 
 LIB_SRCS := $(sort $(wildcard lib/*.c))
-LIB_OBJS := $(patsubst %.c,$(B)/%.o,$(LIB_SRCS))
+LIB_CXX_SRCS := $(sort $(wildcard lib/*.cc))
+LIB_OBJS := $(patsubst %.c,$(B)/%.o,$(LIB_SRCS)) \
+	$(patsubst %.cc,$(B)/%.o,$(LIB_CXX_SRCS))
 LIB := $(B)/lib/libowt.a
 BINS := $(addprefix $(B)/bin/,$(PROGS))
 
@@ -88,6 +92,11 @@ $(B)/lib/%.o: lib/%.c $(wildcard lib/*.h) | deps
 	@mkdir -p $(@D)
 	$(CC) $(OWT_CPPFLAGS) $(OWT_CFLAGS) -c -o $@ $<
 
+# C++ only where a library has no C interface (a shim per library).
+$(B)/lib/%.o: lib/%.cc $(wildcard lib/*.h) | deps
+	@mkdir -p $(@D)
+	$(CXX) $(OWT_CPPFLAGS) $(OWT_CXXFLAGS) -c -o $@ $<
+
 $(B)/cmd/%.o: cmd/%.c $(wildcard lib/*.h) | deps
 	@mkdir -p $(@D)
 	$(CC) $(OWT_CPPFLAGS) $(OWT_CFLAGS) -c -o $@ $<
@@ -113,7 +122,8 @@ $(CULIB): $(CU_OBJS)
 $(B)/t/%: t/%.c $(wildcard t/*.h) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(OWT_CPPFLAGS) $(OWT_CFLAGS) -o $@ $< $(LIB) \
-	    $(shell pkg-config --libs $(ALL_PKGS) 2>/dev/null) -lm
+	    $(shell pkg-config --libs $(ALL_PKGS) 2>/dev/null) \
+	    $(foreach p,$(PROGS),$(LIBS_$(p))) -lm
 
 TEST_ENV = PATH="$(CURDIR)/$(B)/bin:$$PATH" OWT_BUILD="$(CURDIR)/$(B)" \
 	OWT_SRC="$(CURDIR)" OWT_SHARED="$(SHARED)" LC_ALL=C.UTF-8 \

@@ -1,0 +1,104 @@
+/* dedup.h - duplicate detection: exact text and URL, MinHash LSH over word 5-grams */
+#ifndef OWT_DEDUP_H
+#define OWT_DEDUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "jsonl.h"
+#include "util.h"
+#include "words.h"
+
+/*
+ * Near duplicates are found by comparing the word 5-gram sets of two
+ * documents (words as in words.h). A document's sketch holds, for each of
+ * DEDUP_K seeded hash functions, the lowest 8 bits of the minimum hash of
+ * its 5-grams (one-byte "b-bit" MinHash). The fraction of equal bytes
+ * estimates the Jaccard similarity of the two 5-gram sets. Candidates are
+ * found by locality-sensitive hashing: DEDUP_BANDS bands of DEDUP_ROWS
+ * bytes each; two documents are compared when a band is equal.
+ */
+#define DEDUP_K 128
+#define DEDUP_BANDS 10
+#define DEDUP_ROWS 4
+#define DEDUP_SHINGLE 5
+
+/* The hash functions, from a seed. */
+struct minhash {
+	uint32_t seed[DEDUP_K];
+};
+void minhash_init(struct minhash *m, uint64_t seed);
+
+/*
+ * The sketch of a text given its words. A text of fewer than five
+ * words has one shingle, all its words. Returns the number of shingles;
+ * 0 (no words) leaves the sketch undefined.
+ */
+size_t minhash_sketch(const struct minhash *m, struct words *w,
+    uint8_t sk[DEDUP_K]);
+
+/* The Jaccard similarity estimated from two sketches, 0..1. */
+double minhash_similarity(const uint8_t *a, const uint8_t *b);
+
+/* A 64-bit hash of bytes. */
+uint64_t dedup_hash(const void *p, size_t n, uint64_t seed);
+/* A 128-bit hash of the text with whitespace runs as one space, trimmed. */
+void dedup_text_hash(const char *s, size_t n, uint64_t h[2]);
+
+/* What the exact and near stages know of a document. */
+struct dedup_sig {
+	uint64_t text[2];		/* dedup_text_hash */
+	uint64_t url;			/* hash of the url field, if has_url */
+	int has_url, has_sketch;	/* no sketch: a text without words */
+	uint8_t sketch[DEDUP_K];
+};
+
+/* The signature of a text and its URL (url NULL: none); w NULL: no sketch. */
+void dedup_sign(const struct minhash *m, const char *text, size_t n,
+    const char *url, size_t urllen, struct words *w, struct dedup_sig *s);
+/*
+ * A signature as JSON members: ,"text_hash":"32 hex digits" and, when
+ * there is a sketch, ,"minhash":"256 hex digits". Appended to b.
+ */
+void dedup_sig_write(struct buf *b, const struct dedup_sig *s);
+/*
+ * Read those members back from a record that was parsed with "text_hash",
+ * "minhash" and "url" among its wanted keys (the URL hash comes from
+ * "url"). Returns 0, or -1 when they are missing or malformed.
+ */
+int dedup_sig_read(const struct jsonl_rec *r, struct dedup_sig *s);
+
+/*
+ * The fingerprints of the kept documents, numbered 0, 1, ... in the
+ * order they were added. Memory per document: 16 bytes of text hash, 8 of
+ * URL hash, DEDUP_K of sketch, and one 4-byte hash-table slot per key
+ * (text, URL, each band) at a load of 0.6 to 0.75: 216 to 232 bytes with
+ * both parts. The per-document arrays grow 4096 documents at a time.
+ */
+enum { DEDUP_EXACT = 1, DEDUP_NEAR = 2 };
+struct dedup;
+struct dedup *dedup_new(int parts);
+void dedup_free(struct dedup *d);
+
+/* The kept document with this text hash, or -1. */
+long dedup_find_text(const struct dedup *d, const uint64_t h[2]);
+/* The kept document with this URL hash, or -1. */
+long dedup_find_url(const struct dedup *d, uint64_t h);
+/*
+ * The kept document most similar to the sketch (the first kept of equals)
+ * among those with an estimated similarity of at least threshold, and
+ * that similarity in *sim; -1 if there is none.
+ */
+long dedup_find_near(struct dedup *d, const uint8_t *sk, double threshold,
+    double *sim);
+/* The sketch of kept document k (NULL without the near part or a sketch). */
+const uint8_t *dedup_sketch(const struct dedup *d, uint32_t k);
+
+/* Keep a document; returns its number. */
+uint32_t dedup_add(struct dedup *d, const struct dedup_sig *s);
+/* The number of kept documents. */
+size_t dedup_count(const struct dedup *d);
+/* Bytes allocated. */
+size_t dedup_bytes(const struct dedup *d);
+
+#endif

@@ -1,0 +1,37 @@
+/* langid.cc - the language of a text: a C shim over CLD2 */
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include <cld2/public/compact_lang_det.h>
+
+#include "langid.h"
+
+void
+langid_detect(const char *s, size_t n, struct langid *r)
+{
+	CLD2::Language lang3[3];
+	int percent3[3] = { 0, 0, 0 }, text_bytes, valid;
+	double score3[3];
+	bool reliable = false;
+	std::string t;
+	size_t i, chars = 0;
+
+	for (i = 0; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80 && chars++ == LANGID_MAX)
+			break;
+	n = i;
+	t.assign(s, n);
+	for (i = 0; i < n; i++)
+		if ((unsigned char)t[i] < 0x20 || t[i] == 0x7f)
+			t[i] = ' ';
+	CLD2::Language lang = CLD2::ExtDetectLanguageSummaryCheckUTF8(t.data(),
+	    (int)t.size(), true, NULL, 0, lang3, percent3, score3, NULL,
+	    &text_bytes, &reliable, &valid);
+	const char *code = CLD2::LanguageCode(lang);
+	if (std::strcmp(code, "zh-Hant") == 0)
+		code = "zh";
+	snprintf(r->code, sizeof r->code, "%s", code);
+	r->percent = lang == CLD2::UNKNOWN_LANGUAGE ? 0 : percent3[0];
+	r->reliable = reliable;
+}
