@@ -1,0 +1,29 @@
+/* blas.h - single-precision matrix multiply: OpenBLAS loaded at run time, or a built-in kernel */
+#ifndef OWT_BLAS_H
+#define OWT_BLAS_H
+
+#include <stddef.h>
+
+/*
+ * C = alpha * op(A) @ op(B) + beta * C, row-major, as cblas_sgemm:
+ * op(A) is (M,K), op(B) is (K,N), C is (M,N); lda, ldb, ldc are row
+ * strides of the matrices as stored (A is (K,M) when ta is set).
+ */
+void blas_sgemm(int ta, int tb, int M, int N, int K, float alpha,
+    const float *A, int lda, const float *B, int ldb, float beta,
+    float *C, int ldc);
+
+/*
+ * Load the BLAS once and set its thread count. OWT_BLAS in the
+ * environment names the library to dlopen, or "builtin" for the built-in
+ * kernel; by default the OpenMP build of Debian's OpenBLAS, then any
+ * libopenblas.so.0. On an AMD processor with AVX-512 it sets
+ * OPENBLAS_CORETYPE=SkylakeX unless the environment sets it: OpenBLAS
+ * before 0.3.22 takes Zen 4 and 5 for Haswell and runs at half speed.
+ * Without a loadable library the built-in kernel is used and blas_name
+ * says so. Returns the description for logs ("OpenBLAS 0.3.21 ...").
+ */
+const char *blas_init(int threads);
+const char *blas_name(void);
+
+#endif
