@@ -49,7 +49,8 @@ builtin_sgemm(int ta, int tb, int M, int N, int K, float alpha,
 		B = bt;
 		ldb = N;
 	}
-#pragma omp parallel for private(j, p) schedule(static)
+#pragma omp parallel for private(j, p) schedule(static) \
+    if ((size_t)M * N * K >= 65536)
 	for (i = 0; i < M; i++) {
 		float *c = C + i * ldc;
 

@@ -21,6 +21,12 @@
 #define GELU_K 0.7978845608028654f	/* sqrt(2/pi) */
 
 /*
+ * Below about this many elements of work a loop runs on one thread: the
+ * fork and join cost more, and a great deal more on a busy machine.
+ */
+#define BIG(n) ((size_t)(n) >= 65536)
+
+/*
  * exp(x) to about 2 ulp, branch-free so that loops over it vectorize
  * (Cephes' expf: x = n ln2 + r, a polynomial for exp(r), 2^n built from
  * the exponent bits). x is clamped to [-87.3, 88]: below, about 1e-38
@@ -95,7 +101,7 @@ encoder_forward(float *out, const int32_t *inp, const float *wte,
 {
 	long bt;
 
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (BIG((size_t)B * T * C))
 	for (bt = 0; bt < (long)B * T; bt++) {
 		const float *e = wte + (size_t)inp[bt] * C;
 		const float *p = wpe + (size_t)(bt % T) * C;
@@ -117,7 +123,7 @@ encoder_backward(float *dwte, float *dwpe, const float *dout,
 	long c0;
 
 	/* Tokens repeat, so threads split the channels, not the tokens. */
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (BIG((size_t)B * T * C))
 	for (c0 = 0; c0 < C; c0 += 16) {
 		int c1 = c0 + 16 < C ? c0 + 16 : C;
 		long bt;
@@ -131,7 +137,7 @@ encoder_backward(float *dwte, float *dwpe, const float *dout,
 				d[c] += g[c];
 		}
 	}
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (BIG((size_t)B * T * C))
 	for (t = 0; t < T; t++) {
 		float *d = dwpe + (size_t)t * C;
 		int b, c;
@@ -176,7 +182,7 @@ layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
 {
 	long n;
 
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (BIG((size_t)N * C))
 	for (n = 0; n < N; n++)
 		layernorm_row(out + n * C, mean + n, rstd + n, inp + n * C, w, b,
 		    C, eps);
@@ -232,7 +238,7 @@ layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
 {
 	long n, c0;
 
-#pragma omp parallel
+#pragma omp parallel if (BIG((size_t)N * C))
 	{
 #pragma omp for schedule(static) nowait
 		for (n = 0; n < N; n++)
@@ -265,7 +271,7 @@ matmul_forward(float *out, const float *inp, const float *w,
 	long n;
 
 	if (bias) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (BIG((size_t)N * OC))
 		for (n = 0; n < N; n++)
 			memcpy(out + n * OC, bias, (size_t)OC * sizeof *out);
 	}
@@ -282,7 +288,7 @@ matmul_backward(float *dinp, float *dw, float *dbias, const float *dout,
 	blas_sgemm(0, 1, N, C, OC, 1, dout, OC, w, OC, 0, dinp, C);
 	blas_sgemm(1, 0, C, OC, N, 1, inp, C, dout, OC, 1, dw, OC);
 	if (dbias) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (BIG((size_t)N * OC))
 		for (c0 = 0; c0 < OC; c0 += 64)
 			colsum(dbias, dout, N, OC, (int)c0,
 			    c0 + 64 < OC ? (int)c0 + 64 : OC);
@@ -347,7 +353,7 @@ attention_forward(float *out, float *att, const float *qkv, int B, int T,
 	float scale = 1.0f / sqrtf((float)HS);
 	long r;
 
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (BIG((size_t)B * T * T * C))
 	for (r = 0; r < (long)B * NH * T; r++) {
 		int t = (int)(r % T), h = (int)(r / T % NH), b = (int)(r / T / NH);
 		const float *base = qkv + (size_t)b * T * 3 * C + h * HS;
@@ -411,7 +417,7 @@ attention_backward(float *dqkv, float *scratch, const float *dout,
 	long bh;
 
 	/* Keys and values gather from every later query: a thread owns a head. */
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (BIG((size_t)B * T * T * C))
 	for (bh = 0; bh < (long)B * NH; bh++) {
 		int b = (int)(bh / NH), h = (int)(bh % NH), t;
 		size_t off = (size_t)b * T * 3 * C + h * HS;
@@ -472,7 +478,7 @@ gelu_forward(float *out, const float *inp, size_t N)
 {
 	long i;
 
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (BIG(N))
 	for (i = 0; i < (long)N; i += CHUNK)
 		gelu_chunk(out + i, inp + i, N - i < CHUNK ? N - i : CHUNK);
 }
@@ -483,7 +489,7 @@ gelu_backward(float *dinp, const float *inp, const float *dout, size_t N)
 {
 	long i;
 
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (BIG(N))
 	for (i = 0; i < (long)N; i += CHUNK)
 		gelu_dchunk(dinp + i, inp + i, dout + i,
 		    N - i < CHUNK ? N - i : CHUNK);
@@ -517,7 +523,7 @@ residual_forward(float *out, const float *a, const float *b, size_t N,
 {
 	long i;
 
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (BIG(N))
 	for (i = 0; i < (long)N; i += CHUNK)
 		residual_chunk(out + i, a + i, b + i,
 		    N - i < CHUNK ? N - i : CHUNK, p, key, i);
@@ -529,7 +535,7 @@ dropout(float *out, const float *inp, size_t N, float p, uint64_t key)
 {
 	long i;
 
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (BIG(N))
 	for (i = 0; i < (long)N; i += CHUNK)
 		residual_chunk(out + i, NULL, inp + i,
 		    N - i < CHUNK ? N - i : CHUNK, p, key, i);
@@ -588,7 +594,7 @@ crossentropy(float *losses, float *logits, const int32_t *targets, int N,
 {
 	long n;
 
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (BIG((size_t)N * V))
 	for (n = 0; n < N; n++)
 		losses[n] = crossentropy_row(logits + n * V, targets[n], V, dloss);
 }
@@ -620,7 +626,7 @@ adamw(float *p, const float *g, float *m, float *v, size_t n, float lr,
 {
 	long i;
 
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (BIG(n))
 	for (i = 0; i < (long)n; i += CHUNK)
 		adamw_chunk(p + i, g + i, m + i, v + i,
 		    n - i < CHUNK ? n - i : CHUNK, lr, beta1, beta2, eps, wd,
@@ -649,7 +655,7 @@ sumsq(const float *x, size_t n)
 
 	if (part == NULL)
 		return sumsq_chunk(x, n);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (BIG(n))
 	for (i = 0; i < (long)nchunk; i++)
 		part[i] = sumsq_chunk(x + i * CHUNK,
 		    n - i * CHUNK < CHUNK ? n - i * CHUNK : CHUNK);

@@ -28,6 +28,19 @@ lr_at(const struct lr_sched *s, uint64_t samples)
 	return s->min_lr + coeff * (s->max_lr - s->min_lr);
 }
 
+int
+mock_get(void *arg, uint64_t i, uint32_t *tokens, char *err, size_t errsize,
+    int *code)
+{
+	const struct mock_data *d = arg;
+	uint64_t start = owt_mix64(d->seed ^ owt_mix64(i * 4 + (uint64_t)d->split));
+	int t;
+
+	for (t = 0; t <= d->T; t++)
+		tokens[t] = (uint32_t)((start + (uint64_t)t) % d->vocab);
+	return 0;
+}
+
 void
 train_init(struct trainer *tr)
 {

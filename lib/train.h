@@ -34,6 +34,20 @@ struct sample_src {
 	void *arg;
 };
 
+/*
+ * --mock-data: sample i of split s is T+1 consecutive ids counting up from
+ * a seeded start, modulo the vocabulary, so a model can learn it. Not
+ * Megatron's mock dataset.
+ */
+struct mock_data {
+	uint64_t seed;
+	int split;		/* 0 train, 1 valid, 2 test */
+	int T;
+	uint32_t vocab;
+};
+int mock_get(void *arg, uint64_t i, uint32_t *tokens, char *err,
+    size_t errsize, int *code);
+
 struct trainer {
 	struct gpt *m;
 	int micro;		/* sequences per micro-batch */
