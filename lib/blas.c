@@ -25,8 +25,8 @@ static int nthreads = 1;
  * which the compiler vectorizes. Slow next to OpenBLAS, but exact and
  * dependency-free.
  */
-static void
-builtin_sgemm(int ta, int tb, int M, int N, int K, float alpha,
+void
+blas_sgemm_builtin(int ta, int tb, int M, int N, int K, float alpha,
     const float *A, int lda, const float *B, int ldb, float beta,
     float *C, int ldc)
 {
@@ -152,6 +152,6 @@ blas_sgemm(int ta, int tb, int M, int N, int K, float alpha,
 		sgemm(ROWMAJOR, ta ? TRANS : NOTRANS, tb ? TRANS : NOTRANS, M, N,
 		    K, alpha, A, lda, B, ldb, beta, C, ldc);
 	else
-		builtin_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta,
+		blas_sgemm_builtin(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta,
 		    C, ldc);
 }

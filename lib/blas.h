@@ -13,6 +13,11 @@ void blas_sgemm(int ta, int tb, int M, int N, int K, float alpha,
     const float *A, int lda, const float *B, int ldb, float beta,
     float *C, int ldc);
 
+/* The built-in kernel, whatever blas_init loaded (for tests). */
+void blas_sgemm_builtin(int ta, int tb, int M, int N, int K, float alpha,
+    const float *A, int lda, const float *B, int ldb, float beta,
+    float *C, int ldc);
+
 /*
  * Load the BLAS once and set its thread count. OWT_BLAS in the
  * environment names the library to dlopen, or "builtin" for the built-in

@@ -179,9 +179,13 @@ st_parse(struct st_file *f, const char *path, char *err, size_t errsize,
 		    "file (%zu bytes)", f->size);
 	for (i = 0; i < 8; i++)
 		hlen |= (uint64_t)f->map[i] << (8 * i);
-	if (hlen > f->size - 8 || hlen > (1u << 30))
+	if (hlen > (1u << 30))
 		return data_err(err, errsize, code, path, "not a safetensors "
 		    "file (header size %" PRIu64 ")", hlen);
+	if (hlen > f->size - 8)
+		return data_err(err, errsize, code, path, "truncated: the "
+		    "header needs %" PRIu64 " bytes, the file has %zu", hlen + 8,
+		    f->size);
 	f->hdr = tjson_parse((const char *)f->map + 8, hlen, jerr, sizeof jerr);
 	if (f->hdr == NULL || f->hdr->type != TJ_OBJECT)
 		return data_err(err, errsize, code, path, "bad safetensors "
@@ -692,7 +696,10 @@ ckpt_resolve(const char *dir, char *path, size_t size, char *err,
 	if (r == 1) {
 		r = 0;
 		snprintf(lp, sizeof lp, "%s/model.safetensors", dir);
-		if (stat(dir, &sb) < 0)
+		if (stat(dir, &sb) < 0 && errno == ENOENT)
+			r = data_err(err, errsize, code, dir, "no such "
+			    "checkpoint directory");
+		else if (stat(dir, &sb) < 0)
 			r = sys_err(err, errsize, code, dir, "cannot open");
 		else if (stat(lp, &sb) < 0)
 			r = data_err(err, errsize, code, dir, "no checkpoint "

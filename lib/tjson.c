@@ -222,8 +222,9 @@ members(struct parser *ps, struct tjson *v, int obj, int depth)
 			if ((k->key = string(ps)) == NULL)
 				return -1;
 			skip_ws(ps);
-			if (ps->p >= ps->end || *ps->p++ != ':')
+			if (ps->p >= ps->end || *ps->p != ':')
 				return fail(ps, "expected ':'");
+			ps->p++;
 		}
 		if (value(ps, k, depth + 1) < 0)
 			return -1;
