@@ -459,8 +459,9 @@ static void
 test_layers(const struct gpt_backend *be)
 {
 	enum { N = 6, C = 8, OC = 5, B = 2, T = 5, NH = 2, V = 11, G = 50 };
-	float x[N * C + C + C + C * OC + OC], out[N * 3 * C + N * C], dout[N * 3 * C];
-	float dx[N * 3 * C], dw[C * OC], db[OC], mean[N], rstd[N];
+	/* big enough for every op below; attention's qkv is the largest */
+	float x[B * T * 3 * C], out[B * T * 3 * C], dout[B * T * 3 * C];
+	float dx[B * T * 3 * C], dw[C * OC], db[C + OC], mean[N], rstd[N];
 	float att[B * NH * T * T], scratch[B * NH * T * T];
 	double *xd, *doutd, *ref = xmalloc(4096 * sizeof *ref);
 	double *g = xmalloc(4096 * sizeof *g);
