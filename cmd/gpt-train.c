@@ -20,7 +20,8 @@ static const char usage_line[] =
     "usage: gpt-train [-hq] [--adam-beta1 x] [--adam-beta2 x] [--adam-eps x] "
     "[--attention-dropout p] [--bf16] [--clip-grad x] "
     "[--data-path [weight] prefix ...] [--device cpu] [--eval-interval n] "
-    "[--eval-iters n] [--exit-interval n] [--finetune] [--fp16] "
+    "[--eval-iters n] [--exit-duration-in-mins x] [--exit-interval n] "
+    "[--finetune] [--fp16] "
     "[--global-batch-size n] [--hidden-dropout p] [--hidden-size n] "
     "[--init-method-std x] [--load dir] [--log-interval n] [--log-json file] "
     "[--lr x] [--lr-decay-iters n] [--lr-decay-samples n] "
@@ -47,6 +48,7 @@ static const char options_help[] =
     "      --device cpu                 the backend (cpu)\n"
     "      --eval-interval n            validation loss every n iterations (1000)\n"
     "      --eval-iters n               batches per evaluation; 0: none (100)\n"
+    "      --exit-duration-in-mins x    save and exit after x minutes of training\n"
     "      --exit-interval n            save and exit after iteration n, 2n, ...\n"
     "      --finetune                   load only the weights; iteration 0, new optimizer\n"
     "      --fp16                       fp16 training: not on the cpu backend\n"
@@ -100,7 +102,7 @@ static struct {
 	double lr, min_lr, warmup_fraction;
 	const char *decay_style;
 	uint64_t warmup_iters, warmup_samples, decay_iters, decay_samples;
-	double wd, clip, beta1, beta2, eps;
+	double wd, clip, beta1, beta2, eps, exit_mins;
 	const char *split, *device, *save, *load, *log_json;
 	uint64_t seed, save_interval, eval_interval, eval_iters, log_interval,
 	    exit_interval;
@@ -134,6 +136,7 @@ static const struct optdef {
 	{ "device", T_STR, &o.device, 0, 0, C_NONE, NULL },
 	{ "eval-interval", T_U64, &o.eval_interval, 1, 1e15, C_ARG, NULL },
 	{ "eval-iters", T_U64, &o.eval_iters, 0, 1e15, C_ARG, NULL },
+	{ "exit-duration-in-mins", T_DBL, &o.exit_mins, 1e-9, 1e9, C_NONE, NULL },
 	{ "exit-interval", T_U64, &o.exit_interval, 1, 1e15, C_NONE, NULL },
 	{ "finetune", T_FLAG, &o.finetune, 0, 0, C_NONE, NULL },
 	{ "fp16", T_FLAG, &o.fp16, 0, 0, C_NONE, NULL },
@@ -516,6 +519,16 @@ evaluate(const struct sample_src *src, uint64_t first, const char *what)
 	    tr.st.iteration, what, loss);
 }
 
+/* The next validation batches, when there are any. */
+static void
+validate(const struct gpt_data *d)
+{
+	if (o.eval_iters == 0 || !d->have[1])
+		return;
+	evaluate(&d->src[1], tr.st.consumed_valid, "valid");
+	tr.st.consumed_valid += o.eval_iters * (uint64_t)o.global;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -526,6 +539,7 @@ main(int argc, char **argv)
 	char err[1024], path[4096], cfgpath[4200];
 	uint64_t G, first_iter, log_iters = 0, train_samples;
 	double t0, tlast, loss_sum = 0;
+	const char *why;
 	int code, k, from_ckpt = 0;
 
 	owt_setprog(argv[0]);
@@ -683,8 +697,14 @@ main(int argc, char **argv)
 			    "is intact)" : "");
 		loss_sum += r.loss;
 		log_iters++;
+		why = stop_signal == SIGINT ? "interrupted" :
+		    stop_signal ? "terminated" :
+		    o.exit_interval && tr.st.iteration % o.exit_interval == 0 ?
+		    "exit interval reached" :
+		    o.exit_mins > 0 && owt_now() - t0 >= o.exit_mins * 60 ?
+		    "exit duration reached" : NULL;
 		if (tr.st.iteration % o.log_interval == 0 ||
-		    tr.st.iteration == o.train_iters) {
+		    tr.st.iteration == o.train_iters || why) {
 			double now = owt_now();
 			double tps = (double)log_iters * G * o.seq / (now - tlast);
 
@@ -701,33 +721,20 @@ main(int argc, char **argv)
 			log_iters = 0;
 			tlast = now;
 		}
-		if (o.eval_iters > 0 && data.have[1] &&
-		    tr.st.iteration % o.eval_interval == 0) {
-			evaluate(&data.src[1], tr.st.consumed_valid, "valid");
-			tr.st.consumed_valid += o.eval_iters * G;
-		}
+		if (tr.st.iteration % o.eval_interval == 0)
+			validate(&data);
 		if (o.save_interval && tr.st.iteration % o.save_interval == 0)
 			save();
-		if (stop_signal) {
+		if (why) {
 			save();
-			say("%s at iteration %" PRIu64 "; exiting",
-			    stop_signal == SIGINT ? "interrupted" : "terminated",
-			    tr.st.iteration);
-			goto out;
-		}
-		if (o.exit_interval && tr.st.iteration % o.exit_interval == 0) {
-			save();
-			say("exit interval reached at iteration %" PRIu64,
+			say("%s at iteration %" PRIu64 "; exiting", why,
 			    tr.st.iteration);
 			goto out;
 		}
 	}
 	if (tr.st.iteration > first_iter)
 		save();
-	if (o.eval_iters > 0 && data.have[1]) {
-		evaluate(&data.src[1], tr.st.consumed_valid, "valid");
-		tr.st.consumed_valid += o.eval_iters * G;
-	}
+	validate(&data);
 	if (o.eval_iters > 0 && data.have[2])
 		evaluate(&data.src[2], 0, "test");
 out:

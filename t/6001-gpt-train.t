@@ -79,6 +79,13 @@ cmp -s a/iter_0000012/model.safetensors b/iter_0000012/model.safetensors &&
     ok "and ends with the same weights and moments" ||
     not_ok "and ends with the same weights and moments"
 
+run gpt-train $tiny --train-iters 1000 --exit-duration-in-mins 0.000001 \
+    --save dur --log-interval 100 --log-json dur.jsonl
+like err '^gpt-train: exit duration reached at iteration 1; exiting$' \
+    "--exit-duration-in-mins stops after the iteration that passes it"
+is "$(cat dur/latest_checkpointed_iteration.txt) $(grep -c '"loss"' dur.jsonl)" "1 1" \
+    "and saves, logging the last iteration"
+
 # Resuming with only --load takes the options from the checkpoint.
 run gpt-train --load b --mock-data --workers 1 --train-iters 13 -q --eval-iters 0
 is "$rc" 0 "resuming with few options exits 0"
