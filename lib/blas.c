@@ -15,6 +15,7 @@ typedef void sgemm_fn(int, int, int, int, int, int, float, const float *, int,
     const float *, int, float, float *, int);
 
 static sgemm_fn *sgemm;
+static int use512;
 static char name[256] = "built-in sgemm";
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int nthreads = 1;
@@ -104,6 +105,14 @@ load(void)
 		env = NULL;
 	if (env != NULL && strcmp(env, "builtin") == 0)
 		return;
+	if ((env == NULL || strcmp(env, "avx512") == 0) && sgemm512_available()) {
+		use512 = 1;
+		snprintf(name, sizeof name, "owt AVX-512 sgemm");
+		return;
+	}
+	if (env != NULL && (strcmp(env, "openblas") == 0 ||
+	    strcmp(env, "avx512") == 0))
+		env = NULL;
 	pick_coretype();
 	if (env != NULL)
 		h = dlopen(env, RTLD_NOW | RTLD_LOCAL);
@@ -148,7 +157,9 @@ blas_sgemm(int ta, int tb, int M, int N, int K, float alpha,
 {
 	if (M == 0 || N == 0)
 		return;
-	if (sgemm)
+	if (use512)
+		sgemm512(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+	else if (sgemm)
 		sgemm(ROWMAJOR, ta ? TRANS : NOTRANS, tb ? TRANS : NOTRANS, M, N,
 		    K, alpha, A, lda, B, ldb, beta, C, ldc);
 	else
