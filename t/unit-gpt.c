@@ -860,6 +860,138 @@ test_sampler(void)
 	OK(blend_need(0.7, 1000) == 704, "blend: a dataset is asked for its share plus 0.5%%");
 }
 
+/* ---- datasets: the order gpt-train reads them in ---- */
+
+#if __has_include("mmidx.h")
+#include "gptdata.h"
+
+/* PREFIX.bin/.idx in document mode, uint16: sequence s is tokens base + 100 s + t. */
+static void
+write_dataset(const char *prefix, const uint32_t *lens, int n, uint32_t base)
+{
+	unsigned char hdr[34] = "MMIDIDX\0\0";
+	char path[4200];
+	uint64_t p = 0;
+	FILE *f;
+	int s;
+	uint32_t t;
+
+	snprintf(path, sizeof path, "%s.bin", prefix);
+	f = fopen(path, "wb");
+	for (s = 0; s < n; s++)
+		for (t = 0; t < lens[s]; t++) {
+			uint32_t v = base + 100 * (uint32_t)s + t;
+			unsigned char b[2] = { (unsigned char)v, (unsigned char)(v >> 8) };
+
+			fwrite(b, 1, 2, f);
+		}
+	fclose(f);
+	snprintf(path, sizeof path, "%s.idx", prefix);
+	f = fopen(path, "wb");
+	put_le(hdr + 9, 1, 8);
+	hdr[17] = 8;
+	put_le(hdr + 18, (uint64_t)n, 8);
+	put_le(hdr + 26, (uint64_t)n + 1, 8);
+	fwrite(hdr, 1, 34, f);
+	for (s = 0; s < n; s++) {
+		unsigned char b[4];
+
+		put_le(b, lens[s], 4);
+		fwrite(b, 1, 4, f);
+	}
+	for (s = 0; s < n; s++) {
+		unsigned char b[8];
+
+		put_le(b, p, 8);
+		fwrite(b, 1, 8, f);
+		p += 2 * lens[s];
+	}
+	for (s = 0; s <= n; s++) {
+		unsigned char b[8];
+
+		put_le(b, (uint64_t)s, 8);
+		fwrite(b, 1, 8, f);
+	}
+	fclose(f);
+}
+
+static void
+test_data(const char *dir)
+{
+	static const uint32_t want[5][5] = {
+		{ 206, 300, 301, 302, 303 }, { 2, 3, 4, 100, 101 },
+		{ 101, 102, 200, 201, 202 }, { 404, 405, 0, 1, 2 },
+		{ 400, 401, 402, 403, 404 },
+	};
+	struct gpt_data d;
+	char a[4096], b[4096], bad[4096], err[512], *args[4];
+	uint32_t tok[5], lens2[3] = { 9, 9, 9 };
+	int code, i, ok = 1, from_b = 0;
+
+	snprintf(a, sizeof a, "%s/a", dir);
+	snprintf(b, sizeof b, "%s/b", dir);
+	write_dataset(a, vec_sizes, 5, 0);
+	write_dataset(b, lens2, 3, 5000);
+	args[0] = a;
+	OK(gpt_data_open(&d, args, 1, "100,0,0", 1234, 4, 6000, 5, 0, 0, err,
+	    sizeof err, &code) == 0, "data: open a dataset");
+	OK(d.have[0] && !d.have[1] && !d.have[2],
+	    "data: --split 100,0,0 leaves no validation or test range");
+	for (i = 0; i < 5; i++) {
+		d.src[0].get(d.src[0].arg, (uint64_t)i, tok, err, sizeof err, &code);
+		ok &= memcmp(tok, want[i], sizeof tok) == 0;
+	}
+	OK(ok, "data: samples 0..4 in Megatron's order, across sequences");
+	OK(d.src[0].get(d.src[0].arg, 6, tok, err, sizeof err, &code) < 0,
+	    "data: a sample beyond the index is refused");
+	gpt_data_close(&d);
+
+	args[0] = "0.5";
+	args[1] = a;
+	args[2] = "0.5";
+	args[3] = b;
+	OK(gpt_data_open(&d, args, 4, "100,0,0", 1234, 4, 6000, 8, 0, 0, err,
+	    sizeof err, &code) == 0, "data: blend two datasets");
+	for (i = 0; i < 8; i++) {
+		d.src[0].get(d.src[0].arg, (uint64_t)i, tok, err, sizeof err, &code);
+		from_b += tok[0] >= 5000;
+	}
+	OK(from_b == 4, "data: 0.5 and 0.5 draw alternately (%d of 8 from b)", from_b);
+	gpt_data_close(&d);
+
+	args[0] = a;
+	OK(gpt_data_open(&d, args, 1, "100,0,0", 1234, 4, 300, 5, 0, 0, err,
+	    sizeof err, &code) == 0, "data: a vocabulary smaller than the ids opens");
+	OK(d.src[0].get(d.src[0].arg, 0, tok, err, sizeof err, &code) < 0 &&
+	    code == XDATA, "data: ... but reading an id beyond it is bad data");
+	like_err(err, "/a.bin: token id 300 is not below the vocabulary size 300 (--vocab-size)",
+	    "data: ... naming the id and the dataset");
+	gpt_data_close(&d);
+	OK(gpt_data_open(&d, args, 1, "0,1,0", 1234, 4, 6000, 5, 1, 0, err,
+	    sizeof err, &code) < 0 && code == XDATA, "data: an empty train split is bad data");
+	like_err(err, "/a: the train split of --split '0,1,0' is empty",
+	    "data: ... saying so");
+	snprintf(bad, sizeof bad, "%s/nosuch", dir);
+	args[0] = bad;
+	OK(gpt_data_open(&d, args, 1, "1", 1234, 4, 6000, 5, 0, 0, err,
+	    sizeof err, &code) < 0 && code == XDATA, "data: a missing dataset is bad data");
+	args[0] = "0.5";
+	args[1] = a;
+	args[2] = "x";
+	OK(gpt_data_open(&d, args, 3, "1", 1234, 4, 6000, 5, 0, 0, err,
+	    sizeof err, &code) < 0 && code == XUSAGE,
+	    "data: an unpaired weight is a usage error");
+	SAMES(err, "--data-path: weights and prefixes must pair up ('x' has no prefix)",
+	    "data: ... naming it");
+}
+#else
+static void
+test_data(const char *dir)
+{
+	(void)dir;
+}
+#endif
+
 /*
  * The PyTorch comparison's C half (contrib/gpt2-torch.py check DIR):
  * initial weights, logits, loss and gradients of one batch, then two
@@ -1012,6 +1144,7 @@ main(int argc, char **argv)
 	test_layers(&gpt_cpu);
 	test_checkpoint(dir);
 	test_sampler();
+	test_data(dir);
 	remove_dir(dir);
 	return unit_done();
 }
