@@ -169,17 +169,22 @@ gpt_free(struct gpt *m)
 	memset(m, 0, sizeof *m);
 }
 
-/* A standard normal draw for counter (k, i) under seed. */
-static double
-normal(uint64_t seed, int k, size_t i)
+/*
+ * Standard normal draws for elements 2j and 2j + 1 of tensor k under seed:
+ * Box-Muller on two splitmix64 outputs for the counter (k, j).
+ */
+static void
+normal2(uint64_t seed, int k, size_t j, double *z0, double *z1)
 {
 	uint64_t base = owt_mix64(seed ^ owt_mix64((uint64_t)k + 1));
-	uint64_t x = owt_mix64(base + 2 * (uint64_t)i);
-	uint64_t y = owt_mix64(base + 2 * (uint64_t)i + 1);
-	double u1 = ((double)(x >> 11) + 1) * (1.0 / 9007199254740992.0);
-	double u2 = (double)(y >> 11) * (1.0 / 9007199254740992.0);
+	uint64_t x = owt_mix64(base + 2 * (uint64_t)j);
+	uint64_t y = owt_mix64(base + 2 * (uint64_t)j + 1);
+	double r = sqrt(-2 * log(((double)(x >> 11) + 1) *
+	    (1.0 / 9007199254740992.0)));
+	double t = 2 * M_PI * (double)(y >> 11) * (1.0 / 9007199254740992.0);
 
-	return sqrt(-2 * log(u1)) * cos(2 * M_PI * u2);
+	*z0 = r * cos(t);
+	*z1 = r * sin(t);
 }
 
 void
@@ -211,8 +216,14 @@ gpt_init_weights(struct gpt *m, uint64_t seed, float std)
 		}
 		real = k == GPT_WTE ? (size_t)c->vocab * c->nembd : t->n;
 #pragma omp parallel for schedule(static)
-		for (i = 0; i < real; i++)
-			p[i] = (float)(s * normal(seed, k, i));
+		for (i = 0; i < real; i += 2) {
+			double z0, z1;
+
+			normal2(seed, k, i / 2, &z0, &z1);
+			p[i] = (float)(s * z0);
+			if (i + 1 < real)
+				p[i + 1] = (float)(s * z1);
+		}
 		memset(p + real, 0, (t->n - real) * sizeof *p);
 	}
 	m->be->put(m->params, h, m->nparams * sizeof *h);

@@ -232,8 +232,8 @@ size_t gpt_nparams(const struct gpt_config *c);
  * Megatron's initialisation from a seed: N(0, 0.02) for the embeddings,
  * QKV and fc, N(0, 0.02 / sqrt(2L)) for the two output projections, zero
  * biases, LayerNorm weight 1 and bias 0, padded rows 0. The normal draws
- * come from splitmix64 and Box-Muller; element i of tensor k uses the
- * counter (k, i), so the weights do not depend on the thread count.
+ * come from splitmix64 and Box-Muller; elements 2j and 2j + 1 of tensor k
+ * use the counter (k, j), so the weights do not depend on the thread count.
  */
 void gpt_init_weights(struct gpt *m, uint64_t seed, float std);
 
