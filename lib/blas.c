@@ -20,6 +20,19 @@ static char name[256] = "built-in sgemm";
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int nthreads = 1;
 
+/* The (cols, rows) transpose of x (rows, cols), rows ld apart. */
+static float *
+transpose(const float *x, int rows, int cols, int ld)
+{
+	float *t = xmalloc((size_t)rows * cols * sizeof *t);
+	long i, j;
+
+	for (i = 0; i < rows; i++)
+		for (j = 0; j < cols; j++)
+			t[j * rows + i] = x[i * ld + j];
+	return t;
+}
+
 /*
  * The built-in kernel: op(A) and op(B) are copied to row-major (M,K) and
  * (K,N) when transposed, then each row of C is a sum of scaled rows of B,
@@ -35,19 +48,11 @@ blas_sgemm_builtin(int ta, int tb, int M, int N, int K, float alpha,
 	long i, j, p;
 
 	if (ta) {
-		at = xmalloc((size_t)M * K * sizeof *at);
-		for (i = 0; i < M; i++)
-			for (p = 0; p < K; p++)
-				at[i * K + p] = A[p * lda + i];
-		A = at;
+		A = at = transpose(A, K, M, lda);
 		lda = K;
 	}
 	if (tb) {
-		bt = xmalloc((size_t)K * N * sizeof *bt);
-		for (p = 0; p < K; p++)
-			for (j = 0; j < N; j++)
-				bt[p * N + j] = B[j * ldb + p];
-		B = bt;
+		B = bt = transpose(B, N, K, ldb);
 		ldb = N;
 	}
 #pragma omp parallel for private(j, p) schedule(static) \

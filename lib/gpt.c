@@ -371,6 +371,22 @@ buffer(struct gpt *m, enum gpt_buffer which)
 	return *p;
 }
 
+/*
+ * The gradient of a residual branch's output: the residual gradient,
+ * through the branch's dropout mask when there is one.
+ */
+static const float *
+dropout_grad(struct gpt *m, int l, int site)
+{
+	size_t n = (size_t)m->B * m->T * m->cfg.nembd;
+
+	if (m->cfg.hidden_dropout == 0)
+		return m->a.dres;
+	m->be->dropout(m->a.tmp, m->a.dres, n, m->cfg.hidden_dropout,
+	    site_key(m->key, l, site));
+	return m->a.tmp;
+}
+
 void
 gpt_backward(struct gpt *m)
 {
@@ -380,7 +396,8 @@ gpt_backward(struct gpt *m)
 	int L = c->nlayer, C = c->nembd, NH = c->nhead, B = m->B, T = m->T;
 	int BT = B * T, l;
 	size_t btc = (size_t)BT * C;
-	float hp = c->hidden_dropout, ap = c->attn_dropout, *dproj;
+	float hp = c->hidden_dropout, ap = c->attn_dropout;
+	const float *dproj;
 	const float *w = m->params;
 	float *g = buffer(m, GPT_GRADS);
 
@@ -401,12 +418,7 @@ gpt_backward(struct gpt *m)
 		float *att = a->att + (size_t)l * B * NH * T * T;
 
 		/* res3 = res2 + dropout(fcproj(gelu(fc(ln2(res2))))) */
-		dproj = a->dres;
-		if (hp > 0) {
-			be->dropout(a->tmp, a->dres, btc, hp,
-			    site_key(m->key, l, 2));
-			dproj = a->tmp;
-		}
+		dproj = dropout_grad(m, l, 2);
 		be->matmul_backward(a->dbt4c, P(g, GPT_FCPROJW, l),
 		    P(g, GPT_FCPROJB, l), dproj, fchg, P(w, GPT_FCPROJW, l),
 		    BT, 4 * C, C);
@@ -418,12 +430,7 @@ gpt_backward(struct gpt *m)
 		    a->ln2_mean + l * BT, a->ln2_rstd + l * BT, BT, C);
 
 		/* res2 = res + dropout(attproj(attention(qkv(ln1(res))))) */
-		dproj = a->dres;
-		if (hp > 0) {
-			be->dropout(a->tmp, a->dres, btc, hp,
-			    site_key(m->key, l, 1));
-			dproj = a->tmp;
-		}
+		dproj = dropout_grad(m, l, 1);
 		be->matmul_backward(a->dbtc, P(g, GPT_ATTPROJW, l),
 		    P(g, GPT_ATTPROJB, l), dproj, atty, P(w, GPT_ATTPROJW, l),
 		    BT, C, C);

@@ -68,30 +68,16 @@ bounded(struct mt19937 *r, uint64_t max)
 }
 
 void
-mt_shuffle32(struct mt19937 *r, uint32_t *a, size_t n)
+mt_shuffle(struct mt19937 *r, void *a, size_t n, size_t size)
 {
+	unsigned char *p = a, t[8];
 	size_t i, j;
-	uint32_t t;
 
 	for (i = n > 0 ? n - 1 : 0; i > 0; i--) {
 		j = (size_t)bounded(r, i);
-		t = a[i];
-		a[i] = a[j];
-		a[j] = t;
-	}
-}
-
-void
-mt_shuffle64(struct mt19937 *r, uint64_t *a, size_t n)
-{
-	size_t i, j;
-	uint64_t t;
-
-	for (i = n > 0 ? n - 1 : 0; i > 0; i--) {
-		j = (size_t)bounded(r, i);
-		t = a[i];
-		a[i] = a[j];
-		a[j] = t;
+		memcpy(t, p + i * size, size);
+		memcpy(p + i * size, p + j * size, size);
+		memcpy(p + j * size, t, size);
 	}
 }
 
@@ -155,7 +141,7 @@ doc_epochs(uint32_t *doc, uint64_t begin, uint64_t end, int epochs,
 	for (e = 0; e < epochs; e++)
 		for (i = 0; i < n; i++)
 			doc[(uint64_t)e * n + i] = (uint32_t)(begin + i);
-	mt_shuffle32(r, doc, (size_t)n * epochs);
+	mt_shuffle(r, doc, (size_t)n * epochs, sizeof *doc);
 }
 
 int
@@ -232,10 +218,10 @@ gpt_index_build(struct gpt_index *x, seqlen_fn *len, void *arg,
 	for (i = 0; i < ns; i++)
 		x->shuffle[i] = i;
 	if (x->separate_last) {
-		mt_shuffle64(&r, x->shuffle, A);
-		mt_shuffle64(&r, x->shuffle + A, ns - A);
+		mt_shuffle(&r, x->shuffle, A, sizeof *x->shuffle);
+		mt_shuffle(&r, x->shuffle + A, ns - A, sizeof *x->shuffle);
 	} else {
-		mt_shuffle64(&r, x->shuffle, ns);
+		mt_shuffle(&r, x->shuffle, ns, sizeof *x->shuffle);
 	}
 	return 0;
 }

@@ -18,9 +18,8 @@ struct mt19937 {
 };
 void mt_seed(struct mt19937 *r, uint32_t seed);
 uint32_t mt_next(struct mt19937 *r);
-/* numpy's RandomState.shuffle of a (legacy bounded draws). */
-void mt_shuffle32(struct mt19937 *r, uint32_t *a, size_t n);
-void mt_shuffle64(struct mt19937 *r, uint64_t *a, size_t n);
+/* numpy's RandomState.shuffle of n elements of size bytes (at most 8). */
+void mt_shuffle(struct mt19937 *r, void *a, size_t n, size_t size);
 
 /*
  * --split "969, 30, 1": the numbers in s, padded with 0 to three and
