@@ -286,6 +286,34 @@ site_key(uint64_t key, int l, int s)
 	return owt_mix64(key + (uint64_t)l * 4 + (uint64_t)s);
 }
 
+/* Layer l's activations (struct gpt_acts), and its input. */
+struct layer {
+	float *in, *ln1, *ln1_mean, *ln1_rstd, *qkv, *atty, *att, *res2;
+	float *ln2, *ln2_mean, *ln2_rstd, *fch, *fchg, *res3;
+};
+
+static void
+layer_acts(struct gpt *m, int l, struct layer *x)
+{
+	struct gpt_acts *a = &m->a;
+	size_t bt = (size_t)m->B * m->T, btc = bt * m->cfg.nembd;
+
+	x->in = l == 0 ? a->encoded : a->res3 + (l - 1) * btc;
+	x->ln1 = a->ln1 + l * btc;
+	x->ln1_mean = a->ln1_mean + l * bt;
+	x->ln1_rstd = a->ln1_rstd + l * bt;
+	x->qkv = a->qkv + 3 * l * btc;
+	x->atty = a->atty + l * btc;
+	x->att = a->att + l * bt * m->cfg.nhead * m->T;
+	x->res2 = a->res2 + l * btc;
+	x->ln2 = a->ln2 + l * btc;
+	x->ln2_mean = a->ln2_mean + l * bt;
+	x->ln2_rstd = a->ln2_rstd + l * bt;
+	x->fch = a->fch + 4 * l * btc;
+	x->fchg = a->fch_gelu + 4 * l * btc;
+	x->res3 = a->res3 + l * btc;
+}
+
 /* Pointers to tensor k of layer l in a flat buffer. */
 #define P(buf, k, l) ((buf) + m->t[k].off + (size_t)(l) * (m->t[k].n / L))
 
@@ -299,7 +327,8 @@ gpt_forward(struct gpt *m, const int32_t *inputs, const int32_t *targets,
 	int L = c->nlayer, C = c->nembd, NH = c->nhead, B = m->B, T = m->T;
 	int BT = B * T, l;
 	size_t btc = (size_t)BT * C;
-	float hp = 0, ap = 0, *res, *w = m->params;
+	float hp = 0, ap = 0, *w = m->params;
+	struct layer x;
 	double sum = 0;
 
 	m->train = dloss != 0;
@@ -313,38 +342,30 @@ gpt_forward(struct gpt *m, const int32_t *inputs, const int32_t *targets,
 	    w + m->t[GPT_WPE].off, B, T, C);
 	if (hp > 0)
 		be->dropout(a->encoded, a->encoded, btc, hp, site_key(key, L, 0));
-	res = a->encoded;
 	for (l = 0; l < L; l++) {
-		float *ln1 = a->ln1 + l * btc, *qkv = a->qkv + 3 * l * btc;
-		float *atty = a->atty + l * btc, *res2 = a->res2 + l * btc;
-		float *ln2 = a->ln2 + l * btc, *fch = a->fch + 4 * l * btc;
-		float *fchg = a->fch_gelu + 4 * l * btc, *res3 = a->res3 + l * btc;
-		float *att = a->att + (size_t)l * B * NH * T * T;
-
-		be->layernorm_forward(ln1, a->ln1_mean + l * BT,
-		    a->ln1_rstd + l * BT, res, P(w, GPT_LN1W, l),
-		    P(w, GPT_LN1B, l), BT, C, c->ln_eps);
-		be->matmul_forward(qkv, ln1, P(w, GPT_QKVW, l),
+		layer_acts(m, l, &x);
+		be->layernorm_forward(x.ln1, x.ln1_mean, x.ln1_rstd, x.in,
+		    P(w, GPT_LN1W, l), P(w, GPT_LN1B, l), BT, C, c->ln_eps);
+		be->matmul_forward(x.qkv, x.ln1, P(w, GPT_QKVW, l),
 		    P(w, GPT_QKVB, l), BT, C, 3 * C);
-		be->attention_forward(atty, att, qkv, B, T, C, NH, ap,
+		be->attention_forward(x.atty, x.att, x.qkv, B, T, C, NH, ap,
 		    site_key(key, l, 0));
-		be->matmul_forward(a->tmp, atty, P(w, GPT_ATTPROJW, l),
+		be->matmul_forward(a->tmp, x.atty, P(w, GPT_ATTPROJW, l),
 		    P(w, GPT_ATTPROJB, l), BT, C, C);
-		be->residual_forward(res2, res, a->tmp, btc, hp,
+		be->residual_forward(x.res2, x.in, a->tmp, btc, hp,
 		    site_key(key, l, 1));
-		be->layernorm_forward(ln2, a->ln2_mean + l * BT,
-		    a->ln2_rstd + l * BT, res2, P(w, GPT_LN2W, l),
-		    P(w, GPT_LN2B, l), BT, C, c->ln_eps);
-		be->matmul_forward(fch, ln2, P(w, GPT_FCW, l), P(w, GPT_FCB, l),
-		    BT, C, 4 * C);
-		be->gelu_forward(fchg, fch, 4 * btc);
-		be->matmul_forward(a->tmp, fchg, P(w, GPT_FCPROJW, l),
+		be->layernorm_forward(x.ln2, x.ln2_mean, x.ln2_rstd, x.res2,
+		    P(w, GPT_LN2W, l), P(w, GPT_LN2B, l), BT, C, c->ln_eps);
+		be->matmul_forward(x.fch, x.ln2, P(w, GPT_FCW, l),
+		    P(w, GPT_FCB, l), BT, C, 4 * C);
+		be->gelu_forward(x.fchg, x.fch, 4 * btc);
+		be->matmul_forward(a->tmp, x.fchg, P(w, GPT_FCPROJW, l),
 		    P(w, GPT_FCPROJB, l), BT, 4 * C, C);
-		be->residual_forward(res3, res2, a->tmp, btc, hp,
+		be->residual_forward(x.res3, x.res2, a->tmp, btc, hp,
 		    site_key(key, l, 2));
-		res = res3;
 	}
-	be->layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, res,
+	be->layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd,
+	    a->res3 + (L - 1) * btc,
 	    w + m->t[GPT_LNFW].off, w + m->t[GPT_LNFB].off, BT, C, c->ln_eps);
 	be->lmhead_forward(a->logits, a->lnf, w + m->t[GPT_WTE].off, BT, C,
 	    c->vocab);
@@ -397,9 +418,9 @@ gpt_backward(struct gpt *m)
 	int BT = B * T, l;
 	size_t btc = (size_t)BT * C;
 	float hp = c->hidden_dropout, ap = c->attn_dropout;
-	const float *dproj;
-	const float *w = m->params;
+	const float *dproj, *w = m->params;
 	float *g = buffer(m, GPT_GRADS);
+	struct layer x;
 
 	if (!m->train)
 		return;
@@ -410,37 +431,31 @@ gpt_backward(struct gpt *m)
 	    g + m->t[GPT_LNFB].off, a->dbtc, a->res3 + (L - 1) * btc,
 	    w + m->t[GPT_LNFW].off, a->lnf_mean, a->lnf_rstd, BT, C);
 	for (l = L - 1; l >= 0; l--) {
-		float *res = l == 0 ? a->encoded : a->res3 + (l - 1) * btc;
-		float *ln1 = a->ln1 + l * btc, *qkv = a->qkv + 3 * l * btc;
-		float *atty = a->atty + l * btc, *res2 = a->res2 + l * btc;
-		float *ln2 = a->ln2 + l * btc, *fch = a->fch + 4 * l * btc;
-		float *fchg = a->fch_gelu + 4 * l * btc;
-		float *att = a->att + (size_t)l * B * NH * T * T;
-
+		layer_acts(m, l, &x);
 		/* res3 = res2 + dropout(fcproj(gelu(fc(ln2(res2))))) */
 		dproj = dropout_grad(m, l, 2);
 		be->matmul_backward(a->dbt4c, P(g, GPT_FCPROJW, l),
-		    P(g, GPT_FCPROJB, l), dproj, fchg, P(w, GPT_FCPROJW, l),
+		    P(g, GPT_FCPROJB, l), dproj, x.fchg, P(w, GPT_FCPROJW, l),
 		    BT, 4 * C, C);
-		be->gelu_backward(a->dbt4c2, fch, a->dbt4c, 4 * btc);
+		be->gelu_backward(a->dbt4c2, x.fch, a->dbt4c, 4 * btc);
 		be->matmul_backward(a->dbtc, P(g, GPT_FCW, l), P(g, GPT_FCB, l),
-		    a->dbt4c2, ln2, P(w, GPT_FCW, l), BT, C, 4 * C);
+		    a->dbt4c2, x.ln2, P(w, GPT_FCW, l), BT, C, 4 * C);
 		be->layernorm_backward(a->dres, P(g, GPT_LN2W, l),
-		    P(g, GPT_LN2B, l), a->dbtc, res2, P(w, GPT_LN2W, l),
-		    a->ln2_mean + l * BT, a->ln2_rstd + l * BT, BT, C);
+		    P(g, GPT_LN2B, l), a->dbtc, x.res2, P(w, GPT_LN2W, l),
+		    x.ln2_mean, x.ln2_rstd, BT, C);
 
-		/* res2 = res + dropout(attproj(attention(qkv(ln1(res))))) */
+		/* res2 = in + dropout(attproj(attention(qkv(ln1(in))))) */
 		dproj = dropout_grad(m, l, 1);
 		be->matmul_backward(a->dbtc, P(g, GPT_ATTPROJW, l),
-		    P(g, GPT_ATTPROJB, l), dproj, atty, P(w, GPT_ATTPROJW, l),
+		    P(g, GPT_ATTPROJB, l), dproj, x.atty, P(w, GPT_ATTPROJW, l),
 		    BT, C, C);
-		be->attention_backward(a->dbt4c, a->datt, a->dbtc, qkv, att, B,
-		    T, C, NH, ap, site_key(m->key, l, 0));
+		be->attention_backward(a->dbt4c, a->datt, a->dbtc, x.qkv, x.att,
+		    B, T, C, NH, ap, site_key(m->key, l, 0));
 		be->matmul_backward(a->dbtc, P(g, GPT_QKVW, l), P(g, GPT_QKVB, l),
-		    a->dbt4c, ln1, P(w, GPT_QKVW, l), BT, C, 3 * C);
+		    a->dbt4c, x.ln1, P(w, GPT_QKVW, l), BT, C, 3 * C);
 		be->layernorm_backward(a->dres, P(g, GPT_LN1W, l),
-		    P(g, GPT_LN1B, l), a->dbtc, res, P(w, GPT_LN1W, l),
-		    a->ln1_mean + l * BT, a->ln1_rstd + l * BT, BT, C);
+		    P(g, GPT_LN1B, l), a->dbtc, x.in, P(w, GPT_LN1W, l),
+		    x.ln1_mean, x.ln1_rstd, BT, C);
 	}
 	if (hp > 0)
 		be->dropout(a->dres, a->dres, btc, hp, site_key(m->key, L, 0));
