@@ -126,12 +126,18 @@ pack_a(float *ap, const float *A, int lda, int ta, int i0, int mc, int k0,
 	}
 }
 
-/* Panel q (NR columns from j0 + q * NR) of rows k0.. (kc) of op(B). */
-static void
+/*
+ * Panel q (NR columns from j0 + q * NR) of rows k0.. (kc) of op(B). A
+ * transposed B is read with gathers: each column's cache line serves 16
+ * successive rows of the panel.
+ */
+AVX512 static void
 pack_b(float *bp, const float *B, int ldb, int tb, int j0, int nc, int k0,
     int kc, int q)
 {
 	int j = j0 + q * NR, nr = nc - q * NR < NR ? nc - q * NR : NR, k, c;
+	__m512i idx;
+	__mmask16 m0, m1;
 
 	bp += (size_t)q * NR * kc;
 	if (!tb) {
@@ -141,11 +147,25 @@ pack_b(float *bp, const float *B, int ldb, int tb, int j0, int nc, int k0,
 		}
 		return;
 	}
-	for (c = 0; c < NR; c++) {
-		const float *s = B + (size_t)(j + c) * ldb + k0;
+	if ((long long)ldb * NR >= (1LL << 29)) {	/* offsets beyond int32 */
+		for (c = 0; c < NR; c++)
+			for (k = 0; k < kc; k++)
+				bp[k * NR + c] = c < nr ?
+				    B[(size_t)(j + c) * ldb + k0 + k] : 0;
+		return;
+	}
+	idx = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9,
+	    8, 7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi32(ldb));
+	m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1);
+	m1 = nr >= 32 ? 0xffff : nr > 16 ? (__mmask16)((1u << (nr - 16)) - 1) : 0;
+	for (k = 0; k < kc; k++, bp += NR) {
+		const float *s = B + (size_t)j * ldb + k0 + k;
 
-		for (k = 0; k < kc; k++)
-			bp[k * NR + c] = c < nr ? s[k] : 0;
+		_mm512_store_ps(bp, _mm512_mask_i32gather_ps(_mm512_setzero_ps(),
+		    m0, idx, s, 4));
+		_mm512_store_ps(bp + 16, m1 ? _mm512_mask_i32gather_ps(
+		    _mm512_setzero_ps(), m1, idx, s + (size_t)16 * ldb, 4) :
+		    _mm512_setzero_ps());
 	}
 }
 

@@ -248,18 +248,21 @@ rel_diff(const float *a, const double *b, size_t n)
 	return d / m;
 }
 
+/* Every transposition of one size against a double-precision product. */
 static void
-test_sgemm(void)
+check_sgemm(int M, int N, int K)
 {
-	enum { M = 7, N = 9, K = 11 };
-	float A[M * K], B[K * N], C[M * N], C0[M * N];
-	double want[M * N];
+	float *A = xmalloc((size_t)M * K * sizeof *A);
+	float *B = xmalloc((size_t)K * N * sizeof *B);
+	float *C = xmalloc((size_t)M * N * sizeof *C);
+	float *C0 = xmalloc((size_t)M * N * sizeof *C0);
+	double *want = xmalloc((size_t)M * N * sizeof *want);
 	int ta, tb, i, j, p, which;
 
-	fill(A, M * K, 1);
-	fill(B, K * N, 1);
-	fill(C0, M * N, 1);
-	for (which = 0; which < 2; which++)
+	fill(A, (size_t)M * K, 1);
+	fill(B, (size_t)K * N, 1);
+	fill(C0, (size_t)M * N, 1);
+	for (which = 0; which < 3; which++)
 		for (ta = 0; ta < 2; ta++)
 			for (tb = 0; tb < 2; tb++) {
 				for (i = 0; i < M; i++)
@@ -271,13 +274,30 @@ test_sgemm(void)
 							    (tb ? B[j * K + p] : B[p * N + j]);
 						want[i * N + j] = 0.5 * sum + 2.0 * C0[i * N + j];
 					}
-				memcpy(C, C0, sizeof C);
-				(which ? blas_sgemm : blas_sgemm_builtin)(ta, tb, M, N,
-				    K, 0.5f, A, ta ? M : K, B, tb ? K : N, 2.0f, C, N);
-				OK(rel_diff(C, want, M * N) < 1e-6, "%s sgemm, A%s B%s",
-				    which ? "loaded" : "built-in", ta ? "^T" : "",
-				    tb ? "^T" : "");
+				memcpy(C, C0, (size_t)M * N * sizeof *C);
+				if (which == 2 && !sgemm512_available())
+					continue;
+				(which == 0 ? blas_sgemm_builtin : which == 1 ?
+				    blas_sgemm : sgemm512)(ta, tb, M, N, K, 0.5f,
+				    A, ta ? M : K, B, tb ? K : N, 2.0f, C, N);
+				OK(rel_diff(C, want, (size_t)M * N) < 1e-6,
+				    "%s sgemm %dx%dx%d, A%s B%s", which == 0 ?
+				    "built-in" : which == 1 ? "chosen" : "AVX-512",
+				    M, N, K, ta ? "^T" : "", tb ? "^T" : "");
 			}
+	free(A);
+	free(B);
+	free(C);
+	free(C0);
+	free(want);
+}
+
+static void
+test_sgemm(void)
+{
+	check_sgemm(7, 9, 11);
+	/* several panels and blocks of the AVX-512 kernel, with edges */
+	check_sgemm(183, 77, 300);
 }
 
 /* ---- the learning-rate schedule ---- */
