@@ -21,10 +21,13 @@
 #define GELU_K 0.7978845608028654f	/* sqrt(2/pi) */
 
 /*
- * Below about this many elements of work a loop runs on one thread: the
- * fork and join cost more, and a great deal more on a busy machine.
+ * Below about this much work (elements, or multiply-adds over 4 for
+ * attention) a loop runs on one thread. A fork and join costs microseconds
+ * on an idle machine, but up to a scheduler time slice on a busy one,
+ * where a thread of the team waits for a processor; a millisecond of work
+ * is worth splitting either way.
  */
-#define BIG(n) ((size_t)(n) >= 65536)
+#define BIG(n) ((size_t)(n) >= (1 << 20))
 
 /*
  * exp(x) to about 2 ulp, branch-free so that loops over it vectorize
@@ -353,7 +356,7 @@ attention_forward(float *out, float *att, const float *qkv, int B, int T,
 	float scale = 1.0f / sqrtf((float)HS);
 	long r;
 
-#pragma omp parallel for schedule(static) if (BIG((size_t)B * T * T * C))
+#pragma omp parallel for schedule(static) if (BIG((size_t)B * T * T * C / 4))
 	for (r = 0; r < (long)B * NH * T; r++) {
 		int t = (int)(r % T), h = (int)(r / T % NH), b = (int)(r / T / NH);
 		const float *base = qkv + (size_t)b * T * 3 * C + h * HS;
@@ -417,7 +420,7 @@ attention_backward(float *dqkv, float *scratch, const float *dout,
 	long bh;
 
 	/* Keys and values gather from every later query: a thread owns a head. */
-#pragma omp parallel for schedule(static) if (BIG((size_t)B * T * T * C))
+#pragma omp parallel for schedule(static) if (BIG((size_t)B * T * T * C / 4))
 	for (bh = 0; bh < (long)B * NH; bh++) {
 		int b = (int)(bh / NH), h = (int)(bh % NH), t;
 		size_t off = (size_t)b * T * 3 * C + h * HS;

@@ -8,9 +8,8 @@
 
 /*
  * The BLIS scheme: op(B) is packed KC rows by NC columns at a time into
- * panels NR wide, shared by the threads; each thread packs MC rows of
- * op(A) into panels MR tall and multiplies them against the B panels
- * with a kernel that keeps an MR x NR block of C in 28 registers. Every
+ * panels NR wide, MC rows of op(A) into panels MR tall, and a kernel
+ * multiplies them keeping an MR x NR block of C in 28 registers. Every
  * element of C is a sum over k in the same order whatever the thread
  * count, so results do not depend on it.
  */
@@ -169,12 +168,72 @@ pack_b(float *bp, const float *B, int ldb, int tb, int j0, int nc, int k0,
 	}
 }
 
+/*
+ * Packing buffers, one pair per OpenMP thread number, kept for the life of
+ * the process: sgemm512 is called from one thread at a time.
+ */
+static struct {
+	float *a, *b;
+} bufs[1024];
+
+static void
+buffers(int t, float **a, float **b)
+{
+	if (bufs[t].a == NULL && (posix_memalign((void **)&bufs[t].a, 64,
+	    (size_t)MC_MAX * KC * sizeof(float)) != 0 ||
+	    posix_memalign((void **)&bufs[t].b, 64, (size_t)KC * NC *
+	    sizeof(float)) != 0))
+		owt_die(XSYS, "out of memory in sgemm");
+	*a = bufs[t].a;
+	*b = bufs[t].b;
+}
+
+/* C[i0:i1, j0:j1] of the product, on one thread. */
+static void
+gemm_block(int ta, int tb, int i0, int i1, int j0, int j1, int K,
+    float alpha, const float *A, int lda, const float *B, int ldb,
+    float beta, float *C, int ldc, int t)
+{
+	float *ap, *bp;
+	int jc, pc, q, ic;
+
+	buffers(t, &ap, &bp);
+	for (jc = j0; jc < j1; jc += NC) {
+		int nc = j1 - jc < NC ? j1 - jc : NC;
+
+		for (pc = 0; pc < K; pc += KC) {
+			int kc = K - pc < KC ? K - pc : KC;
+
+			for (q = 0; q < (nc + NR - 1) / NR; q++)
+				pack_b(bp, B, ldb, tb, jc, nc, pc, kc, q);
+			for (ic = i0; ic < i1; ic += MC_MAX) {
+				int m = i1 - ic < MC_MAX ? i1 - ic : MC_MAX, jr, ir;
+
+				pack_a(ap, A, lda, ta, ic, m, pc, kc, alpha);
+				for (jr = 0; jr < nc; jr += NR)
+					for (ir = 0; ir < m; ir += MR)
+						kernel(kc, ap + (size_t)ir * kc,
+						    bp + (size_t)jr * kc,
+						    C + (size_t)(ic + ir) * ldc + jc + jr,
+						    ldc, m - ir < MR ? m - ir : MR,
+						    nc - jr < NR ? nc - jr : NR,
+						    beta, pc == 0);
+			}
+		}
+	}
+}
+
+/*
+ * The threads split C into column slices (or row slices, when C has more
+ * row panels than column panels) and work on their own without a barrier:
+ * on a busy machine every hand-off between threads can cost a time slice.
+ */
 void
 sgemm512(int ta, int tb, int M, int N, int K, float alpha, const float *A,
     int lda, const float *B, int ldb, float beta, float *C, int ldc)
 {
-	int nt = omp_get_max_threads(), mc, nblk;
-	float *bp;
+	int nt = (double)M * N * K >= 5e7 ? omp_get_max_threads() : 1;
+	int bycol = (N + NR - 1) / NR >= (M + MR - 1) / MR;
 
 	if (K == 0) {
 		int i, j;
@@ -185,48 +244,26 @@ sgemm512(int ta, int tb, int M, int N, int K, float alpha, const float *A,
 				    beta * C[(size_t)i * ldc + j];
 		return;
 	}
-	/* MC rows per block, so that the blocks split evenly over the threads */
-	nblk = (M + nt * MC_MAX - 1) / (nt * MC_MAX) * nt;
-	mc = (M + nblk - 1) / nblk;
-	mc = (mc + MR - 1) / MR * MR;
-	if (posix_memalign((void **)&bp, 64, (size_t)KC * NC * sizeof *bp) != 0)
-		owt_die(XSYS, "out of memory in sgemm");
-#pragma omp parallel if ((double)M * N * K >= 1e6)
+	if (nt > 1024)
+		nt = 1024;
+#pragma omp parallel num_threads(nt) if (nt > 1)
 	{
-		float *ap = NULL;
-		int jc, pc, q, ic;
+		int t = omp_get_thread_num(), n = omp_get_num_threads();
+		int unit = bycol ? NR : MR, len = bycol ? N : M;
+		int panels = (len + unit - 1) / unit;
+		int lo = (int)((long)panels * t / n) * unit;
+		int hi = (int)((long)panels * (t + 1) / n) * unit;
 
-		if (posix_memalign((void **)&ap, 64, (size_t)MC_MAX * KC *
-		    sizeof *ap) != 0)
-			owt_die(XSYS, "out of memory in sgemm");
-		for (jc = 0; jc < N; jc += NC) {
-			int nc = N - jc < NC ? N - jc : NC;
-
-			for (pc = 0; pc < K; pc += KC) {
-				int kc = K - pc < KC ? K - pc : KC;
-
-#pragma omp for schedule(static)
-				for (q = 0; q < (nc + NR - 1) / NR; q++)
-					pack_b(bp, B, ldb, tb, jc, nc, pc, kc, q);
-#pragma omp for schedule(static)
-				for (ic = 0; ic < M; ic += mc) {
-					int m = M - ic < mc ? M - ic : mc, jr, ir;
-
-					pack_a(ap, A, lda, ta, ic, m, pc, kc, alpha);
-					for (jr = 0; jr < nc; jr += NR)
-						for (ir = 0; ir < m; ir += MR)
-							kernel(kc, ap + (size_t)ir * kc,
-							    bp + (size_t)jr * kc,
-							    C + (size_t)(ic + ir) * ldc + jc + jr,
-							    ldc, m - ir < MR ? m - ir : MR,
-							    nc - jr < NR ? nc - jr : NR,
-							    beta, pc == 0);
-				}
-			}
+		hi = hi < len ? hi : len;
+		if (lo < hi) {
+			if (bycol)
+				gemm_block(ta, tb, 0, M, lo, hi, K, alpha, A, lda,
+				    B, ldb, beta, C, ldc, t);
+			else
+				gemm_block(ta, tb, lo, hi, 0, N, K, alpha, A, lda,
+				    B, ldb, beta, C, ldc, t);
 		}
-		free(ap);
 	}
-	free(bp);
 }
 
 #else
