@@ -44,8 +44,9 @@ LIB_OBJS := $(patsubst %.c,$(B)/%.o,$(LIB_SRCS))
 LIB := $(B)/lib/libowt.a
 BINS := $(addprefix $(B)/bin/,$(PROGS))
 
-# Unit tests: t/unit-NAME.c -> $(B)/t/unit-NAME, run by a t/*.t script.
-UNIT_SRCS := $(sort $(wildcard t/unit-*.c))
+# Unit tests: t/unit-NAME.c -> $(B)/t/unit-NAME, run by a t/*.t script;
+# other t/*.c are test helpers (t/httpd.c, the tests' HTTP server).
+UNIT_SRCS := $(sort $(wildcard t/*.c))
 UNITS := $(patsubst t/%.c,$(B)/t/%,$(UNIT_SRCS))
 
 # CUDA: auto builds kernels/ when nvcc is found, 1 requires it, 0 skips it.
@@ -73,7 +74,7 @@ CUDA_LIBS = -L$(CUDA_HOME)/lib64 -lcudart -lcublas -lcublasLt -lstdc++
 OWT_CPPFLAGS += -DOWT_CUDA=1 -Ikernels
 endif
 
-.PHONY: all deps check check-gpu demo bench install uninstall clean
+.PHONY: all deps check check-gpu demo bench fuzz install uninstall clean
 .SUFFIXES:
 .SECONDARY:
 
@@ -125,11 +126,15 @@ check: all $(UNITS)
 check-gpu: all $(UNITS)
 	$(TEST_ENV) prove $(PROVE_FLAGS) $(wildcard t/9*.t)
 
-demo: all
+demo: all $(B)/t/httpd
 	$(TEST_ENV) sh contrib/demo/run
 
 bench: all
 	$(TEST_ENV) sh contrib/bench/run
+
+# libFuzzer targets contrib/fuzz/*.c (clang); FUZZ=NAME, FUZZ_TIME=seconds.
+fuzz:
+	sh contrib/fuzz/run
 
 install: all
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \

@@ -6,12 +6,8 @@
 #include <string.h>
 
 #include "gptdata.h"
-#include "util.h"
-
-#if __has_include("mmidx.h")
-#define HAVE_MMIDX 1
 #include "mmidx.h"
-#endif
+#include "util.h"
 
 static const char *const split_name[3] = { "train", "valid", "test" };
 
@@ -32,8 +28,6 @@ open_mock(struct gpt_data *d, uint32_t seed, int L, uint32_t vocab,
 	    (unsigned long long)need[2], L + 1);
 	return 0;
 }
-
-#ifdef HAVE_MMIDX
 
 struct gpt_dataset {
 	const char *prefix;
@@ -239,8 +233,6 @@ open_datasets(struct gpt_data *d, char **args, int nargs, const char *split,
 	return 0;
 }
 
-#endif
-
 int
 gpt_data_open(struct gpt_data *d, char **args, int nargs, const char *split,
     uint32_t seed, int L, uint32_t vocab, uint64_t ntrain, uint64_t nvalid,
@@ -251,25 +243,16 @@ gpt_data_open(struct gpt_data *d, char **args, int nargs, const char *split,
 	memset(d, 0, sizeof *d);
 	if (args == NULL)
 		return open_mock(d, seed, L, vocab, need);
-#ifdef HAVE_MMIDX
 	if (open_datasets(d, args, nargs, split, seed, L, vocab, need, err,
 	    errsize, code) == 0)
 		return 0;
 	gpt_data_close(d);
 	return -1;
-#else
-	(void)split_name;
-	snprintf(err, errsize, "--data-path: reading datasets needs idx-pack's "
-	    "reader, which is not merged yet");
-	*code = XUSAGE;
-	return -1;
-#endif
 }
 
 void
 gpt_data_close(struct gpt_data *d)
 {
-#ifdef HAVE_MMIDX
 	int i, s;
 
 	for (i = 0; i < d->nds; i++) {
@@ -282,7 +265,6 @@ gpt_data_close(struct gpt_data *d)
 		free(d->blend[s].didx);
 		free(d->blend[s].sidx);
 	}
-#endif
 	free(d->ds);
 	free(d->w);
 	memset(d, 0, sizeof *d);

@@ -225,6 +225,7 @@ input_read(struct input *in, void *dst, size_t n)
 {
 	ssize_t r;
 	size_t k;
+	int small;
 
 	if (n == 0)
 		return 0;
@@ -244,8 +245,10 @@ input_read(struct input *in, void *dst, size_t n)
 	}
 	if (in->raweof)
 		return 0;
+	/* Small reads (a token stream's counts) go through in->raw. */
+	small = n < in->rawcap / 4;
 	for (;;) {
-		r = read(in->fd, dst, n);
+		r = read(in->fd, small ? in->raw : dst, small ? in->rawcap : n);
 		if (r >= 0)
 			break;
 		if (errno != EINTR) {
@@ -256,6 +259,12 @@ input_read(struct input *in, void *dst, size_t n)
 	if (r == 0)
 		in->raweof = 1;
 	in->nread += (uint64_t)r;
+	if (small && r > 0) {
+		in->rawlen = (size_t)r;
+		in->rawpos = k = (size_t)r < n ? (size_t)r : n;
+		memcpy(dst, in->raw, k);
+		return (ssize_t)k;
+	}
 	return r;
 }
 

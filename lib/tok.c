@@ -153,7 +153,7 @@ int
 tok_next(struct tok_reader *r, const uint32_t **ids, size_t *np)
 {
 	unsigned char first[4];
-	uint32_t n, v;
+	uint32_t n, v, max;
 	size_t i, bytes;
 	ssize_t k;
 
@@ -190,21 +190,28 @@ tok_next(struct tok_reader *r, const uint32_t **ids, size_t *np)
 		    "has %zu of %u tokens", (unsigned long long)r->ndocs + 1,
 		    (size_t)k / r->h.width, n);
 	r->pos += 4;
-	for (i = 0; i < n; i++) {
-		if (r->h.width == 2) {
+	/* Convert, then check the largest id: loops without exits vectorize. */
+	max = 0;
+	if (r->h.width == 2) {
+		for (i = 0; i < n; i++) {
 			uint16_t s;
 			memcpy(&s, r->raw + 2 * i, 2);
-			v = s;
-		} else {
-			memcpy(&v, r->raw + 4 * i, 4);
+			r->ids[i] = s;
+			max = s > max ? s : max;
 		}
-		if (v >= r->h.vocab) {
-			r->pos += i * r->h.width;
-			return fail(r, XDATA, "token %u in document %llu is "
-			    "outside the vocabulary (%u)", v,
-			    (unsigned long long)r->ndocs + 1, r->h.vocab);
-		}
-		r->ids[i] = v;
+	} else {
+		memcpy(r->ids, r->raw, bytes);
+		for (i = 0; i < n; i++)
+			max = r->ids[i] > max ? r->ids[i] : max;
+	}
+	if (max >= r->h.vocab) {
+		for (i = 0; r->ids[i] < r->h.vocab; i++)
+			;
+		v = r->ids[i];
+		r->pos += i * r->h.width;
+		return fail(r, XDATA, "token %u in document %llu is outside "
+		    "the vocabulary (%u)", v, (unsigned long long)r->ndocs + 1,
+		    r->h.vocab);
 	}
 	r->pos += bytes;
 	r->ndocs++;

@@ -9,6 +9,7 @@
 #include "blas.h"
 #include "ckpt.h"
 #include "gpt.h"
+#include "gptdata.h"
 #include "sampler.h"
 #include "tjson.h"
 #include "train.h"
@@ -882,9 +883,6 @@ test_sampler(void)
 
 /* ---- datasets: the order gpt-train reads them in ---- */
 
-#if __has_include("mmidx.h")
-#include "gptdata.h"
-
 /* PREFIX.bin/.idx in document mode, uint16: sequence s is tokens base + 100 s + t. */
 static void
 write_dataset(const char *prefix, const uint32_t *lens, int n, uint32_t base)
@@ -1004,13 +1002,6 @@ test_data(const char *dir)
 	SAMES(err, "--data-path: weights and prefixes must pair up ('x' has no prefix)",
 	    "data: ... naming it");
 }
-#else
-static void
-test_data(const char *dir)
-{
-	(void)dir;
-}
-#endif
 
 /*
  * The PyTorch comparison's C half (contrib/gpt2-torch.py check DIR):

@@ -1,10 +1,10 @@
 # 60-train: a small GPT-2 (4 layers, 128 channels) trained for about a
-# minute on the packed sample corpus ($DEMO/owt from the pack stage); the
-# log shows the loss falling, contrib/plot-loss.sh draws it.
+# minute on the packed sample corpus ($DEMO/data/owt from the pack stage);
+# the log shows the loss falling, contrib/plot-loss.sh draws it.
 set -eu
-data="--data-path $DEMO/owt"
-if [ ! -f "$DEMO/owt.idx" ]; then
-	echo "no $DEMO/owt.idx (the pack stage did not run): using --mock-data"
+data="--data-path $DEMO/data/owt"
+if [ ! -f "$DEMO/data/owt.idx" ]; then
+	echo "no $DEMO/data/owt.idx (the pack stage did not run): using --mock-data"
 	data=--mock-data
 fi
 set -- $data --num-layers 4 --hidden-size 128 --num-attention-heads 4 \

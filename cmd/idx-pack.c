@@ -1,0 +1,438 @@
+/* idx-pack - pack token streams into Megatron indexed datasets, merge, inspect and check them */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "jsonl.h"
+#include "mmidx.h"
+#include "progress.h"
+#include "tok.h"
+#include "util.h"
+
+static const char usage_line[] =
+    "usage: idx-pack [-fhq] [-o prefix] [--cat] [--check] [--docs range] "
+    "[--eod id] [--info] [--keep-empty] [--merge] [--progress] [--version] "
+    "[--vocab n] [file | prefix ...]\n";
+
+static const char options_help[] =
+    "  -f, --force          overwrite an existing dataset\n"
+    "  -h, --help           print this help and exit\n"
+    "  -o, --output prefix  write prefix.bin and prefix.idx\n"
+    "  -q, --quiet          no summary or progress on stderr\n"
+    "      --cat            write the datasets' documents as a token stream\n"
+    "      --check          verify every invariant of the datasets\n"
+    "      --docs range     --cat only documents K:M (from 0, M excluded)\n"
+    "      --eod id         --cat: the stream header's EOD id (50256)\n"
+    "      --info           describe the datasets in JSON, one line each\n"
+    "      --keep-empty     keep empty documents as documents of no sequence\n"
+    "      --merge          -o: concatenate the datasets named as operands\n"
+    "      --progress       show progress even when stderr is not a terminal\n"
+    "      --version        print the version and exit\n"
+    "      --vocab n        --cat: the stream header's vocabulary size (50257)\n";
+
+enum { M_PACK, M_MERGE, M_INFO, M_CAT, M_CHECK };
+
+static struct {
+	int mode, force, quiet, progress, keep_empty, have_eod;
+	const char *output;
+	uint64_t first, last;	/* --docs: [first, last) */
+	uint32_t vocab, eod;
+} opt = { .vocab = 50257, .last = UINT64_MAX };
+
+static struct mmidx_writer w;
+static struct progress prog;
+static struct tally skipped[1] = { { "empty documents", 0 } };
+
+static void
+usage(void)
+{
+	fputs(usage_line, stderr);
+	exit(XUSAGE);
+}
+
+static void
+on_signal(int sig)
+{
+	mmidx_abort_signal();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* Stop: remove the dataset being written, report, exit. */
+static void
+die(int code, const char *msg)
+{
+	owt_warn("%s", msg);
+	mmidx_abort(&w);
+	exit(code);
+}
+
+/* A dataset operand: PREFIX, or PREFIX.idx / PREFIX.bin as a glob gives them. */
+static char *
+prefix_of(const char *arg)
+{
+	size_t n = strlen(arg);
+	char *p = xstrdup(arg), *idx;
+	struct stat st;
+
+	if (n > 4 && (strcmp(arg + n - 4, ".idx") == 0 ||
+	    strcmp(arg + n - 4, ".bin") == 0) && stat(arg, &st) == 0) {
+		idx = xmalloc(n + 5);
+		sprintf(idx, "%s.idx", arg);
+		if (stat(idx, &st) != 0)
+			p[n - 4] = '\0';
+		free(idx);
+	}
+	return p;
+}
+
+static void
+open_dataset(struct mmidx *d, const char *prefix)
+{
+	char err[1024];
+	int code;
+
+	if (mmidx_open(d, prefix, err, sizeof err, &code) < 0)
+		die(code, err);
+}
+
+/* Pack token streams: one sequence per document. */
+static void
+pack(char **files, int nfiles)
+{
+	struct tok_reader r;
+	struct tok_hdr first = { 0 };
+	const char *first_name = NULL;
+	const uint32_t *ids;
+	size_t n;
+	int i, k;
+
+	for (i = 0; i < (nfiles ? nfiles : 1); i++) {
+		if (tok_open(&r, nfiles ? files[i] : "-") < 0)
+			die(r.errcode, r.err);
+		if (first_name == NULL) {
+			first = r.h;
+			first_name = xstrdup(r.in.name);
+			if (mmidx_create(&w, opt.output, MMIDX_DTYPE(first.vocab),
+			    opt.force) < 0)
+				owt_die(w.code, "%s", w.err);
+		} else if (r.h.vocab != first.vocab || r.h.eod != first.eod) {
+			char msg[2048];
+
+			snprintf(msg, sizeof msg, "%s: vocabulary %u, EOD %d "
+			    "differ from %s's (vocabulary %u, EOD %d)", r.in.name,
+			    r.h.vocab, (int)r.h.eod, first_name, first.vocab,
+			    (int)first.eod);
+			die(XDATA, msg);
+		}
+		while ((k = tok_next(&r, &ids, &n)) > 0) {
+			if (n == 0 && !opt.keep_empty) {
+				skipped[0].n++;
+				continue;
+			}
+			if ((n > 0 && mmidx_add(&w, ids, n) < 0) ||
+			    mmidx_end_doc(&w) < 0)
+				die(w.code, w.err);
+			progress_tick(&prog, w.ndocs, w.binbytes);
+		}
+		if (k < 0)
+			die(r.errcode, r.err);
+		tok_close(&r);
+	}
+	free((void *)first_name);
+}
+
+/* Megatron's merge: tokens concatenated, document indices shifted. */
+static void
+merge(char **prefixes, int n)
+{
+	struct mmidx d;
+	char msg[2048];
+	char *p;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		p = prefix_of(prefixes[i]);
+		open_dataset(&d, p);
+		if (i == 0 && mmidx_create(&w, opt.output, d.dtype, opt.force) < 0)
+			owt_die(w.code, "%s", w.err);
+		if (mmidx_add_dataset(&w, &d) < 0) {
+			snprintf(msg, sizeof msg, "%s.idx: %s", p, w.err);
+			die(w.code, msg);
+		}
+		progress_tick(&prog, w.ndocs, w.binbytes);
+		mmidx_close(&d);
+		free(p);
+	}
+}
+
+/* Put the dataset in place, then say what it holds. */
+static void
+commit(int ndatasets)
+{
+	struct mmidx_writer done = w;
+
+	if (mmidx_commit(&w) < 0)
+		owt_die(w.code, "%s", w.err);
+	if (opt.quiet)
+		return;
+	progress_done(&prog);
+	fprintf(stderr, "%s: %s: ", owt_prog, opt.output);
+	if (opt.mode == M_MERGE)
+		fprintf(stderr, "%d datasets, ", ndatasets);
+	fprintf(stderr, "%llu documents, %llu tokens (%s), %.1f MB in %.2f s\n",
+	    (unsigned long long)done.ndocs, (unsigned long long)done.ntokens,
+	    mmidx_dtype_name(done.dtype),
+	    (double)done.binbytes / 1e6, progress_elapsed(&prog));
+	if (opt.mode == M_PACK)
+		tally_print("skipped", skipped, 1);
+}
+
+static void
+info(const char *prefix)
+{
+	struct mmidx_stats st;
+	struct mmidx d;
+	struct buf b = { 0 };
+
+	open_dataset(&d, prefix);
+	mmidx_stats(&d, &st);
+	json_string(&b, prefix, strlen(prefix));
+	printf("{\"prefix\":%s,\"dtype\":\"%s\",\"dtype_code\":%d,"
+	    "\"sequences\":%llu,\"documents\":%llu,\"tokens\":%llu,"
+	    "\"bin_bytes\":%llu,\"idx_bytes\":%llu,\"empty_sequences\":%llu,"
+	    "\"empty_documents\":%llu,\"length\":{\"min\":%u,\"max\":%u,"
+	    "\"mean\":%.2f,\"p50\":%u,\"p90\":%u,\"p99\":%u}}\n",
+	    b.p, mmidx_dtype_name(d.dtype), d.dtype,
+	    (unsigned long long)d.nseq, (unsigned long long)d.ndocs,
+	    (unsigned long long)d.ntokens,
+	    (unsigned long long)(d.ntokens * d.itemsize),
+	    (unsigned long long)(MMIDX_HDRSIZE + 12 * d.nseq + 8 * (d.ndocs + 1)),
+	    (unsigned long long)st.empty, (unsigned long long)st.empty_docs,
+	    st.min, st.max, st.mean, st.p50, st.p90, st.p99);
+	mmidx_close(&d);
+	buf_free(&b);
+}
+
+/* Documents [first, last) as a token stream: a document's sequences joined. */
+static void
+cat(const char *prefix, struct buf *out)
+{
+	struct tok_hdr h;
+	struct mmidx d;
+	uint32_t *ids = NULL;
+	size_t cap = 0, n, len, i;
+	uint64_t k, s, last;
+	char msg[1024];
+
+	open_dataset(&d, prefix);
+	tok_hdr_init(&h, opt.vocab, opt.eod);
+	tok_put_hdr(out, &h);
+	last = opt.last < d.ndocs ? opt.last : d.ndocs;
+	for (k = opt.first; k < last; k++) {
+		n = 0;
+		for (s = mmidx_doc(&d, k); s < mmidx_doc(&d, k + 1); s++) {
+			len = mmidx_len(&d, s);
+			if (len > TOK_MAXDOC - n) {
+				snprintf(msg, sizeof msg, "%s.idx: document %llu "
+				    "is too long for a token stream", prefix,
+				    (unsigned long long)k);
+				free(ids);
+				die(XDATA, msg);
+			}
+			ids = xgrow(ids, &cap, n + len, sizeof *ids);
+			mmidx_read(&d, s, 0, len, ids + n);
+			n += len;
+		}
+		for (i = 0; i < n; i++) {
+			if (ids[i] >= opt.vocab) {
+				snprintf(msg, sizeof msg, "%s.bin: token %u in "
+				    "document %llu is outside the vocabulary "
+				    "(%u); --vocab sets it", prefix, ids[i],
+				    (unsigned long long)k, opt.vocab);
+				fwrite(out->p, 1, out->len, stdout);
+				free(ids);
+				die(XDATA, msg);
+			}
+		}
+		tok_put_doc(out, &h, ids, n);
+		if (out->len >= (1u << 20)) {
+			if (fwrite(out->p, 1, out->len, stdout) != out->len)
+				exit(owt_finish(XSYS));
+			out->len = 0;
+		}
+	}
+	free(ids);
+	mmidx_close(&d);
+}
+
+static int
+check(const char *prefix)
+{
+	char err[1024];
+	struct mmidx d;
+	int code = XDATA;
+
+	if (mmidx_open(&d, prefix, err, sizeof err, &code) < 0 ||
+	    mmidx_check_tokens(&d, err, sizeof err, prefix) < 0) {
+		owt_warn("%s", err);
+		mmidx_close(&d);
+		return code == XSYS ? XSYS : XDATA;
+	}
+	printf("%s: ok: %llu sequences, %llu documents, %llu tokens (%s)\n",
+	    prefix, (unsigned long long)d.nseq, (unsigned long long)d.ndocs,
+	    (unsigned long long)d.ntokens,
+	    mmidx_dtype_name(d.dtype));
+	mmidx_close(&d);
+	return XOK;
+}
+
+/* "K:M", "K:", ":M" or "K": documents [K, M), M excluded, or K alone. */
+static void
+parse_docs(const char *arg)
+{
+	const char *colon = strchr(arg, ':');
+	char *k;
+
+	if (colon == NULL) {
+		opt.first = (uint64_t)opt_int("--docs", arg, 0, INT64_MAX);
+		opt.last = opt.first + 1;
+		return;
+	}
+	k = xstrndup(arg, (size_t)(colon - arg));
+	if (*k)
+		opt.first = (uint64_t)opt_int("--docs", k, 0, INT64_MAX);
+	if (colon[1])
+		opt.last = (uint64_t)opt_int("--docs", colon + 1, 0, INT64_MAX);
+	free(k);
+}
+
+static void
+set_mode(int mode)
+{
+	if (opt.mode != M_PACK && opt.mode != mode)
+		owt_die(XUSAGE, "--cat, --check, --info and --merge exclude "
+		    "each other");
+	opt.mode = mode;
+}
+
+int
+main(int argc, char **argv)
+{
+	enum { O_CAT = 256, O_CHECK, O_DOCS, O_EOD, O_INFO, O_KEEP, O_MERGE,
+	    O_PROG, O_VER, O_VOCAB };
+	static const struct option longopts[] = {
+		{ "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "cat", no_argument, NULL, O_CAT },
+		{ "check", no_argument, NULL, O_CHECK },
+		{ "docs", required_argument, NULL, O_DOCS },
+		{ "eod", required_argument, NULL, O_EOD },
+		{ "info", no_argument, NULL, O_INFO },
+		{ "keep-empty", no_argument, NULL, O_KEEP },
+		{ "merge", no_argument, NULL, O_MERGE },
+		{ "progress", no_argument, NULL, O_PROG },
+		{ "version", no_argument, NULL, O_VER },
+		{ "vocab", required_argument, NULL, O_VOCAB },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct buf out = { 0 };
+	int c, i, status = XOK, cat_opts = 0;
+	char *p;
+
+	owt_setprog(argv[0]);
+	while ((c = getopt_long(argc, argv, "fho:q", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f': opt.force = 1; break;
+		case 'h':
+			fputs(usage_line, stdout);
+			fputs(options_help, stdout);
+			return owt_finish(XOK);
+		case 'o': opt.output = optarg; break;
+		case 'q': opt.quiet = 1; break;
+		case O_CAT: set_mode(M_CAT); break;
+		case O_CHECK: set_mode(M_CHECK); break;
+		case O_DOCS: parse_docs(optarg); cat_opts = 1; break;
+		case O_EOD:
+			opt.eod = (uint32_t)opt_int("--eod", optarg, 0,
+			    UINT32_MAX - 1);
+			opt.have_eod = cat_opts = 1;
+			break;
+		case O_INFO: set_mode(M_INFO); break;
+		case O_KEEP: opt.keep_empty = 1; break;
+		case O_MERGE: set_mode(M_MERGE); break;
+		case O_PROG: opt.progress = 1; break;
+		case O_VER:
+			printf("idx-pack %s\n", OWT_VERSION);
+			return owt_finish(XOK);
+		case O_VOCAB:
+			opt.vocab = (uint32_t)opt_int("--vocab", optarg, 1,
+			    UINT32_MAX);
+			cat_opts = 1;
+			break;
+		default:
+			usage();
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if ((opt.mode == M_PACK || opt.mode == M_MERGE) != (opt.output != NULL))
+		owt_die(XUSAGE, opt.output ? "-o writes a dataset; --cat, "
+		    "--check and --info read one" : "-o prefix is missing");
+	if (opt.mode != M_PACK && opt.mode != M_MERGE && opt.force)
+		owt_die(XUSAGE, "-f goes with -o");
+	if (opt.mode != M_PACK && opt.keep_empty)
+		owt_die(XUSAGE, "--keep-empty goes with packing token streams");
+	if (opt.mode != M_CAT && cat_opts)
+		owt_die(XUSAGE, "--docs, --eod and --vocab go with --cat");
+	if (opt.mode != M_PACK && argc == 0)
+		owt_die(XUSAGE, "no dataset prefix given");
+	if (!opt.have_eod)
+		opt.eod = 50256 < opt.vocab ? 50256 : TOK_NOEOD;
+	else if (opt.eod >= opt.vocab)
+		owt_die(XUSAGE, "--eod: %u is not below the vocabulary (%u)",
+		    opt.eod, opt.vocab);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+	signal(SIGPIPE, on_signal);
+	progress_init(&prog, opt.quiet ? -1 : opt.progress, "documents");
+
+	switch (opt.mode) {
+	case M_PACK:
+		pack(argv, argc);
+		break;
+	case M_MERGE:
+		merge(argv, argc);
+		break;
+	case M_CAT:
+		owt_no_tty_stdout();
+		for (i = 0; i < argc; i++) {
+			p = prefix_of(argv[i]);
+			cat(p, &out);
+			free(p);
+		}
+		if (fwrite(out.p, 1, out.len, stdout) != out.len)
+			return owt_finish(XSYS);
+		buf_free(&out);
+		break;
+	default:
+		for (i = 0; i < argc; i++) {
+			p = prefix_of(argv[i]);
+			if (opt.mode == M_INFO)
+				info(p);
+			else if ((c = check(p)) > status)
+				status = c;
+			free(p);
+		}
+		break;
+	}
+	if (opt.mode == M_PACK || opt.mode == M_MERGE)
+		commit(argc);
+	return owt_finish(status);
+}

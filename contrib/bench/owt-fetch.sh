@@ -1,0 +1,80 @@
+# owt-fetch: crawl + extraction against t/httpd on loopback, side by side with
+# curl --parallel fetching the same URLs without extraction, and with
+# owt-fetch --extract on the same pages saved to disk. Pages: the
+# extraction-dev sets of ../shared (751 real pages, each URL 3 times with a
+# different query), else the demo's speeches. Then peak RSS at 256
+# connections.
+. "$OWT_SRC/contrib/bench/lib.sh"
+
+www=$BW/www
+mkdir -p "$www"
+D=$OWT_SHARED/data/extraction-dev
+if [ -d "$D/readability/html" ]; then
+	src="extraction-dev (readability + l3s-gn1), 751 pages x 3"
+	ln -s "$D/readability/html" "$www/r"
+	ln -s "$D/l3s-gn1/html" "$www/l"
+	(cd "$www" && ls r/ l/) >/dev/null
+	for s in r l; do
+		for f in "$www/$s"/*.html.gz; do
+			b=${f##*/}
+			echo "$s/${b%.gz}"
+		done
+	done >"$BW/paths"
+else
+	src="demo speeches x 50"
+	for f in "$OWT_SRC"/contrib/demo/data/speeches/*.txt; do
+		b=${f##*/}
+		awk '{ print "<p>" $0 "</p>" }' "$f" >"$www/${b%.txt}.html"
+		echo "${b%.txt}.html"
+	done >"$BW/paths"
+fi
+"$OWT_BUILD/t/httpd" -d "$www" -p "$BW/port" -t 3600 &
+httpd=$!
+trap 'kill $httpd 2>/dev/null || :; rm -rf "$BW"' EXIT
+while [ ! -s "$BW/port" ]; do sleep 0.05; done
+B=http://127.0.0.1:$(cat "$BW/port")
+copies=3
+[ -d "$D/readability/html" ] || copies=50
+for i in $(seq $copies); do
+	sed "s#^#$B/#; s#\$#?copy=$i#" "$BW/paths"
+done >"$BW/urls"
+n=$(wc -l <"$BW/urls" | tr -d ' ')
+awk '{ print "url = \"" $0 "\"\noutput = \"/dev/null\"" }' "$BW/urls" >"$BW/curl.cfg"
+
+flags="-q --allow-private --ignore-robots --delay 0 --per-host 64 --connections 64"
+owt-fetch $flags --html-dir "$BW/saved" --log "$BW/log" "$BW/urls" >/dev/null
+ls "$BW/saved"/*.gz >"$BW/files"
+saved=$(wc -l <"$BW/files" | tr -d ' ')
+bytes=$(sed 's/.*"bytes":\([0-9]*\).*/\1/' "$BW/log" | awk '{ s += $1 } END { print s }')
+# Wall seconds, then CPU seconds (user + system) in a third column.
+measure_cpu() {
+	out=$1
+	shift
+	/usr/bin/time -f '%e %M %U %S' -o "$BW/.time" "$@"
+	awk '{ print $1, $2, $3 + $4 }' "$BW/.time" >>"$out"
+}
+load=$(cut -d ' ' -f 1 /proc/loadavg)
+for i in $(seq "$REPS"); do
+	measure_cpu "$BW/crawl" owt-fetch $flags "$BW/urls" >/dev/null
+	measure_cpu "$BW/curl" curl -s -Z --parallel-max 64 --compressed -K "$BW/curl.cfg" 2>/dev/null
+	measure_cpu "$BW/extract" owt-fetch -q --extract "$BW/files" >/dev/null
+done
+t_crawl=$(median "$BW/crawl" 1)
+t_curl=$(median "$BW/curl" 1)
+t_ext=$(median "$BW/extract" 1)
+c_crawl=$(median "$BW/crawl" 3)
+c_ext=$(median "$BW/extract" 3)
+rate() { awk -v n="$1" -v t="$2" 'BEGIN { printf "%.0f", (t > 0 ? n / t : 0) }'; }
+echo "pages: $src; $n URLs, $saved saved, $bytes bytes decompressed; $(nproc) cores, load average $load before the runs; median of $REPS"
+echo "owt-fetch (fetch + extract, 64 connections): $(rate "$n" "$t_crawl") pages/s, $(mbps "$bytes" "$t_crawl") MB/s ($t_crawl s, RSS $(($(median "$BW/crawl" 2) / 1024)) MB)"
+echo "curl --parallel (fetch only, 64):            $(rate "$n" "$t_curl") pages/s, $(mbps "$bytes" "$t_curl") MB/s ($t_curl s)"
+echo "owt-fetch --extract (same pages from disk):  $(rate "$saved" "$t_ext") pages/s, $(mbps "$bytes" "$t_ext") MB/s ($t_ext s)"
+echo "ratio crawl / extract-from-disk time: $(ratio "$t_crawl" "$t_ext") (target <= 1.25)"
+echo "ratio crawl / curl time: $(ratio "$t_crawl" "$t_curl")"
+echo "CPU time: crawl $c_crawl s = $(rate "$n" "$c_crawl") pages per CPU-second, $(rate "$((n * $(nproc)))" "$c_crawl") pages/s on $(nproc) idle cores; extract $c_ext s = $(rate "$saved" "$c_ext") pages per CPU-second"
+echo "ratio crawl / extract-from-disk CPU time: $(ratio "$c_crawl" "$c_ext")"
+
+: >"$BW/wide"
+measure "$BW/wide" owt-fetch $flags --connections 256 --per-host 256 "$BW/urls" >/dev/null
+read -r t rss <"$BW/wide"
+echo "owt-fetch --connections 256: $(rate "$n" "$t") pages/s, peak RSS $((rss / 1024)) MB (target < 300)"

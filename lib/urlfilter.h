@@ -1,0 +1,69 @@
+/* urlfilter.h - OpenWebText's URL filter: length, form, scheme, domain, extension, repeats */
+#ifndef OWT_URLFILTER_H
+#define OWT_URLFILTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Why a URL is dropped, in the order the checks run; url_reason[] names them. */
+enum {
+	URL_OK,
+	URL_SHORT,		/* 8 characters or fewer */
+	URL_MALFORMED,		/* not scheme://host[:port][/...], or white space */
+	URL_SCHEME,		/* a scheme other than http and https */
+	URL_DOMAIN,		/* blacklisted registrable domain */
+	URL_EXTENSION,		/* the path ends in a blacklisted extension */
+	URL_REPEAT,		/* the same string was seen before */
+	URL_NREASONS
+};
+extern const char *const url_reason[URL_NREASONS];
+
+/* Megatron-LM's lists, corrected (.7z and .ai are two entries). */
+extern const char *const urlfilter_domains[];
+extern const char *const urlfilter_extensions[];
+
+/*
+ * A set of strings, kept as 64-bit hashes (16 bytes a string): a false
+ * "seen" has a chance of n/2^64 after n strings.
+ */
+struct urlset {
+	uint64_t *h;		/* open addressing, 0 = empty */
+	size_t n, cap;
+};
+
+/* Add s[0..n); 1 if it was already there, else 0. */
+int urlset_add(struct urlset *u, const char *s, size_t n);
+int urlset_has(const struct urlset *u, const char *s, size_t n);
+void urlset_free(struct urlset *u);
+
+struct urlfilter {
+	void *psl;		/* psl_ctx_t */
+	char **extra;		/* --blacklist entries, sorted */
+	size_t nextra;
+	struct urlset seen;
+};
+
+/*
+ * Set up the filter; file (may be NULL) names more blacklisted domains, one
+ * a line, '#' comments. Returns 0, or -1 with err ("FILE:LINE: what", or
+ * why the file cannot be read).
+ */
+int urlfilter_init(struct urlfilter *f, const char *file, char *err, size_t errsize);
+void urlfilter_free(struct urlfilter *f);
+
+/*
+ * Check url[0..len): URL_OK or the reason to drop it. An accepted URL is
+ * remembered, so its next occurrence is URL_REPEAT.
+ */
+int urlfilter_check(struct urlfilter *f, const char *url, size_t len);
+
+/*
+ * The host part of an absolute http(s) URL, lower-cased, into host; the
+ * length, or -1 when there is none.
+ */
+int url_host(const char *url, size_t len, char *host, size_t size);
+
+/* The label a blacklist entry without a dot is compared with: "google" for maps.google.co.uk. */
+int url_domain_label(void *psl, const char *host, char *label, size_t size);
+
+#endif

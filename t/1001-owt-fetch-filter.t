@@ -1,0 +1,109 @@
+#!/bin/sh
+# owt-fetch --filter-only: every drop reason with its count, URL lines and
+# JSONL records kept byte for byte, --blacklist, --shard, --log, and the
+# bad-input paths with their exit status and message.
+. "${OWT_SRC:-.}/t/lib.sh"
+
+cd "$T" || exit 3
+cat >urls.txt <<'IN'
+http://example.com/story
+  https://news.example.co.uk/a/b?c=d  
+
+http://x
+http://example.com/story
+ftp://example.com/file.html
+http://www.youtube.com/watch?v=1
+http://maps.google.co.uk/maps
+http://someone.github.io/post
+http://example.com/archive.7z
+http://example.com/logo.ai
+http://example.com/photo.JPG?size=2
+not a url at all
+http://example.com:99999/
+http://blocked.example.org/page
+IN
+printf '{"url":"http://example.net/x","id":7}\n{"id":8,"url":"http://imgur.com/a"}\n' >recs.jsonl
+printf '# mine\nblocked.example.org\n' >bl.txt
+
+run owt-fetch --filter-only --blacklist bl.txt --log log.jsonl urls.txt recs.jsonl
+is "$rc" 0 "--filter-only exits 0"
+cat >want <<'OUT'
+http://example.com/story
+https://news.example.co.uk/a/b?c=d
+http://someone.github.io/post
+{"url":"http://example.net/x","id":7}
+OUT
+same want out "kept URLs trimmed, in input order; records byte for byte"
+cat >want <<'OUT'
+{"url":"http://x","outcome":"filtered","http_status":0,"error":"short","bytes":0,"ms":0}
+{"url":"http://example.com/story","outcome":"filtered","http_status":0,"error":"repeat","bytes":0,"ms":0}
+{"url":"ftp://example.com/file.html","outcome":"filtered","http_status":0,"error":"scheme","bytes":0,"ms":0}
+{"url":"http://www.youtube.com/watch?v=1","outcome":"filtered","http_status":0,"error":"domain","bytes":0,"ms":0}
+{"url":"http://maps.google.co.uk/maps","outcome":"filtered","http_status":0,"error":"domain","bytes":0,"ms":0}
+{"url":"http://example.com/archive.7z","outcome":"filtered","http_status":0,"error":"extension","bytes":0,"ms":0}
+{"url":"http://example.com/logo.ai","outcome":"filtered","http_status":0,"error":"extension","bytes":0,"ms":0}
+{"url":"http://example.com/photo.JPG?size=2","outcome":"filtered","http_status":0,"error":"extension","bytes":0,"ms":0}
+{"url":"not a url at all","outcome":"filtered","http_status":0,"error":"malformed","bytes":0,"ms":0}
+{"url":"http://example.com:99999/","outcome":"filtered","http_status":0,"error":"malformed","bytes":0,"ms":0}
+{"url":"http://blocked.example.org/page","outcome":"filtered","http_status":0,"error":"domain","bytes":0,"ms":0}
+{"url":"http://imgur.com/a","outcome":"filtered","http_status":0,"error":"domain","bytes":0,"ms":0}
+OUT
+same want log.jsonl "--log has every dropped URL once, with its reason"
+like err '^owt-fetch: 16 URLs in ' "the summary counts every URL"
+like err '^owt-fetch: outcomes: 4 ok, 12 filtered$' "the summary counts kept and filtered"
+like err '^owt-fetch: filtered: 1 short, 2 malformed, 1 scheme, 4 domain, 3 extension, 1 repeat$' \
+    "the summary counts each reason"
+
+run owt-fetch --filter-only -q urls.txt
+is "$(cat err)" "" "-q: no warnings, no summary"
+run owt-fetch --filter-only urls.txt
+like err '^owt-fetch: ftp://example.com/file.html: filtered: scheme$' \
+    "without --log, each drop is a warning"
+
+# --shard k/n takes input lines k, k+n, ... (blank ones count too).
+awk 'BEGIN { for (i = 0; i < 10; i++) printf "http://example.com/%d\n", i }' >ten.txt
+run owt-fetch --filter-only -q --shard 1/3 ten.txt
+printf 'http://example.com/1\nhttp://example.com/4\nhttp://example.com/7\n' >want
+same want out "--shard 1/3 takes lines 1, 4, 7"
+: >all
+for k in 0 1 2; do
+	owt-fetch --filter-only -q --shard $k/3 ten.txt >>all
+done
+sort all >a; sort ten.txt >b
+same b a "the three shards together are the input, once"
+
+gzip -c ten.txt >ten.txt.gz
+run owt-fetch --filter-only -q - <ten.txt.gz
+same ten.txt out "gzip input on standard input"
+
+# Bad input.
+printf 'http://example.com/1\n{"url":"http://example.com/2"\n{"id":3}\n{"url":4}\nhttp://example.com/5\n' >bad.txt
+run owt-fetch --filter-only bad.txt
+is "$rc" 1 "invalid JSON exits 1"
+like err '^owt-fetch: bad.txt:2: invalid JSON' "invalid JSON names file and line"
+printf 'http://example.com/1\n' >want
+same want out "records before the bad one are written"
+run owt-fetch --filter-only -k bad.txt
+is "$rc" 1 "-k still exits 1"
+like err "^owt-fetch: bad.txt:3: missing 'url' field$" "a record without url is reported"
+like err "^owt-fetch: bad.txt:4: not a string 'url' field$" "a non-string url is reported"
+like err '3 bad input lines' "the summary counts bad lines"
+printf 'http://example.com/1\nhttp://example.com/5\n' >want
+same want out "-k goes on after bad lines"
+run owt-fetch --filter-only nosuch.txt
+is "$rc" 1 "a missing input file exits 1"
+like err "^owt-fetch: cannot open 'nosuch.txt': No such file or directory$" "it is named"
+
+printf 'ok.com\nbad domain\n' >badbl.txt
+run owt-fetch --filter-only --blacklist badbl.txt ten.txt
+is "$rc" 1 "a bad --blacklist exits 1"
+like err "^owt-fetch: badbl.txt:2: 'bad domain' is not a domain name$" "with file and line"
+
+run owt-fetch --filter-only --shard 3/3 ten.txt
+is "$rc" 2 "--shard 3/3 is a usage error"
+run owt-fetch --filter-only --extract ten.txt
+is "$rc" 2 "--filter-only with --extract is a usage error"
+like err "^owt-fetch: --extract and --filter-only exclude each other$" "and says why"
+run owt-fetch --connections 0 ten.txt
+is "$rc" 2 "--connections 0 is a usage error"
+done_testing

@@ -1,0 +1,321 @@
+/* unit-fetch.c - owt-fetch's library: charsets, URL filter, robots.txt, addresses, extraction, pool */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "charset.h"
+#include "crawl.h"
+#include "extract.h"
+#include "pool.h"
+#include "robots.h"
+#include "urlfilter.h"
+#include "util.h"
+#include "unit.h"
+
+static void
+test_charset(void)
+{
+	static const struct {
+		const char *body, *ctype, *enc, *how, *utf8;
+	} v[] = {
+		{ "caf\xc3\xa9", NULL, "UTF-8", "detected", "caf\xc3\xa9" },
+		{ "caf\xe9 \x93q\x94", NULL, "WINDOWS-1252", "default",
+		  "caf\xc3\xa9 \xe2\x80\x9cq\xe2\x80\x9d" },
+		{ "caf\xe9", "text/html; charset=ISO-8859-1", "WINDOWS-1252", "header",
+		  "caf\xc3\xa9" },
+		{ "caf\xc3\xa9", "text/html; charset=iso-8859-1", "UTF-8", "detected",
+		  "caf\xc3\xa9" },
+		{ "caf\xe9", "text/html; charset=utf-8", "WINDOWS-1252", "detected",
+		  "caf\xc3\xa9" },
+		{ "<meta charset=\"windows-1251\">\xcf\xf0\xe8", NULL, "WINDOWS-1251",
+		  "meta", "<meta charset=\"windows-1251\">\xd0\x9f\xd1\x80\xd0\xb8" },
+		{ "<META http-equiv=Content-Type content=\"text/html; charset=gb2312\">"
+		  "\xd6\xd0", NULL, "GB18030", "meta",
+		  "<META http-equiv=Content-Type content=\"text/html; charset=gb2312\">"
+		  "\xe4\xb8\xad" },
+		{ "\xef\xbb\xbfx\xc3\xa9", "text/html; charset=latin1", "UTF-8", "bom",
+		  "x\xc3\xa9" },
+		{ "<?xml version=\"1.0\" encoding=\"koi8-r\"?>\xf0", NULL, "KOI8-R", "meta",
+		  "<?xml version=\"1.0\" encoding=\"koi8-r\"?>\xd0\x9f" },
+		{ "a\xff\xfe b", "text/html; charset=x-nonsense", "WINDOWS-1252",
+		  "default", "a\xc3\xbf\xc3\xbe b" },
+		{ "bad \xc3\xa9 \xff", "text/html; charset=utf-8", "UTF-8", "header",
+		  "bad \xc3\xa9 \xef\xbf\xbd" },
+		{ "nul\0byte", NULL, "UTF-8", "detected", "nulbyte" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof v / sizeof v[0]; i++) {
+		struct buf out = { 0 };
+		const char *how, *enc;
+		size_t n = strlen(v[i].body);
+
+		if (i == sizeof v / sizeof v[0] - 1)
+			n = 8;
+		enc = charset_detect(v[i].body, n, v[i].ctype, &how);
+		OK(strcmp(enc, v[i].enc) == 0 && strcmp(how, v[i].how) == 0,
+		    "charset case %zu: %s by %s (got %s by %s)", i, v[i].enc,
+		    v[i].how, enc, how);
+		charset_to_utf8(v[i].body, n, enc, &out);
+		SAME(out.p, out.len, v[i].utf8, strlen(v[i].utf8),
+		    "charset case %zu converts to UTF-8", i);
+		buf_free(&out);
+	}
+}
+
+static void
+test_urlfilter(void)
+{
+	static const struct { const char *url; int why; } v[] = {
+		{ "http://example.com/a", URL_OK },
+		{ "https://Example.COM:8443/a?b=c#d", URL_OK },
+		{ "http://1.2.3.4/", URL_OK },
+		{ "http://a.b", URL_OK },
+		{ "http://a.b/", URL_OK },
+		{ "http://x", URL_SHORT },
+		{ "http://localhost/page", URL_OK },
+		{ "http://exa mple.com/", URL_MALFORMED },
+		{ "http://example/", URL_MALFORMED },
+		{ "http://-bad-.com/", URL_MALFORMED },
+		{ "http://user:pw@example.com/", URL_MALFORMED },
+		{ "http://example.com:0/", URL_MALFORMED },
+		{ "http://example.com:99999/", URL_MALFORMED },
+		{ "example.com/page", URL_MALFORMED },
+		{ "ftp://example.com/file", URL_SCHEME },
+		{ "javascript:alert(1)", URL_SCHEME },
+		{ "https://www.youtube.com/watch?v=x", URL_DOMAIN },
+		{ "http://maps.google.co.uk/maps", URL_DOMAIN },
+		{ "http://i.redd.it/abc", URL_DOMAIN },
+		{ "http://en.wikipedia.org/wiki/C", URL_DOMAIN },
+		{ "http://someone.github.io/post", URL_OK },
+		{ "http://googleblog.example.com/", URL_OK },
+		{ "http://example.com/photo.JPG", URL_EXTENSION },
+		{ "http://example.com/a.7z", URL_EXTENSION },
+		{ "http://example.com/a.ai", URL_EXTENSION },
+		{ "http://example.com/a.tar.gz?x=1", URL_EXTENSION },
+		{ "http://example.com/a.pdf#page=2", URL_EXTENSION },
+		{ "http://example.com/a.pdf.html", URL_OK },
+		{ "http://example.com/?file=a.pdf", URL_OK },
+		{ "http://example.com/a", URL_REPEAT },
+		{ "http://blocked.example.org/x", URL_DOMAIN },
+		{ "http://deep.sub.blocked.example.org/x", URL_DOMAIN },
+		{ "http://example.org/x", URL_OK },
+		{ "http://news.badlabel.co.jp/x", URL_DOMAIN },
+	};
+	struct urlfilter f;
+	char err[256], path[] = "/tmp/owt-unit-bl.XXXXXX";
+	const char *const *e;
+	size_t i, n = 0;
+	int fd = mkstemp(path), seven = 0, ai = 0;
+
+	OK(fd >= 0 && write(fd, "# more\nblocked.example.org\nBadLabel  # label\n\n", 46) == 46,
+	    "blacklist file written");
+	close(fd);
+	OK(urlfilter_init(&f, path, err, sizeof err) == 0, "filter with a blacklist file");
+	for (i = 0; i < sizeof v / sizeof v[0]; i++) {
+		int r = urlfilter_check(&f, v[i].url, strlen(v[i].url));
+
+		OK(r == v[i].why, "'%s' is %s (got %s)", v[i].url,
+		    url_reason[v[i].why], url_reason[r]);
+	}
+	urlfilter_free(&f);
+	unlink(path);
+	for (e = urlfilter_extensions; *e; e++, n++) {
+		seven += strcmp(*e, ".7z") == 0;
+		ai += strcmp(*e, ".ai") == 0;
+		OK(strchr(*e + 1, '.') == NULL || strcmp(*e, ".tar.gz") == 0,
+		    "extension %s is one suffix", *e);
+	}
+	OK(n == 67 && seven && ai, "67 extensions, .7z and .ai separate (Megatron's .7z.ai fixed)");
+	for (n = 0, e = urlfilter_domains; *e; e++, n++)
+		OK(e == urlfilter_domains || strcmp(e[-1], *e) < 0, "domain list sorted at %s", *e);
+	OK(n == 111, "111 blacklisted domain labels");
+
+	fd = open("/nonexistent/bl", 0);
+	OK(urlfilter_init(&f, "/nonexistent/bl", err, sizeof err) < 0 &&
+	    strstr(err, "cannot open '/nonexistent/bl'"), "a missing blacklist is an error: %s", err);
+	strcpy(path, "/tmp/owt-unit-bl.XXXXXX");
+	fd = mkstemp(path);
+	OK(write(fd, "ok.com\nnot a domain\n", 20) == 20, "bad blacklist written");
+	close(fd);
+	OK(urlfilter_init(&f, path, err, sizeof err) < 0 &&
+	    strstr(err, ":2: 'not a domain' is not a domain name"),
+	    "a bad blacklist line names its line: %s", err);
+	unlink(path);
+}
+
+static void
+test_robots(void)
+{
+	static const char txt[] =
+	    "# comment\n"
+	    "User-agent: other\nDisallow: /\n\n"
+	    "User-agent: *\nDisallow: /private/\nAllow: /private/open\n"
+	    "Disallow: /*.php$\nDisallow: /search\nCrawl-delay: 2.5\n\n"
+	    "User-agent: Owt-Fetch\nUser-agent: x\nDisallow: /mine/ # ours\n"
+	    "Allow: /mine/ok\n";
+	static const struct { const char *path; int ok; } star[] = {
+		{ "/", 1 }, { "/private/x", 0 }, { "/private/open/x", 1 },
+		{ "/a.php", 0 }, { "/a.php?x", 1 }, { "/searching", 0 },
+		{ "/mine/x", 1 }, { "/robots.txt", 1 },
+	}, mine[] = {
+		{ "/private/x", 1 }, { "/mine/x", 0 }, { "/mine/ok", 1 },
+	};
+	struct robots rb;
+	size_t i;
+
+	robots_parse(&rb, txt, sizeof txt - 1, "nobody");
+	for (i = 0; i < sizeof star / sizeof star[0]; i++)
+		OK(robots_allowed(&rb, star[i].path) == star[i].ok,
+		    "robots '*' group: %s %s", star[i].path, star[i].ok ? "allowed" : "disallowed");
+	OK(rb.delay == 2.5, "Crawl-delay of the '*' group");
+	robots_free(&rb);
+	robots_parse(&rb, txt, sizeof txt - 1, "owt-fetch");
+	for (i = 0; i < sizeof mine / sizeof mine[0]; i++)
+		OK(robots_allowed(&rb, mine[i].path) == mine[i].ok,
+		    "robots own group: %s %s", mine[i].path, mine[i].ok ? "allowed" : "disallowed");
+	OK(rb.delay == 0, "no Crawl-delay in our group");
+	robots_free(&rb);
+	robots_parse(&rb, "User-agent: *\nAllow: /p\nDisallow: /p\n", 37, "x");
+	OK(robots_allowed(&rb, "/page"), "allow wins a tie");
+	robots_free(&rb);
+	robots_parse(&rb, "garbage\n\0\n<html>", 16, "x");
+	OK(robots_allowed(&rb, "/x"), "garbage allows everything");
+	robots_free(&rb);
+}
+
+static void
+test_private(void)
+{
+	static const struct { const char *a; int priv; } v[] = {
+		{ "127.0.0.1", 1 }, { "127.9.9.9", 1 }, { "10.1.2.3", 1 },
+		{ "172.16.0.1", 1 }, { "172.31.255.255", 1 }, { "172.32.0.1", 0 },
+		{ "192.168.1.1", 1 }, { "169.254.169.254", 1 }, { "100.64.0.1", 1 },
+		{ "0.0.0.0", 1 }, { "224.0.0.1", 1 }, { "255.255.255.255", 1 },
+		{ "8.8.8.8", 0 }, { "198.51.100.7", 0 }, { "93.184.216.34", 0 },
+		{ "::1", 1 }, { "::", 1 }, { "fe80::1", 1 }, { "fd00::1", 1 },
+		{ "::ffff:127.0.0.1", 1 }, { "::ffff:8.8.8.8", 0 },
+		{ "2606:4700::1111", 0 }, { "ff02::1", 1 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof v / sizeof v[0]; i++) {
+		struct sockaddr_in s4;
+		struct sockaddr_in6 s6;
+		const struct sockaddr *sa;
+
+		memset(&s4, 0, sizeof s4);
+		memset(&s6, 0, sizeof s6);
+		if (inet_pton(AF_INET, v[i].a, &s4.sin_addr) == 1) {
+			s4.sin_family = AF_INET;
+			sa = (struct sockaddr *)&s4;
+		} else {
+			inet_pton(AF_INET6, v[i].a, &s6.sin6_addr);
+			s6.sin6_family = AF_INET6;
+			sa = (struct sockaddr *)&s6;
+		}
+		OK(net_private(sa) == v[i].priv, "%s is %s", v[i].a,
+		    v[i].priv ? "private" : "public");
+	}
+}
+
+static void
+test_extract(void)
+{
+	static const char page[] =
+	    "<html><head><title>The Title - Site</title></head><body>"
+	    "<div id=\"nav\"><a href=\"/\">Home</a> | <a href=\"/a\">About</a></div>"
+	    "<div class=\"sidebar\"><p>Buy our things, they are good, really good, cheap.</p></div>"
+	    "<div class=\"article-body\"><h1>The Title</h1>"
+	    "<p>First paragraph of the story, which is long enough, with commas, to count.</p>"
+	    "<p>A long paragraph follows, so that the article has more than five hundred "
+	    "characters, the least Readability accepts before it retries with fewer rules, "
+	    "and this is the sentence that gets it there, with commas, many of them, yes.</p>"
+	    "<p>One more paragraph, to be safe, about nothing much at all, but long.</p>"
+	    "<p>And the last one, which goes on and on about the weather, the sea, the "
+	    "mountains, the people who live there, and what they eat for breakfast.</p>"
+	    "<p>Second <b>paragraph</b> of the story,<br>with a line break, and more words here.</p>"
+	    "<script>var x = '<p>not text</p>';</script>"
+	    "<p style=\"display:none\">Hidden text that nobody sees, not even the reader.</p>"
+	    "<custom-el>Custom element text is kept, as a block of its own here.</custom-el>"
+	    "</div><div class=\"comments\"><p>Comment one, which says something, at length.</p></div>"
+	    "<footer>Copyright 2024, all rights reserved, everywhere.</footer></body></html>";
+	static const char want[] =
+	    "First paragraph of the story, which is long enough, with commas, to count.\n"
+	    "A long paragraph follows, so that the article has more than five hundred "
+	    "characters, the least Readability accepts before it retries with fewer rules, "
+	    "and this is the sentence that gets it there, with commas, many of them, yes.\n"
+	    "One more paragraph, to be safe, about nothing much at all, but long.\n"
+	    "And the last one, which goes on and on about the weather, the sea, the "
+	    "mountains, the people who live there, and what they eat for breakfast.\n"
+	    "Second paragraph of the story,\nwith a line break, and more words here.\n"
+	    "Custom element text is kept, as a block of its own here.";
+	struct buf title = { 0 }, text = { 0 }, deep = { 0 };
+	char err[128];
+	int i;
+
+	OK(extract_html(page, sizeof page - 1, &title, &text, err, sizeof err) == 0,
+	    "a small page extracts");
+	SAMES(title.p, "The Title - Site", "the title");
+	SAMES(text.p ? text.p : "", want, "the article text, without navigation, sidebar, "
+	    "script, hidden text, title heading, comments and footer");
+	for (i = 0; i < EXTRACT_MAX_DEPTH + 1; i++)
+		buf_adds(&deep, "<div>");
+	OK(extract_depth(deep.p, deep.len) == EXTRACT_MAX_DEPTH + 1, "depth of nested divs");
+	title.len = text.len = 0;
+	OK(extract_html(deep.p, deep.len, &title, &text, err, sizeof err) < 0 &&
+	    strcmp(err, "nested deeper than 4000 elements") == 0,
+	    "a page nested too deep is refused: %s", err);
+	OK(extract_depth("<p><p><br><img><li><li><b>x</b><!-- <div><div> --><div/>"
+	    "<script><div><div></script>", 79) == 1, "implicitly closed, void, "
+	    "self-closed, commented and script tags do not nest");
+	buf_free(&title);
+	buf_free(&text);
+	buf_free(&deep);
+}
+
+static int order[200], norder;
+
+static void
+work(void *item, void *arg)
+{
+	(void)arg;
+	if ((long)item % 7 == 0)
+		usleep(2000);
+}
+
+static void
+finish(void *item, void *arg)
+{
+	(void)arg;
+	order[norder++] = (int)(long)item;
+}
+
+static void
+test_pool(void)
+{
+	struct pool *p = pool_new(3, 5, 1 << 20, work, finish, NULL);
+	long i;
+	int ok = 1;
+
+	for (i = 0; i < 200; i++)
+		pool_put(p, (void *)i);
+	pool_free(p);
+	for (i = 0; i < 200; i++)
+		ok &= order[i] == i;
+	OK(norder == 200 && ok, "the pool finishes 200 items once each, in order");
+}
+
+int
+main(void)
+{
+	test_charset();
+	test_urlfilter();
+	test_robots();
+	test_private();
+	test_extract();
+	test_pool();
+	return unit_done();
+}
