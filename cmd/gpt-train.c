@@ -354,7 +354,8 @@ arg_from(const struct optdef *d, const struct tjson *v, char *text, size_t size)
 
 /*
  * Whether the options that set the same quantity as d were given: the
- * warmup and decay are kept in samples but set in several ways.
+ * warmup and decay are kept in samples but set in several ways, and the
+ * training length is iterations or samples.
  */
 static int
 given_as(const struct optdef *d)
@@ -364,6 +365,9 @@ given_as(const struct optdef *d)
 		    GIVEN("lr-warmup-fraction");
 	if (strcmp(d->name, "lr-decay-samples") == 0)
 		return GIVEN("lr-decay-samples") || GIVEN("lr-decay-iters");
+	if (strcmp(d->name, "train-iters") == 0 ||
+	    strcmp(d->name, "train-samples") == 0)
+		return GIVEN("train-iters") || GIVEN("train-samples");
 	return given[d - opts];
 }
 

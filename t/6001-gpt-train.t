@@ -90,6 +90,10 @@ is "$(cat dur/latest_checkpointed_iteration.txt) $(grep -c '"loss"' dur.jsonl)" 
 run gpt-train --load b --mock-data --workers 1 --train-iters 13 -q --eval-iters 0
 is "$rc" 0 "resuming with few options exits 0"
 is "$(cat b/latest_checkpointed_iteration.txt)" "12" "without --save nothing is saved"
+run gpt-train --load b --mock-data --workers 1 --train-samples 112 --eval-iters 0 \
+    --log-interval 1
+like err '^gpt-train: iteration 14/14 ' \
+    "--train-samples on resuming replaces the checkpoint's --train-iters"
 
 # A Hugging Face directory: model.safetensors and config.json only.
 mkdir hf && cp a/iter_0000012/model.safetensors a/iter_0000012/config.json hf/
