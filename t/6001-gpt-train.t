@@ -131,81 +131,74 @@ like err '^gpt-train: iteration 13: the loss is nan; stopping without saving \(t
 is "$(cat nan/latest_checkpointed_iteration.txt)" "12" "the last checkpoint stays the latest"
 
 # Bad input and usage.
-err_is() {	# status, message regex, description, command...
-	want=$1 re=$2 what=$3
-	shift 3
-	run "$@"
-	is "$rc" "$want" "$what exits $want"
-	like err "$re" "$what is reported"
-}
-err_is 2 '^gpt-train: no data: give --data-path or --mock-data$' "no data" \
+fails 2 '^gpt-train: no data: give --data-path or --mock-data$' "no data" \
     gpt-train --train-iters 1
-err_is 2 '^gpt-train: one of --train-iters and --train-samples is required$' \
+fails 2 '^gpt-train: one of --train-iters and --train-samples is required$' \
     "no training length" gpt-train --mock-data
-err_is 2 '^gpt-train: --fp16: the cpu backend trains in fp32 only$' "--fp16" \
+fails 2 '^gpt-train: --fp16: the cpu backend trains in fp32 only$' "--fp16" \
     gpt-train $tiny --train-iters 1 --fp16
-err_is 2 "^gpt-train: --device: 'cuda' is not available" "--device cuda" \
+fails 2 "^gpt-train: --device: 'cuda' is not available" "--device cuda" \
     gpt-train $tiny --train-iters 1 --device cuda
-err_is 2 '^gpt-train: --tensor-model-parallel-size: only 1 is supported$' \
+fails 2 '^gpt-train: --tensor-model-parallel-size: only 1 is supported$' \
     "tensor parallelism" gpt-train $tiny --train-iters 1 --tensor-model-parallel-size 2
-err_is 2 '^gpt-train: --global-batch-size 6 is not a multiple of --micro-batch-size 4$' \
+fails 2 '^gpt-train: --global-batch-size 6 is not a multiple of --micro-batch-size 4$' \
     "a global batch that is not a multiple" gpt-train $tiny --train-iters 1 --global-batch-size 6
-err_is 2 '^gpt-train: --seq-length 128 is beyond the 64 positions of the model \(--max-position-embeddings\)$' \
+fails 2 '^gpt-train: --seq-length 128 is beyond the 64 positions of the model \(--max-position-embeddings\)$' \
     "a sequence longer than the position table" gpt-train $tiny --train-iters 1 --seq-length 128
-err_is 2 '^gpt-train: --seq-length 100 is beyond the 64 positions of the model \(--max-position-embeddings, n_positions in the checkpoint\)$' \
+fails 2 '^gpt-train: --seq-length 100 is beyond the 64 positions of the model \(--max-position-embeddings, n_positions in the checkpoint\)$' \
     "a sequence longer than the checkpoint's positions" \
     gpt-train --load a --mock-data --workers 1 --train-iters 13 --seq-length 100
-err_is 2 '^gpt-train: hidden size 100 is not a multiple of the 3 attention heads$' \
+fails 2 '^gpt-train: hidden size 100 is not a multiple of the 3 attention heads$' \
     "heads that do not divide the channels" \
     gpt-train $tiny --train-iters 1 --hidden-size 100 --num-attention-heads 3
-err_is 2 "^gpt-train: --lr-decay-style: 'steep' is not constant, linear, cosine or inverse-square-root$" \
+fails 2 "^gpt-train: --lr-decay-style: 'steep' is not constant, linear, cosine or inverse-square-root$" \
     "a bad decay style" gpt-train $tiny --train-iters 1 --lr-decay-style steep
-err_is 2 "^gpt-train: --lr: 'x' is not a number$" "a bad number" \
+fails 2 "^gpt-train: --lr: 'x' is not a number$" "a bad number" \
     gpt-train $tiny --train-iters 1 --lr x
-err_is 2 "^gpt-train: --seed: '4294967296' is out of range" "a seed beyond 32 bits" \
+fails 2 "^gpt-train: --seed: '4294967296' is out of range" "a seed beyond 32 bits" \
     gpt-train $tiny --train-iters 1 --seed 4294967296
-err_is 2 "^gpt-train: unexpected operand 'x'$" "an operand" \
+fails 2 "^gpt-train: unexpected operand 'x'$" "an operand" \
     gpt-train $tiny --train-iters 1 x
-err_is 2 '^gpt-train: the warmup \(80 samples\) must be shorter than the decay \(40 samples\)$' \
+fails 2 '^gpt-train: the warmup \(80 samples\) must be shorter than the decay \(40 samples\)$' \
     "a warmup longer than the decay" gpt-train $tiny --train-iters 10 --lr-warmup-iters 20
-err_is 1 "^gpt-train: nosuch: no such checkpoint directory$" "a missing checkpoint" \
+fails 1 "^gpt-train: nosuch: no such checkpoint directory$" "a missing checkpoint" \
     gpt-train $tiny --train-iters 1 --load nosuch
 mkdir empty
-err_is 1 '^gpt-train: empty: no checkpoint \(neither latest_checkpointed_iteration.txt nor model.safetensors\)$' \
+fails 1 '^gpt-train: empty: no checkpoint \(neither latest_checkpointed_iteration.txt nor model.safetensors\)$' \
     "a directory without a checkpoint" gpt-train $tiny --train-iters 1 --load empty
-err_is 1 '^gpt-train: a/iter_0000012/config.json: n_layer is 2, but --num-layers is 3$' \
+fails 1 '^gpt-train: a/iter_0000012/config.json: n_layer is 2, but --num-layers is 3$' \
     "a model option that differs from the checkpoint" \
     gpt-train $tiny --train-iters 13 --load a --num-layers 3
-err_is 1 '^gpt-train: a/iter_0000012/trainer_state.json: lr is 0.01, but the options make it differ \(use --override-opt_param-scheduler\)$' \
+fails 1 '^gpt-train: a/iter_0000012/trainer_state.json: lr is 0.01, but the options make it differ \(use --override-opt_param-scheduler\)$' \
     "a learning rate that differs from the checkpoint" \
     gpt-train $tiny --train-iters 13 --load a --lr 0.02
 run gpt-train $tiny --train-iters 13 --load a --lr 0.02 --override-opt_param-scheduler -q --eval-iters 0
 is "$rc" 0 "--override-opt_param-scheduler accepts the options' schedule"
 cp -R a bad
 printf 'x' >bad/latest_checkpointed_iteration.txt
-err_is 1 '^gpt-train: bad/latest_checkpointed_iteration.txt: not an iteration number$' \
+fails 1 '^gpt-train: bad/latest_checkpointed_iteration.txt: not an iteration number$' \
     "a corrupt latest file" gpt-train $tiny --train-iters 13 --load bad
 printf '12' >bad/latest_checkpointed_iteration.txt
 head -c 1000 a/iter_0000012/model.safetensors >bad/iter_0000012/model.safetensors
-err_is 1 "^gpt-train: bad/iter_0000012/model.safetensors: truncated: the header needs [0-9]+ bytes, the file has 1000$" \
+fails 1 "^gpt-train: bad/iter_0000012/model.safetensors: truncated: the header needs [0-9]+ bytes, the file has 1000$" \
     "a model truncated in its header" gpt-train $tiny --train-iters 13 --load bad
 head -c 100000 a/iter_0000012/model.safetensors >bad/iter_0000012/model.safetensors
-err_is 1 "^gpt-train: bad/iter_0000012/model.safetensors: data of '[a-z_.0-9]+' is outside the file \\(truncated\\?\\)$" \
+fails 1 "^gpt-train: bad/iter_0000012/model.safetensors: data of '[a-z_.0-9]+' is outside the file \\(truncated\\?\\)$" \
     "a model truncated in its data" gpt-train $tiny --train-iters 13 --load bad
 printf '{"n_layer": 2' >bad/iter_0000012/config.json
-err_is 1 '^gpt-train: bad/iter_0000012/config.json: byte 14: expected' \
+fails 1 '^gpt-train: bad/iter_0000012/config.json: byte 14: expected' \
     "a corrupt config.json" gpt-train $tiny --train-iters 13 --load bad
 sed 's/"n_embd": 64/"n_embd": 32/' a/iter_0000012/config.json >bad/iter_0000012/config.json
 cp a/iter_0000012/model.safetensors bad/iter_0000012/
-err_is 1 "^gpt-train: bad/iter_0000012/model.safetensors: tensor 'transformer.wte.weight' has shape \\[300, 64\\], expected \\[300, 32\\]$" \
+fails 1 "^gpt-train: bad/iter_0000012/model.safetensors: tensor 'transformer.wte.weight' has shape \\[300, 64\\], expected \\[300, 32\\]$" \
     "a tensor whose shape does not match config.json" \
     gpt-train --mock-data --workers 1 --train-iters 13 --load bad
 sed 's/"gelu_new"/"relu"/' a/iter_0000012/config.json >bad/iter_0000012/config.json
-err_is 1 "^gpt-train: bad/iter_0000012/config.json: activation_function 'relu' is not supported" \
+fails 1 "^gpt-train: bad/iter_0000012/config.json: activation_function 'relu' is not supported" \
     "another activation" gpt-train --mock-data --workers 1 --train-iters 13 --load bad
 : >file
-err_is 3 "^gpt-train: file: cannot create: Not a directory$|^gpt-train: file/ck: cannot create: Not a directory$" \
+fails 3 "^gpt-train: file: cannot create: Not a directory$|^gpt-train: file/ck: cannot create: Not a directory$" \
     "an unwritable save directory" gpt-train $tiny --train-iters 1 --eval-iters 0 --save file/ck -q
-err_is 3 "^gpt-train: cannot create 'nodir/log.jsonl': No such file or directory$" \
+fails 3 "^gpt-train: cannot create 'nodir/log.jsonl': No such file or directory$" \
     "an unwritable log" gpt-train $tiny --train-iters 1 --log-json nodir/log.jsonl
 done_testing

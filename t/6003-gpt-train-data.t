@@ -55,28 +55,21 @@ cmp -s r1.jsonl r3.jsonl && not_ok "another --seed gives another order" ||
     ok "another --seed gives another order"
 
 # Bad datasets.
-err_is() {	# status, message regex, description, command...
-	want=$1 re=$2 what=$3
-	shift 3
-	run "$@"
-	is "$rc" "$want" "$what exits $want"
-	like err "$re" "$what is reported"
-}
-err_is 1 "^gpt-train: cannot open 'nosuch.idx': No such file or directory$" \
+fails 1 "^gpt-train: cannot open 'nosuch.idx': No such file or directory$" \
     "a missing dataset" gpt-train --data-path nosuch $tiny --train-iters 1
 head -c 40 a.idx >c.idx
 cp a.bin c.bin
-err_is 1 '^gpt-train: c.idx: ' "a truncated index" \
+fails 1 '^gpt-train: c.idx: ' "a truncated index" \
     gpt-train --data-path c $tiny --train-iters 1
-err_is 1 '^gpt-train: a.bin: token id 299 is not below the vocabulary size 299 \(--vocab-size\)$' \
+fails 1 '^gpt-train: a.bin: token id 299 is not below the vocabulary size 299 \(--vocab-size\)$' \
     "token ids beyond the vocabulary" \
     gpt-train --data-path a $tiny --train-iters 2 --vocab-size 299
-err_is 1 "^gpt-train: a: the train split of --split '0, 1, 0' is empty$" \
+fails 1 "^gpt-train: a: the train split of --split '0, 1, 0' is empty$" \
     "an empty training range" gpt-train --data-path a $tiny --train-iters 1 --split '0, 1, 0'
-err_is 2 "^gpt-train: --data-path: weights and prefixes must pair up \\('b' has no prefix\\)$" \
+fails 2 "^gpt-train: --data-path: weights and prefixes must pair up \\('b' has no prefix\\)$" \
     "a weight without a prefix" gpt-train --data-path 0.5 a b $tiny --train-iters 1
-err_is 2 "^gpt-train: --data-path: '0' is not a positive weight$" \
+fails 2 "^gpt-train: --data-path: '0' is not a positive weight$" \
     "a zero weight" gpt-train --data-path 1 a 0 b $tiny --train-iters 1
-err_is 2 "^gpt-train: --mock-data and --data-path exclude each other$" \
+fails 2 "^gpt-train: --mock-data and --data-path exclude each other$" \
     "both data sources" gpt-train --data-path a --mock-data $tiny --train-iters 1
 done_testing
