@@ -33,6 +33,7 @@ PROGS := $(sort $(patsubst cmd/%.c,%,$(wildcard cmd/*.c)))
 include $(wildcard cmd/*.mk)
 
 ALL_PKGS = $(sort $(foreach p,$(PROGS),$(PKGS_$(p))))
+ALL_LIBS = $(sort $(foreach p,$(PROGS),$(LIBS_$(p))))
 OWT_CPPFLAGS = -Ilib -D_GNU_SOURCE -DOWT_DATADIR='"$(DATADIR)"' \
 	$(shell pkg-config --cflags $(ALL_PKGS) 2>/dev/null)
 OWT_CFLAGS = -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread \
@@ -122,8 +123,7 @@ $(CULIB): $(CU_OBJS)
 $(B)/t/%: t/%.c $(wildcard t/*.h) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(OWT_CPPFLAGS) $(OWT_CFLAGS) -o $@ $< $(LIB) \
-	    $(shell pkg-config --libs $(ALL_PKGS) 2>/dev/null) \
-	    $(foreach p,$(PROGS),$(LIBS_$(p))) -lm
+	    $(shell pkg-config --libs $(ALL_PKGS) 2>/dev/null) $(ALL_LIBS) -lm
 
 TEST_ENV = PATH="$(CURDIR)/$(B)/bin:$$PATH" OWT_BUILD="$(CURDIR)/$(B)" \
 	OWT_SRC="$(CURDIR)" OWT_SHARED="$(SHARED)" LC_ALL=C.UTF-8 \

@@ -5,6 +5,8 @@
 # same FILE1 FILE2 DESC pass when the files are byte-identical (diff on failure)
 # like FILE ERE DESC    pass when a line of FILE matches the extended regex
 # unlike FILE ERE DESC  pass when no line of FILE matches
+# fails STATUS ERE DESC CMD...  run CMD; two tests: it exits STATUS, and a
+#                       line of its stderr matches ERE
 # ok DESC / not_ok DESC / skip DESC
 # need_shared           skip the whole script when ../shared is absent
 # done_testing          print the plan; exit 1 if anything failed
@@ -91,6 +93,14 @@ unlike() {
 	else
 		ok "$3"
 	fi
+}
+
+fails() {
+	_want=$1 _re=$2 _what=$3
+	shift 3
+	run "$@"
+	is "$rc" "$_want" "$_what exits $_want"
+	like "$T/err" "$_re" "$_what is reported"
 }
 
 done_testing() {

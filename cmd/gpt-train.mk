@@ -1,0 +1,9 @@
+# gpt-train: the model library (lib/gpt*.c, lib/blas.c) uses OpenMP and
+# loads OpenBLAS at run time (dlopen), preferring the OpenMP build so that
+# OpenBLAS and the model's own loops share one thread pool.
+PKGS_gpt-train =
+LIBS_gpt-train = -fopenmp
+OMP_OBJS = $(B)/lib/gpt.o $(B)/lib/gpt_cpu.o $(B)/lib/blas.o \
+    $(B)/lib/sgemm512.o
+$(OMP_OBJS): OWT_CFLAGS += -fopenmp -fno-math-errno
+DEB_PKGS += libopenblas0-openmp

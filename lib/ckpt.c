@@ -1,0 +1,897 @@
+/* ckpt.c - checkpoints: Hugging Face GPT-2 safetensors and config.json, optimizer and trainer state, atomic saves */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ckpt.h"
+#include "tjson.h"
+#include "util.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "safetensors are little-endian; this code assumes a little-endian host"
+#endif
+
+#define LATEST "latest_checkpointed_iteration.txt"
+
+static int
+sys_err(char *err, size_t errsize, int *code, const char *path, const char *what)
+{
+	snprintf(err, errsize, "%s: %s%s%s", path, what ? what : "",
+	    what ? ": " : "", strerror(errno));
+	if (code)
+		*code = XSYS;
+	return -1;
+}
+
+static int
+data_err(char *err, size_t errsize, int *code, const char *path,
+    const char *fmt, ...) OWT_PRINTF(5, 6);
+
+static int
+data_err(char *err, size_t errsize, int *code, const char *path,
+    const char *fmt, ...)
+{
+	va_list ap;
+	size_t n;
+
+	snprintf(err, errsize, "%s: ", path);
+	n = strlen(err);
+	va_start(ap, fmt);
+	vsnprintf(err + n, errsize > n ? errsize - n : 0, fmt, ap);
+	va_end(ap);
+	if (code)
+		*code = XDATA;
+	return -1;
+}
+
+/* The whole of a small file, NUL-terminated; 1 when it does not exist. */
+static int
+slurp(const char *path, struct buf *b, char *err, size_t errsize, int *code)
+{
+	char chunk[65536];
+	ssize_t n;
+	int fd = open(path, O_RDONLY);
+
+	b->len = 0;
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 1;
+		return sys_err(err, errsize, code, path, "cannot open");
+	}
+	buf_reserve(b, 1);
+	while ((n = read(fd, chunk, sizeof chunk)) > 0)
+		buf_add(b, chunk, (size_t)n);
+	if (n < 0) {
+		sys_err(err, errsize, code, path, "read error");
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	b->p[b->len] = '\0';
+	return 0;
+}
+
+static int
+write_all(int fd, const void *p, size_t n)
+{
+	const char *s = p;
+	ssize_t k;
+
+	while (n > 0) {
+		if ((k = write(fd, s, n > (1u << 30) ? 1u << 30 : n)) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		s += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* Close a file written in full, after fsync; errno kept on failure. */
+static int
+close_synced(int fd)
+{
+	int e;
+
+	if (fsync(fd) < 0) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return close(fd);
+}
+
+static int
+write_file(const char *path, const void *p, size_t n, char *err,
+    size_t errsize)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	if (fd < 0)
+		return sys_err(err, errsize, NULL, path, "cannot create");
+	if (write_all(fd, p, n) < 0) {
+		sys_err(err, errsize, NULL, path, "write error");
+		close(fd);
+		return -1;
+	}
+	if (close_synced(fd) < 0)
+		return sys_err(err, errsize, NULL, path, "write error");
+	return 0;
+}
+
+static int
+fsync_dir(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY);
+	int r;
+
+	if (fd < 0)
+		return -1;
+	r = fsync(fd);
+	close(fd);
+	return r;
+}
+
+static int
+rm_entry(const char *path, const struct stat *st, int type, struct FTW *f)
+{
+	return remove(path);
+}
+
+static void
+rm_rf(const char *path)
+{
+	nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* safetensors */
+
+static const struct {
+	const char *name;
+	int dtype;
+	size_t size;
+} st_types[] = {
+	{ "F32", ST_F32, 4 }, { "F16", ST_F16, 2 }, { "BF16", ST_BF16, 2 },
+};
+
+static int
+st_parse(struct st_file *f, const char *path, char *err, size_t errsize,
+    int *code)
+{
+	uint64_t hlen = 0;
+	const unsigned char *data;
+	size_t dsize, i, j, k, nt = 0;
+	char jerr[128];
+
+	if (f->size < 8)
+		return data_err(err, errsize, code, path, "not a safetensors "
+		    "file (%zu bytes)", f->size);
+	for (i = 0; i < 8; i++)
+		hlen |= (uint64_t)f->map[i] << (8 * i);
+	if (hlen > (1u << 30))
+		return data_err(err, errsize, code, path, "not a safetensors "
+		    "file (header size %" PRIu64 ")", hlen);
+	if (hlen > f->size - 8)
+		return data_err(err, errsize, code, path, "truncated: the "
+		    "header needs %" PRIu64 " bytes, the file has %zu", hlen + 8,
+		    f->size);
+	f->hdr = tjson_parse((const char *)f->map + 8, hlen, jerr, sizeof jerr);
+	if (f->hdr == NULL || f->hdr->type != TJ_OBJECT)
+		return data_err(err, errsize, code, path, "bad safetensors "
+		    "header: %s", f->hdr ? "not an object" : jerr);
+	data = f->map + 8 + hlen;
+	dsize = f->size - 8 - hlen;
+	f->t = xcalloc(f->hdr->nkids, sizeof *f->t);
+	for (i = 0; i < f->hdr->nkids; i++) {
+		const struct tjson *v = &f->hdr->kids[i], *dt, *sh, *off;
+		struct st_tensor *t = &f->t[nt];
+		size_t elsize = 0;
+		double b, e;
+
+		if (strcmp(v->key, "__metadata__") == 0)
+			continue;
+		dt = tjson_get(v, "dtype");
+		sh = tjson_get(v, "shape");
+		off = tjson_get(v, "data_offsets");
+		if (dt == NULL || dt->type != TJ_STRING || sh == NULL ||
+		    sh->type != TJ_ARRAY || sh->nkids > 4 || off == NULL ||
+		    off->type != TJ_ARRAY || off->nkids != 2)
+			return data_err(err, errsize, code, path, "bad "
+			    "safetensors entry '%s'", v->key);
+		t->name = v->key;
+		t->dtype = -1;
+		for (k = 0; k < sizeof st_types / sizeof *st_types; k++)
+			if (strcmp(dt->str, st_types[k].name) == 0) {
+				t->dtype = st_types[k].dtype;
+				elsize = st_types[k].size;
+			}
+		t->rank = (int)sh->nkids;
+		t->nelem = 1;
+		for (j = 0; j < sh->nkids; j++) {
+			double d = sh->kids[j].num;
+
+			if (sh->kids[j].type != TJ_NUMBER || d < 0 || d > 1e12 ||
+			    d != floor(d))
+				return data_err(err, errsize, code, path, "bad "
+				    "shape of '%s'", v->key);
+			t->shape[j] = (int64_t)d;
+			t->nelem *= (size_t)d;
+		}
+		b = off->kids[0].num;
+		e = off->kids[1].num;
+		if (off->kids[0].type != TJ_NUMBER || off->kids[1].type !=
+		    TJ_NUMBER || b < 0 || e < b || e > (double)dsize ||
+		    b != floor(b) || e != floor(e))
+			return data_err(err, errsize, code, path, "data of '%s' "
+			    "is outside the file (truncated?)", v->key);
+		if (t->dtype >= 0 && (size_t)(e - b) != t->nelem * elsize)
+			return data_err(err, errsize, code, path, "data of '%s' "
+			    "does not match its shape", v->key);
+		t->data = data + (size_t)b;
+		nt++;
+	}
+	f->n = nt;
+	return 0;
+}
+
+int
+st_open(struct st_file *f, const char *path, char *err, size_t errsize,
+    int *code)
+{
+	struct stat st;
+	int fd;
+
+	memset(f, 0, sizeof *f);
+	if ((fd = open(path, O_RDONLY)) < 0) {
+		if (errno == ENOENT) {
+			snprintf(err, errsize, "%s: no such file", path);
+			*code = XDATA;
+			return -1;
+		}
+		return sys_err(err, errsize, code, path, "cannot open");
+	}
+	if (fstat(fd, &st) < 0) {
+		sys_err(err, errsize, code, path, "cannot stat");
+		close(fd);
+		return -1;
+	}
+	f->size = (size_t)st.st_size;
+	if (f->size > 0) {
+		f->map = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (f->map == MAP_FAILED) {
+			f->map = NULL;
+			sys_err(err, errsize, code, path, "cannot map");
+			close(fd);
+			return -1;
+		}
+	}
+	close(fd);
+	if (st_parse(f, path, err, errsize, code) < 0) {
+		st_close(f);
+		return -1;
+	}
+	return 0;
+}
+
+const struct st_tensor *
+st_find(const struct st_file *f, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++)
+		if (strcmp(f->t[i].name, name) == 0)
+			return &f->t[i];
+	return NULL;
+}
+
+static float
+half_to_f32(uint16_t h)
+{
+	uint32_t sign = (uint32_t)(h >> 15) << 31, e = h >> 10 & 0x1f;
+	uint32_t mant = h & 0x3ff, bits;
+	float f;
+
+	if (e == 0x1f) {
+		bits = sign | 0x7f800000 | mant << 13;
+	} else if (e != 0) {
+		bits = sign | (e + 112) << 23 | mant << 13;
+	} else {
+		f = ldexpf((float)mant, -24);
+		return sign ? -f : f;
+	}
+	memcpy(&f, &bits, 4);
+	return f;
+}
+
+void
+st_to_f32(const struct st_tensor *t, float *out)
+{
+	size_t i;
+	uint16_t h;
+	uint32_t u;
+
+	if (t->dtype == ST_F32) {
+		memcpy(out, t->data, t->nelem * sizeof *out);
+		return;
+	}
+	for (i = 0; i < t->nelem; i++) {
+		memcpy(&h, t->data + 2 * i, 2);
+		if (t->dtype == ST_F16) {
+			out[i] = half_to_f32(h);
+		} else {
+			u = (uint32_t)h << 16;
+			memcpy(&out[i], &u, 4);
+		}
+	}
+}
+
+void
+st_close(struct st_file *f)
+{
+	if (f->map)
+		munmap(f->map, f->size);
+	free(f->t);
+	tjson_free(f->hdr);
+	memset(f, 0, sizeof *f);
+}
+
+int
+st_write(const char *path, const char *meta, const struct st_out *t, size_t n,
+    char *err, size_t errsize)
+{
+	struct buf h = { 0 };
+	size_t i, off = 0, nelem, pad;
+	unsigned char len[8];
+	int fd, r = -1;
+
+	buf_printf(&h, "{\"__metadata__\":{\"format\":\"pt\"%s%s}",
+	    meta ? "," : "", meta ? meta : "");
+	for (i = 0; i < n; i++) {
+		nelem = (size_t)t[i].shape[0] * (t[i].rank > 1 ? (size_t)t[i].shape[1] : 1);
+		buf_printf(&h, ",\"%s\":{\"dtype\":\"F32\",\"shape\":[%" PRId64,
+		    t[i].name, t[i].shape[0]);
+		if (t[i].rank > 1)
+			buf_printf(&h, ",%" PRId64, t[i].shape[1]);
+		buf_printf(&h, "],\"data_offsets\":[%zu,%zu]}", off,
+		    off + nelem * 4);
+		off += nelem * 4;
+	}
+	buf_addc(&h, '}');
+	for (pad = (8 - h.len % 8) % 8; pad > 0; pad--)
+		buf_addc(&h, ' ');
+	for (i = 0; i < 8; i++)
+		len[i] = (unsigned char)((uint64_t)h.len >> (8 * i));
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0) {
+		sys_err(err, errsize, NULL, path, "cannot create");
+		goto out;
+	}
+	if (write_all(fd, len, 8) < 0 || write_all(fd, h.p, h.len) < 0)
+		goto werr;
+	for (i = 0; i < n; i++) {
+		nelem = (size_t)t[i].shape[0] * (t[i].rank > 1 ? (size_t)t[i].shape[1] : 1);
+		if (write_all(fd, t[i].data, nelem * 4) < 0)
+			goto werr;
+	}
+	if (close_synced(fd) < 0) {
+		fd = -1;
+		goto werr;
+	}
+	r = 0;
+	goto out;
+werr:
+	sys_err(err, errsize, NULL, path, "write error");
+	if (fd >= 0)
+		close(fd);
+out:
+	buf_free(&h);
+	return r;
+}
+
+/* config.json */
+
+char *
+ckpt_config_json(const struct gpt_config *c)
+{
+	struct buf b = { 0 };
+
+	buf_printf(&b, "{\n"
+	    "  \"activation_function\": \"gelu_new\",\n"
+	    "  \"architectures\": [\"GPT2LMHeadModel\"],\n"
+	    "  \"attn_pdrop\": %.9g,\n", c->attn_dropout);
+	if (c->vocab == 50257)
+		buf_printf(&b, "  \"bos_token_id\": 50256,\n");
+	buf_printf(&b, "  \"embd_pdrop\": %.9g,\n", c->hidden_dropout);
+	if (c->vocab == 50257)
+		buf_printf(&b, "  \"eos_token_id\": 50256,\n");
+	buf_printf(&b,
+	    "  \"initializer_range\": 0.02,\n"
+	    "  \"layer_norm_epsilon\": %.9g,\n"
+	    "  \"model_type\": \"gpt2\",\n"
+	    "  \"n_ctx\": %d,\n"
+	    "  \"n_embd\": %d,\n"
+	    "  \"n_head\": %d,\n"
+	    "  \"n_inner\": null,\n"
+	    "  \"n_layer\": %d,\n"
+	    "  \"n_positions\": %d,\n"
+	    "  \"resid_pdrop\": %.9g,\n"
+	    "  \"scale_attn_weights\": true,\n"
+	    "  \"tie_word_embeddings\": true,\n"
+	    "  \"torch_dtype\": \"float32\",\n"
+	    "  \"use_cache\": true,\n"
+	    "  \"vocab_size\": %d\n"
+	    "}\n", c->ln_eps, c->maxpos, c->nembd, c->nhead, c->nlayer,
+	    c->maxpos, c->hidden_dropout, c->vocab);
+	return b.p;
+}
+
+/* An integer member in [1, 2^30]: 1 found, 0 absent, -1 bad. */
+static int
+get_int(const struct tjson *doc, const char *key, int *out)
+{
+	const struct tjson *v = tjson_get(doc, key);
+
+	if (v == NULL || v->type == TJ_NULL)
+		return 0;
+	if (v->type != TJ_NUMBER || v->num != floor(v->num) || v->num < 1 ||
+	    v->num > (1 << 30))
+		return -1;
+	*out = (int)v->num;
+	return 1;
+}
+
+int
+ckpt_read_config(const char *path, struct gpt_config *c, char *err,
+    size_t errsize, int *code)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} ints[] = {
+		{ "n_layer", offsetof(struct gpt_config, nlayer) },
+		{ "n_head", offsetof(struct gpt_config, nhead) },
+		{ "n_embd", offsetof(struct gpt_config, nembd) },
+		{ "vocab_size", offsetof(struct gpt_config, vocab) },
+		{ "n_positions", offsetof(struct gpt_config, maxpos) },
+	};
+	struct buf b = { 0 };
+	struct tjson *doc;
+	const struct tjson *v;
+	char jerr[128];
+	size_t i;
+	int r, inner;
+
+	if ((r = slurp(path, &b, err, errsize, code)) != 0) {
+		buf_free(&b);
+		return r < 0 ? -1 : data_err(err, errsize, code, path,
+		    "no such file");
+	}
+	doc = tjson_parse(b.p, b.len, jerr, sizeof jerr);
+	buf_free(&b);
+	if (doc == NULL || doc->type != TJ_OBJECT) {
+		tjson_free(doc);
+		return data_err(err, errsize, code, path, "%s",
+		    doc ? "not a JSON object" : jerr);
+	}
+	r = -1;
+	for (i = 0; i < sizeof ints / sizeof *ints; i++) {
+		int *field = (int *)((char *)c + ints[i].off), k;
+
+		k = get_int(doc, ints[i].key, field);
+		if (k == 0 && strcmp(ints[i].key, "n_positions") == 0)
+			k = get_int(doc, "n_ctx", field);
+		if (k <= 0) {
+			data_err(err, errsize, code, path, "%s '%s'", k == 0 ?
+			    "missing" : "bad", ints[i].key);
+			goto out;
+		}
+	}
+	c->ln_eps = 1e-5f;
+	if ((v = tjson_get(doc, "layer_norm_epsilon")) != NULL) {
+		if (v->type != TJ_NUMBER || !(v->num > 0 && v->num < 1)) {
+			data_err(err, errsize, code, path, "bad "
+			    "'layer_norm_epsilon'");
+			goto out;
+		}
+		c->ln_eps = (float)v->num;
+	}
+	if ((v = tjson_get(doc, "activation_function")) != NULL &&
+	    (v->type != TJ_STRING || (strcmp(v->str, "gelu_new") != 0 &&
+	    strcmp(v->str, "gelu_pytorch_tanh") != 0))) {
+		data_err(err, errsize, code, path, "activation_function '%s' "
+		    "is not supported (only the tanh GELU, gelu_new)",
+		    v->type == TJ_STRING ? v->str : "?");
+		goto out;
+	}
+	if ((v = tjson_get(doc, "model_type")) != NULL &&
+	    (v->type != TJ_STRING || strcmp(v->str, "gpt2") != 0)) {
+		data_err(err, errsize, code, path, "model_type '%s' is not "
+		    "gpt2", v->type == TJ_STRING ? v->str : "?");
+		goto out;
+	}
+	if ((r = get_int(doc, "n_inner", &inner)) != 0 &&
+	    (r < 0 || inner != 4 * c->nembd)) {
+		r = -1;
+		data_err(err, errsize, code, path, "n_inner must be 4 * n_embd");
+		goto out;
+	}
+	if ((v = tjson_get(doc, "tie_word_embeddings")) != NULL &&
+	    v->type == TJ_BOOL && v->num == 0) {
+		r = -1;
+		data_err(err, errsize, code, path, "untied output embeddings "
+		    "are not supported");
+		goto out;
+	}
+	r = 0;
+out:
+	tjson_free(doc);
+	return r;
+}
+
+/* Model and optimizer tensors */
+
+struct st_out *
+ckpt_tensors(const struct gpt *m, const float *buf, const char *pre, size_t *n)
+{
+	const struct gpt_config *c = &m->cfg;
+	struct st_out *t = xcalloc((size_t)GPT_NPARAM * c->nlayer, sizeof *t);
+	char name[80];
+	int k, l;
+
+	*n = 0;
+	for (k = 0; k < GPT_NPARAM; k++) {
+		const struct gpt_tensor *g = &m->t[k];
+		int nl = g->layered ? c->nlayer : 1;
+
+		for (l = 0; l < nl; l++) {
+			struct st_out *o = &t[(*n)++];
+
+			gpt_param_name(name, sizeof name, k, l, 1);
+			snprintf(o->name, sizeof o->name, "%s%s", pre, name);
+			o->rank = g->rank;
+			o->shape[0] = k == GPT_WTE ? c->vocab : g->dim[0];
+			o->shape[1] = g->dim[1];
+			o->data = buf + g->off + (size_t)l * (g->n / nl);
+		}
+	}
+	return t;
+}
+
+static int
+save_files(const char *tmp, struct gpt *m, const struct train_state *st,
+    const char *args_json, int with_optim, char *err, size_t errsize)
+{
+	struct st_out *t, *t2;
+	struct buf b = { 0 };
+	char path[4200], meta[64];
+	float *host = xmalloc(m->nparams * sizeof *host);
+	float *host2 = NULL;
+	char *cfg;
+	size_t n;
+	int r = -1;
+
+	gpt_get(m, GPT_PARAMS, host);
+	t = ckpt_tensors(m, host, "", &n);
+	snprintf(path, sizeof path, "%s/model.safetensors", tmp);
+	if (st_write(path, NULL, t, n, err, errsize) < 0)
+		goto out;
+	cfg = ckpt_config_json(&m->cfg);
+	snprintf(path, sizeof path, "%s/config.json", tmp);
+	r = write_file(path, cfg, strlen(cfg), err, errsize);
+	free(cfg);
+	if (r < 0)
+		goto out;
+	r = -1;
+	if (with_optim) {
+		host2 = xmalloc(m->nparams * sizeof *host2);
+		gpt_get(m, GPT_ADAM_M, host);
+		gpt_get(m, GPT_ADAM_V, host2);
+		free(t);
+		t = xcalloc(2 * n, sizeof *t);
+		t2 = ckpt_tensors(m, host, "exp_avg.", &n);
+		memcpy(t, t2, n * sizeof *t);
+		free(t2);
+		t2 = ckpt_tensors(m, host2, "exp_avg_sq.", &n);
+		memcpy(t + n, t2, n * sizeof *t);
+		free(t2);
+		snprintf(meta, sizeof meta, "\"step\":\"%" PRIu64 "\"", m->step);
+		snprintf(path, sizeof path, "%s/optimizer.safetensors", tmp);
+		if (st_write(path, meta, t, 2 * n, err, errsize) < 0)
+			goto out;
+	}
+	buf_printf(&b, "{\n  \"format\": \"owt gpt-train 1\",\n"
+	    "  \"iteration\": %" PRIu64 ",\n"
+	    "  \"consumed_train_samples\": %" PRIu64 ",\n"
+	    "  \"consumed_valid_samples\": %" PRIu64 ",\n"
+	    "  \"scheduler_samples\": %" PRIu64 ",\n"
+	    "  \"seed\": %" PRIu64 ",\n"
+	    "  \"args\": %s\n}\n", st->iteration, st->consumed_train,
+	    st->consumed_valid, st->sched_samples, st->seed,
+	    args_json ? args_json : "{}");
+	snprintf(path, sizeof path, "%s/trainer_state.json", tmp);
+	r = write_file(path, b.p, b.len, err, errsize);
+out:
+	buf_free(&b);
+	free(t);
+	free(host);
+	free(host2);
+	return r;
+}
+
+int
+ckpt_save(const char *dir, struct gpt *m, const struct train_state *st,
+    const char *args_json, int with_optim, char *err, size_t errsize)
+{
+	char tmp[4096], final[4096], path[4096], num[32];
+	struct stat sb;
+	int exists;
+
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return sys_err(err, errsize, NULL, dir, "cannot create");
+	snprintf(final, sizeof final, "%s/iter_%07" PRIu64, dir, st->iteration);
+	snprintf(tmp, sizeof tmp, "%s/.iter_%07" PRIu64 ".tmp%ld", dir,
+	    st->iteration, (long)getpid());
+	rm_rf(tmp);
+	if (mkdir(tmp, 0755) < 0)
+		return sys_err(err, errsize, NULL, tmp, "cannot create");
+	if (save_files(tmp, m, st, args_json, with_optim, err, errsize) < 0 ||
+	    fsync_dir(tmp) < 0)
+		goto fail;
+	exists = stat(final, &sb) == 0;
+	if (exists && renameat2(AT_FDCWD, tmp, AT_FDCWD, final,
+	    RENAME_EXCHANGE) == 0) {
+		rm_rf(tmp);
+	} else {
+		if (exists)
+			rm_rf(final);
+		if (rename(tmp, final) < 0) {
+			sys_err(err, errsize, NULL, final, "cannot rename "
+			    "the checkpoint into place");
+			goto fail;
+		}
+	}
+	snprintf(num, sizeof num, "%" PRIu64, st->iteration);
+	snprintf(path, sizeof path, "%s/.latest.tmp%ld", dir, (long)getpid());
+	snprintf(tmp, sizeof tmp, "%s/" LATEST, dir);
+	if (fsync_dir(dir) < 0 ||
+	    write_file(path, num, strlen(num), err, errsize) < 0)
+		goto fail_latest;
+	if (rename(path, tmp) < 0 || fsync_dir(dir) < 0) {
+		sys_err(err, errsize, NULL, tmp, "cannot update");
+		goto fail_latest;
+	}
+	return 0;
+fail_latest:
+	unlink(path);
+	return -1;
+fail:
+	rm_rf(tmp);
+	return -1;
+}
+
+int
+ckpt_resolve(const char *dir, char *path, size_t size, char *err,
+    size_t errsize, int *code)
+{
+	struct buf b = { 0 };
+	char lp[4096], *end;
+	struct stat sb;
+	unsigned long long it;
+	int r;
+
+	snprintf(lp, sizeof lp, "%s/" LATEST, dir);
+	r = slurp(lp, &b, err, errsize, code);
+	if (r < 0)
+		goto out;
+	if (r == 1) {
+		r = 0;
+		snprintf(lp, sizeof lp, "%s/model.safetensors", dir);
+		if (stat(dir, &sb) < 0 && errno == ENOENT)
+			r = data_err(err, errsize, code, dir, "no such "
+			    "checkpoint directory");
+		else if (stat(dir, &sb) < 0)
+			r = sys_err(err, errsize, code, dir, "cannot open");
+		else if (stat(lp, &sb) < 0)
+			r = data_err(err, errsize, code, dir, "no checkpoint "
+			    "(neither " LATEST " nor model.safetensors)");
+		else
+			snprintf(path, size, "%s", dir);
+		goto out;
+	}
+	while (b.len > 0 && (b.p[b.len - 1] == '\n' || b.p[b.len - 1] == ' '))
+		b.p[--b.len] = '\0';
+	if (strcmp(b.p, "release") == 0) {
+		snprintf(path, size, "%s/release", dir);
+		goto out;
+	}
+	errno = 0;
+	it = strtoull(b.p, &end, 10);
+	if (b.len == 0 || *end != '\0' || errno != 0 || b.p[0] == '-') {
+		r = data_err(err, errsize, code, lp, "not an iteration number");
+		goto out;
+	}
+	snprintf(path, size, "%s/iter_%07llu", dir, it);
+	if (stat(path, &sb) < 0)
+		r = data_err(err, errsize, code, lp, "iteration %llu: no "
+		    "directory '%s'", it, path);
+out:
+	buf_free(&b);
+	return r;
+}
+
+static void
+shape_str(char *s, size_t size, int rank, const int64_t *d)
+{
+	int j;
+
+	snprintf(s, size, "[");
+	for (j = 0; j < rank; j++)
+		snprintf(s + strlen(s), size - strlen(s), "%s%" PRId64,
+		    j ? ", " : "", d[j]);
+	snprintf(s + strlen(s), size - strlen(s), "]");
+}
+
+/* Read the tensors named pre+NAME (NAME with or without "transformer.") into buf. */
+static int
+load_tensors(const struct st_file *f, const char *file, struct gpt *m,
+    float *buf, const char *pre, char *err, size_t errsize, int *code)
+{
+	const struct gpt_config *c = &m->cfg;
+	const struct st_tensor *st;
+	char name[128], alt[128], full[160], got[64], exp[64];
+	int k, l, j, ok;
+
+	for (k = 0; k < GPT_NPARAM; k++) {
+		const struct gpt_tensor *g = &m->t[k];
+		int nl = g->layered ? c->nlayer : 1;
+
+		for (l = 0; l < nl; l++) {
+			int64_t want[2] = { k == GPT_WTE ? c->vocab : g->dim[0],
+			    g->dim[1] };
+
+			gpt_param_name(name, sizeof name, k, l, 1);
+			gpt_param_name(alt, sizeof alt, k, l, 0);
+			snprintf(full, sizeof full, "%s%s", pre, name);
+			if ((st = st_find(f, full)) == NULL) {
+				snprintf(full, sizeof full, "%s%s", pre, alt);
+				st = st_find(f, full);
+			}
+			if (st == NULL)
+				return data_err(err, errsize, code, file,
+				    "no tensor '%s%s'", pre, name);
+			if (st->dtype < 0)
+				return data_err(err, errsize, code, file,
+				    "tensor '%s' is not F32, F16 or BF16", full);
+			ok = st->rank == g->rank;
+			for (j = 0; ok && j < g->rank; j++)
+				ok = st->shape[j] == want[j];
+			if (!ok) {
+				shape_str(got, sizeof got, st->rank, st->shape);
+				shape_str(exp, sizeof exp, g->rank, want);
+				return data_err(err, errsize, code, file,
+				    "tensor '%s' has shape %s, expected %s",
+				    full, got, exp);
+			}
+			st_to_f32(st, buf + g->off + (size_t)l * (g->n / nl));
+		}
+	}
+	return 0;
+}
+
+int
+ckpt_load_model(const char *path, struct gpt *m, char *err, size_t errsize,
+    int *code)
+{
+	struct st_file f;
+	char file[4096];
+	float *host;
+	int r;
+
+	snprintf(file, sizeof file, "%s/model.safetensors", path);
+	if (st_open(&f, file, err, errsize, code) < 0)
+		return -1;
+	host = xcalloc(m->nparams, sizeof *host);
+	r = load_tensors(&f, file, m, host, "", err, errsize, code);
+	if (r == 0)
+		gpt_put(m, GPT_PARAMS, host);
+	free(host);
+	st_close(&f);
+	return r;
+}
+
+int
+ckpt_load_optim(const char *path, struct gpt *m, char *err, size_t errsize,
+    int *code)
+{
+	struct st_file f;
+	const struct tjson *step;
+	char file[4096], *end;
+	float *host;
+	struct stat sb;
+	int r;
+
+	snprintf(file, sizeof file, "%s/optimizer.safetensors", path);
+	if (stat(file, &sb) < 0 && errno == ENOENT)
+		return 1;
+	if (st_open(&f, file, err, errsize, code) < 0)
+		return -1;
+	step = tjson_get(tjson_get(f.hdr, "__metadata__"), "step");
+	if (step == NULL || step->type != TJ_STRING) {
+		st_close(&f);
+		return data_err(err, errsize, code, file, "no step in the "
+		    "metadata");
+	}
+	m->step = strtoull(step->str, &end, 10);
+	host = xcalloc(m->nparams, sizeof *host);
+	r = load_tensors(&f, file, m, host, "exp_avg.", err, errsize, code);
+	if (r == 0)
+		gpt_put(m, GPT_ADAM_M, host);
+	if (r == 0)
+		r = load_tensors(&f, file, m, host, "exp_avg_sq.", err, errsize,
+		    code);
+	if (r == 0)
+		gpt_put(m, GPT_ADAM_V, host);
+	free(host);
+	st_close(&f);
+	return r;
+}
+
+int
+ckpt_load_state(const char *path, struct train_state *st, struct tjson **doc,
+    char *err, size_t errsize, int *code)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} fields[] = {
+		{ "iteration", offsetof(struct train_state, iteration) },
+		{ "consumed_train_samples", offsetof(struct train_state, consumed_train) },
+		{ "consumed_valid_samples", offsetof(struct train_state, consumed_valid) },
+		{ "scheduler_samples", offsetof(struct train_state, sched_samples) },
+		{ "seed", offsetof(struct train_state, seed) },
+	};
+	struct buf b = { 0 };
+	char file[4096], jerr[128];
+	size_t i;
+	int r;
+
+	*doc = NULL;
+	snprintf(file, sizeof file, "%s/trainer_state.json", path);
+	if ((r = slurp(file, &b, err, errsize, code)) != 0) {
+		buf_free(&b);
+		return r;
+	}
+	*doc = tjson_parse(b.p, b.len, jerr, sizeof jerr);
+	buf_free(&b);
+	if (*doc == NULL || (*doc)->type != TJ_OBJECT) {
+		r = data_err(err, errsize, code, file, "%s",
+		    *doc ? "not a JSON object" : jerr);
+		goto bad;
+	}
+	for (i = 0; i < sizeof fields / sizeof *fields; i++) {
+		const struct tjson *v = tjson_get(*doc, fields[i].key);
+
+		if (v == NULL || v->type != TJ_NUMBER || v->num < 0 ||
+		    v->num != floor(v->num) || v->num > 9007199254740992.0) {
+			r = data_err(err, errsize, code, file, "%s '%s'",
+			    v ? "bad" : "missing", fields[i].key);
+			goto bad;
+		}
+		*(uint64_t *)((char *)st + fields[i].off) = (uint64_t)v->num;
+	}
+	return 0;
+bad:
+	tjson_free(*doc);
+	*doc = NULL;
+	return r;
+}

@@ -1,0 +1,127 @@
+/* ckpt.h - checkpoints: Hugging Face GPT-2 safetensors and config.json, optimizer and trainer state, atomic saves */
+#ifndef OWT_CKPT_H
+#define OWT_CKPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpt.h"
+
+/*
+ * A checkpoint directory (Megatron's layout, Hugging Face's files):
+ *	SAVE/latest_checkpointed_iteration.txt	"500", no newline
+ *	SAVE/iter_0000500/model.safetensors	the weights, HF GPT-2 names and layouts
+ *	SAVE/iter_0000500/config.json		HF GPT2Config keys
+ *	SAVE/iter_0000500/optimizer.safetensors	"exp_avg.NAME", "exp_avg_sq.NAME"
+ *	SAVE/iter_0000500/trainer_state.json	struct train_state and the run's arguments
+ * Errors are returned as "PATH: what is wrong" with *code XDATA or XSYS.
+ */
+
+/* safetensors: an 8-byte little-endian header size, a JSON header, the data. */
+enum { ST_F32, ST_F16, ST_BF16 };
+
+struct st_tensor {
+	char *name;
+	int dtype;		/* ST_* */
+	int rank;
+	int64_t shape[4];
+	size_t nelem;
+	const unsigned char *data;
+};
+
+struct tjson;
+struct st_file {
+	unsigned char *map;
+	size_t size;
+	struct st_tensor *t;
+	size_t n;
+	struct tjson *hdr;	/* the parsed header; "__metadata__" in it */
+};
+
+/* 0, or -1 with err "PATH: what" and *code. */
+int st_open(struct st_file *f, const char *path, char *err, size_t errsize,
+    int *code);
+const struct st_tensor *st_find(const struct st_file *f, const char *name);
+/* The tensor's elements as floats (F32, F16 and BF16 are read). */
+void st_to_f32(const struct st_tensor *t, float *out);
+void st_close(struct st_file *f);
+
+/* One tensor to write: F32, row-major. */
+struct st_out {
+	char name[96];
+	int rank;
+	int64_t shape[2];
+	const float *data;
+};
+/*
+ * Write a safetensors file and fsync it; meta holds extra members of
+ * "__metadata__" ("\"step\":\"5\"") or is NULL. 0, or -1 with err (XSYS).
+ */
+int st_write(const char *path, const char *meta, const struct st_out *t,
+    size_t n, char *err, size_t errsize);
+
+/*
+ * The tensors of a flat buffer (gpt_get) as a checkpoint holds them: HF
+ * names after pre ("", "exp_avg.", ...) and "transformer.", the embedding
+ * cut to the real vocabulary. Free the array; data points into buf.
+ */
+struct st_out *ckpt_tensors(const struct gpt *m, const float *buf,
+    const char *pre, size_t *n);
+
+/* The trainer's position, saved with the weights. */
+struct train_state {
+	uint64_t iteration;		/* iterations done */
+	uint64_t consumed_train;	/* training samples consumed */
+	uint64_t consumed_valid;	/* validation samples consumed */
+	uint64_t sched_samples;		/* the learning-rate schedule's position, in samples */
+	uint64_t seed;			/* dropout masks and data order derive from it */
+};
+
+/*
+ * The HF config.json of a model, and the configuration read back from
+ * one (n_layer, n_head, n_embd, n_positions or n_ctx, vocab_size,
+ * layer_norm_epsilon; GELU must be the tanh form, n_inner 4 * n_embd).
+ * vocab_pad and dropout are left as they are.
+ */
+char *ckpt_config_json(const struct gpt_config *c);
+int ckpt_read_config(const char *path, struct gpt_config *c, char *err,
+    size_t errsize, int *code);
+
+/*
+ * Save iteration st->iteration under dir: write everything into a
+ * temporary directory beside it, fsync, rename into place (replacing an
+ * older save of the same iteration), then update
+ * latest_checkpointed_iteration.txt the same way. args_json (a JSON
+ * object, or NULL) is kept in trainer_state.json as "args". With
+ * with_optim the AdamW moments are saved too.
+ */
+int ckpt_save(const char *dir, struct gpt *m, const struct train_state *st,
+    const char *args_json, int with_optim, char *err, size_t errsize);
+
+/*
+ * Where to load from: DIR/iter_N for N in DIR's
+ * latest_checkpointed_iteration.txt ("release": DIR/release), or DIR
+ * itself when it holds only a model (a Hugging Face download). 0, or -1
+ * with err.
+ */
+int ckpt_resolve(const char *dir, char *path, size_t size, char *err,
+    size_t errsize, int *code);
+
+/*
+ * Read model.safetensors in path into m, whose configuration must match:
+ * names with or without "transformer.", attention mask buffers and a tied
+ * lm_head.weight ignored, every shape checked.
+ */
+int ckpt_load_model(const char *path, struct gpt *m, char *err, size_t errsize,
+    int *code);
+/* The AdamW moments and step; 1 when there is no optimizer.safetensors. */
+int ckpt_load_optim(const char *path, struct gpt *m, char *err,
+    size_t errsize, int *code);
+/*
+ * trainer_state.json: 1 when absent, else 0 with *st filled and *doc the
+ * parsed file (tjson_free it), whose "args" member holds the arguments.
+ */
+int ckpt_load_state(const char *path, struct train_state *st,
+    struct tjson **doc, char *err, size_t errsize, int *code);
+
+#endif

@@ -1,0 +1,276 @@
+/* gpt.h - GPT-2: configuration, parameters, the backend interface, forward, backward, AdamW */
+#ifndef OWT_GPT_H
+#define OWT_GPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The model (DESIGN.md, "The model"): learned positions, pre-LayerNorm
+ * blocks, tanh GELU, causal self-attention, the output layer tied to the
+ * token embedding, no output bias. Shapes below use
+ *	L layers, C channels, NH heads of HS = C/NH channels,
+ *	V vocabulary, Vp = V padded, maxT positions, B batch, T sequence.
+ */
+struct gpt_config {
+	int nlayer;		/* L */
+	int nhead;		/* NH */
+	int nembd;		/* C */
+	int maxpos;		/* maxT */
+	int vocab;		/* V, the real vocabulary (50257 for GPT-2) */
+	int vocab_pad;		/* Vp: V rounded up to a multiple of 128 */
+	float ln_eps;		/* LayerNorm epsilon, 1e-5 */
+	float hidden_dropout;	/* after the embedding and each residual branch */
+	float attn_dropout;	/* on the attention probabilities */
+};
+
+/* V rounded up to a multiple of div (Megatron's make_vocab_size_divisible_by). */
+int gpt_pad_vocab(int vocab, int div);
+/* NULL, or what is wrong with the configuration ("nembd 100 is not ..."). */
+const char *gpt_config_check(const struct gpt_config *c);
+
+/*
+ * The parameter tensors, in the order they lie in one flat buffer. Every
+ * shape is the Hugging Face GPT-2 one, so that a checkpoint is a copy:
+ * linear layers are Conv1D (in, out), y = x @ W + b. Per-layer tensors
+ * are stacked, layer l at offset l * (size of one layer's tensor).
+ */
+enum gpt_param {
+	GPT_WTE,	/* (Vp, C) token embedding and output layer; rows >= V stay 0 */
+	GPT_WPE,	/* (maxT, C) */
+	GPT_LN1W,	/* (L, C) */
+	GPT_LN1B,	/* (L, C) */
+	GPT_QKVW,	/* (L, C, 3C): q, k, v each C wide, heads contiguous */
+	GPT_QKVB,	/* (L, 3C) */
+	GPT_ATTPROJW,	/* (L, C, C) */
+	GPT_ATTPROJB,	/* (L, C) */
+	GPT_LN2W,	/* (L, C) */
+	GPT_LN2B,	/* (L, C) */
+	GPT_FCW,	/* (L, C, 4C) */
+	GPT_FCB,	/* (L, 4C) */
+	GPT_FCPROJW,	/* (L, 4C, C) */
+	GPT_FCPROJB,	/* (L, C) */
+	GPT_LNFW,	/* (C) */
+	GPT_LNFB,	/* (C) */
+	GPT_NPARAM
+};
+
+struct gpt_tensor {
+	size_t off;		/* first element in the flat buffers */
+	size_t n;		/* elements, all layers */
+	int layered;		/* one slice per layer */
+	int rank, dim[2];	/* the shape of one slice */
+	int decay;		/* weight decay applies (not biases, not LayerNorm) */
+};
+
+/*
+ * The Hugging Face name of tensor k of layer l ("transformer.h.3.attn.c_attn.weight"),
+ * with or without the "transformer." prefix.
+ */
+void gpt_param_name(char *buf, size_t size, int k, int l, int prefix);
+
+/*
+ * A backend: memory and one function per layer. The CPU functions in
+ * gpt_cpu.c are one implementation; a CUDA one plugs in the same way and
+ * must agree with it. Pointers are backend memory. Every function
+ * overwrites its outputs, except those marked "+=", which accumulate
+ * (parameter gradients, across micro-batches). Dropout masks are a
+ * function of (key, element index) only (gpt_dropout_keep), so the
+ * backward pass recomputes them and a resumed run draws the same ones.
+ */
+struct gpt_backend {
+	const char *name;
+	void *(*alloc)(size_t size);			/* zeroed; NULL when out of memory */
+	void (*free)(void *p);
+	void (*put)(void *dst, const void *src, size_t size);	/* host to backend */
+	void (*get)(void *dst, const void *src, size_t size);	/* backend to host */
+	void (*zero)(void *p, size_t size);
+
+	/* out (B,T,C) = wte[inp] + wpe[t]; inp (B,T), wte (Vp,C), wpe (maxT,C) */
+	void (*encoder_forward)(float *out, const int32_t *inp, const float *wte,
+	    const float *wpe, int B, int T, int C);
+	/* dwte (Vp,C) +=, dwpe (maxT,C) +=; dout (B,T,C), inp (B,T) */
+	void (*encoder_backward)(float *dwte, float *dwpe, const float *dout,
+	    const int32_t *inp, int B, int T, int C);
+	/* out (N,C), mean (N), rstd (N); inp (N,C), w (C), b (C) */
+	void (*layernorm_forward)(float *out, float *mean, float *rstd,
+	    const float *inp, const float *w, const float *b, int N, int C,
+	    float eps);
+	/* dinp (N,C) +=, dw (C) +=, db (C) +=; dout (N,C), inp (N,C), w (C), mean, rstd (N) */
+	void (*layernorm_backward)(float *dinp, float *dw, float *db,
+	    const float *dout, const float *inp, const float *w,
+	    const float *mean, const float *rstd, int N, int C);
+	/* out (N,OC) = inp (N,C) @ w (C,OC) + bias (OC) */
+	void (*matmul_forward)(float *out, const float *inp, const float *w,
+	    const float *bias, int N, int C, int OC);
+	/* dinp (N,C) =, dw (C,OC) +=, dbias (OC) +=; dout (N,OC), inp (N,C), w (C,OC) */
+	void (*matmul_backward)(float *dinp, float *dw, float *dbias,
+	    const float *dout, const float *inp, const float *w, int N, int C,
+	    int OC);
+	/*
+	 * out (B,T,C), att (B,NH,T,T) the softmax probabilities before
+	 * dropout (zero above the diagonal); qkv (B,T,3C)
+	 */
+	void (*attention_forward)(float *out, float *att, const float *qkv,
+	    int B, int T, int C, int NH, float p, uint64_t key);
+	/* dqkv (B,T,3C) =, scratch (B,NH,T,T); dout (B,T,C), qkv (B,T,3C), att (B,NH,T,T) */
+	void (*attention_backward)(float *dqkv, float *scratch, const float *dout,
+	    const float *qkv, const float *att, int B, int T, int C, int NH,
+	    float p, uint64_t key);
+	/* out (N) = gelu(inp (N)), tanh form */
+	void (*gelu_forward)(float *out, const float *inp, size_t N);
+	/* dinp (N) = gelu'(inp) * dout */
+	void (*gelu_backward)(float *dinp, const float *inp, const float *dout,
+	    size_t N);
+	/* out (N) = a + dropout(b); a may be out */
+	void (*residual_forward)(float *out, const float *a, const float *b,
+	    size_t N, float p, uint64_t key);
+	/*
+	 * out (N) = dropout(inp (N)): kept elements scaled by 1/(1-p); out
+	 * may be inp. The backward pass is the same call on the gradient.
+	 */
+	void (*dropout)(float *out, const float *inp, size_t N, float p,
+	    uint64_t key);
+	/* logits (N,V) = inp (N,C) @ wte[:V]^T; wte (Vp,C) */
+	void (*lmhead_forward)(float *logits, const float *inp, const float *wte,
+	    int N, int C, int V);
+	/* dinp (N,C) =, dwte (Vp,C) +=; dlogits (N,V), inp (N,C), wte (Vp,C) */
+	void (*lmhead_backward)(float *dinp, float *dwte, const float *dlogits,
+	    const float *inp, const float *wte, int N, int C, int V);
+	/*
+	 * losses (N) = cross-entropy of softmax(logits (N,V)) at targets (N).
+	 * With dloss != 0, logits is replaced by its gradient
+	 * (softmax - onehot(target)) * dloss.
+	 */
+	void (*crossentropy)(float *losses, float *logits, const int32_t *targets,
+	    int N, int V, float dloss);
+	/*
+	 * AdamW on n elements: g' = g * gscale; m, v updated; p -=
+	 * lr * (m / bc1 / (sqrt(v / bc2) + eps) + wd * p), where bc1, bc2 are
+	 * the bias corrections 1 - beta^step.
+	 */
+	void (*adamw)(float *p, const float *g, float *m, float *v, size_t n,
+	    float lr, float beta1, float beta2, float eps, float wd,
+	    float bc1, float bc2, float gscale);
+	/* The sum of squares of x (n), in a fixed order (NaN and inf propagate). */
+	double (*sumsq)(const float *x, size_t n);
+};
+
+extern const struct gpt_backend gpt_cpu;
+
+/* Keep element i under dropout with probability 1 - p: the mask's definition. */
+static inline int
+gpt_dropout_keep(uint64_t key, uint64_t i, float p)
+{
+	uint64_t x = key + 0x9e3779b97f4a7c15ULL * (i + 1);
+
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return (float)(x >> 40) * (1.0f / 16777216.0f) >= p;
+}
+
+/* The activations kept for the backward pass, for (B,T). */
+struct gpt_acts {
+	float *encoded;		/* (B,T,C) */
+	float *ln1;		/* (L,B,T,C) */
+	float *ln1_mean;	/* (L,B,T) */
+	float *ln1_rstd;	/* (L,B,T) */
+	float *qkv;		/* (L,B,T,3C) */
+	float *atty;		/* (L,B,T,C) */
+	float *att;		/* (L,B,NH,T,T) */
+	float *res2;		/* (L,B,T,C) the residual after attention */
+	float *ln2;		/* (L,B,T,C) */
+	float *ln2_mean;	/* (L,B,T) */
+	float *ln2_rstd;	/* (L,B,T) */
+	float *fch;		/* (L,B,T,4C) before GELU */
+	float *fch_gelu;	/* (L,B,T,4C) */
+	float *res3;		/* (L,B,T,C) the residual after the MLP */
+	float *lnf;		/* (B,T,C) */
+	float *lnf_mean;	/* (B,T) */
+	float *lnf_rstd;	/* (B,T) */
+	float *logits;		/* (B,T,V), or their gradient after a training forward */
+	float *losses;		/* (B,T) */
+	/* scratch for the backward pass, one layer at a time */
+	float *dres;		/* (B,T,C) gradient of the residual stream */
+	float *dbt4c;		/* (B,T,4C) */
+	float *dbt4c2;		/* (B,T,4C) */
+	float *dbtc;		/* (B,T,C) */
+	float *datt;		/* (B,NH,T,T) */
+	float *tmp;		/* (B,T,C) */
+	int32_t *inputs;	/* (B,T) */
+	int32_t *targets;	/* (B,T) */
+};
+
+struct gpt {
+	struct gpt_config cfg;
+	const struct gpt_backend *be;
+	struct gpt_tensor t[GPT_NPARAM];
+	size_t nparams;		/* elements of each flat buffer, padding included */
+	float *params, *grads;	/* backend memory */
+	float *m, *v;		/* AdamW moments, allocated by the first update */
+	uint64_t step;		/* AdamW steps taken */
+	int B, T;		/* the size the activations were allocated for */
+	struct gpt_acts a;
+	float *host_losses;	/* (B,T) */
+	int train;		/* the last forward prepared a backward pass */
+	uint64_t key;		/* dropout key of the last forward */
+};
+
+/*
+ * 0, or -1 with err for a bad configuration. The parameters are 0;
+ * gradients and moments are allocated when first used. Running out of
+ * backend memory here or later exits with XSYS, as xmalloc does.
+ */
+int gpt_init(struct gpt *m, const struct gpt_config *c,
+    const struct gpt_backend *be, char *err, size_t errsize);
+void gpt_free(struct gpt *m);
+/* The number of parameters of the model without the vocabulary padding. */
+size_t gpt_nparams(const struct gpt_config *c);
+
+/*
+ * Megatron's initialisation from a seed: N(0, 0.02) for the embeddings,
+ * QKV and fc, N(0, 0.02 / sqrt(2L)) for the two output projections, zero
+ * biases, LayerNorm weight 1 and bias 0, padded rows 0. The normal draws
+ * come from splitmix64 and Box-Muller; elements 2j and 2j + 1 of tensor k
+ * use the counter (k, j), so the weights do not depend on the thread count.
+ */
+void gpt_init_weights(struct gpt *m, uint64_t seed, float std);
+
+/*
+ * Allocate the activations for batches of B sequences of T tokens.
+ * 0, or -1 with err when T is beyond the position table.
+ */
+int gpt_set_batch(struct gpt *m, int B, int T, char *err, size_t errsize);
+
+/*
+ * The forward pass on inputs (B,T) with targets (B,T) or NULL; returns
+ * the mean loss (0 without targets). With dloss != 0 it is a training
+ * pass: dropout is on, drawn with key, and the gradient of
+ * dloss * sum(losses) is ready for gpt_backward. Otherwise m->a.logits
+ * holds the logits (B,T,V). Token ids must be < V.
+ */
+float gpt_forward(struct gpt *m, const int32_t *inputs, const int32_t *targets,
+    float dloss, uint64_t key);
+/* Accumulate the gradients of the last training forward into m->grads. */
+void gpt_backward(struct gpt *m);
+void gpt_zero_grad(struct gpt *m);
+/* The global L2 norm of the gradients (the tied embedding counted once). */
+double gpt_grad_norm(struct gpt *m);
+
+struct adamw {
+	float beta1, beta2, eps, wd;
+};
+/*
+ * One AdamW step at learning rate lr with the gradients scaled by gscale
+ * (the clipping coefficient); no decay on biases and LayerNorm.
+ */
+void gpt_update(struct gpt *m, const struct adamw *o, float lr, float gscale);
+
+/* The flat buffers, nparams floats each. */
+enum gpt_buffer { GPT_PARAMS, GPT_GRADS, GPT_ADAM_M, GPT_ADAM_V };
+/* Copy a buffer to the host (zeros for one not yet allocated), or from it. */
+void gpt_get(struct gpt *m, enum gpt_buffer which, float *host);
+void gpt_put(struct gpt *m, enum gpt_buffer which, const float *host);
+
+#endif

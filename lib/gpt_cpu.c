@@ -1,0 +1,695 @@
+/* gpt_cpu.c - the CPU backend of the GPT-2 model: fp32, OpenMP, matmuls through blas.h */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blas.h"
+#include "gpt.h"
+
+/*
+ * Every loop is split so that each output element is computed by one
+ * thread in a fixed order: results do not depend on the thread count.
+ * Hot kernels get AVX-512 and AVX2 clones where the compiler can make
+ * them; the choice is made once at load time.
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define HOT __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define HOT
+#endif
+
+#define GELU_K 0.7978845608028654f	/* sqrt(2/pi) */
+
+/*
+ * Below about this much work (elements, or multiply-adds over 4 for
+ * attention) a loop runs on one thread. A fork and join costs microseconds
+ * on an idle machine, but up to a scheduler time slice on a busy one,
+ * where a thread of the team waits for a processor; a millisecond of work
+ * is worth splitting either way.
+ */
+#define BIG(n) ((size_t)(n) >= (1 << 20))
+
+/*
+ * exp(x) to about 2 ulp, branch-free so that loops over it vectorize
+ * (Cephes' expf: x = n ln2 + r, a polynomial for exp(r), 2^n built from
+ * the exponent bits). x is clamped to [-87.3, 88]: below, about 1e-38
+ * instead of 0; above, exp(88). NaN stays NaN.
+ */
+static inline float
+fexp(float x)
+{
+	union { float f; uint32_t u; } v, e;
+	float n, r, y;
+
+	x = x < -87.3f ? -87.3f : x;
+	x = x > 88.0f ? 88.0f : x;
+	/* 1.5 * 2^23 makes the float round x / ln2 and hold it in its low bits */
+	v.f = x * 1.44269504088896341f + 12582912.0f;
+	n = v.f - 12582912.0f;
+	r = x - n * 0.693359375f + n * 2.12194440e-4f;
+	y = 1.9875691500e-4f;
+	y = y * r + 1.3981999507e-3f;
+	y = y * r + 8.3334519073e-3f;
+	y = y * r + 4.1665795894e-2f;
+	y = y * r + 1.6666665459e-1f;
+	y = y * r + 5.0000001201e-1f;
+	y = y * r * r + r + 1.0f;
+	e.u = (v.u - 0x4b400000u + 127u) << 23;
+	return y * e.f;
+}
+
+/* tanh(x) = 1 - 2 / (exp(2x) + 1) */
+static inline float
+ftanh(float x)
+{
+	return 1.0f - 2.0f / (fexp(2.0f * x) + 1.0f);
+}
+
+static void *
+cpu_alloc(size_t size)
+{
+	void *p = NULL;
+
+	size = (size + 63) & ~(size_t)63;
+	if (posix_memalign(&p, 64, size ? size : 64) != 0)
+		return NULL;
+	memset(p, 0, size);
+	return p;
+}
+
+static void
+cpu_free(void *p)
+{
+	free(p);
+}
+
+static void
+cpu_copy(void *dst, const void *src, size_t size)
+{
+	if (size)
+		memcpy(dst, src, size);
+}
+
+static void
+cpu_zero(void *p, size_t size)
+{
+	if (size)
+		memset(p, 0, size);
+}
+
+/* out (B,T,C) = wte[inp] + wpe[t]; inp (B,T), wte (Vp,C), wpe (maxT,C) */
+static void
+encoder_forward(float *out, const int32_t *inp, const float *wte,
+    const float *wpe, int B, int T, int C)
+{
+	long bt;
+
+#pragma omp parallel for schedule(static) if (BIG((size_t)B * T * C))
+	for (bt = 0; bt < (long)B * T; bt++) {
+		const float *e = wte + (size_t)inp[bt] * C;
+		const float *p = wpe + (size_t)(bt % T) * C;
+		float *o = out + bt * C;
+		int c;
+
+#pragma omp simd
+		for (c = 0; c < C; c++)
+			o[c] = e[c] + p[c];
+	}
+}
+
+/* dwte (Vp,C) +=, dwpe (maxT,C) +=; dout (B,T,C), inp (B,T) */
+static void
+encoder_backward(float *dwte, float *dwpe, const float *dout,
+    const int32_t *inp, int B, int T, int C)
+{
+	int t;
+	long c0;
+
+	/* Tokens repeat, so threads split the channels, not the tokens. */
+#pragma omp parallel for schedule(static) if (BIG((size_t)B * T * C))
+	for (c0 = 0; c0 < C; c0 += 16) {
+		int c1 = c0 + 16 < C ? c0 + 16 : C;
+		long bt;
+		int c;
+
+		for (bt = 0; bt < (long)B * T; bt++) {
+			float *d = dwte + (size_t)inp[bt] * C;
+			const float *g = dout + bt * C;
+
+			for (c = c0; c < c1; c++)
+				d[c] += g[c];
+		}
+	}
+#pragma omp parallel for schedule(static) if (BIG((size_t)B * T * C))
+	for (t = 0; t < T; t++) {
+		float *d = dwpe + (size_t)t * C;
+		int b, c;
+
+		for (b = 0; b < B; b++) {
+			const float *g = dout + ((size_t)b * T + t) * C;
+
+#pragma omp simd
+			for (c = 0; c < C; c++)
+				d[c] += g[c];
+		}
+	}
+}
+
+HOT static void
+layernorm_row(float *out, float *mean, float *rstd, const float *x,
+    const float *w, const float *b, int C, float eps)
+{
+	float m = 0, v = 0, s;
+	int c;
+
+#pragma omp simd reduction(+:m)
+	for (c = 0; c < C; c++)
+		m += x[c];
+	m /= C;
+#pragma omp simd reduction(+:v)
+	for (c = 0; c < C; c++)
+		v += (x[c] - m) * (x[c] - m);
+	v /= C;
+	s = 1.0f / sqrtf(v + eps);
+#pragma omp simd
+	for (c = 0; c < C; c++)
+		out[c] = (x[c] - m) * s * w[c] + b[c];
+	*mean = m;
+	*rstd = s;
+}
+
+/* out (N,C), mean (N), rstd (N); inp (N,C), w (C), b (C) */
+static void
+layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
+    const float *w, const float *b, int N, int C, float eps)
+{
+	long n;
+
+#pragma omp parallel for schedule(static) if (BIG((size_t)N * C))
+	for (n = 0; n < N; n++)
+		layernorm_row(out + n * C, mean + n, rstd + n, inp + n * C, w, b,
+		    C, eps);
+}
+
+HOT static void
+layernorm_drow(float *dx, const float *dy, const float *x, const float *w,
+    float mean, float rstd, int C)
+{
+	float dmean = 0, dnorm = 0;
+	int c;
+
+#pragma omp simd reduction(+:dmean, dnorm)
+	for (c = 0; c < C; c++) {
+		float g = dy[c] * w[c];
+
+		dmean += g;
+		dnorm += g * (x[c] - mean) * rstd;
+	}
+	dmean /= C;
+	dnorm /= C;
+#pragma omp simd
+	for (c = 0; c < C; c++) {
+		float norm = (x[c] - mean) * rstd;
+
+		dx[c] += (dy[c] * w[c] - dmean - norm * dnorm) * rstd;
+	}
+}
+
+HOT static void
+layernorm_dparams(float *dw, float *db, const float *dout, const float *inp,
+    const float *mean, const float *rstd, int N, int C, int c0, int c1)
+{
+	int n, c;
+
+	for (n = 0; n < N; n++) {
+		const float *dy = dout + (size_t)n * C, *x = inp + (size_t)n * C;
+		float m = mean[n], s = rstd[n];
+
+#pragma omp simd
+		for (c = c0; c < c1; c++) {
+			dw[c] += dy[c] * (x[c] - m) * s;
+			db[c] += dy[c];
+		}
+	}
+}
+
+/* dinp (N,C) +=, dw (C) +=, db (C) +=; dout (N,C), inp (N,C), w (C), mean, rstd (N) */
+static void
+layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
+    const float *inp, const float *w, const float *mean, const float *rstd,
+    int N, int C)
+{
+	long n, c0;
+
+#pragma omp parallel if (BIG((size_t)N * C))
+	{
+#pragma omp for schedule(static) nowait
+		for (n = 0; n < N; n++)
+			layernorm_drow(dinp + n * C, dout + n * C, inp + n * C, w,
+			    mean[n], rstd[n], C);
+#pragma omp for schedule(static)
+		for (c0 = 0; c0 < C; c0 += 64)
+			layernorm_dparams(dw, db, dout, inp, mean, rstd, N, C,
+			    (int)c0, c0 + 64 < C ? (int)c0 + 64 : C);
+	}
+}
+
+/* db (OC) += the column sums of dout (N,OC) */
+HOT static void
+colsum(float *db, const float *dout, int N, int OC, int c0, int c1)
+{
+	int n, c;
+
+	for (n = 0; n < N; n++)
+#pragma omp simd
+		for (c = c0; c < c1; c++)
+			db[c] += dout[(size_t)n * OC + c];
+}
+
+/* out (N,OC) = inp (N,C) @ w (C,OC) + bias (OC) */
+static void
+matmul_forward(float *out, const float *inp, const float *w,
+    const float *bias, int N, int C, int OC)
+{
+	long n;
+
+	if (bias) {
+#pragma omp parallel for schedule(static) if (BIG((size_t)N * OC))
+		for (n = 0; n < N; n++)
+			memcpy(out + n * OC, bias, (size_t)OC * sizeof *out);
+	}
+	blas_sgemm(0, 0, N, OC, C, 1, inp, C, w, OC, bias ? 1 : 0, out, OC);
+}
+
+/* dinp (N,C) =, dw (C,OC) +=, dbias (OC) +=; dout (N,OC), inp (N,C), w (C,OC) */
+static void
+matmul_backward(float *dinp, float *dw, float *dbias, const float *dout,
+    const float *inp, const float *w, int N, int C, int OC)
+{
+	long c0;
+
+	blas_sgemm(0, 1, N, C, OC, 1, dout, OC, w, OC, 0, dinp, C);
+	blas_sgemm(1, 0, C, OC, N, 1, inp, C, dout, OC, 1, dw, OC);
+	if (dbias) {
+#pragma omp parallel for schedule(static) if (BIG((size_t)N * OC))
+		for (c0 = 0; c0 < OC; c0 += 64)
+			colsum(dbias, dout, N, OC, (int)c0,
+			    c0 + 64 < OC ? (int)c0 + 64 : OC);
+	}
+}
+
+/*
+ * One query row of one head: att (T) the probabilities over keys 0..t,
+ * out (HS) their weighted sum of values after dropout. q, k, v point at
+ * the head's first channel; key rows are 3C apart.
+ */
+HOT static void
+attention_row(float *out, float *att, const float *q, const float *k,
+    const float *v, int t, int T, int C3, int HS, float scale, float p,
+    uint64_t key, uint64_t idx)
+{
+	float max = -INFINITY, sum = 0, inv, keep = 1.0f / (1.0f - p);
+	int t2, i;
+
+	for (t2 = 0; t2 <= t; t2++) {
+		const float *kk = k + (size_t)t2 * C3;
+		float s = 0;
+
+#pragma omp simd reduction(+:s)
+		for (i = 0; i < HS; i++)
+			s += q[i] * kk[i];
+		s *= scale;
+		att[t2] = s;
+		max = s > max ? s : max;
+	}
+#pragma omp simd reduction(+:sum)
+	for (t2 = 0; t2 <= t; t2++) {
+		att[t2] = fexp(att[t2] - max);
+		sum += att[t2];
+	}
+	inv = 1.0f / sum;
+#pragma omp simd
+	for (t2 = 0; t2 <= t; t2++)
+		att[t2] *= inv;
+	for (t2 = t + 1; t2 < T; t2++)
+		att[t2] = 0;
+	for (i = 0; i < HS; i++)
+		out[i] = 0;
+	for (t2 = 0; t2 <= t; t2++) {
+		const float *vv = v + (size_t)t2 * C3;
+		float a = att[t2];
+
+		if (p > 0)
+			a = gpt_dropout_keep(key, idx + t2, p) ? a * keep : 0;
+#pragma omp simd
+		for (i = 0; i < HS; i++)
+			out[i] += a * vv[i];
+	}
+}
+
+/* out (B,T,C), att (B,NH,T,T); qkv (B,T,3C) */
+static void
+attention_forward(float *out, float *att, const float *qkv, int B, int T,
+    int C, int NH, float p, uint64_t key)
+{
+	int HS = C / NH;
+	float scale = 1.0f / sqrtf((float)HS);
+	long r;
+
+#pragma omp parallel for schedule(static) if (BIG((size_t)B * T * T * C / 4))
+	for (r = 0; r < (long)B * NH * T; r++) {
+		int t = (int)(r % T), h = (int)(r / T % NH), b = (int)(r / T / NH);
+		const float *base = qkv + (size_t)b * T * 3 * C + h * HS;
+
+		attention_row(out + ((size_t)b * T + t) * C + h * HS,
+		    att + (size_t)r * T, base + (size_t)t * 3 * C, base + C,
+		    base + 2 * C, t, T, 3 * C, HS, scale, p, key, (uint64_t)r * T);
+	}
+}
+
+/*
+ * One query row backward: dq (HS) =, dk and dv rows += for keys 0..t;
+ * dp (T) scratch; dout (HS) the gradient of the row's output.
+ */
+HOT static void
+attention_drow(float *dq, float *dk, float *dv, float *dp, const float *dout,
+    const float *q, const float *k, const float *v, const float *att, int t,
+    int C3, int HS, float scale, float p, uint64_t key, uint64_t idx)
+{
+	float keep = 1.0f / (1.0f - p), dot = 0;
+	int t2, i;
+
+	for (t2 = 0; t2 <= t; t2++) {
+		const float *vv = v + (size_t)t2 * C3;
+		float *dvv = dv + (size_t)t2 * C3, s = 0, a = att[t2], m = 1;
+
+		if (p > 0)
+			m = gpt_dropout_keep(key, idx + t2, p) ? keep : 0;
+		a *= m;
+#pragma omp simd reduction(+:s)
+		for (i = 0; i < HS; i++) {
+			s += dout[i] * vv[i];
+			dvv[i] += a * dout[i];
+		}
+		dp[t2] = s * m;
+		dot += dp[t2] * att[t2];
+	}
+	for (i = 0; i < HS; i++)
+		dq[i] = 0;
+	for (t2 = 0; t2 <= t; t2++) {
+		const float *kk = k + (size_t)t2 * C3;
+		float *dkk = dk + (size_t)t2 * C3;
+		float ds = att[t2] * (dp[t2] - dot) * scale;
+
+#pragma omp simd
+		for (i = 0; i < HS; i++) {
+			dq[i] += ds * kk[i];
+			dkk[i] += ds * q[i];
+		}
+	}
+}
+
+/* dqkv (B,T,3C) =, scratch (B,NH,T,T); dout (B,T,C), qkv (B,T,3C), att (B,NH,T,T) */
+static void
+attention_backward(float *dqkv, float *scratch, const float *dout,
+    const float *qkv, const float *att, int B, int T, int C, int NH, float p,
+    uint64_t key)
+{
+	int HS = C / NH;
+	float scale = 1.0f / sqrtf((float)HS);
+	long bh;
+
+	/* Keys and values gather from every later query: a thread owns a head. */
+#pragma omp parallel for schedule(static) if (BIG((size_t)B * T * T * C / 4))
+	for (bh = 0; bh < (long)B * NH; bh++) {
+		int b = (int)(bh / NH), h = (int)(bh % NH), t;
+		size_t off = (size_t)b * T * 3 * C + h * HS;
+		const float *base = qkv + off;
+		float *dbase = dqkv + off;
+
+		for (t = 0; t < T; t++) {
+			memset(dbase + (size_t)t * 3 * C + C, 0, HS * sizeof(float));
+			memset(dbase + (size_t)t * 3 * C + 2 * C, 0,
+			    HS * sizeof(float));
+		}
+		for (t = 0; t < T; t++) {
+			size_t r = (size_t)bh * T + t;
+
+			attention_drow(dbase + (size_t)t * 3 * C, dbase + C,
+			    dbase + 2 * C, scratch + r * T,
+			    dout + ((size_t)b * T + t) * C + h * HS,
+			    base + (size_t)t * 3 * C, base + C, base + 2 * C,
+			    att + r * T, t, 3 * C, HS, scale, p, key, r * T);
+		}
+	}
+}
+
+HOT static void
+gelu_chunk(float *out, const float *x, size_t n)
+{
+	size_t i;
+
+#pragma omp simd
+	for (i = 0; i < n; i++) {
+		float u = GELU_K * (x[i] + 0.044715f * x[i] * x[i] * x[i]);
+
+		out[i] = 0.5f * x[i] * (1.0f + ftanh(u));
+	}
+}
+
+HOT static void
+gelu_dchunk(float *dx, const float *x, const float *dy, size_t n)
+{
+	size_t i;
+
+#pragma omp simd
+	for (i = 0; i < n; i++) {
+		float x2 = x[i] * x[i];
+		float th = ftanh(GELU_K * (x[i] + 0.044715f * x2 * x[i]));
+		float sech2 = 1.0f - th * th;
+		float du = GELU_K * (1.0f + 3.0f * 0.044715f * x2);
+
+		dx[i] = dy[i] * (0.5f * (1.0f + th) + 0.5f * x[i] * sech2 * du);
+	}
+}
+
+#define CHUNK 16384
+
+/* out (N) = gelu(inp (N)) */
+static void
+gelu_forward(float *out, const float *inp, size_t N)
+{
+	long i;
+
+#pragma omp parallel for schedule(static) if (BIG(N))
+	for (i = 0; i < (long)N; i += CHUNK)
+		gelu_chunk(out + i, inp + i, N - i < CHUNK ? N - i : CHUNK);
+}
+
+/* dinp (N) = gelu'(inp) * dout */
+static void
+gelu_backward(float *dinp, const float *inp, const float *dout, size_t N)
+{
+	long i;
+
+#pragma omp parallel for schedule(static) if (BIG(N))
+	for (i = 0; i < (long)N; i += CHUNK)
+		gelu_dchunk(dinp + i, inp + i, dout + i,
+		    N - i < CHUNK ? N - i : CHUNK);
+}
+
+/* out (n) = a + dropout(b), for elements i0.. of the tensor */
+HOT static void
+residual_chunk(float *out, const float *a, const float *b, size_t n,
+    float p, uint64_t key, uint64_t i0)
+{
+	float keep = 1.0f / (1.0f - p);
+	size_t i;
+
+	if (p > 0) {
+		for (i = 0; i < n; i++)
+			out[i] = (a ? a[i] : 0) + (gpt_dropout_keep(key, i0 + i, p) ?
+			    b[i] * keep : 0);
+	} else if (a) {
+#pragma omp simd
+		for (i = 0; i < n; i++)
+			out[i] = a[i] + b[i];
+	} else if (out != b) {
+		memcpy(out, b, n * sizeof *out);
+	}
+}
+
+/* out (N) = a + dropout(b) */
+static void
+residual_forward(float *out, const float *a, const float *b, size_t N,
+    float p, uint64_t key)
+{
+	long i;
+
+#pragma omp parallel for schedule(static) if (BIG(N))
+	for (i = 0; i < (long)N; i += CHUNK)
+		residual_chunk(out + i, a + i, b + i,
+		    N - i < CHUNK ? N - i : CHUNK, p, key, i);
+}
+
+/* out (N) = dropout(inp (N)) */
+static void
+dropout(float *out, const float *inp, size_t N, float p, uint64_t key)
+{
+	long i;
+
+#pragma omp parallel for schedule(static) if (BIG(N))
+	for (i = 0; i < (long)N; i += CHUNK)
+		residual_chunk(out + i, NULL, inp + i,
+		    N - i < CHUNK ? N - i : CHUNK, p, key, i);
+}
+
+/* logits (N,V) = inp (N,C) @ wte[:V]^T; wte (Vp,C) */
+static void
+lmhead_forward(float *logits, const float *inp, const float *wte, int N,
+    int C, int V)
+{
+	blas_sgemm(0, 1, N, V, C, 1, inp, C, wte, C, 0, logits, V);
+}
+
+/* dinp (N,C) =, dwte (Vp,C) +=; dlogits (N,V), inp (N,C), wte (Vp,C) */
+static void
+lmhead_backward(float *dinp, float *dwte, const float *dlogits,
+    const float *inp, const float *wte, int N, int C, int V)
+{
+	blas_sgemm(0, 0, N, C, V, 1, dlogits, V, wte, C, 0, dinp, C);
+	blas_sgemm(1, 0, V, C, N, 1, dlogits, V, inp, C, 1, dwte, C);
+}
+
+/* One row: the loss at target, and the row replaced by its gradient. */
+HOT static float
+crossentropy_row(float *x, int target, int V, float dloss)
+{
+	float max = -INFINITY, sum = 0, xt = x[target], inv;
+	int i;
+
+#pragma omp simd reduction(max:max)
+	for (i = 0; i < V; i++)
+		max = x[i] > max ? x[i] : max;
+	if (dloss == 0) {
+#pragma omp simd reduction(+:sum)
+		for (i = 0; i < V; i++)
+			sum += fexp(x[i] - max);
+		return logf(sum) - (xt - max);
+	}
+#pragma omp simd reduction(+:sum)
+	for (i = 0; i < V; i++) {
+		x[i] = fexp(x[i] - max);
+		sum += x[i];
+	}
+	inv = dloss / sum;
+#pragma omp simd
+	for (i = 0; i < V; i++)
+		x[i] *= inv;
+	x[target] -= dloss;
+	return logf(sum) - (xt - max);
+}
+
+/* losses (N); logits (N,V) replaced by the gradient when dloss != 0; targets (N) */
+static void
+crossentropy(float *losses, float *logits, const int32_t *targets, int N,
+    int V, float dloss)
+{
+	long n;
+
+#pragma omp parallel for schedule(static) if (BIG((size_t)N * V))
+	for (n = 0; n < N; n++)
+		losses[n] = crossentropy_row(logits + n * V, targets[n], V, dloss);
+}
+
+HOT static void
+adamw_chunk(float *p, const float *g, float *m, float *v, size_t n, float lr,
+    float beta1, float beta2, float eps, float wd, float bc1, float bc2,
+    float gscale)
+{
+	size_t i;
+
+#pragma omp simd
+	for (i = 0; i < n; i++) {
+		float gi = g[i] * gscale;
+		float mi = beta1 * m[i] + (1.0f - beta1) * gi;
+		float vi = beta2 * v[i] + (1.0f - beta2) * gi * gi;
+
+		m[i] = mi;
+		v[i] = vi;
+		p[i] -= lr * ((mi / bc1) / (sqrtf(vi / bc2) + eps) + wd * p[i]);
+	}
+}
+
+/* AdamW on n elements (gpt.h) */
+static void
+adamw(float *p, const float *g, float *m, float *v, size_t n, float lr,
+    float beta1, float beta2, float eps, float wd, float bc1, float bc2,
+    float gscale)
+{
+	long i;
+
+#pragma omp parallel for schedule(static) if (BIG(n))
+	for (i = 0; i < (long)n; i += CHUNK)
+		adamw_chunk(p + i, g + i, m + i, v + i,
+		    n - i < CHUNK ? n - i : CHUNK, lr, beta1, beta2, eps, wd,
+		    bc1, bc2, gscale);
+}
+
+HOT static double
+sumsq_chunk(const float *x, size_t n)
+{
+	double s = 0;
+	size_t i;
+
+#pragma omp simd reduction(+:s)
+	for (i = 0; i < n; i++)
+		s += (double)x[i] * x[i];
+	return s;
+}
+
+/* sum of x (n) squared: fixed chunks, summed in order */
+static double
+sumsq(const float *x, size_t n)
+{
+	size_t nchunk = (n + CHUNK - 1) / CHUNK;
+	double *part = calloc(nchunk ? nchunk : 1, sizeof *part), s = 0;
+	long i;
+
+	if (part == NULL)
+		return sumsq_chunk(x, n);
+#pragma omp parallel for schedule(static) if (BIG(n))
+	for (i = 0; i < (long)nchunk; i++)
+		part[i] = sumsq_chunk(x + i * CHUNK,
+		    n - i * CHUNK < CHUNK ? n - i * CHUNK : CHUNK);
+	for (i = 0; i < (long)nchunk; i++)
+		s += part[i];
+	free(part);
+	return s;
+}
+
+const struct gpt_backend gpt_cpu = {
+	.name = "cpu",
+	.alloc = cpu_alloc,
+	.free = cpu_free,
+	.put = cpu_copy,
+	.get = cpu_copy,
+	.zero = cpu_zero,
+	.encoder_forward = encoder_forward,
+	.encoder_backward = encoder_backward,
+	.layernorm_forward = layernorm_forward,
+	.layernorm_backward = layernorm_backward,
+	.matmul_forward = matmul_forward,
+	.matmul_backward = matmul_backward,
+	.attention_forward = attention_forward,
+	.attention_backward = attention_backward,
+	.gelu_forward = gelu_forward,
+	.gelu_backward = gelu_backward,
+	.residual_forward = residual_forward,
+	.dropout = dropout,
+	.lmhead_forward = lmhead_forward,
+	.lmhead_backward = lmhead_backward,
+	.crossentropy = crossentropy,
+	.adamw = adamw,
+	.sumsq = sumsq,
+};

@@ -1,0 +1,290 @@
+/* sampler.c - Megatron's GPT sample order: split, epochs, document, sample and shuffle indices, blending */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sampler.h"
+#include "util.h"
+
+void
+mt_seed(struct mt19937 *r, uint32_t seed)
+{
+	int i;
+
+	r->mt[0] = seed;
+	for (i = 1; i < 624; i++)
+		r->mt[i] = 1812433253u * (r->mt[i - 1] ^ (r->mt[i - 1] >> 30)) +
+		    (uint32_t)i;
+	r->i = 624;
+}
+
+uint32_t
+mt_next(struct mt19937 *r)
+{
+	uint32_t y;
+	int k;
+
+	if (r->i >= 624) {
+		for (k = 0; k < 624; k++) {
+			y = (r->mt[k] & 0x80000000u) |
+			    (r->mt[(k + 1) % 624] & 0x7fffffffu);
+			r->mt[k] = r->mt[(k + 397) % 624] ^ (y >> 1) ^
+			    (y & 1 ? 0x9908b0dfu : 0);
+		}
+		r->i = 0;
+	}
+	y = r->mt[r->i++];
+	y ^= y >> 11;
+	y ^= (y << 7) & 0x9d2c5680u;
+	y ^= (y << 15) & 0xefc60000u;
+	return y ^ (y >> 18);
+}
+
+/* numpy's legacy random_interval: uniform in [0, max] by masked rejection. */
+static uint64_t
+bounded(struct mt19937 *r, uint64_t max)
+{
+	uint64_t mask = max, v;
+
+	if (max == 0)
+		return 0;
+	mask |= mask >> 1;
+	mask |= mask >> 2;
+	mask |= mask >> 4;
+	mask |= mask >> 8;
+	mask |= mask >> 16;
+	mask |= mask >> 32;
+	if (max <= 0xffffffffu) {
+		while ((v = mt_next(r) & mask) > max)
+			;
+	} else {
+		do {
+			v = (uint64_t)mt_next(r) << 32;
+			v |= mt_next(r);
+		} while ((v &= mask) > max);
+	}
+	return v;
+}
+
+void
+mt_shuffle(struct mt19937 *r, void *a, size_t n, size_t size)
+{
+	unsigned char *p = a, t[8];
+	size_t i, j;
+
+	for (i = n > 0 ? n - 1 : 0; i > 0; i--) {
+		j = (size_t)bounded(r, i);
+		memcpy(t, p + i * size, size);
+		memcpy(p + i * size, p + j * size, size);
+		memcpy(p + j * size, t, size);
+	}
+}
+
+int
+split_parse(const char *s, double w[3])
+{
+	int n = 0, i;
+	double sum = 0;
+	char *end;
+
+	w[0] = w[1] = w[2] = 0;
+	/* Megatron takes every run of digits and dots, as re.findall("[.0-9]+") */
+	while (*s) {
+		if ((*s >= '0' && *s <= '9') || *s == '.') {
+			if (n == 3)
+				return -1;
+			w[n++] = strtod(s, &end);
+			if (end == s)
+				return -1;
+			while ((*s >= '0' && *s <= '9') || *s == '.')
+				s++;
+		} else {
+			s++;
+		}
+	}
+	for (i = 0; i < 3; i++)
+		sum += w[i];
+	if (n == 0 || !(sum > 0))
+		return -1;
+	for (i = 0; i < 3; i++)
+		w[i] /= sum;
+	return 0;
+}
+
+void
+split_ranges(const double w[3], uint64_t n, uint64_t begin[3], uint64_t end[3])
+{
+	double c[4] = { 0 };
+	int i;
+
+	for (i = 0; i < 3; i++)
+		c[i + 1] = c[i] + w[i];
+	for (i = 0; i < 3; i++) {
+		if (c[i + 1] <= c[i]) {
+			begin[i] = end[i] = 0;
+			continue;
+		}
+		begin[i] = (uint64_t)rint(c[i] * (double)n);
+		end[i] = (uint64_t)rint(c[i + 1] * (double)n);
+	}
+}
+
+/* doc_idx: the sequences of [begin, end) epochs times, shuffled as one. */
+static void
+doc_epochs(uint32_t *doc, uint64_t begin, uint64_t end, int epochs,
+    struct mt19937 *r)
+{
+	uint64_t n = end - begin, i;
+	int e;
+
+	for (e = 0; e < epochs; e++)
+		for (i = 0; i < n; i++)
+			doc[(uint64_t)e * n + i] = (uint32_t)(begin + i);
+	mt_shuffle(r, doc, (size_t)n * epochs, sizeof *doc);
+}
+
+int
+gpt_index_build(struct gpt_index *x, seqlen_fn *len, void *arg,
+    uint64_t begin, uint64_t end, uint64_t num_samples, int L, uint32_t seed,
+    char *err, size_t errsize)
+{
+	struct mt19937 r;
+	uint64_t T = 0, seq, i, E, ns, p, off, A = 0, per_epoch, last;
+	int64_t need;
+
+	memset(x, 0, sizeof *x);
+	x->L = L;
+	for (seq = begin; seq < end; seq++)
+		T += len(arg, seq);
+	if (T <= 1 || num_samples == 0) {
+		snprintf(err, errsize, "%s", T <= 1 ? "no tokens" :
+		    "no samples asked for");
+		return -1;
+	}
+	/* the fewest epochs E with (E * T - 1) / L >= num_samples */
+	E = (num_samples * (uint64_t)L + 1 + T - 1) / T;
+	if (E < 1)
+		E = 1;
+	if (E * (end - begin) > 0xffffffffu || E > 1000000) {
+		snprintf(err, errsize, "%llu tokens are too few for %llu "
+		    "samples of %d (%llu epochs)", (unsigned long long)T,
+		    (unsigned long long)num_samples, L + 1,
+		    (unsigned long long)E);
+		return -1;
+	}
+	x->epochs = (int)E;
+	if (E > 1) {
+		A = ((E - 1) * T - 1) / L;
+		last = num_samples - A;
+		per_epoch = (T - 1) / L;
+		x->separate_last = last < (uint64_t)(0.80 * (double)per_epoch);
+	}
+	mt_seed(&r, seed);
+	x->ndoc = E * (end - begin);
+	x->doc = xmalloc(x->ndoc * sizeof *x->doc);
+	if (x->separate_last) {
+		doc_epochs(x->doc, begin, end, (int)E - 1, &r);
+		doc_epochs(x->doc + (E - 1) * (end - begin), begin, end, 1, &r);
+	} else {
+		doc_epochs(x->doc, begin, end, (int)E, &r);
+	}
+
+	ns = (E * T - 1) / (uint64_t)L;
+	x->nsamples = ns;
+	x->pos = xmalloc((ns + 1) * sizeof *x->pos);
+	x->off = xmalloc((ns + 1) * sizeof *x->off);
+	x->pos[0] = x->off[0] = 0;
+	p = off = 0;
+	for (i = 1; i <= ns; i++) {
+		need = L + 1;
+		for (;;) {
+			int64_t avail = (int64_t)len(arg, x->doc[p]) - (int64_t)off;
+
+			need -= avail;
+			if (need <= 0) {
+				off += (uint64_t)(avail + need - 1);
+				break;
+			}
+			if (++p >= x->ndoc)
+				owt_die(XSYS, "sample index overrun (a bug)");
+			off = 0;
+		}
+		x->pos[i] = p;
+		x->off[i] = (uint32_t)off;
+	}
+
+	x->shuffle = xmalloc(ns * sizeof *x->shuffle);
+	for (i = 0; i < ns; i++)
+		x->shuffle[i] = i;
+	if (x->separate_last) {
+		mt_shuffle(&r, x->shuffle, A, sizeof *x->shuffle);
+		mt_shuffle(&r, x->shuffle + A, ns - A, sizeof *x->shuffle);
+	} else {
+		mt_shuffle(&r, x->shuffle, ns, sizeof *x->shuffle);
+	}
+	return 0;
+}
+
+void
+gpt_index_sample(const struct gpt_index *x, uint64_t i, seqlen_fn *len,
+    seqread_fn *read, void *arg, uint32_t *out)
+{
+	uint64_t j = x->shuffle[i], p0 = x->pos[j], p1 = x->pos[j + 1], p;
+	uint32_t o0 = x->off[j], o1 = x->off[j + 1], n;
+
+	if (p0 == p1) {
+		read(arg, x->doc[p0], o0, (size_t)(o1 - o0 + 1), out);
+		return;
+	}
+	n = len(arg, x->doc[p0]) - o0;
+	read(arg, x->doc[p0], o0, n, out);
+	out += n;
+	for (p = p0 + 1; p < p1; p++) {
+		n = len(arg, x->doc[p]);
+		read(arg, x->doc[p], 0, n, out);
+		out += n;
+	}
+	read(arg, x->doc[p1], 0, (size_t)o1 + 1, out);
+}
+
+void
+gpt_index_free(struct gpt_index *x)
+{
+	free(x->doc);
+	free(x->pos);
+	free(x->off);
+	free(x->shuffle);
+	memset(x, 0, sizeof *x);
+}
+
+uint64_t
+blend_need(double w, uint64_t total)
+{
+	return (uint64_t)ceil(ceil((double)total * w) * 1.005);
+}
+
+void
+blend_build(const double *w, int n, uint64_t total, uint16_t *didx,
+    uint64_t *sidx)
+{
+	uint64_t *used = xcalloc((size_t)n, sizeof *used), i;
+	double x, err, best;
+	int d, pick;
+
+	for (i = 0; i < total; i++) {
+		x = i > 1 ? (double)i : 1.0;
+		pick = 0;
+		best = w[0] * x - (double)used[0];
+		for (d = 1; d < n; d++) {
+			err = w[d] * x - (double)used[d];
+			if (err > best) {
+				best = err;
+				pick = d;
+			}
+		}
+		didx[i] = (uint16_t)pick;
+		sidx[i] = used[pick]++;
+	}
+	free(used);
+}

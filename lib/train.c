@@ -1,0 +1,134 @@
+/* train.c - training: the learning-rate schedule, iterations with accumulation and clipping, evaluation */
+#include <math.h>
+#include <stdlib.h>
+
+#include "train.h"
+#include "util.h"
+
+double
+lr_at(const struct lr_sched *s, uint64_t samples)
+{
+	double ratio, coeff, w, n;
+
+	if (s->warmup > 0 && samples <= s->warmup)
+		return s->max_lr * (double)samples / (double)s->warmup;
+	switch (s->style) {
+	case LR_CONSTANT:
+		return s->max_lr;
+	case LR_INVSQRT:
+		w = s->warmup > 0 ? (double)s->warmup : 1;
+		n = samples > 0 ? (double)samples : 1;
+		return fmax(s->min_lr, s->max_lr * sqrt(w) / sqrt(n));
+	}
+	if (samples > s->decay)
+		return s->min_lr;
+	ratio = (double)(samples - s->warmup) / (double)(s->decay - s->warmup);
+	coeff = s->style == LR_COSINE ? 0.5 * (cos(M_PI * ratio) + 1) :
+	    1 - ratio;
+	return s->min_lr + coeff * (s->max_lr - s->min_lr);
+}
+
+int
+mock_get(void *arg, uint64_t i, uint32_t *tokens, char *err, size_t errsize,
+    int *code)
+{
+	const struct mock_data *d = arg;
+	uint64_t start = owt_mix64(d->seed ^ owt_mix64(i * 4 + (uint64_t)d->split));
+	int t;
+
+	for (t = 0; t <= d->T; t++)
+		tokens[t] = (uint32_t)((start + (uint64_t)t) % d->vocab);
+	return 0;
+}
+
+void
+train_init(struct trainer *tr)
+{
+	size_t n = (size_t)tr->micro * tr->T;
+
+	tr->tokens = xmalloc((size_t)tr->micro * (tr->T + 1) * sizeof *tr->tokens);
+	tr->inputs = xmalloc(n * sizeof *tr->inputs);
+	tr->targets = xmalloc(n * sizeof *tr->targets);
+}
+
+void
+train_free(struct trainer *tr)
+{
+	free(tr->tokens);
+	free(tr->inputs);
+	free(tr->targets);
+	tr->tokens = NULL;
+	tr->inputs = tr->targets = NULL;
+}
+
+/* Samples first .. first + micro into inputs and targets. */
+static int
+fetch(struct trainer *tr, const struct sample_src *src, uint64_t first,
+    char *err, size_t errsize, int *code)
+{
+	int b, t, T = tr->T;
+
+	for (b = 0; b < tr->micro; b++) {
+		uint32_t *x = tr->tokens + (size_t)b * (T + 1);
+
+		if (src->get(src->arg, first + b, x, err, errsize, code) < 0)
+			return -1;
+		for (t = 0; t < T; t++) {
+			tr->inputs[b * T + t] = (int32_t)x[t];
+			tr->targets[b * T + t] = (int32_t)x[t + 1];
+		}
+	}
+	return 0;
+}
+
+int
+train_iteration(struct trainer *tr, const struct sample_src *src,
+    struct step_result *r, char *err, size_t errsize, int *code)
+{
+	struct gpt *m = tr->m;
+	float dloss = 1.0f / ((float)tr->micro * tr->T * tr->nmicro);
+	uint64_t first = tr->st.consumed_train, key;
+	double loss = 0, coef = 1;
+	int j;
+
+	gpt_zero_grad(m);
+	for (j = 0; j < tr->nmicro; j++) {
+		if (fetch(tr, src, first + (uint64_t)j * tr->micro, err,
+		    errsize, code) < 0)
+			return -1;
+		/* dropout masks: a function of the seed and the micro-batch */
+		key = owt_mix64(tr->st.seed ^ owt_mix64(tr->st.iteration *
+		    (uint64_t)tr->nmicro + (uint64_t)j));
+		loss += gpt_forward(m, tr->inputs, tr->targets, dloss, key);
+		gpt_backward(m);
+	}
+	r->loss = loss / tr->nmicro;
+	r->grad_norm = gpt_grad_norm(m);
+	r->lr = lr_at(&tr->lr, tr->st.sched_samples);
+	if (!isfinite(r->loss) || !isfinite(r->grad_norm))
+		return 1;
+	if (tr->clip > 0 && tr->clip / (r->grad_norm + 1e-6) < 1)
+		coef = tr->clip / (r->grad_norm + 1e-6);
+	gpt_update(m, &tr->adam, (float)r->lr, (float)coef);
+	tr->st.iteration++;
+	tr->st.consumed_train += (uint64_t)tr->micro * tr->nmicro;
+	tr->st.sched_samples += (uint64_t)tr->micro * tr->nmicro;
+	return 0;
+}
+
+int
+train_eval(struct trainer *tr, const struct sample_src *src, uint64_t first,
+    int iters, double *loss, char *err, size_t errsize, int *code)
+{
+	double sum = 0;
+	long i, n = (long)iters * tr->nmicro;
+
+	for (i = 0; i < n; i++) {
+		if (fetch(tr, src, first + (uint64_t)i * tr->micro, err,
+		    errsize, code) < 0)
+			return -1;
+		sum += gpt_forward(tr->m, tr->inputs, tr->targets, 0, 0);
+	}
+	*loss = n > 0 ? sum / n : 0;
+	return 0;
+}

@@ -1,0 +1,92 @@
+/* train.h - training: the learning-rate schedule, iterations with accumulation and clipping, evaluation */
+#ifndef OWT_TRAIN_H
+#define OWT_TRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ckpt.h"
+#include "gpt.h"
+
+/*
+ * Megatron's OptimizerParamScheduler, counted in samples: linear warmup
+ * from 0 to max_lr over warmup samples, then decay to min_lr at decay
+ * samples, min_lr after. The first iteration runs at lr(0), which is 0
+ * when there is warmup, as in Megatron.
+ */
+enum { LR_CONSTANT, LR_LINEAR, LR_COSINE, LR_INVSQRT };
+struct lr_sched {
+	int style;
+	double max_lr, min_lr;
+	uint64_t warmup;	/* samples */
+	uint64_t decay;		/* samples; more than warmup */
+};
+double lr_at(const struct lr_sched *s, uint64_t samples);
+
+/*
+ * Where samples come from: sample i (counted from 0 in consumption order)
+ * is T+1 token ids. get returns 0, or -1 with err (a bad or unreadable
+ * dataset) and *code XDATA or XSYS.
+ */
+struct sample_src {
+	int (*get)(void *arg, uint64_t i, uint32_t *tokens, char *err,
+	    size_t errsize, int *code);
+	void *arg;
+};
+
+/*
+ * --mock-data: sample i of split s is T+1 consecutive ids counting up from
+ * a seeded start, modulo the vocabulary, so a model can learn it. Not
+ * Megatron's mock dataset.
+ */
+struct mock_data {
+	uint64_t seed;
+	int split;		/* 0 train, 1 valid, 2 test */
+	int T;
+	uint32_t vocab;
+};
+int mock_get(void *arg, uint64_t i, uint32_t *tokens, char *err,
+    size_t errsize, int *code);
+
+struct trainer {
+	struct gpt *m;
+	int micro;		/* sequences per micro-batch */
+	int T;			/* sequence length */
+	int nmicro;		/* micro-batches per iteration */
+	struct lr_sched lr;
+	struct adamw adam;
+	float clip;		/* global-norm clipping; 0 for none */
+	struct train_state st;
+	uint32_t *tokens;	/* (micro, T+1) */
+	int32_t *inputs, *targets;	/* (micro, T) */
+};
+
+struct step_result {
+	double loss;		/* mean over the iteration's tokens */
+	double grad_norm;	/* before clipping */
+	double lr;		/* the learning rate this iteration used */
+};
+
+/* Allocate the buffers; m must be set up for (micro, T). */
+void train_init(struct trainer *tr);
+void train_free(struct trainer *tr);
+
+/*
+ * One iteration on samples consumed_train .. + micro * nmicro: forward and
+ * backward per micro-batch, the gradients averaged, clipped, one AdamW
+ * step; the state advanced. Returns 0; 1 when the loss or the gradient
+ * is not finite (the weights are not updated, the state not advanced);
+ * -1 with err and *code from the source.
+ */
+int train_iteration(struct trainer *tr, const struct sample_src *src,
+    struct step_result *r, char *err, size_t errsize, int *code);
+
+/*
+ * The mean loss over iters batches of micro * nmicro samples of src from
+ * sample first, without dropout. 0, or -1 with err and *code.
+ */
+int train_eval(struct trainer *tr, const struct sample_src *src,
+    uint64_t first, int iters, double *loss, char *err, size_t errsize,
+    int *code);
+
+#endif
