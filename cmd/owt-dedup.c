@@ -479,7 +479,7 @@ pool_start(void)
 		want[3] = "minhash";
 		nwant = 4;
 	}
-	par = par_start(opt.workers, 2 * (size_t)opt.workers + 2, work_job,
+	par = par_start(opt.workers, 2 * (size_t)opt.workers + 2, 0,work_job,
 	    worker_init, worker_fini, NULL);
 }
 

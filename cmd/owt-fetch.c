@@ -16,7 +16,7 @@
 #include "extract.h"
 #include "input.h"
 #include "jsonl.h"
-#include "pool.h"
+#include "par.h"
 #include "progress.h"
 #include "urlfilter.h"
 #include "util.h"
@@ -93,7 +93,7 @@ static struct tally count[CR_NOUTCOMES], reasons[URL_NREASONS];
 static unsigned long long nresumed, ncancelled, nfinished, nbad;
 static uint64_t nbytes;
 static struct progress prog;
-static struct pool *pool;
+static struct par *par;
 static struct buf out, logbuf;
 static int logfd = -1;
 static double last_flush;
@@ -458,15 +458,13 @@ work(void *arg, void *unused)
 		j->ms = (owt_now() - t0) * 1e3;
 }
 
-/* In input order, one at a time: write the page and the log line. */
+/* In input order, on the main thread: write the page and the log line. */
 static void
-finish(void *arg, void *unused)
+finish(struct item *it)
 {
-	struct item *it = arg;
 	struct crawl_job *j = &it->job;
 	int o = j->outcome;
 
-	(void)unused;
 	if (it->bad == XSYS)
 		owt_die(XSYS, "%s", j->error);
 	if (it->bad == XDATA) {
@@ -489,6 +487,28 @@ finish(void *arg, void *unused)
 	item_free(it);
 }
 
+/* Hand an item to the workers; finish those done, in order. */
+static void
+put(struct item *it)
+{
+	void *done = par_put(par, it);
+
+	if (done != NULL)
+		finish(done);
+	while ((done = par_poll(par)) != NULL)
+		finish(done);
+}
+
+/* Finish every item still in flight. */
+static void
+drain(void)
+{
+	void *done;
+
+	while ((done = par_get(par)) != NULL)
+		finish(done);
+}
+
 /* ---- the modes ---- */
 
 /* Filter an item: 0 to fetch it, else it is finished as filtered. */
@@ -502,7 +522,7 @@ filtered(struct item *it)
 	reasons[r].n++;
 	it->job.outcome = CR_FILTERED;
 	snprintf(it->job.error, sizeof it->job.error, "%s", url_reason[r]);
-	pool_put(pool, it);
+	put(it);
 	return 1;
 }
 
@@ -529,7 +549,7 @@ crawl_done(void *arg, struct crawl_job *j)
 		item_free(it);
 		return;
 	}
-	pool_put(pool, it);
+	put(it);
 }
 
 static void
@@ -765,8 +785,8 @@ main(int argc, char **argv)
 	jsonl_rec_init(&orec, NULL, 0);
 	progress_init(&prog, opt.quiet ? -1 : opt.progress, "URLs");
 	last_flush = owt_now();
-	pool = pool_new(opt.filter_only ? 0 : opt.workers,
-	    4 * (size_t)opt.workers + 16, EXTRACT_STACK, work, finish, NULL);
+	par = par_start(opt.filter_only ? 0 : opt.workers,
+	    4 * (size_t)opt.workers + 16, EXTRACT_STACK, work, NULL, NULL, NULL);
 
 	if (opt.filter_only) {
 		filter_only();
@@ -774,7 +794,7 @@ main(int argc, char **argv)
 		struct item *it;
 
 		while ((it = next_item()) != NULL)
-			pool_put(pool, it);
+			put(it);
 	} else {
 		struct crawl *cr;
 
@@ -785,7 +805,8 @@ main(int argc, char **argv)
 			owt_die(XSYS, "libcurl failed");
 		crawl_free(cr);
 	}
-	pool_free(pool);
+	drain();
+	par_stop(par);
 	flush_all();
 	if (in_open)
 		input_close(&in);

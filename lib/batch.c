@@ -129,7 +129,7 @@ batch_run(const struct batch_run *r, char *const *paths, int npaths)
 	size_t len;
 	int i, k;
 
-	rd.par = par_start(r->nworkers, 2 * (size_t)r->nworkers + 2, work,
+	rd.par = par_start(r->nworkers, 2 * (size_t)r->nworkers + 2, 0,work,
 	    r->init, r->fini, r->arg);
 	rd.cur = batch_get(&rd, "<stdin>");
 	for (i = 0; i < npaths || (i == 0 && npaths == 0); i++) {

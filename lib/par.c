@@ -22,6 +22,7 @@ struct par {
 	void *arg;
 	pthread_t *threads;
 	int nthreads;
+	void *state;		/* the caller's own, when nthreads is 0 */
 };
 
 static void *
@@ -51,10 +52,12 @@ worker(void *arg)
 }
 
 struct par *
-par_start(int nthreads, size_t depth, void (*work)(void *, void *),
-    void *(*init)(void *), void (*fini)(void *), void *arg)
+par_start(int nthreads, size_t depth, size_t stack,
+    void (*work)(void *, void *), void *(*init)(void *), void (*fini)(void *),
+    void *arg)
 {
 	struct par *p = xcalloc(1, sizeof *p);
+	pthread_attr_t attr;
 	int i, e;
 
 	pthread_mutex_init(&p->mu, NULL);
@@ -68,10 +71,18 @@ par_start(int nthreads, size_t depth, void (*work)(void *, void *),
 	p->fini = fini;
 	p->arg = arg;
 	p->nthreads = nthreads;
-	p->threads = xcalloc((size_t)nthreads, sizeof *p->threads);
+	if (nthreads == 0 && init)
+		p->state = init(arg);
+	p->threads = xcalloc(nthreads > 0 ? (size_t)nthreads : 1,
+	    sizeof *p->threads);
+	pthread_attr_init(&attr);
+	if (stack && (e = pthread_attr_setstacksize(&attr, stack)) != 0)
+		owt_die(XSYS, "cannot set a stack of %zu bytes: %s", stack,
+		    strerror(e));
 	for (i = 0; i < nthreads; i++)
-		if ((e = pthread_create(&p->threads[i], NULL, worker, p)) != 0)
+		if ((e = pthread_create(&p->threads[i], &attr, worker, p)) != 0)
 			owt_die(XSYS, "cannot start a thread: %s", strerror(e));
+	pthread_attr_destroy(&attr);
 	return p;
 }
 
@@ -95,6 +106,10 @@ par_put(struct par *p, void *job)
 {
 	void *old = NULL;
 
+	if (p->nthreads == 0) {
+		p->work(job, p->state);
+		return job;
+	}
 	pthread_mutex_lock(&p->mu);
 	if (p->tail - p->head == p->depth)
 		old = take_oldest(p);
@@ -116,6 +131,23 @@ par_get(struct par *p)
 	return job;
 }
 
+void *
+par_poll(struct par *p)
+{
+	void *job = NULL;
+	size_t k;
+
+	pthread_mutex_lock(&p->mu);
+	k = p->head % p->depth;
+	if (p->head != p->tail && p->done[k]) {
+		job = p->job[k];
+		p->done[k] = 0;
+		p->head++;
+	}
+	pthread_mutex_unlock(&p->mu);
+	return job;
+}
+
 void
 par_stop(struct par *p)
 {
@@ -127,6 +159,8 @@ par_stop(struct par *p)
 	pthread_mutex_unlock(&p->mu);
 	for (i = 0; i < p->nthreads; i++)
 		pthread_join(p->threads[i], NULL);
+	if (p->nthreads == 0 && p->fini)
+		p->fini(p->state);
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->queued);
 	pthread_cond_destroy(&p->finished);

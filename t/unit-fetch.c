@@ -1,4 +1,4 @@
-/* unit-fetch.c - owt-fetch's library: charsets, URL filter, robots.txt, addresses, extraction, pool */
+/* unit-fetch.c - owt-fetch's library: charsets, URL filter, robots.txt, addresses, extraction */
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -8,7 +8,6 @@
 #include "charset.h"
 #include "crawl.h"
 #include "extract.h"
-#include "pool.h"
 #include "robots.h"
 #include "urlfilter.h"
 #include "util.h"
@@ -276,38 +275,6 @@ test_extract(void)
 	buf_free(&deep);
 }
 
-static int order[200], norder;
-
-static void
-work(void *item, void *arg)
-{
-	(void)arg;
-	if ((long)item % 7 == 0)
-		usleep(2000);
-}
-
-static void
-finish(void *item, void *arg)
-{
-	(void)arg;
-	order[norder++] = (int)(long)item;
-}
-
-static void
-test_pool(void)
-{
-	struct pool *p = pool_new(3, 5, 1 << 20, work, finish, NULL);
-	long i;
-	int ok = 1;
-
-	for (i = 0; i < 200; i++)
-		pool_put(p, (void *)i);
-	pool_free(p);
-	for (i = 0; i < 200; i++)
-		ok &= order[i] == i;
-	OK(norder == 200 && ok, "the pool finishes 200 items once each, in order");
-}
-
 int
 main(void)
 {
@@ -316,6 +283,5 @@ main(void)
 	test_robots();
 	test_private();
 	test_extract();
-	test_pool();
 	return unit_done();
 }

@@ -4,6 +4,7 @@
 
 #include "input.h"
 #include "jsonl.h"
+#include "par.h"
 #include "shuffle.h"
 #include "tok.h"
 #include "utf8.h"
@@ -282,6 +283,51 @@ test_shuffle(const char *dir)
 	OK(moved > 48, "the order is shuffled (%d of 64 moved)", moved);
 }
 
+static long order[200];
+
+static void
+par_work(void *job, void *state)
+{
+	long *j = job;
+
+	if (*j % 7 == 0)
+		usleep(2000);
+	*j += 1000 + (state != NULL);
+}
+
+static void *
+par_init(void *arg)
+{
+	return arg;
+}
+
+static void
+test_par(void)
+{
+	struct par *p;
+	long i, *done;
+	int threads, n, ok;
+
+	for (threads = 0; threads <= 3; threads += 3) {
+		p = par_start(threads, 5, 1 << 20, par_work, par_init, NULL,
+		    (void *)order);
+		n = 0;
+		ok = 1;
+		for (i = 0; i < 200; i++) {
+			order[i] = i;
+			if ((done = par_put(p, &order[i])) != NULL)
+				ok &= *done == 1001 + n++;
+			while ((done = par_poll(p)) != NULL)
+				ok &= *done == 1001 + n++;
+		}
+		while ((done = par_get(p)) != NULL)
+			ok &= *done == 1001 + n++;
+		par_stop(p);
+		OK(n == 200 && ok, "par with %d threads: 200 jobs done once each, "
+		    "with their worker's state, back in order", threads);
+	}
+}
+
 int
 main(void)
 {
@@ -294,6 +340,7 @@ main(void)
 	test_lines(dir);
 	test_tok(dir);
 	test_shuffle(dir);
+	test_par();
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		return 3;
