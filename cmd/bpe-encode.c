@@ -68,13 +68,6 @@ struct worker {
 	struct bpe_ids ids;
 };
 
-static void
-usage(void)
-{
-	fputs(usage_line, stderr);
-	exit(XUSAGE);
-}
-
 static void *
 worker_init(void *arg)
 {
@@ -342,9 +335,7 @@ main(int argc, char **argv)
 		switch (c) {
 		case 'd': opt.decode = 1; break;
 		case 'h':
-			fputs(usage_line, stdout);
-			fputs(options_help, stdout);
-			return owt_finish(XOK);
+			return owt_help(usage_line, options_help);
 		case 'k': opt.keep_going = 1; break;
 		case 'q': opt.quiet = 1; break;
 		case O_EOD: opt.append_eod = 1; break;
@@ -352,14 +343,13 @@ main(int argc, char **argv)
 		case O_MERGES: opt.merges = optarg; break;
 		case O_PROG: opt.progress = 1; break;
 		case O_VER:
-			printf("bpe-encode %s\n", OWT_VERSION);
-			return owt_finish(XOK);
+			return owt_version();
 		case O_VOCAB: opt.vocab = optarg; break;
 		case O_WORK:
 			opt.workers = (int)opt_int("--workers", optarg, 1, 1024);
 			break;
 		default:
-			usage();
+			owt_usage(usage_line);
 		}
 	}
 	if ((opt.vocab == NULL) != (opt.merges == NULL))

@@ -47,13 +47,6 @@ static struct progress prog;
 static struct tally skipped[1] = { { "empty documents", 0 } };
 
 static void
-usage(void)
-{
-	fputs(usage_line, stderr);
-	exit(XUSAGE);
-}
-
-static void
 on_signal(int sig)
 {
 	mmidx_abort_signal();
@@ -350,9 +343,7 @@ main(int argc, char **argv)
 		switch (c) {
 		case 'f': opt.force = 1; break;
 		case 'h':
-			fputs(usage_line, stdout);
-			fputs(options_help, stdout);
-			return owt_finish(XOK);
+			return owt_help(usage_line, options_help);
 		case 'o': opt.output = optarg; break;
 		case 'q': opt.quiet = 1; break;
 		case O_CAT: set_mode(M_CAT); break;
@@ -368,15 +359,14 @@ main(int argc, char **argv)
 		case O_MERGE: set_mode(M_MERGE); break;
 		case O_PROG: opt.progress = 1; break;
 		case O_VER:
-			printf("idx-pack %s\n", OWT_VERSION);
-			return owt_finish(XOK);
+			return owt_version();
 		case O_VOCAB:
 			opt.vocab = (uint32_t)opt_int("--vocab", optarg, 1,
 			    UINT32_MAX);
 			cat_opts = 1;
 			break;
 		default:
-			usage();
+			owt_usage(usage_line);
 		}
 	}
 	argc -= optind;

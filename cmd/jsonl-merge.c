@@ -54,13 +54,6 @@ static struct progress prog;
 static struct buf out, tmp;
 static struct jsonl_rec outrec;
 
-static void
-usage(void)
-{
-	fputs(usage_line, stderr);
-	exit(XUSAGE);
-}
-
 /* A bad record or file: report it, count it, and stop unless -k. */
 static void
 bad(int reason, const char *msg)
@@ -318,9 +311,7 @@ main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "hkq", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
-			fputs(usage_line, stdout);
-			fputs(options_help, stdout);
-			return owt_finish(XOK);
+			return owt_help(usage_line, options_help);
 		case 'k': opt.keep_going = 1; break;
 		case 'q': opt.quiet = 1; break;
 		case O_ADDID: opt.id_prefix = optarg; break;
@@ -342,10 +333,9 @@ main(int argc, char **argv)
 		case O_SHUF: opt.shuffle = 1; break;
 		case O_TMP: opt.tmpdir = optarg; break;
 		case O_VER:
-			printf("jsonl-merge %s\n", OWT_VERSION);
-			return owt_finish(XOK);
+			return owt_version();
 		default:
-			usage();
+			owt_usage(usage_line);
 		}
 	}
 	if (opt.tmpdir == NULL && (opt.tmpdir = getenv("TMPDIR")) == NULL)

@@ -161,13 +161,6 @@ static size_t nbatches, nspare;
 static const char *want[4];
 static size_t nwant;
 
-static void
-usage(void)
-{
-	fputs(usage_line, stderr);
-	exit(XUSAGE);
-}
-
 /* Write b to f once it holds 1 MB, or with force anything it holds. */
 static void
 flush(struct buf *b, FILE *f, const char *name, int force)
@@ -1067,9 +1060,7 @@ main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "hkq", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
-			fputs(usage_line, stdout);
-			fputs(options_help, stdout);
-			return owt_finish(XOK);
+			return owt_help(usage_line, options_help);
 		case 'k': opt.keep_going = 1; break;
 		case 'q': opt.quiet = 1; break;
 		case O_DECON:
@@ -1118,13 +1109,12 @@ main(int argc, char **argv)
 		case O_STAGES: stages = optarg; break;
 		case O_TMP: opt.tmpdir = optarg; break;
 		case O_VER:
-			printf("owt-dedup %s\n", OWT_VERSION);
-			return owt_finish(XOK);
+			return owt_version();
 		case O_WORKERS:
 			opt.workers = (int)opt_int("--workers", optarg, 1, 1024);
 			break;
 		default:
-			usage();
+			owt_usage(usage_line);
 		}
 	}
 	if (stages != NULL) {

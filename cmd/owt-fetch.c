@@ -107,13 +107,6 @@ static int in_open;
 static unsigned long long lineno_all;
 
 static void
-usage(void)
-{
-	fputs(usage_line, stderr);
-	exit(XUSAGE);
-}
-
-static void
 on_signal(int sig)
 {
 	stop = 1;
@@ -688,9 +681,7 @@ main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "hkq", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
-			fputs(usage_line, stdout);
-			fputs(options_help, stdout);
-			return owt_finish(XOK);
+			return owt_help(usage_line, options_help);
 		case 'k': opt.keep_going = 1; break;
 		case 'q': opt.quiet = 1; break;
 		case O_PRIV: opt.c.allow_private = 1; break;
@@ -740,11 +731,10 @@ main(int argc, char **argv)
 			break;
 		case O_AGENT: opt.c.agent = optarg; break;
 		case O_VER:
-			printf("owt-fetch %s\n", OWT_VERSION);
-			return owt_finish(XOK);
+			return owt_version();
 		case O_WORKERS: opt.workers = opt_int("--workers", optarg, 0, 1024); break;
 		default:
-			usage();
+			owt_usage(usage_line);
 		}
 	}
 	if (opt.extract + opt.filter_only > 1)

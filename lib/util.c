@@ -237,6 +237,28 @@ owt_finish(int status)
 	return s != XOK ? s : status;
 }
 
+int
+owt_help(const char *usage_line, const char *options_help)
+{
+	fputs(usage_line, stdout);
+	fputs(options_help, stdout);
+	return owt_finish(XOK);
+}
+
+void
+owt_usage(const char *usage_line)
+{
+	fputs(usage_line, stderr);
+	exit(XUSAGE);
+}
+
+int
+owt_version(void)
+{
+	printf("%s %s\n", owt_prog, OWT_VERSION);
+	return owt_finish(XOK);
+}
+
 void
 owt_no_tty_stdout(void)
 {

@@ -66,6 +66,16 @@ int owt_close_stdout(void);
 /* Exit status of a run: XSYS if stdout failed, else status. */
 int owt_finish(int status);
 
+/*
+ * The shared parts of every program's options: -h prints the usage line
+ * and the options on stdout and returns the exit status; a usage error
+ * prints the usage line on stderr and exits XUSAGE; --version prints
+ * "prog VERSION" and returns the exit status.
+ */
+int owt_help(const char *usage_line, const char *options_help);
+void owt_usage(const char *usage_line) OWT_NORETURN;
+int owt_version(void);
+
 /* Refuse to write binary data to a terminal (exit XUSAGE). */
 void owt_no_tty_stdout(void);
 
