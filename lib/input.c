@@ -137,25 +137,34 @@ input_close(struct input *in)
 	in->kind = IN_PLAIN;
 }
 
+/*
+ * Compressed bytes to decompress: 1 when some are buffered, 0 at the end
+ * of a complete stream, -1 on a read error or when the stream stops in
+ * the middle (truncated: the message).
+ */
+static int
+more_raw(struct input *in, const char *truncated)
+{
+	while (in->rawpos == in->rawlen) {
+		if (in->raweof) {
+			if (in->zdone)
+				return 0;
+			return fail(in, XDATA, "%s:%lu: %s", truncated);
+		}
+		if (raw_fill(in) < 0)
+			return -1;
+	}
+	return 1;
+}
+
 static ssize_t
 read_gzip(struct input *in, unsigned char *dst, size_t n)
 {
 	int r;
 
 	for (;;) {
-		if (in->rawpos == in->rawlen) {
-			if (in->raweof) {
-				if (!in->zdone) {
-					fail(in, XDATA, "%s:%lu: %s",
-					    "truncated gzip data");
-					return -1;
-				}
-				return 0;
-			}
-			if (raw_fill(in) < 0)
-				return -1;
-			continue;
-		}
+		if ((r = more_raw(in, "truncated gzip data")) <= 0)
+			return r;
 		if (in->zdone) {
 			/* Another gzip member follows (concatenated .gz files). */
 			if (inflateReset(&in->z) != Z_OK)
@@ -186,21 +195,11 @@ read_zstd(struct input *in, unsigned char *dst, size_t n)
 	ZSTD_inBuffer ib;
 	ZSTD_outBuffer ob;
 	size_t r;
+	int k;
 
 	for (;;) {
-		if (in->rawpos == in->rawlen) {
-			if (in->raweof) {
-				if (!in->zdone) {
-					fail(in, XDATA, "%s:%lu: %s",
-					    "truncated zstd data");
-					return -1;
-				}
-				return 0;
-			}
-			if (raw_fill(in) < 0)
-				return -1;
-			continue;
-		}
+		if ((k = more_raw(in, "truncated zstd data")) <= 0)
+			return k;
 		ib.src = in->raw;
 		ib.size = in->rawlen;
 		ib.pos = in->rawpos;
