@@ -14,6 +14,7 @@ struct pctx {
 	int depth;
 	int top;		/* the top-level value was an object */
 	int cur;		/* index of the member being parsed, or -1 */
+	size_t end;		/* where the top-level object ended */
 	const char *why;	/* reason a callback cancelled the parse */
 };
 
@@ -220,8 +221,10 @@ cb_end(void *ctx)
 	c->depth--;
 	if (c->depth == 1 && c->cur >= 0)
 		c->r->f[c->cur].vend = consumed(c);
-	else if (c->depth == 0)
+	else if (c->depth == 0) {
 		close_member(c, consumed(c) - 1);
+		c->end = consumed(c);
+	}
 	return 1;
 }
 
@@ -388,6 +391,12 @@ jsonl_parse(struct jsonl_rec *r, const char *line, size_t len, char *err,
 	if (!c.top) {
 		snprintf(err, errsize, "not a JSON object");
 		return BAD_NOTOBJECT;
+	}
+	/* yajl waits for more input after a token cut short (`{}"x`). */
+	if (c.end != len) {
+		snprintf(err, errsize, "invalid JSON: trailing garbage at byte %zu",
+		    c.end + 1);
+		return BAD_JSON;
 	}
 	for (i = 0; i < r->nf; i++) {
 		r->f[i].key = r->arena.p + r->f[i].koff;

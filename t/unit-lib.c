@@ -122,6 +122,11 @@ test_jsonl(void)
 	    "a truncated object is invalid JSON");
 	OK(jsonl_parse(&r, "{\"a\":1}{}", 9, err, sizeof err) == BAD_JSON,
 	    "two objects on a line are invalid JSON");
+	OK(jsonl_parse(&r, "{\"a\":1}\"x", 9, err, sizeof err) == BAD_JSON,
+	    "a string cut short after the object is trailing garbage");
+	SAMES(err, "invalid JSON: trailing garbage at byte 8", "and named so");
+	OK(jsonl_parse(&r, "{\"a\":1}12", 9, err, sizeof err) == BAD_JSON,
+	    "a number after the object is trailing garbage");
 	OK(jsonl_parse(&r, "[]", 2, err, sizeof err) == BAD_NOTOBJECT,
 	    "an array is not an object");
 	OK(jsonl_parse(&r, "  ", 2, err, sizeof err) == BAD_EMPTYLINE,
