@@ -5,6 +5,7 @@
 
 #include "blas.h"
 #include "gpt.h"
+#include "util.h"
 
 /*
  * Every loop is split so that each output element is computed by one
@@ -273,6 +274,10 @@ matmul_forward(float *out, const float *inp, const float *w,
 {
 	long n;
 
+	if (N <= GEMV_MAXN) {
+		gemv_f32(out, inp, w, bias, N, C, OC);
+		return;
+	}
 	if (bias) {
 #pragma omp parallel for schedule(static) if (BIG((size_t)N * OC))
 		for (n = 0; n < N; n++)
@@ -549,7 +554,10 @@ static void
 lmhead_forward(float *logits, const float *inp, const float *wte, int N,
     int C, int V)
 {
-	blas_sgemm(0, 1, N, V, C, 1, inp, C, wte, C, 0, logits, V);
+	if (N <= GEMV_MAXN)
+		gemv_f32t(logits, inp, wte, N, C, V);
+	else
+		blas_sgemm(0, 1, N, V, C, 1, inp, C, wte, C, 0, logits, V);
 }
 
 /* dinp (N,C) =, dwte (Vp,C) +=; dlogits (N,V), inp (N,C), wte (Vp,C) */
@@ -668,6 +676,105 @@ sumsq(const float *x, size_t n)
 	return s;
 }
 
+/* out (N,C) = wte[inp[i]] + wpe[pos[i]]; inp (N), pos (N) */
+static void
+encoder_forward_pos(float *out, const int32_t *inp, const int32_t *pos,
+    const float *wte, const float *wpe, int N, int C)
+{
+	long i;
+
+#pragma omp parallel for schedule(static) if (BIG((size_t)N * C))
+	for (i = 0; i < N; i++) {
+		const float *e = wte + (size_t)inp[i] * C;
+		const float *p = wpe + (size_t)pos[i] * C;
+		float *o = out + i * C;
+		int c;
+
+#pragma omp simd
+		for (c = 0; c < C; c++)
+			o[c] = e[c] + p[c];
+	}
+}
+
+/* out (N,C), kcache, vcache (S,NH,maxT,HS); qkv (N,3C), seq (N), pos (N) */
+static void
+attention_forward_kv(float *out, float *kcache, float *vcache,
+    const float *qkv, const int32_t *seq, const int32_t *pos, int N, int C,
+    int NH, int maxT)
+{
+	int HS = C / NH;
+	float scale = 1.0f / sqrtf((float)HS);
+	size_t work = 0;
+	long r;
+
+	for (r = 0; r < N; r++)
+		work += (size_t)(pos[r] + 1) * C;
+#pragma omp parallel if (BIG(work / 4))
+	{
+		float *att = xmalloc((size_t)maxT * sizeof *att);
+
+#pragma omp for schedule(static)
+		for (r = 0; r < (long)N * NH; r++) {
+			int i = (int)(r / NH), h = (int)(r % NH);
+			size_t row = (((size_t)seq[i] * NH + h) * maxT + pos[i]) * HS;
+			const float *q = qkv + (size_t)i * 3 * C + h * HS;
+
+			memcpy(kcache + row, q + C, HS * sizeof *q);
+			memcpy(vcache + row, q + 2 * C, HS * sizeof *q);
+		}
+#pragma omp for schedule(static)
+		for (r = 0; r < (long)N * NH; r++) {
+			int i = (int)(r / NH), h = (int)(r % NH), p = pos[i];
+			size_t base = ((size_t)seq[i] * NH + h) * maxT * HS;
+
+			attention_row(out + (size_t)i * C + h * HS, att,
+			    qkv + (size_t)i * 3 * C + h * HS, kcache + base,
+			    vcache + base, p, p + 1, HS, HS, scale, 0, 0, 0);
+		}
+		free(att);
+	}
+}
+
+/* out (N,OC) = inp (N,C) @ (w (OC,C) * scale (OC))^T + bias; w int8 */
+static void
+matmul_forward_q8(float *out, const float *inp, const int8_t *w,
+    const float *scale, const float *bias, int N, int C, int OC)
+{
+	enum { ROWS = 2048 };	/* weight rows widened to fp32 at a time */
+	float *wf;
+	long o0, o;
+
+	if (N <= GEMV_MAXN) {
+		gemv_q8(out, inp, w, scale, bias, N, C, OC);
+		return;
+	}
+	/* Many rows (a prompt, a window to score): widen and use sgemm. */
+	wf = xmalloc((size_t)ROWS * C * sizeof *wf);
+	for (o0 = 0; o0 < OC; o0 += ROWS) {
+		int n = OC - o0 < ROWS ? (int)(OC - o0) : ROWS;
+
+#pragma omp parallel for schedule(static) if (BIG((size_t)n * C))
+		for (o = 0; o < n; o++) {
+			const int8_t *src = w + (size_t)(o0 + o) * C;
+			float *dst = wf + (size_t)o * C, s = scale[o0 + o];
+			int c;
+
+#pragma omp simd
+			for (c = 0; c < C; c++)
+				dst[c] = (float)src[c] * s;
+		}
+#pragma omp parallel for schedule(static) if (BIG((size_t)N * n))
+		for (o = 0; o < N; o++) {
+			int c;
+
+			for (c = 0; c < n; c++)
+				out[(size_t)o * OC + o0 + c] = bias ? bias[o0 + c] : 0;
+		}
+		blas_sgemm(0, 1, N, n, C, 1, inp, C, wf, C, 1, out + o0, OC);
+	}
+	free(wf);
+}
+
 const struct gpt_backend gpt_cpu = {
 	.name = "cpu",
 	.alloc = cpu_alloc,
@@ -692,4 +799,7 @@ const struct gpt_backend gpt_cpu = {
 	.crossentropy = crossentropy,
 	.adamw = adamw,
 	.sumsq = sumsq,
+	.encoder_forward_pos = encoder_forward_pos,
+	.attention_forward_kv = attention_forward_kv,
+	.matmul_forward_q8 = matmul_forward_q8,
 };
