@@ -192,9 +192,12 @@ static void
 draw(struct gen *g, struct gen_seq *s, const float *logits)
 {
 	int V = g->inf->m->cfg.vocab;
-	int32_t tok = gen_pick(&g->o, logits, V, gen_uniform(g->o.seed,
-	    s->stream, (uint64_t)s->ngen), &g->pick);
+	int32_t tok;
 
+	if (g->o.nvocab > 0 && g->o.nvocab < V)
+		V = g->o.nvocab;
+	tok = gen_pick(&g->o, logits, V, gen_uniform(g->o.seed,
+	    s->stream, (uint64_t)s->ngen), &g->pick);
 	if (tok == g->o.eod) {
 		finish(g, s, GEN_EOD);
 		return;

@@ -16,7 +16,8 @@
  * set does not depend on how ties are ordered); then a draw from the
  * softmax of what remains. Greedy (the first largest logit) when greedy
  * is set, at temperature 0 or with top_k 1. Only the real vocabulary is
- * ever drawn: the logits have V entries.
+ * ever drawn: the logits have V entries, of which the first nvocab are
+ * drawn from.
  */
 struct gen_opts {
 	double temperature;
@@ -26,6 +27,7 @@ struct gen_opts {
 	int max_new;		/* tokens to generate at most */
 	uint64_t seed;
 	int32_t eod;		/* the token that ends a text, or -1 */
+	int nvocab;		/* draw only ids below this (the tokenizer's); 0: all */
 };
 
 /* Scratch space for gen_pick, V entries. */
