@@ -322,7 +322,7 @@ write_sample(struct sample *s)
 	if (s->p->line) {
 		buf_add(&line, s->p->line, s->p->len);
 	} else {		/* a text prompt: a record of its own */
-		buf_adds(&line, "{\"prompt\": ");
+		buf_adds(&line, "{\"prompt\":");
 		json_text(&line, s->p->text, strlen(s->p->text));
 		buf_addc(&line, '}');
 	}
@@ -542,6 +542,8 @@ generate(struct gpt *m, struct input *in, int interactive)
 	if (gpt_infer_init(&inf, m, opt.batch, T - 1 > opt.batch ? T - 1 :
 	    opt.batch, opt.batch, err, sizeof err) < 0)
 		owt_die(XSYS, "%s", err);
+	if (opt.int8)
+		gpt_infer_quantize(&inf);
 	gen_init(&gen, &inf, &o, on_token, NULL);
 	jsonl_out = opt.genfile != NULL;
 	t0 = owt_now();
@@ -583,7 +585,8 @@ score(struct gpt *m, struct input *in)
 	struct gpt_infer inf;
 	struct bpe_ids ids = { 0 };
 	struct buf out = { 0 };
-	struct jsonl_edit ed[3];
+	struct jsonl_edit ed[4];
+	struct buf idb = { 0 };
 	char *line, err[512], v[3][32];
 	const char *text, *why;
 	size_t len, tlen;
@@ -597,6 +600,8 @@ score(struct gpt *m, struct input *in)
 		    "%d positions", stride, T);
 	if (gpt_infer_init(&inf, m, 1, T, T, err, sizeof err) < 0)
 		owt_die(XSYS, "%s", err);
+	if (opt.int8)
+		gpt_infer_quantize(&inf);
 	while ((r = input_line(in, &line, &len)) != 0) {
 		if (r < 0) {
 			if (in->errcode != XDATA)
@@ -633,8 +638,13 @@ score(struct gpt *m, struct input *in)
 		ed[0] = (struct jsonl_edit){ "nll", v[0], strlen(v[0]) };
 		ed[1] = (struct jsonl_edit){ "ppl", v[1], strlen(v[1]) };
 		ed[2] = (struct jsonl_edit){ "tokens", v[2], strlen(v[2]) };
+		if (opt.ids) {
+			idb.len = 0;
+			json_ids(&idb, ids.v, ids.n);
+			ed[3] = (struct jsonl_edit){ "ids", idb.p, idb.len };
+		}
 		out.len = 0;
-		jsonl_write(&out, &rec, ed, 3);
+		jsonl_write(&out, &rec, ed, opt.ids ? 4 : 3);
 		fwrite(out.p, 1, out.len, stdout);
 		nrec++;
 		ntok += (unsigned long long)count;
@@ -647,6 +657,7 @@ score(struct gpt *m, struct input *in)
 		say("%llu records, no tokens", nrec);
 	free(ids.v);
 	buf_free(&out);
+	buf_free(&idb);
 	gpt_infer_free(&inf);
 }
 
