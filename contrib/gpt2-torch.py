@@ -7,6 +7,7 @@ usage: gpt2-torch.py check DIR
        gpt2-torch.py greedy MODEL FILE
        gpt2-torch.py score MODEL FILE STRIDE
        gpt2-torch.py hfdir MODEL DIR
+       gpt2-torch.py eod MODEL DIR
        gpt2-torch.py bench-sample [--layers n] [--hidden n] [--heads n]
                            [--batch n] [--prompt n] [--tokens n] [--threads n]
 
@@ -40,6 +41,9 @@ hfdir: write MODEL's weights to DIR as a Hugging Face download lays them
 out: names without "transformer.", the causal-mask buffers
 "h.N.attn.bias" and "h.N.attn.masked_bias", F16 where asked by
 OWT_HF_DTYPE=F16, and a complete GPT2Config config.json.
+
+eod: write a copy of MODEL to DIR whose most likely next token is always
+<|endoftext|> (50256), by a large final LayerNorm bias along its embedding.
 
 bench-sample: tokens per second of generation with a key/value cache
 (preallocated, written in place) for a batch of prompts, greedy, on a
@@ -380,6 +384,20 @@ def hfdir(src, dst):
     return 0
 
 
+def eod(src, dst):
+    import os
+    import shutil
+    model = load_model(src)
+    with torch.no_grad():
+        model.wte[50256] *= 100
+        model.ln_f.weight.zero_()
+        model.ln_f.bias.copy_(model.wte[50256] / model.wte[50256].norm() * 10)
+    os.makedirs(dst, exist_ok=True)
+    write_safetensors(f"{dst}/model.safetensors", {n: p.detach() for n, p in model.named_hf()})
+    shutil.copy(f"{src}/config.json", f"{dst}/config.json")
+    return 0
+
+
 class Cached(torch.nn.Module):
     """GPT2 decoding with a preallocated key/value cache written in place."""
 
@@ -455,6 +473,8 @@ def main():
         return score(sys.argv[2], sys.argv[3], int(sys.argv[4]))
     if len(sys.argv) == 4 and sys.argv[1] == "hfdir":
         return hfdir(sys.argv[2], sys.argv[3])
+    if len(sys.argv) == 4 and sys.argv[1] == "eod":
+        return eod(sys.argv[2], sys.argv[3])
     if len(sys.argv) >= 2 and sys.argv[1] == "bench-sample":
         return bench_sample(sys.argv[2:])
     sys.stderr.write(__doc__)
