@@ -1,21 +1,147 @@
 /* gemv.c - matrix products of a few rows for inference: fp32 and int8 weights, AVX-512 and portable */
 #include <math.h>
 #include <omp.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "blas.h"
+#include "util.h"
 
 /*
  * A decoding step multiplies a few rows by every weight matrix once, so
  * it is bound by reading the weights: these kernels stream each matrix
  * once, without the packing sgemm does, and keep the rows in registers.
- * The threads split the outputs. Every output element is summed in an
- * order fixed by C alone, so a row's result does not depend on N, on the
- * other rows or on the thread count.
+ * Every output element is summed in an order fixed by C alone, so a
+ * row's result does not depend on N, on the other rows or on the thread
+ * count.
  */
 
 #define VEC 16		/* floats in a vector */
 #define DOT_J 4		/* outputs per dot-product block */
+
+/*
+ * The threads: a crew of helpers that claim parts of a product from a
+ * counter, the calling thread among them. A product takes a fraction of
+ * a millisecond, and on a busy machine a thread can wait a scheduler
+ * time slice to run; so the caller never waits for a helper that has not
+ * started: it does the unclaimed parts itself, and waits only for parts
+ * a helper is working on. Idle helpers spin briefly, then sleep.
+ */
+typedef void part_fn(const void *job, int part);
+
+static struct {
+	_Atomic uint64_t next;		/* job number << 32 | next part */
+	_Atomic(part_fn *) fn;
+	_Atomic(const void *) job;
+	atomic_int nparts;
+	atomic_int done;		/* parts of this job finished */
+	atomic_int sleepers;
+	uint32_t gen;			/* the caller's job number */
+	int nhelpers;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+} crew = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+
+#define CREW_SPIN 4000
+
+static inline void
+pause_cpu(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/*
+ * Claim and run parts of job g until none is left. A claim is a
+ * compare-and-swap that holds the job number, so it never takes a part
+ * of a later job; while this one has a part unclaimed the caller does
+ * not set up the next, so what was read for it is still its own.
+ */
+static void
+crew_work(uint32_t g)
+{
+	uint64_t v = atomic_load_explicit(&crew.next, memory_order_acquire);
+
+	while ((uint32_t)(v >> 32) == g) {
+		part_fn *fn = atomic_load_explicit(&crew.fn, memory_order_relaxed);
+		const void *job = atomic_load_explicit(&crew.job,
+		    memory_order_relaxed);
+		int np = atomic_load_explicit(&crew.nparts, memory_order_relaxed);
+
+		if ((int)(uint32_t)v >= np)
+			return;
+		if (atomic_compare_exchange_weak_explicit(&crew.next, &v, v + 1,
+		    memory_order_acq_rel, memory_order_acquire)) {
+			fn(job, (int)(uint32_t)v);
+			atomic_fetch_add_explicit(&crew.done, 1,
+			    memory_order_release);
+			v = atomic_load_explicit(&crew.next, memory_order_acquire);
+		}
+	}
+}
+
+static void *
+crew_helper(void *arg)
+{
+	uint32_t seen = 0;
+	uint64_t v;
+	int spins;
+
+	for (;;) {
+		for (spins = 0;; spins++) {
+			v = atomic_load(&crew.next);
+			if ((uint32_t)(v >> 32) != seen)
+				break;
+			if (spins < CREW_SPIN) {
+				pause_cpu();
+				continue;
+			}
+			pthread_mutex_lock(&crew.mu);
+			atomic_fetch_add(&crew.sleepers, 1);
+			while ((uint32_t)(atomic_load(&crew.next) >> 32) == seen)
+				pthread_cond_wait(&crew.cv, &crew.mu);
+			atomic_fetch_sub(&crew.sleepers, 1);
+			pthread_mutex_unlock(&crew.mu);
+		}
+		seen = (uint32_t)(v >> 32);
+		crew_work(seen);
+	}
+	return arg;
+}
+
+/* fn(job, p) for p in 0..nparts, on nt threads; from one thread at a time. */
+static void
+crew_run(part_fn *fn, const void *job, int nparts, int nt)
+{
+	pthread_t t;
+	int p;
+
+	if (nt <= 1 || nparts <= 1) {
+		for (p = 0; p < nparts; p++)
+			fn(job, p);
+		return;
+	}
+	for (; crew.nhelpers < nt - 1; crew.nhelpers++)
+		if (pthread_create(&t, NULL, crew_helper, NULL) != 0 ||
+		    pthread_detach(t) != 0)
+			owt_die(XSYS, "cannot start a thread");
+	crew.gen++;
+	atomic_store_explicit(&crew.fn, fn, memory_order_relaxed);
+	atomic_store_explicit(&crew.job, job, memory_order_relaxed);
+	atomic_store_explicit(&crew.nparts, nparts, memory_order_relaxed);
+	atomic_store_explicit(&crew.done, 0, memory_order_relaxed);
+	atomic_store(&crew.next, (uint64_t)crew.gen << 32);
+	if (atomic_load(&crew.sleepers) > 0) {
+		pthread_mutex_lock(&crew.mu);
+		pthread_cond_broadcast(&crew.cv);
+		pthread_mutex_unlock(&crew.mu);
+	}
+	crew_work(crew.gen);
+	while (atomic_load_explicit(&crew.done, memory_order_acquire) < nparts)
+		pause_cpu();
+}
 
 /* The threads for a matrix of n elements: one below 256K. */
 static int
@@ -24,16 +150,13 @@ threads_for(size_t n)
 	return n >= (1 << 18) ? omp_get_max_threads() : 1;
 }
 
-/* The slice [*lo, *hi) of units 0..n that thread t of nt takes, in units of u. */
-static void
-slice(int n, int u, int t, int nt, int *lo, int *hi)
+/* Parts of n units, about 2 per thread, each a multiple of u units. */
+static int
+part_size(int n, int u, int nt)
 {
-	int blocks = (n + u - 1) / u;
+	int per = (n + 2 * nt - 1) / (2 * nt);
 
-	*lo = (int)((long)blocks * t / nt) * u;
-	*hi = (int)((long)blocks * (t + 1) / nt) * u;
-	if (*hi > n)
-		*hi = n;
+	return (per + u - 1) / u * u;
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -279,63 +402,80 @@ dot_plain(float *out, const float *x, const void *w, int q8,
 		}
 }
 
-void
-gemv_f32(float *out, const float *inp, const float *w, const float *bias,
-    int N, int C, int OC)
+/* A product, cut into parts of size columns or outputs. */
+struct gemv_job {
+	float *out;
+	const float *inp, *scale, *bias;
+	const void *w;
+	int q8, N, C, OC, size;
+};
+
+static void
+axpy_part(const void *arg, int part)
 {
-	int nt = threads_for((size_t)C * OC);
+	const struct gemv_job *j = arg;
+	int lo = part * j->size, hi = lo + j->size < j->OC ? lo + j->size : j->OC;
 
-#pragma omp parallel num_threads(nt) if (nt > 1)
-	{
-		int lo, hi, n, R;
+	if (have512())
+		axpy_rows(j->out, j->inp, j->w, j->bias, j->N, j->C, j->OC, lo,
+		    hi);
+	else
+		axpy_plain(j->out, j->inp, j->w, j->bias, j->N, j->C, j->OC, lo,
+		    hi);
+}
 
-		slice(OC, 4 * VEC, omp_get_thread_num(), omp_get_num_threads(),
-		    &lo, &hi);
-		for (n = 0; n < N && lo < hi; n += R) {
-			R = N - n;
-			if (have512())
-				axpy_rows(out + (size_t)n * OC, inp + (size_t)n * C,
-				    w, bias, R, C, OC, lo, hi);
-			else
-				axpy_plain(out + (size_t)n * OC, inp + (size_t)n * C,
-				    w, bias, R, C, OC, lo, hi);
-		}
+static void
+dot_part(const void *arg, int part)
+{
+	const struct gemv_job *j = arg;
+	int lo = part * j->size, hi = lo + j->size < j->OC ? lo + j->size : j->OC;
+	int n, R;
+
+	for (n = 0; n < j->N; n += R) {
+		float *out = j->out + (size_t)n * j->OC;
+		const float *x = j->inp + (size_t)n * j->C;
+
+		R = j->N - n < 8 ? j->N - n : 8;
+		if (have512())
+			dot_rows(out, x, j->w, j->q8, j->scale, j->bias, R, j->C,
+			    j->OC, lo, hi);
+		else
+			dot_plain(out, x, j->w, j->q8, j->scale, j->bias, R, j->C,
+			    j->OC, lo, hi);
 	}
 }
 
 static void
-dot(float *out, const float *inp, const void *w, int q8, const float *scale,
-    const float *bias, int N, int C, int OC)
+run(part_fn *fn, struct gemv_job *j, int unit)
 {
-	int nt = threads_for((size_t)C * OC);
+	int nt = threads_for((size_t)j->C * j->OC);
 
-#pragma omp parallel num_threads(nt) if (nt > 1)
-	{
-		int lo, hi, n, R;
+	j->size = part_size(j->OC, unit, nt);
+	crew_run(fn, j, (j->OC + j->size - 1) / j->size, nt);
+}
 
-		slice(OC, DOT_J, omp_get_thread_num(), omp_get_num_threads(),
-		    &lo, &hi);
-		for (n = 0; n < N && lo < hi; n += R) {
-			R = N - n < 8 ? N - n : 8;
-			if (have512())
-				dot_rows(out + (size_t)n * OC, inp + (size_t)n * C,
-				    w, q8, scale, bias, R, C, OC, lo, hi);
-			else
-				dot_plain(out + (size_t)n * OC, inp + (size_t)n * C,
-				    w, q8, scale, bias, R, C, OC, lo, hi);
-		}
-	}
+void
+gemv_f32(float *out, const float *inp, const float *w, const float *bias,
+    int N, int C, int OC)
+{
+	struct gemv_job j = { out, inp, NULL, bias, w, 0, N, C, OC, 0 };
+
+	run(axpy_part, &j, 4 * VEC);
 }
 
 void
 gemv_f32t(float *out, const float *inp, const float *w, int N, int C, int OC)
 {
-	dot(out, inp, w, 0, NULL, NULL, N, C, OC);
+	struct gemv_job j = { out, inp, NULL, NULL, w, 0, N, C, OC, 0 };
+
+	run(dot_part, &j, 2 * DOT_J);
 }
 
 void
 gemv_q8(float *out, const float *inp, const int8_t *w, const float *scale,
     const float *bias, int N, int C, int OC)
 {
-	dot(out, inp, w, 1, scale, bias, N, C, OC);
+	struct gemv_job j = { out, inp, scale, bias, w, 1, N, C, OC, 0 };
+
+	run(dot_part, &j, 2 * DOT_J);
 }
