@@ -19,11 +19,14 @@
 
 static const char usage_line[] =
     "usage: gpt-sample [-hkq] [--device cpu] [--genfile file] [--greedy] "
-    "[--ids] [--int8] [--interactive] [--json-keys key] --load dir "
-    "[--merge-file file] [--micro-batch-size n] [--num-samples n] "
-    "[--out-seq-length n] [--sample-input-file file] [--score] "
-    "[--score-stride n] [--seed n] [--temperature x] [--top-k n] "
-    "[--top-p x] [--version] [--vocab-file file] [--workers n]\n";
+    "[--hidden-size n] [--ids] [--int8] [--interactive] [--json-keys key] "
+    "--load dir [--max-position-embeddings n] [--merge-file file] "
+    "[--micro-batch-size n] [--num-attention-heads n] [--num-layers n] "
+    "[--num-samples n] [--out-seq-length n] [--recompute] "
+    "[--sample-input-file file] [--score] [--score-stride n] [--seed n] "
+    "[--seq-length n] [--temperature x] [--tokenizer-type GPT2BPETokenizer] "
+    "[--top-k n] [--top-p x] [--version] [--vocab-file file] "
+    "[--workers n]\n";
 
 static const char options_help[] =
     "  -h, --help                  print this help and exit\n"
@@ -32,20 +35,27 @@ static const char options_help[] =
     "      --device cpu            the backend (cpu)\n"
     "      --genfile file          write JSONL records to file (standard output)\n"
     "      --greedy                always the most likely token\n"
+    "      --hidden-size n         check the model's n_embd\n"
     "      --ids                   add the token ids to JSONL records\n"
     "      --int8                  int8 weight matrices\n"
     "      --interactive           one prompt at a time (implied on a terminal)\n"
     "      --json-keys key         the prompt field (prompt), with --score the text field (text)\n"
     "      --load dir              an owt checkpoint or a Hugging Face GPT-2 directory\n"
+    "      --max-position-embeddings n  check the model's n_positions\n"
     "      --merge-file file       the BPE merges (the shipped GPT-2 vocab.bpe)\n"
     "      --micro-batch-size n    samples generated together (4)\n"
+    "      --num-attention-heads n  check the model's n_head\n"
+    "      --num-layers n          check the model's n_layer\n"
     "      --num-samples n         samples per prompt (1)\n"
     "      --out-seq-length n      tokens to generate at most (1024)\n"
+    "      --recompute             accepted for Megatron's scripts; no effect\n"
     "      --sample-input-file file  read prompts or records from file (standard input)\n"
     "      --score                 write each record's nll, ppl and tokens\n"
     "      --score-stride n        --score: windows start n tokens apart (half the context)\n"
     "      --seed n                seed of the draws (1234)\n"
+    "      --seq-length n          prompt and text at most n tokens (the model's positions)\n"
     "      --temperature x         divide the logits by x; 0: greedy (1.0)\n"
+    "      --tokenizer-type GPT2BPETokenizer  the only one\n"
     "      --top-k n               draw from the n most likely tokens; 0: all (0)\n"
     "      --top_k n               the same, Megatron's spelling\n"
     "      --top-p x               draw from the most likely tokens holding p; 0: all (0)\n"
@@ -56,7 +66,8 @@ static const char options_help[] =
 
 static struct {
 	int keep_going, quiet, greedy, ids, int8, interactive, score;
-	int batch, nsamples, out_len, stride, top_k, workers;
+	int batch, nsamples, out_len, stride, top_k, workers, seq;
+	int shape[4];		/* --num-layers ... as given, or 0 */
 	double temperature, top_p;
 	uint64_t seed;
 	const char *device, *genfile, *key, *load, *merges, *vocab, *input;
@@ -124,7 +135,16 @@ enum {
 	O_DEVICE = 256, O_GENFILE, O_GREEDY, O_IDS, O_INT8, O_INTERACTIVE,
 	O_KEYS, O_LOAD, O_MERGES, O_BATCH, O_NSAMPLES, O_OUTLEN, O_INPUT,
 	O_SCORE, O_STRIDE, O_SEED, O_TEMP, O_TOPK, O_TOPP, O_VERSION, O_VOCAB,
-	O_WORKERS
+	O_WORKERS, O_LAYERS, O_HIDDEN, O_HEADS, O_MAXPOS, O_SEQ, O_TOKENIZER,
+	O_RECOMPUTE
+};
+
+/* The model options Megatron's scripts pass, checked against config.json. */
+static const struct { const char *flag, *key; int opt; } shape_opts[4] = {
+	{ "--num-layers", "n_layer", O_LAYERS },
+	{ "--hidden-size", "n_embd", O_HIDDEN },
+	{ "--num-attention-heads", "n_head", O_HEADS },
+	{ "--max-position-embeddings", "n_positions", O_MAXPOS },
 };
 
 static void
@@ -158,6 +178,13 @@ parse(int argc, char **argv)
 		{ "version", no_argument, NULL, O_VERSION },
 		{ "vocab-file", required_argument, NULL, O_VOCAB },
 		{ "workers", required_argument, NULL, O_WORKERS },
+		{ "num-layers", required_argument, NULL, O_LAYERS },
+		{ "hidden-size", required_argument, NULL, O_HIDDEN },
+		{ "num-attention-heads", required_argument, NULL, O_HEADS },
+		{ "max-position-embeddings", required_argument, NULL, O_MAXPOS },
+		{ "seq-length", required_argument, NULL, O_SEQ },
+		{ "tokenizer-type", required_argument, NULL, O_TOKENIZER },
+		{ "recompute", no_argument, NULL, O_RECOMPUTE },
 		{ NULL, 0, NULL, 0 }
 	};
 	int c;
@@ -217,6 +244,20 @@ parse(int argc, char **argv)
 		case O_VOCAB: opt.vocab = optarg; break;
 		case O_WORKERS:
 			opt.workers = (int)opt_int("--workers", optarg, 1, 1024);
+			break;
+		case O_LAYERS: case O_HIDDEN: case O_HEADS: case O_MAXPOS:
+			opt.shape[c - O_LAYERS] = (int)opt_int(
+			    shape_opts[c - O_LAYERS].flag, optarg, 1, 1 << 20);
+			break;
+		case O_SEQ:
+			opt.seq = (int)opt_int("--seq-length", optarg, 2, 1 << 20);
+			break;
+		case O_TOKENIZER:
+			if (strcmp(optarg, "GPT2BPETokenizer") != 0)
+				owt_die(XUSAGE, "--tokenizer-type: '%s' is not "
+				    "GPT2BPETokenizer", optarg);
+			break;
+		case O_RECOMPUTE:
 			break;
 		default:
 			usage();
@@ -437,7 +478,7 @@ read_prompt(struct input *in)
 	const char *text, *why;
 	size_t len, tlen, n;
 	struct prompt *p;
-	int r, i, T = gen.inf->m->cfg.maxpos;
+	int r, i, T = gen.o.ctx;
 
 	for (;;) {
 		if ((r = input_line(in, &line, &len)) < 0) {
@@ -480,8 +521,7 @@ read_prompt(struct input *in)
 			free(p->ids.v);
 			free(p);
 			if (bad("%s:%lu: a prompt of %zu tokens leaves no room "
-			    "in the model's %d positions", in->name, in->lineno,
-			    n, T) < 0)
+			    "in a context of %d", in->name, in->lineno, n, T) < 0)
 				return -1;
 			continue;
 		}
@@ -534,8 +574,9 @@ generate(struct gpt *m, struct input *in, int interactive)
 		.top_p = opt.top_p, .greedy = opt.greedy, .max_new = opt.out_len,
 		.seed = opt.seed, .eod = (int32_t)bpe_eod(vocab),
 		.nvocab = (int)bpe_nvocab(vocab),
+		.ctx = opt.seq ? opt.seq : m->cfg.maxpos,
 	};
-	int T = m->cfg.maxpos, more = 1, tty = interactive && isatty(0), k;
+	int T = o.ctx, more = 1, tty = interactive && isatty(0), k;
 	char err[512];
 	double t0;
 
@@ -590,14 +631,15 @@ score(struct gpt *m, struct input *in)
 	char *line, err[512], v[3][32];
 	const char *text, *why;
 	size_t len, tlen;
-	int T = m->cfg.maxpos, stride = opt.stride ? opt.stride : T / 2, r;
+	int T = opt.seq ? opt.seq : m->cfg.maxpos, r;
+	int stride = opt.stride ? opt.stride : T / 2;
 	int count;
 	unsigned long long nrec = 0, ntok = 0;
 	double nll, total = 0, t0 = owt_now();
 
 	if (stride >= T || stride < 1)
-		owt_die(XUSAGE, "--score-stride %d: must be below the model's "
-		    "%d positions", stride, T);
+		owt_die(XUSAGE, "--score-stride %d: must be below the window "
+		    "of %d tokens", stride, T);
 	if (gpt_infer_init(&inf, m, 1, T, T, err, sizeof err) < 0)
 		owt_die(XSYS, "%s", err);
 	if (opt.int8)
@@ -625,8 +667,8 @@ score(struct gpt *m, struct input *in)
 		bpe_encode(bs, text, tlen, &ids);
 		ids.v = xgrow(ids.v, &ids.cap, ids.n + 1, sizeof *ids.v);
 		ids.v[ids.n++] = bpe_eod(vocab);
-		gen_score(&inf, (const int32_t *)ids.v, (int)ids.n, stride, &nll,
-		    &count);
+		gen_score(&inf, (const int32_t *)ids.v, (int)ids.n, T, stride,
+		    &nll, &count);
 		if (count > 0) {
 			snprintf(v[0], sizeof v[0], "%.9g", nll / count);
 			snprintf(v[1], sizeof v[1], "%.9g", exp(nll / count));
@@ -667,7 +709,7 @@ load(struct gpt *m)
 {
 	struct gpt_config cfg = { 0 };
 	char err[1024], path[4096], cfgpath[4200];
-	int code;
+	int code, k;
 
 	if (ckpt_resolve(opt.load, path, sizeof path, err, sizeof err,
 	    &code) < 0)
@@ -676,6 +718,18 @@ load(struct gpt *m)
 	if (ckpt_read_config(cfgpath, &cfg, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
 	cfg.vocab_pad = gpt_pad_vocab(cfg.vocab, 128);
+	for (k = 0; k < 4; k++) {
+		int v = k == 0 ? cfg.nlayer : k == 1 ? cfg.nembd : k == 2 ?
+		    cfg.nhead : cfg.maxpos;
+
+		if (opt.shape[k] && opt.shape[k] != v)
+			owt_die(XDATA, "%s: %s is %d, but %s is %d", cfgpath,
+			    shape_opts[k].key, v, shape_opts[k].flag,
+			    opt.shape[k]);
+	}
+	if (opt.seq > cfg.maxpos)
+		owt_die(XUSAGE, "--seq-length %d is beyond the %d positions of "
+		    "the model", opt.seq, cfg.maxpos);
 	if ((uint32_t)cfg.vocab < bpe_nvocab(vocab))
 		owt_die(XDATA, "%s: vocab_size %d is smaller than the "
 		    "tokenizer's %u tokens", cfgpath, cfg.vocab,

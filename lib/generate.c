@@ -178,6 +178,15 @@ gen_has_room(const struct gen *g)
 	return g->running < g->inf->S;
 }
 
+/* Prompt and text at most this many tokens. */
+static int
+context(const struct gen *g)
+{
+	int T = g->inf->m->cfg.maxpos;
+
+	return g->o.ctx > 0 && g->o.ctx < T ? g->o.ctx : T;
+}
+
 static void
 finish(struct gen *g, struct gen_seq *s, int why)
 {
@@ -207,7 +216,7 @@ draw(struct gen *g, struct gen_seq *s, const float *logits)
 	g->fn(g->arg, s, tok);
 	if (s->ngen >= g->o.max_new)
 		finish(g, s, GEN_LENGTH);
-	else if (s->nprompt + s->ngen >= g->inf->m->cfg.maxpos)
+	else if (s->nprompt + s->ngen >= context(g))
 		finish(g, s, GEN_CONTEXT);
 }
 
@@ -215,12 +224,12 @@ int
 gen_start(struct gen *g, struct gen_seq *s, const int32_t *prompt, int n,
     char *err, size_t errsize)
 {
-	int T = g->inf->m->cfg.maxpos, k;
+	int T = context(g), k;
 	int32_t *seq;
 
 	if (n >= T || n > g->inf->N) {
 		snprintf(err, errsize, "a prompt of %d tokens leaves no room "
-		    "in the model's %d positions", n, T);
+		    "in a context of %d", n, T);
 		return -1;
 	}
 	for (k = 0; g->slot[k] != NULL; k++)
@@ -278,10 +287,10 @@ gen_stop(struct gen *g, struct gen_seq *s)
 }
 
 void
-gen_score(struct gpt_infer *g, const int32_t *tok, int n, int stride,
+gen_score(struct gpt_infer *g, const int32_t *tok, int n, int T, int stride,
     double *nll, int *count)
 {
-	int T = g->m->cfg.maxpos, s = 0, done = 1, e, k;
+	int s = 0, done = 1, e, k;
 	float *loss = xmalloc((size_t)T * sizeof *loss);
 	int32_t *seq = xcalloc((size_t)T, sizeof *seq);
 	char err[128];

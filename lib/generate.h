@@ -28,6 +28,8 @@ struct gen_opts {
 	uint64_t seed;
 	int32_t eod;		/* the token that ends a text, or -1 */
 	int nvocab;		/* draw only ids below this (the tokenizer's); 0: all */
+	int ctx;		/* prompt and text at most this many tokens, at most
+				   the model's positions; 0: the model's positions */
 };
 
 /* Scratch space for gen_pick, V entries. */
@@ -101,9 +103,9 @@ void gen_free(struct gen *g);
 /* Whether a slot is free for gen_start. */
 int gen_has_room(const struct gen *g);
 /*
- * Start sample s on prompt (n tokens, 1 <= n < the model's positions, at
- * most the rows of a step): feeds it and draws the first token (fn is
- * called). 0, or -1 with err when the prompt does not fit.
+ * Start sample s on prompt (n tokens, 1 <= n < the context, at most the
+ * rows of a step): feeds it and draws the first token (fn is called). 0,
+ * or -1 with err when the prompt does not fit.
  */
 int gen_start(struct gen *g, struct gen_seq *s, const int32_t *prompt, int n,
     char *err, size_t errsize);
@@ -115,14 +117,15 @@ void gen_stop(struct gen *g, struct gen_seq *s);
 /*
  * The mean negative log-likelihood of tok (n tokens; the caller appends
  * EOD): each token after the first predicted from the ones before it. A
- * sequence longer than the model's T positions is scored in windows of T
- * tokens starting stride tokens apart (1 <= stride <= T - 1): each token
+ * sequence longer than T tokens (at most the model's positions) is scored
+ * in windows of T tokens starting stride tokens apart (1 <= stride <=
+ * T - 1): each token
  * is predicted once, in the first window that holds it past its first
  * position, so with at least T - stride tokens of context after the
  * first window. *nll gets the sum of the losses and *count their number
  * (n - 1). The infer state needs slot 0 and T rows per step.
  */
-void gen_score(struct gpt_infer *g, const int32_t *tok, int n, int stride,
-    double *nll, int *count);
+void gen_score(struct gpt_infer *g, const int32_t *tok, int n, int T,
+    int stride, double *nll, int *count);
 
 #endif

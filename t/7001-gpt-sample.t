@@ -31,7 +31,7 @@ if [ $torch = yes ]; then
 	"$py" "$ref" greedy $m greedy.jsonl >tap.out
 	grep -c '^ok' tap.out >n.out
 	is "$(cat n.out)" 5 "greedy tokens are PyTorch's argmax in all 5 records"
-	grep '^#' tap.out | sed 's/^/  /'
+	grep '^#' tap.out
 	run $g --int8 --greedy --ids --out-seq-length 24 --sample-input-file p.txt --genfile g8.jsonl
 	"$py" "$ref" greedy $m g8.jsonl >tap8.out
 	grep -c '^ok' tap8.out >n.out
@@ -138,6 +138,28 @@ like out '"text":"","prompt_tokens":5,"tokens":0,"finished":false\}$' "--out-seq
 run $g --sample-input-file empty.txt
 is "$rc:$(wc -c <out)" "0:0" "empty input is not an error"
 
+# Megatron's script options: the model's shape is checked, the rest taken.
+run $g --top-k 20 --seed 7 --out-seq-length 12 --sample-input-file p.txt \
+    --num-layers 2 --hidden-size 64 --num-attention-heads 4 \
+    --max-position-embeddings 64 --tokenizer-type GPT2BPETokenizer --recompute
+same out t1.txt "Megatron's model options, when they match, change nothing"
+fails 1 '^gpt-sample: ck/iter_0000080/config.json: n_layer is 2, but --num-layers is 3$' \
+    "a model option that differs from config.json" $g --num-layers 3
+fails 2 "^gpt-sample: --tokenizer-type: 'SentencePieceTokenizer' is not GPT2BPETokenizer$" \
+    "another tokenizer" $g --tokenizer-type SentencePieceTokenizer
+fails 2 '^gpt-sample: --seq-length 100 is beyond the 64 positions of the model$' \
+    "a --seq-length beyond the model" $g --seq-length 100
+
+# On a terminal: one prompt at a time, a prompt shown.
+if command -v script >/dev/null && command -v timeout >/dev/null; then
+	printf 'And\n' | timeout 60 script -qec "gpt-sample --load ck --workers 1 -q --greedy --out-seq-length 3" /dev/null >tty.out 2>&1
+	is "$?" 0 "on a terminal gpt-sample exits 0 at the end of input"
+	like tty.out '^> ' "and shows a prompt"
+else
+	skip "no script(1)"
+	skip "no script(1)"
+fi
+
 # The end of a text, and of the context.
 if [ $torch = yes ]; then
 	"$py" "$ref" eod $m eodm
@@ -152,8 +174,11 @@ printf '%s\n' "$words" >long.txt
 run $g --greedy --out-seq-length 100 --sample-input-file long.txt --genfile long.jsonl
 like long.jsonl '"prompt_tokens":60,"tokens":4,"finished":false' \
     "generation stops when prompt and text fill the 64 positions"
+run $g --greedy --out-seq-length 100 --seq-length 62 --sample-input-file long.txt --genfile long.jsonl
+like long.jsonl '"prompt_tokens":60,"tokens":2,"finished":false' \
+    "--seq-length 62 stops it at 62 tokens"
 printf 'And\n%s the the the the\nIn\n' "$words" >toolong.txt
-fails 1 '^gpt-sample: toolong.txt:2: a prompt of 64 tokens leaves no room in the model.s 64 positions$' \
+fails 1 '^gpt-sample: toolong.txt:2: a prompt of 64 tokens leaves no room in a context of 64$' \
     "a prompt as long as the context" $g --out-seq-length 3 --sample-input-file toolong.txt --genfile -
 is "$(wc -l <out)" 1 "the samples before it are written"
 run $g -k --out-seq-length 3 --sample-input-file toolong.txt --genfile -
@@ -179,7 +204,7 @@ fails 2 "^gpt-sample: --device: 'cuda' is not available" "--device cuda" \
     $g --device cuda
 fails 2 "^gpt-sample: --top-p: '1.5' is out of range" "--top-p above 1" $g --top-p 1.5
 fails 2 "^gpt-sample: --temperature: 'x' is not a number" "a bad number" $g --temperature x
-fails 2 '^gpt-sample: --score-stride 64: must be below the model.s 64 positions$' \
+fails 2 '^gpt-sample: --score-stride 64: must be below the window of 64 tokens$' \
     "a stride as long as the context" $g --score --score-stride 64 --sample-input-file texts.jsonl
 fails 2 "^gpt-sample: unexpected operand 'x'$" "an operand" $g x
 fails 2 '^gpt-sample: --vocab-file and --merge-file go together$' "--vocab-file alone" \

@@ -73,5 +73,5 @@ gpt-train -q --data-path "$BW/kjv" --num-layers 4 --hidden-size 128 \
 for w in fp32 int8; do
 	gpt-sample --load "$BW/small" --score --sample-input-file "$BW/held.jsonl" \
 	    --workers "$THREADS" $([ $w = int8 ] && echo --int8) 2>"$BW/$w.err" >/dev/null
-	sed -n "s/^gpt-sample: \\(.*\\)/  held-out perplexity, $w: \\1/p" "$BW/$w.err"
+	tail -n 1 "$BW/$w.err" | sed "s/^gpt-sample: /  held-out perplexity, $w: /"
 done
