@@ -114,22 +114,8 @@ usage(void)
 	exit(XUSAGE);
 }
 
-static void
-say(const char *fmt, ...) OWT_PRINTF(1, 2);
-
-static void
-say(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (opt.quiet)
-		return;
-	fprintf(stderr, "%s: ", owt_prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
+/* A log line, unless -q. */
+#define say(...) do { if (!opt.quiet) owt_warn(__VA_ARGS__); } while (0)
 
 enum {
 	O_DEVICE = 256, O_GENFILE, O_GREEDY, O_IDS, O_INT8, O_INTERACTIVE,
@@ -279,23 +265,8 @@ parse(int argc, char **argv)
 }
 
 /* A bad record: report it, count it, and stop reading unless -k. */
-static int
-bad(const char *fmt, ...) OWT_PRINTF(1, 2);
-
-static int
-bad(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", owt_prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	nbad++;
-	status = XDATA;
-	return opt.keep_going ? 0 : -1;
-}
+#define bad(...) (owt_warn(__VA_ARGS__), nbad++, status = XDATA, \
+    opt.keep_going ? 0 : -1)
 
 /* ids as a JSON array */
 static void

@@ -231,14 +231,19 @@ def blas_library():
         return "unknown"
 
 
-def bench(argv):
-    o = {"layers": 4, "hidden": 128, "heads": 4, "vocab": 50257, "seq": 64,
-         "batch": 4, "steps": 10, "threads": 2}
+def options(argv, o):
+    """--name n pairs over the defaults in o."""
     while argv:
         k = argv.pop(0)
         if not k.startswith("--") or k[2:] not in o or not argv:
             raise SystemExit(__doc__)
         o[k[2:]] = int(argv.pop(0))
+    return o
+
+
+def bench(argv):
+    o = options(argv, {"layers": 4, "hidden": 128, "heads": 4, "vocab": 50257,
+                       "seq": 64, "batch": 4, "steps": 10, "threads": 2})
     torch.set_num_threads(o["threads"])
     torch.manual_seed(1)
     cfg = {"n_embd": o["hidden"], "n_head": o["heads"], "vocab_size": o["vocab"],
@@ -432,13 +437,8 @@ class Cached(torch.nn.Module):
 
 
 def bench_sample(argv):
-    o = {"layers": 12, "hidden": 768, "heads": 12, "batch": 1, "prompt": 16,
-         "tokens": 64, "threads": 2}
-    while argv:
-        k = argv.pop(0)
-        if not k.startswith("--") or k[2:] not in o or not argv:
-            raise SystemExit(__doc__)
-        o[k[2:]] = int(argv.pop(0))
+    o = options(argv, {"layers": 12, "hidden": 768, "heads": 12, "batch": 1,
+                       "prompt": 16, "tokens": 64, "threads": 2})
     torch.set_num_threads(o["threads"])
     torch.manual_seed(1)
     cfg = {"n_embd": o["hidden"], "n_head": o["heads"], "vocab_size": 50257,

@@ -98,6 +98,17 @@ cpu_zero(void *p, size_t size)
 		memset(p, 0, size);
 }
 
+/* out (C) = e (C) + p (C) */
+static inline void
+add_row(float *out, const float *e, const float *p, int C)
+{
+	int c;
+
+#pragma omp simd
+	for (c = 0; c < C; c++)
+		out[c] = e[c] + p[c];
+}
+
 /* out (B,T,C) = wte[inp] + wpe[t]; inp (B,T), wte (Vp,C), wpe (maxT,C) */
 static void
 encoder_forward(float *out, const int32_t *inp, const float *wte,
@@ -106,16 +117,9 @@ encoder_forward(float *out, const int32_t *inp, const float *wte,
 	long bt;
 
 #pragma omp parallel for schedule(static) if (BIG((size_t)B * T * C))
-	for (bt = 0; bt < (long)B * T; bt++) {
-		const float *e = wte + (size_t)inp[bt] * C;
-		const float *p = wpe + (size_t)(bt % T) * C;
-		float *o = out + bt * C;
-		int c;
-
-#pragma omp simd
-		for (c = 0; c < C; c++)
-			o[c] = e[c] + p[c];
-	}
+	for (bt = 0; bt < (long)B * T; bt++)
+		add_row(out + bt * C, wte + (size_t)inp[bt] * C,
+		    wpe + (size_t)(bt % T) * C, C);
 }
 
 /* dwte (Vp,C) +=, dwpe (maxT,C) +=; dout (B,T,C), inp (B,T) */
@@ -684,16 +688,9 @@ encoder_forward_pos(float *out, const int32_t *inp, const int32_t *pos,
 	long i;
 
 #pragma omp parallel for schedule(static) if (BIG((size_t)N * C))
-	for (i = 0; i < N; i++) {
-		const float *e = wte + (size_t)inp[i] * C;
-		const float *p = wpe + (size_t)pos[i] * C;
-		float *o = out + i * C;
-		int c;
-
-#pragma omp simd
-		for (c = 0; c < C; c++)
-			o[c] = e[c] + p[c];
-	}
+	for (i = 0; i < N; i++)
+		add_row(out + i * C, wte + (size_t)inp[i] * C,
+		    wpe + (size_t)pos[i] * C, C);
 }
 
 /* out (N,C), kcache, vcache (S,NH,maxT,HS); qkv (N,3C), seq (N), pos (N) */
