@@ -573,11 +573,16 @@ lmhead_backward(float *dinp, float *dwte, const float *dlogits,
 	blas_sgemm(1, 0, V, C, N, 1, dlogits, V, inp, C, 1, dwte, C);
 }
 
-/* One row: the loss at target, and the row replaced by its gradient. */
+/*
+ * One row: the loss at target, and the row replaced by its gradient. The
+ * exponentials are summed in double: a float sum of 50257 terms can be
+ * off by 1e-5 of the loss when the compiler does not split it into lanes.
+ */
 HOT static float
 crossentropy_row(float *x, int target, int V, float dloss)
 {
-	float max = -INFINITY, sum = 0, xt = x[target], inv;
+	float max = -INFINITY, xt = x[target], inv;
+	double sum = 0;
 	int i;
 
 #pragma omp simd reduction(max:max)
@@ -587,19 +592,19 @@ crossentropy_row(float *x, int target, int V, float dloss)
 #pragma omp simd reduction(+:sum)
 		for (i = 0; i < V; i++)
 			sum += fexp(x[i] - max);
-		return logf(sum) - (xt - max);
+		return (float)(log(sum) - (xt - max));
 	}
 #pragma omp simd reduction(+:sum)
 	for (i = 0; i < V; i++) {
 		x[i] = fexp(x[i] - max);
 		sum += x[i];
 	}
-	inv = dloss / sum;
+	inv = (float)(dloss / sum);
 #pragma omp simd
 	for (i = 0; i < V; i++)
 		x[i] *= inv;
 	x[target] -= dloss;
-	return logf(sum) - (xt - max);
+	return (float)(log(sum) - (xt - max));
 }
 
 /* losses (N); logits (N,V) replaced by the gradient when dloss != 0; targets (N) */
