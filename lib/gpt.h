@@ -325,7 +325,7 @@ struct gpt_infer {
 	float *losses;		/* (NL) */
 	int32_t *ids, *seq, *pos;	/* (N) */
 	int32_t *targets;	/* (NL) */
-	int32_t *hbuf;		/* (3N) host staging */
+	int32_t *hpos;		/* (N) host: positions of a step's rows */
 	int8_t *q8;		/* int8 matrices (gpt_infer_quantize), or NULL */
 	float *q8scale;
 	size_t q8off[GPT_NPARAM], q8soff[GPT_NPARAM];	/* per tensor, layer 0 */
@@ -346,8 +346,8 @@ void gpt_infer_reset(struct gpt_infer *g, int s);
 /*
  * Feed n tokens (1 <= n <= N): ids[i] goes to slot seq[i] at its next
  * position, a slot's rows in order. Then g->logits (nout,V) holds the
- * logits of the last nout rows (nout <= NL). 0, or -1 with err when a slot would grow
- * beyond maxT positions (nothing is fed then).
+ * logits of the last nout rows (nout <= NL). 0, or -1 with err when a
+ * slot would grow beyond maxT positions (nothing is fed then).
  */
 int gpt_infer_step(struct gpt_infer *g, int n, const int32_t *ids,
     const int32_t *seq, int nout, char *err, size_t errsize);
@@ -355,7 +355,7 @@ int gpt_infer_step(struct gpt_infer *g, int n, const int32_t *ids,
 void gpt_infer_logits(struct gpt_infer *g, int nout, float *host);
 /*
  * The cross-entropy (nats) of targets (nout) under the last step's
- * logits, into host (nout). Overwrites g->logits.
+ * logits, into host (nout). g->logits may be overwritten.
  */
 void gpt_infer_losses(struct gpt_infer *g, int nout, const int32_t *targets,
     float *host);

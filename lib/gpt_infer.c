@@ -31,7 +31,7 @@ gpt_infer_init(struct gpt_infer *g, struct gpt *m, int S, int N, int NL,
 	g->N = N;
 	g->NL = NL;
 	g->len = xcalloc((size_t)S, sizeof *g->len);
-	g->hbuf = xmalloc(3 * (size_t)N * sizeof *g->hbuf);
+	g->hpos = xmalloc((size_t)N * sizeof *g->hpos);
 	g->kcache = ialloc(m, cache, sizeof(float), &fail);
 	g->vcache = ialloc(m, cache, sizeof(float), &fail);
 	g->x = ialloc(m, N * C, sizeof(float), &fail);
@@ -75,7 +75,7 @@ gpt_infer_free(struct gpt_infer *g)
 		if (dev[i])
 			be->free(dev[i]);
 	free(g->len);
-	free(g->hbuf);
+	free(g->hpos);
 	memset(g, 0, sizeof *g);
 }
 
@@ -207,7 +207,7 @@ gpt_infer_step(struct gpt_infer *g, int n, const int32_t *ids,
 	const struct gpt_config *c = &m->cfg;
 	int C = c->nembd, NH = c->nhead, T = c->maxpos, i, l;
 	size_t layer = (size_t)g->S * T * C, nc = (size_t)n * C;
-	int32_t *hpos = g->hbuf;
+	int32_t *hpos = g->hpos;
 
 	for (i = 0; i < n; i++) {
 		int s = seq[i];
