@@ -18,8 +18,8 @@
 #include "util.h"
 
 static const char usage_line[] =
-    "usage: gpt-sample [-hkq] [--device cpu] [--genfile file] [--greedy] "
-    "[--hidden-size n] [--ids] [--int8] [--interactive] [--json-keys key] "
+    "usage: gpt-sample [-hkq] [--bf16] [--device cpu] [--fp16] "
+    "[--genfile file] [--greedy] [--hidden-size n] [--ids] [--int8] [--interactive] [--json-keys key] "
     "--load dir [--max-position-embeddings n] [--merge-file file] "
     "[--micro-batch-size n] [--num-attention-heads n] [--num-layers n] "
     "[--num-samples n] [--out-seq-length n] [--recompute] "
@@ -32,7 +32,9 @@ static const char options_help[] =
     "  -h, --help                  print this help and exit\n"
     "  -k, --keep-going            skip bad records (still exit 1)\n"
     "  -q, --quiet                 no log or summary on stderr\n"
+    "      --bf16                  bf16 weights: not on the cpu backend\n"
     "      --device cpu            the backend (cpu)\n"
+    "      --fp16                  fp16 weights: not on the cpu backend\n"
     "      --genfile file          write JSONL records to file (standard output)\n"
     "      --greedy                always the most likely token\n"
     "      --hidden-size n         check the model's n_embd\n"
@@ -122,7 +124,7 @@ enum {
 	O_KEYS, O_LOAD, O_MERGES, O_BATCH, O_NSAMPLES, O_OUTLEN, O_INPUT,
 	O_SCORE, O_STRIDE, O_SEED, O_TEMP, O_TOPK, O_TOPP, O_VERSION, O_VOCAB,
 	O_WORKERS, O_LAYERS, O_HIDDEN, O_HEADS, O_MAXPOS, O_SEQ, O_TOKENIZER,
-	O_RECOMPUTE
+	O_RECOMPUTE, O_FP16, O_BF16
 };
 
 /* The model options Megatron's scripts pass, checked against config.json. */
@@ -171,6 +173,8 @@ parse(int argc, char **argv)
 		{ "seq-length", required_argument, NULL, O_SEQ },
 		{ "tokenizer-type", required_argument, NULL, O_TOKENIZER },
 		{ "recompute", no_argument, NULL, O_RECOMPUTE },
+		{ "fp16", no_argument, NULL, O_FP16 },
+		{ "bf16", no_argument, NULL, O_BF16 },
 		{ NULL, 0, NULL, 0 }
 	};
 	int c;
@@ -245,6 +249,9 @@ parse(int argc, char **argv)
 			break;
 		case O_RECOMPUTE:
 			break;
+		case O_FP16: case O_BF16:
+			owt_die(XUSAGE, "--%s: the cpu backend runs in fp32 (or "
+			    "--int8)", c == O_FP16 ? "fp16" : "bf16");
 		default:
 			usage();
 		}

@@ -200,6 +200,7 @@ sed -n 's/.*"ids":\[\([^]]*\)\].*/\1/p' pad.jsonl | tr ', ' '\n\n' | grep . |
 
 # Bad input and usage.
 fails 2 '^gpt-sample: no model: give --load dir$' "no --load" gpt-sample
+fails 2 '^gpt-sample: --fp16: the cpu backend runs in fp32 \(or --int8\)$' "--fp16" $g --fp16
 fails 2 "^gpt-sample: --device: 'cuda' is not available" "--device cuda" \
     $g --device cuda
 fails 2 "^gpt-sample: --top-p: '1.5' is out of range" "--top-p above 1" $g --top-p 1.5
