@@ -450,6 +450,7 @@ run(part_fn *fn, struct gemv_job *j, int unit)
 {
 	int nt = threads_for((size_t)j->C * j->OC);
 
+	have512();	/* decided here, before any helper asks */
 	j->size = part_size(j->OC, unit, nt);
 	crew_run(fn, j, (j->OC + j->size - 1) / j->size, nt);
 }
