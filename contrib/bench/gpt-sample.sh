@@ -8,12 +8,7 @@
 # them. Then the cost of --int8 in quality: the perplexity of held-out King
 # James chapters under a small model trained on the others, fp32 and int8.
 . "$OWT_SRC/contrib/bench/lib.sh"
-
-: "${THREADS:=2}"
-py=/usr/bin/python3
-ref=yes
-sh "$OWT_SRC/contrib/deps.sh" libopenblas0-openmp python3-torch || ref=no
-"$py" -c 'import torch' 2>/dev/null || ref=no
+torch_ref
 
 echo "machine: $(nproc) processors, load $(cut -d' ' -f1-3 /proc/loadavg)"
 gpt-train -q --mock-data --train-iters 1 --seq-length 8 --micro-batch-size 1 \
