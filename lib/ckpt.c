@@ -679,6 +679,33 @@ fail:
 	return -1;
 }
 
+/* Why dir, which has no model.safetensors, is not a checkpoint. */
+static int
+unknown_layout(const char *dir, char *err, size_t errsize, int *code)
+{
+	static const struct { const char *file, *what; } known[] = {
+		{ "pytorch_model.bin", "a PyTorch pickle (pytorch_model.bin) "
+		    "without model.safetensors: save it with safetensors "
+		    "(save_pretrained(..., safe_serialization=True))" },
+		{ "mp_rank_00", "a Megatron-LM torch checkpoint (mp_rank_00/): "
+		    "convert it to Hugging Face GPT-2 safetensors" },
+		{ "model.ckpt.index", "a TensorFlow checkpoint: convert it to "
+		    "Hugging Face GPT-2 safetensors" },
+	};
+	char p[4200];
+	struct stat sb;
+	size_t i;
+
+	for (i = 0; i < sizeof known / sizeof *known; i++) {
+		snprintf(p, sizeof p, "%s/%s", dir, known[i].file);
+		if (stat(p, &sb) == 0)
+			return data_err(err, errsize, code, dir, "%s",
+			    known[i].what);
+	}
+	return data_err(err, errsize, code, dir, "no checkpoint (neither "
+	    LATEST " nor model.safetensors)");
+}
+
 int
 ckpt_resolve(const char *dir, char *path, size_t size, char *err,
     size_t errsize, int *code)
@@ -702,8 +729,7 @@ ckpt_resolve(const char *dir, char *path, size_t size, char *err,
 		else if (stat(dir, &sb) < 0)
 			r = sys_err(err, errsize, code, dir, "cannot open");
 		else if (stat(lp, &sb) < 0)
-			r = data_err(err, errsize, code, dir, "no checkpoint "
-			    "(neither " LATEST " nor model.safetensors)");
+			r = unknown_layout(dir, err, errsize, code);
 		else
 			snprintf(path, size, "%s", dir);
 		goto out;
@@ -721,9 +747,14 @@ ckpt_resolve(const char *dir, char *path, size_t size, char *err,
 		goto out;
 	}
 	snprintf(path, size, "%s/iter_%07llu", dir, it);
-	if (stat(path, &sb) < 0)
+	if (stat(path, &sb) < 0) {
 		r = data_err(err, errsize, code, lp, "iteration %llu: no "
 		    "directory '%s'", it, path);
+		goto out;
+	}
+	snprintf(lp, sizeof lp, "%s/model.safetensors", path);
+	if (stat(lp, &sb) < 0)
+		r = unknown_layout(path, err, errsize, code);
 out:
 	buf_free(&b);
 	return r;
@@ -784,6 +815,18 @@ load_tensors(const struct st_file *f, const char *file, struct gpt *m,
 			}
 			st_to_f32(st, buf + g->off + (size_t)l * (g->n / nl));
 		}
+	}
+	for (j = 0; j < (int)f->n; j++) {
+		const char *nm = f->t[j].name;
+
+		if (strncmp(nm, pre, strlen(pre)) == 0)
+			nm += strlen(pre);
+		if (strncmp(nm, "transformer.", 12) == 0)
+			nm += 12;
+		if (sscanf(nm, "h.%d.", &l) == 1 && l >= c->nlayer)
+			return data_err(err, errsize, code, file, "tensor '%s' "
+			    "is beyond the %d layers of config.json",
+			    f->t[j].name, c->nlayer);
 	}
 	return 0;
 }

@@ -154,6 +154,38 @@ struct gpt_backend {
 	    float bc1, float bc2, float gscale);
 	/* The sum of squares of x (n), in a fixed order (NaN and inf propagate). */
 	double (*sumsq)(const float *x, size_t n);
+
+	/*
+	 * Inference with a key/value cache (struct gpt_infer). Tokens come
+	 * as N rows, row i at position pos[i] of cache slot seq[i]; the
+	 * slots are S sequences of up to maxT positions, so rows of
+	 * several sequences and several rows of one sequence can share a
+	 * call. The caches are (S,NH,maxT,HS) per layer: head-major, one
+	 * position's HS channels contiguous.
+	 */
+	/* out (N,C) = wte[inp[i]] + wpe[pos[i]]; inp (N), pos (N), wte (Vp,C), wpe (maxT,C) */
+	void (*encoder_forward_pos)(float *out, const int32_t *inp,
+	    const int32_t *pos, const float *wte, const float *wpe, int N,
+	    int C);
+	/*
+	 * out (N,C), kcache (S,NH,maxT,HS), vcache (S,NH,maxT,HS); qkv (N,3C),
+	 * seq (N) slots, pos (N) positions. First the key and value of every
+	 * row are stored at [seq[i], h, pos[i]]; then out row i is its
+	 * query's causal attention (softmax(q k / sqrt(HS)) v) over
+	 * positions 0..pos[i] of slot seq[i], which must all be stored by
+	 * then, in this call or an earlier one. No two rows share a
+	 * (slot, position).
+	 */
+	void (*attention_forward_kv)(float *out, float *kcache, float *vcache,
+	    const float *qkv, const int32_t *seq, const int32_t *pos, int N,
+	    int C, int NH, int maxT);
+	/*
+	 * out (N,OC) = inp (N,C) @ (w (OC,C) * scale (OC))^T + bias (OC):
+	 * int8 weights, output row o scaled by scale[o]; bias may be NULL.
+	 * Weight-only quantisation: inputs and sums stay fp32.
+	 */
+	void (*matmul_forward_q8)(float *out, const float *inp, const int8_t *w,
+	    const float *scale, const float *bias, int N, int C, int OC);
 };
 
 extern const struct gpt_backend gpt_cpu;
@@ -266,6 +298,67 @@ struct adamw {
  * (the clipping coefficient); no decay on biases and LayerNorm.
  */
 void gpt_update(struct gpt *m, const struct adamw *o, float lr, float gscale);
+
+/*
+ * Inference with a key/value cache (gpt_infer.c): S slots, each a token
+ * sequence of up to maxT positions whose keys and values stay in the
+ * cache, fed any number of tokens at a time. Generation feeds a prompt
+ * to a free slot in one step, then one token per slot and step; scoring
+ * feeds a whole window. Each row's numbers depend only on its own slot's
+ * tokens, not on the other rows of a step.
+ *
+ * With int8 the weight matrices (QKV, the two projections, fc and the
+ * output layer) are used as int8 with a scale per output channel
+ * (symmetric, absmax / 127, round to nearest); embeddings, LayerNorm and
+ * biases stay fp32.
+ */
+struct gpt_infer {
+	struct gpt *m;
+	int S;			/* slots */
+	int N;			/* most rows per step */
+	int NL;			/* most rows of logits per step */
+	int *len;		/* (S) host: positions filled in each slot */
+	float *kcache, *vcache;	/* (L,S,NH,maxT,HS) */
+	float *x, *ln, *qkv, *atty, *tmp, *fch, *fchg;	/* (N,C), (N,3C), (N,4C) */
+	float *mean, *rstd;	/* (N) */
+	float *logits;		/* (NL,V) of the last step's output rows */
+	float *losses;		/* (NL) */
+	int32_t *ids, *seq, *pos;	/* (N) */
+	int32_t *targets;	/* (NL) */
+	int32_t *hpos;		/* (N) host: positions of a step's rows */
+	int8_t *q8;		/* int8 matrices (gpt_infer_quantize), or NULL */
+	float *q8scale;
+	size_t q8off[GPT_NPARAM], q8soff[GPT_NPARAM];	/* per tensor, layer 0 */
+};
+
+/*
+ * S slots, steps of up to N rows of which up to NL give logits. 0, or -1
+ * with err when the cache does not fit the backend's memory.
+ */
+int gpt_infer_init(struct gpt_infer *g, struct gpt *m, int S, int N, int NL,
+    char *err, size_t errsize);
+void gpt_infer_free(struct gpt_infer *g);
+/* Use int8 weight matrices from now on, quantised from m's fp32 weights. */
+void gpt_infer_quantize(struct gpt_infer *g);
+/* Empty slot s. */
+void gpt_infer_reset(struct gpt_infer *g, int s);
+
+/*
+ * Feed n tokens (1 <= n <= N): ids[i] goes to slot seq[i] at its next
+ * position, a slot's rows in order. Then g->logits (nout,V) holds the
+ * logits of the last nout rows (nout <= NL). 0, or -1 with err when a
+ * slot would grow beyond maxT positions (nothing is fed then).
+ */
+int gpt_infer_step(struct gpt_infer *g, int n, const int32_t *ids,
+    const int32_t *seq, int nout, char *err, size_t errsize);
+/* The logits (nout,V) of the last step on the host. */
+void gpt_infer_logits(struct gpt_infer *g, int nout, float *host);
+/*
+ * The cross-entropy (nats) of targets (nout) under the last step's
+ * logits, into host (nout). g->logits may be overwritten.
+ */
+void gpt_infer_losses(struct gpt_infer *g, int nout, const int32_t *targets,
+    float *host);
 
 /* The flat buffers, nparams floats each. */
 enum gpt_buffer { GPT_PARAMS, GPT_GRADS, GPT_ADAM_M, GPT_ADAM_V };

@@ -5,6 +5,7 @@
 
 #include "blas.h"
 #include "gpt.h"
+#include "util.h"
 
 /*
  * Every loop is split so that each output element is computed by one
@@ -97,6 +98,17 @@ cpu_zero(void *p, size_t size)
 		memset(p, 0, size);
 }
 
+/* out (C) = e (C) + p (C) */
+static inline void
+add_row(float *out, const float *e, const float *p, int C)
+{
+	int c;
+
+#pragma omp simd
+	for (c = 0; c < C; c++)
+		out[c] = e[c] + p[c];
+}
+
 /* out (B,T,C) = wte[inp] + wpe[t]; inp (B,T), wte (Vp,C), wpe (maxT,C) */
 static void
 encoder_forward(float *out, const int32_t *inp, const float *wte,
@@ -105,16 +117,9 @@ encoder_forward(float *out, const int32_t *inp, const float *wte,
 	long bt;
 
 #pragma omp parallel for schedule(static) if (BIG((size_t)B * T * C))
-	for (bt = 0; bt < (long)B * T; bt++) {
-		const float *e = wte + (size_t)inp[bt] * C;
-		const float *p = wpe + (size_t)(bt % T) * C;
-		float *o = out + bt * C;
-		int c;
-
-#pragma omp simd
-		for (c = 0; c < C; c++)
-			o[c] = e[c] + p[c];
-	}
+	for (bt = 0; bt < (long)B * T; bt++)
+		add_row(out + bt * C, wte + (size_t)inp[bt] * C,
+		    wpe + (size_t)(bt % T) * C, C);
 }
 
 /* dwte (Vp,C) +=, dwpe (maxT,C) +=; dout (B,T,C), inp (B,T) */
@@ -273,6 +278,10 @@ matmul_forward(float *out, const float *inp, const float *w,
 {
 	long n;
 
+	if (N <= GEMV_MAXN) {
+		gemv_f32(out, inp, w, bias, N, C, OC);
+		return;
+	}
 	if (bias) {
 #pragma omp parallel for schedule(static) if (BIG((size_t)N * OC))
 		for (n = 0; n < N; n++)
@@ -549,7 +558,10 @@ static void
 lmhead_forward(float *logits, const float *inp, const float *wte, int N,
     int C, int V)
 {
-	blas_sgemm(0, 1, N, V, C, 1, inp, C, wte, C, 0, logits, V);
+	if (N <= GEMV_MAXN)
+		gemv_f32t(logits, inp, wte, N, C, V);
+	else
+		blas_sgemm(0, 1, N, V, C, 1, inp, C, wte, C, 0, logits, V);
 }
 
 /* dinp (N,C) =, dwte (Vp,C) +=; dlogits (N,V), inp (N,C), wte (Vp,C) */
@@ -561,11 +573,16 @@ lmhead_backward(float *dinp, float *dwte, const float *dlogits,
 	blas_sgemm(1, 0, V, C, N, 1, dlogits, V, inp, C, 1, dwte, C);
 }
 
-/* One row: the loss at target, and the row replaced by its gradient. */
+/*
+ * One row: the loss at target, and the row replaced by its gradient. The
+ * exponentials are summed in double: a float sum of 50257 terms can be
+ * off by 1e-5 of the loss when the compiler does not split it into lanes.
+ */
 HOT static float
 crossentropy_row(float *x, int target, int V, float dloss)
 {
-	float max = -INFINITY, sum = 0, xt = x[target], inv;
+	float max = -INFINITY, xt = x[target], inv;
+	double sum = 0;
 	int i;
 
 #pragma omp simd reduction(max:max)
@@ -575,19 +592,19 @@ crossentropy_row(float *x, int target, int V, float dloss)
 #pragma omp simd reduction(+:sum)
 		for (i = 0; i < V; i++)
 			sum += fexp(x[i] - max);
-		return logf(sum) - (xt - max);
+		return (float)(log(sum) - (xt - max));
 	}
 #pragma omp simd reduction(+:sum)
 	for (i = 0; i < V; i++) {
 		x[i] = fexp(x[i] - max);
 		sum += x[i];
 	}
-	inv = dloss / sum;
+	inv = (float)(dloss / sum);
 #pragma omp simd
 	for (i = 0; i < V; i++)
 		x[i] *= inv;
 	x[target] -= dloss;
-	return logf(sum) - (xt - max);
+	return (float)(log(sum) - (xt - max));
 }
 
 /* losses (N); logits (N,V) replaced by the gradient when dloss != 0; targets (N) */
@@ -668,6 +685,98 @@ sumsq(const float *x, size_t n)
 	return s;
 }
 
+/* out (N,C) = wte[inp[i]] + wpe[pos[i]]; inp (N), pos (N) */
+static void
+encoder_forward_pos(float *out, const int32_t *inp, const int32_t *pos,
+    const float *wte, const float *wpe, int N, int C)
+{
+	long i;
+
+#pragma omp parallel for schedule(static) if (BIG((size_t)N * C))
+	for (i = 0; i < N; i++)
+		add_row(out + i * C, wte + (size_t)inp[i] * C,
+		    wpe + (size_t)pos[i] * C, C);
+}
+
+/* out (N,C), kcache, vcache (S,NH,maxT,HS); qkv (N,3C), seq (N), pos (N) */
+static void
+attention_forward_kv(float *out, float *kcache, float *vcache,
+    const float *qkv, const int32_t *seq, const int32_t *pos, int N, int C,
+    int NH, int maxT)
+{
+	int HS = C / NH;
+	float scale = 1.0f / sqrtf((float)HS);
+	size_t work = 0;
+	long r;
+
+	for (r = 0; r < N; r++)
+		work += (size_t)(pos[r] + 1) * C;
+#pragma omp parallel if (BIG(work / 4))
+	{
+		float *att = xmalloc((size_t)maxT * sizeof *att);
+
+#pragma omp for schedule(static)
+		for (r = 0; r < (long)N * NH; r++) {
+			int i = (int)(r / NH), h = (int)(r % NH);
+			size_t row = (((size_t)seq[i] * NH + h) * maxT + pos[i]) * HS;
+			const float *q = qkv + (size_t)i * 3 * C + h * HS;
+
+			memcpy(kcache + row, q + C, HS * sizeof *q);
+			memcpy(vcache + row, q + 2 * C, HS * sizeof *q);
+		}
+#pragma omp for schedule(static)
+		for (r = 0; r < (long)N * NH; r++) {
+			int i = (int)(r / NH), h = (int)(r % NH), p = pos[i];
+			size_t base = ((size_t)seq[i] * NH + h) * maxT * HS;
+
+			attention_row(out + (size_t)i * C + h * HS, att,
+			    qkv + (size_t)i * 3 * C + h * HS, kcache + base,
+			    vcache + base, p, p + 1, HS, HS, scale, 0, 0, 0);
+		}
+		free(att);
+	}
+}
+
+/* out (N,OC) = inp (N,C) @ (w (OC,C) * scale (OC))^T + bias; w int8 */
+static void
+matmul_forward_q8(float *out, const float *inp, const int8_t *w,
+    const float *scale, const float *bias, int N, int C, int OC)
+{
+	enum { ROWS = 2048 };	/* weight rows widened to fp32 at a time */
+	float *wf;
+	long o0, o;
+
+	if (N <= GEMV_MAXN) {
+		gemv_q8(out, inp, w, scale, bias, N, C, OC);
+		return;
+	}
+	/* Many rows (a prompt, a window to score): widen and use sgemm. */
+	wf = xmalloc((size_t)ROWS * C * sizeof *wf);
+	for (o0 = 0; o0 < OC; o0 += ROWS) {
+		int n = OC - o0 < ROWS ? (int)(OC - o0) : ROWS;
+
+#pragma omp parallel for schedule(static) if (BIG((size_t)n * C))
+		for (o = 0; o < n; o++) {
+			const int8_t *src = w + (size_t)(o0 + o) * C;
+			float *dst = wf + (size_t)o * C, s = scale[o0 + o];
+			int c;
+
+#pragma omp simd
+			for (c = 0; c < C; c++)
+				dst[c] = (float)src[c] * s;
+		}
+#pragma omp parallel for schedule(static) if (BIG((size_t)N * n))
+		for (o = 0; o < N; o++) {
+			int c;
+
+			for (c = 0; c < n; c++)
+				out[(size_t)o * OC + o0 + c] = bias ? bias[o0 + c] : 0;
+		}
+		blas_sgemm(0, 1, N, n, C, 1, inp, C, wf, C, 1, out + o0, OC);
+	}
+	free(wf);
+}
+
 const struct gpt_backend gpt_cpu = {
 	.name = "cpu",
 	.alloc = cpu_alloc,
@@ -692,4 +801,7 @@ const struct gpt_backend gpt_cpu = {
 	.crossentropy = crossentropy,
 	.adamw = adamw,
 	.sumsq = sumsq,
+	.encoder_forward_pos = encoder_forward_pos,
+	.attention_forward_kv = attention_forward_kv,
+	.matmul_forward_q8 = matmul_forward_q8,
 };

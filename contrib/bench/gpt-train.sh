@@ -9,12 +9,7 @@
 # unless an optimised one is installed, so this installs OpenBLAS's OpenMP
 # build (libopenblas0-openmp) and prints the BLAS each side loaded.
 . "$OWT_SRC/contrib/bench/lib.sh"
-
-: "${THREADS:=2}"
-py=/usr/bin/python3
-ref=yes
-sh "$OWT_SRC/contrib/deps.sh" libopenblas0-openmp python3-torch || ref=no
-"$py" -c 'import torch' 2>/dev/null || ref=no
+torch_ref
 
 # The median of the per-iteration times in a --log-json file, iteration 2 on.
 gpt_ms() {

@@ -4,6 +4,9 @@
 #                      redirections), append "seconds maxrss_kb" to OUT
 # median FILE COL      the median of column COL (1 = seconds, 2 = KB)
 # ratio A B            A/B with two decimals
+# torch_ref            the PyTorch reference: py (its python), ref=yes or
+#                      no, THREADS (2); installs python3-torch and
+#                      OpenBLAS's OpenMP build for it where it can
 # BW is a scratch folder, removed at exit; REPS the repetitions (3).
 set -eu
 : "${REPS:=3}"
@@ -27,4 +30,12 @@ ratio() {
 
 mbps() {
 	awk -v bytes="$1" -v s="$2" 'BEGIN { printf "%.1f", (s > 0 ? bytes / 1e6 / s : 0) }'
+}
+
+torch_ref() {
+	: "${THREADS:=2}"
+	py=/usr/bin/python3
+	ref=yes
+	sh "$OWT_SRC/contrib/deps.sh" libopenblas0-openmp python3-torch || ref=no
+	"$py" -c 'import torch' 2>/dev/null || ref=no
 }

@@ -1,0 +1,772 @@
+/* gpt-sample - generate text from GPT-2 checkpoints (owt or Hugging Face), or score texts */
+#include <getopt.h>
+#include <math.h>
+#include <omp.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "blas.h"
+#include "bpe.h"
+#include "ckpt.h"
+#include "generate.h"
+#include "gpt.h"
+#include "input.h"
+#include "jsonl.h"
+#include "utf8.h"
+#include "util.h"
+
+static const char usage_line[] =
+    "usage: gpt-sample [-hkq] [--bf16] [--device cpu] [--fp16] "
+    "[--genfile file] [--greedy] [--hidden-size n] [--ids] [--int8] [--interactive] [--json-keys key] "
+    "--load dir [--max-position-embeddings n] [--merge-file file] "
+    "[--micro-batch-size n] [--num-attention-heads n] [--num-layers n] "
+    "[--num-samples n] [--out-seq-length n] [--recompute] "
+    "[--sample-input-file file] [--score] [--score-stride n] [--seed n] "
+    "[--seq-length n] [--temperature x] [--tokenizer-type GPT2BPETokenizer] "
+    "[--top-k n] [--top-p x] [--version] [--vocab-file file] "
+    "[--workers n]\n";
+
+static const char options_help[] =
+    "  -h, --help                  print this help and exit\n"
+    "  -k, --keep-going            skip bad records (still exit 1)\n"
+    "  -q, --quiet                 no log or summary on stderr\n"
+    "      --bf16                  bf16 weights: not on the cpu backend\n"
+    "      --device cpu            the backend (cpu)\n"
+    "      --fp16                  fp16 weights: not on the cpu backend\n"
+    "      --genfile file          write JSONL records to file (standard output)\n"
+    "      --greedy                always the most likely token\n"
+    "      --hidden-size n         check the model's n_embd\n"
+    "      --ids                   add the token ids to JSONL records\n"
+    "      --int8                  int8 weight matrices\n"
+    "      --interactive           one prompt at a time (implied on a terminal)\n"
+    "      --json-keys key         the prompt field (prompt), with --score the text field (text)\n"
+    "      --load dir              an owt checkpoint or a Hugging Face GPT-2 directory\n"
+    "      --max-position-embeddings n  check the model's n_positions\n"
+    "      --merge-file file       the BPE merges (the shipped GPT-2 vocab.bpe)\n"
+    "      --micro-batch-size n    samples generated together (4)\n"
+    "      --num-attention-heads n  check the model's n_head\n"
+    "      --num-layers n          check the model's n_layer\n"
+    "      --num-samples n         samples per prompt (1)\n"
+    "      --out-seq-length n      tokens to generate at most (1024)\n"
+    "      --recompute             accepted for Megatron's scripts; no effect\n"
+    "      --sample-input-file file  read prompts or records from file (standard input)\n"
+    "      --score                 write each record's nll, ppl and tokens\n"
+    "      --score-stride n        --score: windows start n tokens apart (half the context)\n"
+    "      --seed n                seed of the draws (1234)\n"
+    "      --seq-length n          prompt and text at most n tokens (the model's positions)\n"
+    "      --temperature x         divide the logits by x; 0: greedy (1.0)\n"
+    "      --tokenizer-type GPT2BPETokenizer  the only one\n"
+    "      --top-k n               draw from the n most likely tokens; 0: all (0)\n"
+    "      --top_k n               the same, Megatron's spelling\n"
+    "      --top-p x               draw from the most likely tokens holding p; 0: all (0)\n"
+    "      --top_p x               the same, Megatron's spelling\n"
+    "      --version               print the version and exit\n"
+    "      --vocab-file file       the BPE vocabulary (the shipped GPT-2 encoder.json)\n"
+    "      --workers n             threads (all processors)\n";
+
+static struct {
+	int keep_going, quiet, greedy, ids, int8, interactive, score;
+	int batch, nsamples, out_len, stride, top_k, workers, seq;
+	int shape[4];		/* --num-layers ... as given, or 0 */
+	double temperature, top_p;
+	uint64_t seed;
+	const char *device, *genfile, *key, *load, *merges, *vocab, *input;
+} opt = {
+	.batch = 4, .nsamples = 1, .out_len = 1024, .temperature = 1.0,
+	.seed = 1234, .device = "cpu",
+};
+
+/* One input record and the samples drawn from it. */
+struct prompt {
+	char *line;		/* the JSONL record, or NULL for a text line */
+	size_t len;
+	char *text;		/* the text line */
+	int empty;		/* no prompt: the context is EOD */
+	unsigned long lineno;
+	struct bpe_ids ids;
+	int refs;		/* samples not yet written */
+};
+
+struct sample {
+	struct gen_seq seq;
+	struct prompt *p;
+	int index;		/* among the prompt's samples */
+	int ended;
+	struct bpe_ids out;	/* the tokens generated */
+	size_t shown;		/* tokens written so far (text, streaming) */
+	struct sample *next;
+};
+
+static struct bpe *vocab;
+static struct bpe_state *bs;
+static struct gen gen;
+static struct sample *head, *tail, *unstarted;
+static int status = XOK, jsonl_out, jsonl_in;
+static unsigned long long nprompts, nsamples, ntokens, nbad;
+static volatile sig_atomic_t interrupted;
+static const char *const *keys;
+static struct jsonl_rec rec;
+
+static void
+usage(void)
+{
+	fputs(usage_line, stderr);
+	exit(XUSAGE);
+}
+
+/* A log line, unless -q. */
+#define say(...) do { if (!opt.quiet) owt_warn(__VA_ARGS__); } while (0)
+
+enum {
+	O_DEVICE = 256, O_GENFILE, O_GREEDY, O_IDS, O_INT8, O_INTERACTIVE,
+	O_KEYS, O_LOAD, O_MERGES, O_BATCH, O_NSAMPLES, O_OUTLEN, O_INPUT,
+	O_SCORE, O_STRIDE, O_SEED, O_TEMP, O_TOPK, O_TOPP, O_VERSION, O_VOCAB,
+	O_WORKERS, O_LAYERS, O_HIDDEN, O_HEADS, O_MAXPOS, O_SEQ, O_TOKENIZER,
+	O_RECOMPUTE, O_FP16, O_BF16
+};
+
+/* The model options Megatron's scripts pass, checked against config.json. */
+static const struct { const char *flag, *key; int opt; } shape_opts[4] = {
+	{ "--num-layers", "n_layer", O_LAYERS },
+	{ "--hidden-size", "n_embd", O_HIDDEN },
+	{ "--num-attention-heads", "n_head", O_HEADS },
+	{ "--max-position-embeddings", "n_positions", O_MAXPOS },
+};
+
+static void
+parse(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "keep-going", no_argument, NULL, 'k' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "device", required_argument, NULL, O_DEVICE },
+		{ "genfile", required_argument, NULL, O_GENFILE },
+		{ "greedy", no_argument, NULL, O_GREEDY },
+		{ "ids", no_argument, NULL, O_IDS },
+		{ "int8", no_argument, NULL, O_INT8 },
+		{ "interactive", no_argument, NULL, O_INTERACTIVE },
+		{ "json-keys", required_argument, NULL, O_KEYS },
+		{ "load", required_argument, NULL, O_LOAD },
+		{ "merge-file", required_argument, NULL, O_MERGES },
+		{ "micro-batch-size", required_argument, NULL, O_BATCH },
+		{ "num-samples", required_argument, NULL, O_NSAMPLES },
+		{ "out-seq-length", required_argument, NULL, O_OUTLEN },
+		{ "sample-input-file", required_argument, NULL, O_INPUT },
+		{ "score", no_argument, NULL, O_SCORE },
+		{ "score-stride", required_argument, NULL, O_STRIDE },
+		{ "seed", required_argument, NULL, O_SEED },
+		{ "temperature", required_argument, NULL, O_TEMP },
+		{ "top-k", required_argument, NULL, O_TOPK },
+		{ "top_k", required_argument, NULL, O_TOPK },
+		{ "top-p", required_argument, NULL, O_TOPP },
+		{ "top_p", required_argument, NULL, O_TOPP },
+		{ "version", no_argument, NULL, O_VERSION },
+		{ "vocab-file", required_argument, NULL, O_VOCAB },
+		{ "workers", required_argument, NULL, O_WORKERS },
+		{ "num-layers", required_argument, NULL, O_LAYERS },
+		{ "hidden-size", required_argument, NULL, O_HIDDEN },
+		{ "num-attention-heads", required_argument, NULL, O_HEADS },
+		{ "max-position-embeddings", required_argument, NULL, O_MAXPOS },
+		{ "seq-length", required_argument, NULL, O_SEQ },
+		{ "tokenizer-type", required_argument, NULL, O_TOKENIZER },
+		{ "recompute", no_argument, NULL, O_RECOMPUTE },
+		{ "fp16", no_argument, NULL, O_FP16 },
+		{ "bf16", no_argument, NULL, O_BF16 },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "hkq", lo, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			fputs(usage_line, stdout);
+			fputs(options_help, stdout);
+			exit(owt_finish(XOK));
+		case 'k': opt.keep_going = 1; break;
+		case 'q': opt.quiet = 1; break;
+		case O_DEVICE: opt.device = optarg; break;
+		case O_GENFILE: opt.genfile = optarg; break;
+		case O_GREEDY: opt.greedy = 1; break;
+		case O_IDS: opt.ids = 1; break;
+		case O_INT8: opt.int8 = 1; break;
+		case O_INTERACTIVE: opt.interactive = 1; break;
+		case O_KEYS: opt.key = optarg; break;
+		case O_LOAD: opt.load = optarg; break;
+		case O_MERGES: opt.merges = optarg; break;
+		case O_BATCH:
+			opt.batch = (int)opt_int("--micro-batch-size", optarg, 1,
+			    1024);
+			break;
+		case O_NSAMPLES:
+			opt.nsamples = (int)opt_int("--num-samples", optarg, 1,
+			    1 << 20);
+			break;
+		case O_OUTLEN:
+			opt.out_len = (int)opt_int("--out-seq-length", optarg, 0,
+			    1 << 30);
+			break;
+		case O_INPUT: opt.input = optarg; break;
+		case O_SCORE: opt.score = 1; break;
+		case O_STRIDE:
+			opt.stride = (int)opt_int("--score-stride", optarg, 1,
+			    1 << 30);
+			break;
+		case O_SEED:
+			opt.seed = (uint64_t)opt_int("--seed", optarg, 0,
+			    4294967295LL);
+			break;
+		case O_TEMP:
+			opt.temperature = opt_double("--temperature", optarg, 0,
+			    1e6);
+			break;
+		case O_TOPK:
+			opt.top_k = (int)opt_int("--top-k", optarg, 0, 1 << 30);
+			break;
+		case O_TOPP:
+			opt.top_p = opt_double("--top-p", optarg, 0, 1);
+			break;
+		case O_VERSION:
+			printf("gpt-sample %s\n", OWT_VERSION);
+			exit(owt_finish(XOK));
+		case O_VOCAB: opt.vocab = optarg; break;
+		case O_WORKERS:
+			opt.workers = (int)opt_int("--workers", optarg, 1, 1024);
+			break;
+		case O_LAYERS: case O_HIDDEN: case O_HEADS: case O_MAXPOS:
+			opt.shape[c - O_LAYERS] = (int)opt_int(
+			    shape_opts[c - O_LAYERS].flag, optarg, 1, 1 << 20);
+			break;
+		case O_SEQ:
+			opt.seq = (int)opt_int("--seq-length", optarg, 2, 1 << 20);
+			break;
+		case O_TOKENIZER:
+			if (strcmp(optarg, "GPT2BPETokenizer") != 0)
+				owt_die(XUSAGE, "--tokenizer-type: '%s' is not "
+				    "GPT2BPETokenizer", optarg);
+			break;
+		case O_RECOMPUTE:
+			break;
+		case O_FP16: case O_BF16:
+			owt_die(XUSAGE, "--%s: the cpu backend runs in fp32 (or "
+			    "--int8)", c == O_FP16 ? "fp16" : "bf16");
+		default:
+			usage();
+		}
+	}
+	if (optind < argc)
+		owt_die(XUSAGE, "unexpected operand '%s'", argv[optind]);
+	if (opt.load == NULL)
+		owt_die(XUSAGE, "no model: give --load dir");
+	if (strcmp(opt.device, "cpu") != 0)
+		owt_die(XUSAGE, "--device: '%s' is not available (this "
+		    "gpt-sample has the cpu backend)", opt.device);
+	if ((opt.vocab == NULL) != (opt.merges == NULL))
+		owt_die(XUSAGE, "--vocab-file and --merge-file go together");
+	if (opt.score && opt.interactive)
+		owt_die(XUSAGE, "--score and --interactive exclude each other");
+	if (opt.key == NULL)
+		opt.key = opt.score ? "text" : "prompt";
+}
+
+/* A bad record: report it, count it, and stop reading unless -k. */
+#define bad(...) (owt_warn(__VA_ARGS__), nbad++, status = XDATA, \
+    opt.keep_going ? 0 : -1)
+
+/* ids as a JSON array */
+static void
+json_ids(struct buf *b, const uint32_t *ids, size_t n)
+{
+	size_t i;
+
+	buf_addc(b, '[');
+	for (i = 0; i < n; i++)
+		buf_printf(b, "%s%u", i ? ", " : "", ids[i]);
+	buf_addc(b, ']');
+}
+
+/* s[0..n) as a JSON string, invalid UTF-8 sequences as U+FFFD. */
+static void
+json_text(struct buf *b, const char *s, size_t n)
+{
+	struct buf t = { 0 };
+	size_t i = 0, k;
+
+	while (i < n) {
+		k = utf8_valid(s + i, n - i);
+		buf_add(&t, s + i, k);
+		if ((i += k) < n) {
+			buf_adds(&t, "\357\277\275");
+			while (++i < n && ((unsigned char)s[i] & 0xc0) == 0x80)
+				;
+		}
+	}
+	json_string(b, t.p ? t.p : "", t.len);
+	buf_free(&t);
+}
+
+/* Write the tokens of s not yet written (text mode), and flush. */
+static void
+stream(struct sample *s)
+{
+	struct buf b = { 0 };
+
+	if (s->shown == s->out.n)
+		return;
+	bpe_decode(vocab, s->out.v + s->shown, s->out.n - s->shown, &b);
+	fwrite(b.p, 1, b.len, stdout);
+	fflush(stdout);
+	buf_free(&b);
+	s->shown = s->out.n;
+}
+
+/* Write a finished sample: the rest of its text, or its JSONL record. */
+static void
+write_sample(struct sample *s)
+{
+	struct buf line = { 0 }, text = { 0 }, raw = { 0 }, ids = { 0 };
+	struct buf pids = { 0 };
+	struct jsonl_edit ed[7];
+	char num[3][24], err[256];
+	size_t ned = 0;
+
+	if (!jsonl_out) {
+		stream(s);
+		fputc('\n', stdout);
+		fflush(stdout);
+		return;
+	}
+	if (s->p->line) {
+		buf_add(&line, s->p->line, s->p->len);
+	} else {		/* a text prompt: a record of its own */
+		buf_adds(&line, "{\"prompt\":");
+		json_text(&line, s->p->text, strlen(s->p->text));
+		buf_addc(&line, '}');
+	}
+	if (jsonl_parse(&rec, line.p, line.len, err, sizeof err) != 0)
+		abort();	/* parsed when read */
+	bpe_decode(vocab, s->out.v, s->out.n, &raw);
+	json_text(&text, raw.p ? raw.p : "", raw.len);
+	snprintf(num[0], sizeof num[0], "%zu", s->p->empty ? 0 : s->p->ids.n);
+	snprintf(num[1], sizeof num[1], "%d", s->seq.ngen);
+	snprintf(num[2], sizeof num[2], "%d", s->index);
+	ed[ned++] = (struct jsonl_edit){ "text", text.p, text.len };
+	ed[ned++] = (struct jsonl_edit){ "prompt_tokens", num[0], strlen(num[0]) };
+	ed[ned++] = (struct jsonl_edit){ "tokens", num[1], strlen(num[1]) };
+	ed[ned++] = (struct jsonl_edit){ "finished",
+	    s->seq.end == GEN_EOD ? "true" : "false",
+	    s->seq.end == GEN_EOD ? 4 : 5 };
+	if (opt.nsamples > 1)
+		ed[ned++] = (struct jsonl_edit){ "sample", num[2], strlen(num[2]) };
+	if (opt.ids) {
+		json_ids(&pids, s->p->ids.v, s->p->ids.n);
+		json_ids(&ids, s->out.v, s->out.n);
+		ed[ned++] = (struct jsonl_edit){ "prompt_ids", pids.p, pids.len };
+		ed[ned++] = (struct jsonl_edit){ "ids", ids.p, ids.len };
+	}
+	buf_free(&raw);
+	jsonl_write(&raw, &rec, ed, ned);
+	fwrite(raw.p, 1, raw.len, stdout);
+	if (opt.interactive)
+		fflush(stdout);
+	buf_free(&raw);
+	buf_free(&line);
+	buf_free(&text);
+	buf_free(&ids);
+	buf_free(&pids);
+}
+
+static void
+free_sample(struct sample *s)
+{
+	if (--s->p->refs == 0) {
+		free(s->p->line);
+		free(s->p->text);
+		free(s->p->ids.v);
+		free(s->p);
+	}
+	free(s->out.v);
+	free(s);
+}
+
+/* Write the finished samples at the head of the queue, in input order. */
+static void
+write_ready(void)
+{
+	while (head && head->ended) {
+		struct sample *s = head;
+
+		write_sample(s);
+		head = s->next;
+		if (head == NULL)
+			tail = NULL;
+		free_sample(s);
+	}
+	if (head && !jsonl_out)
+		stream(head);
+}
+
+static void
+on_token(void *arg, struct gen_seq *seq, int32_t tok)
+{
+	struct sample *s = (struct sample *)seq;
+
+	if (tok >= 0) {
+		if (s->out.n == s->out.cap)
+			s->out.v = xgrow(s->out.v, &s->out.cap, s->out.n + 1,
+			    sizeof *s->out.v);
+		s->out.v[s->out.n++] = (uint32_t)tok;
+		ntokens++;
+		if (s == head && !jsonl_out)
+			stream(s);
+		return;
+	}
+	s->ended = 1;
+	if (s == head)
+		write_ready();
+}
+
+/* Start the queued samples while there are free slots. */
+static void
+start_samples(void)
+{
+	char err[256];
+
+	while (unstarted && gen_has_room(&gen)) {
+		struct sample *s = unstarted;
+		struct prompt *p = s->p;
+
+		unstarted = s->next;
+		if (gen_start(&gen, &s->seq, (const int32_t *)p->ids.v,
+		    (int)p->ids.n, err, sizeof err) < 0)
+			abort();	/* checked when read */
+	}
+}
+
+/*
+ * Read the next prompt and queue its samples: 1, 0 at the end, -1 to
+ * stop (a bad record without -k).
+ */
+static int
+read_prompt(struct input *in)
+{
+	char *line, err[512];
+	const char *text, *why;
+	size_t len, tlen, n;
+	struct prompt *p;
+	int r, i, T = gen.o.ctx;
+
+	for (;;) {
+		if ((r = input_line(in, &line, &len)) < 0) {
+			if (in->errcode != XDATA)
+				owt_die(in->errcode, "%s", in->err);
+			if (bad("%s", in->err) < 0)
+				return -1;
+			continue;
+		}
+		if (r == 0)
+			return 0;
+		if (in->lineno == 1)
+			jsonl_in = len > 0 && line[0] == '{';
+		if (len > 0 && line[len - 1] == '\r' && !jsonl_in)
+			len--;
+		text = line;
+		tlen = len;
+		if (jsonl_in) {
+			if (jsonl_parse(&rec, line, len, err, sizeof err) != 0) {
+				if (bad("%s:%lu: %s", in->name, in->lineno, err) < 0)
+					return -1;
+				continue;
+			}
+			if ((text = jsonl_str(&rec, opt.key, &tlen, &why)) == NULL) {
+				if (bad("%s:%lu: '%s' is %s", in->name, in->lineno,
+				    opt.key, why) < 0)
+					return -1;
+				continue;
+			}
+		}
+		p = xcalloc(1, sizeof *p);
+		p->lineno = in->lineno;
+		if ((p->empty = tlen == 0)) {
+			p->ids.v = xmalloc(sizeof *p->ids.v);
+			p->ids.v[p->ids.n++] = bpe_eod(vocab);
+		} else {
+			bpe_encode(bs, text, tlen, &p->ids);
+		}
+		if ((n = p->ids.n) >= (size_t)T) {
+			free(p->ids.v);
+			free(p);
+			if (bad("%s:%lu: a prompt of %zu tokens leaves no room "
+			    "in a context of %d", in->name, in->lineno, n, T) < 0)
+				return -1;
+			continue;
+		}
+		break;
+	}
+	if (jsonl_in) {
+		p->line = xstrndup(line, len);
+		p->len = len;
+	} else {
+		p->text = xstrndup(line, len);
+	}
+	nprompts++;
+	for (i = 0; i < opt.nsamples; i++) {
+		struct sample *s = xcalloc(1, sizeof *s);
+
+		s->p = p;
+		s->index = i;
+		s->seq.stream = (nprompts - 1) * (uint64_t)opt.nsamples + i;
+		p->refs++;
+		nsamples++;
+		if (tail)
+			tail->next = s;
+		else
+			head = s;
+		tail = s;
+		if (unstarted == NULL)
+			unstarted = s;
+	}
+	return 1;
+}
+
+static void
+on_sigint(int sig)
+{
+	if (!interrupted) {
+		interrupted = 1;
+		return;
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* Generate from each prompt of in until its end. */
+static void
+generate(struct gpt *m, struct input *in, int interactive)
+{
+	struct gpt_infer inf;
+	struct gen_opts o = {
+		.temperature = opt.temperature, .top_k = opt.top_k,
+		.top_p = opt.top_p, .greedy = opt.greedy, .max_new = opt.out_len,
+		.seed = opt.seed, .eod = (int32_t)bpe_eod(vocab),
+		.nvocab = (int)bpe_nvocab(vocab),
+		.ctx = opt.seq ? opt.seq : m->cfg.maxpos,
+	};
+	int T = o.ctx, more = 1, tty = interactive && isatty(0), k;
+	char err[512];
+	double t0;
+
+	if (gpt_infer_init(&inf, m, opt.batch, T - 1 > opt.batch ? T - 1 :
+	    opt.batch, opt.batch, err, sizeof err) < 0)
+		owt_die(XSYS, "%s", err);
+	if (opt.int8)
+		gpt_infer_quantize(&inf);
+	gen_init(&gen, &inf, &o, on_token, NULL);
+	jsonl_out = opt.genfile != NULL;
+	t0 = owt_now();
+	for (;;) {
+		while (more && unstarted == NULL && gen_has_room(&gen) &&
+		    !(interactive && head)) {
+			if (tty) {
+				fputs("> ", stderr);
+				fflush(stderr);
+				interrupted = 1;	/* ^C at the prompt exits */
+			}
+			if ((k = read_prompt(in)) <= 0)
+				more = 0;
+			interrupted = 0;
+			jsonl_out |= jsonl_in;
+		}
+		start_samples();
+		if (gen.running == 0 && unstarted == NULL && !more)
+			break;
+		gen_step(&gen);
+		if (interrupted) {
+			for (k = 0; k < inf.S; k++)
+				if (gen.slot[k])
+					gen_stop(&gen, gen.slot[k]);
+			interrupted = 0;
+		}
+	}
+	say("%llu prompts, %llu samples, %llu tokens in %.1f s, %.1f tokens/s",
+	    nprompts, nsamples, ntokens, owt_now() - t0,
+	    ntokens / fmax(owt_now() - t0, 1e-9));
+	gen_free(&gen);
+	gpt_infer_free(&inf);
+}
+
+/* Score each record of in: nll, ppl and tokens added. */
+static void
+score(struct gpt *m, struct input *in)
+{
+	struct gpt_infer inf;
+	struct bpe_ids ids = { 0 };
+	struct buf out = { 0 };
+	struct jsonl_edit ed[4];
+	struct buf idb = { 0 };
+	char *line, err[512], v[3][32];
+	const char *text, *why;
+	size_t len, tlen;
+	int T = opt.seq ? opt.seq : m->cfg.maxpos, r;
+	int stride = opt.stride ? opt.stride : T / 2;
+	int count;
+	unsigned long long nrec = 0, ntok = 0;
+	double nll, total = 0, t0 = owt_now();
+
+	if (stride >= T || stride < 1)
+		owt_die(XUSAGE, "--score-stride %d: must be below the window "
+		    "of %d tokens", stride, T);
+	if (gpt_infer_init(&inf, m, 1, T, T, err, sizeof err) < 0)
+		owt_die(XSYS, "%s", err);
+	if (opt.int8)
+		gpt_infer_quantize(&inf);
+	while ((r = input_line(in, &line, &len)) != 0) {
+		if (r < 0) {
+			if (in->errcode != XDATA)
+				owt_die(in->errcode, "%s", in->err);
+			if (bad("%s", in->err) < 0)
+				break;
+			continue;
+		}
+		if (jsonl_parse(&rec, line, len, err, sizeof err) != 0) {
+			if (bad("%s:%lu: %s", in->name, in->lineno, err) < 0)
+				break;
+			continue;
+		}
+		if ((text = jsonl_str(&rec, opt.key, &tlen, &why)) == NULL) {
+			if (bad("%s:%lu: '%s' is %s", in->name, in->lineno,
+			    opt.key, why) < 0)
+				break;
+			continue;
+		}
+		ids.n = 0;
+		bpe_encode(bs, text, tlen, &ids);
+		ids.v = xgrow(ids.v, &ids.cap, ids.n + 1, sizeof *ids.v);
+		ids.v[ids.n++] = bpe_eod(vocab);
+		gen_score(&inf, (const int32_t *)ids.v, (int)ids.n, T, stride,
+		    &nll, &count);
+		if (count > 0) {
+			snprintf(v[0], sizeof v[0], "%.9g", nll / count);
+			snprintf(v[1], sizeof v[1], "%.9g", exp(nll / count));
+		} else {
+			strcpy(v[0], "null");
+			strcpy(v[1], "null");
+		}
+		snprintf(v[2], sizeof v[2], "%d", count);
+		ed[0] = (struct jsonl_edit){ "nll", v[0], strlen(v[0]) };
+		ed[1] = (struct jsonl_edit){ "ppl", v[1], strlen(v[1]) };
+		ed[2] = (struct jsonl_edit){ "tokens", v[2], strlen(v[2]) };
+		if (opt.ids) {
+			idb.len = 0;
+			json_ids(&idb, ids.v, ids.n);
+			ed[3] = (struct jsonl_edit){ "ids", idb.p, idb.len };
+		}
+		out.len = 0;
+		jsonl_write(&out, &rec, ed, opt.ids ? 4 : 3);
+		fwrite(out.p, 1, out.len, stdout);
+		nrec++;
+		ntok += (unsigned long long)count;
+		total += nll;
+	}
+	if (ntok > 0)
+		say("%llu records, %llu tokens in %.1f s: nll %.6f, ppl %.4f",
+		    nrec, ntok, owt_now() - t0, total / ntok, exp(total / ntok));
+	else
+		say("%llu records, no tokens", nrec);
+	free(ids.v);
+	buf_free(&out);
+	buf_free(&idb);
+	gpt_infer_free(&inf);
+}
+
+/* The model in opt.load. */
+static void
+load(struct gpt *m)
+{
+	struct gpt_config cfg = { 0 };
+	char err[1024], path[4096], cfgpath[4200];
+	int code, k;
+
+	if (ckpt_resolve(opt.load, path, sizeof path, err, sizeof err,
+	    &code) < 0)
+		owt_die(code, "%s", err);
+	snprintf(cfgpath, sizeof cfgpath, "%s/config.json", path);
+	if (ckpt_read_config(cfgpath, &cfg, err, sizeof err, &code) < 0)
+		owt_die(code, "%s", err);
+	cfg.vocab_pad = gpt_pad_vocab(cfg.vocab, 128);
+	for (k = 0; k < 4; k++) {
+		int v = k == 0 ? cfg.nlayer : k == 1 ? cfg.nembd : k == 2 ?
+		    cfg.nhead : cfg.maxpos;
+
+		if (opt.shape[k] && opt.shape[k] != v)
+			owt_die(XDATA, "%s: %s is %d, but %s is %d", cfgpath,
+			    shape_opts[k].key, v, shape_opts[k].flag,
+			    opt.shape[k]);
+	}
+	if (opt.seq > cfg.maxpos)
+		owt_die(XUSAGE, "--seq-length %d is beyond the %d positions of "
+		    "the model", opt.seq, cfg.maxpos);
+	if ((uint32_t)cfg.vocab < bpe_nvocab(vocab))
+		owt_die(XDATA, "%s: vocab_size %d is smaller than the "
+		    "tokenizer's %u tokens", cfgpath, cfg.vocab,
+		    bpe_nvocab(vocab));
+	if (gpt_init(m, &cfg, &gpt_cpu, err, sizeof err) < 0)
+		owt_die(XDATA, "%s: %s", cfgpath, err);
+	if (ckpt_load_model(path, m, err, sizeof err, &code) < 0)
+		owt_die(code, "%s", err);
+	say("GPT-2 from %s: %d layers, %d hidden, %d heads, %d positions, "
+	    "vocabulary %d: %zu parameters", path, cfg.nlayer, cfg.nembd,
+	    cfg.nhead, cfg.maxpos, cfg.vocab, gpt_nparams(&cfg));
+}
+
+int
+main(int argc, char **argv)
+{
+	struct gpt model;
+	struct input in;
+	char err[1024];
+	int code, interactive;
+
+	owt_setprog(argv[0]);
+	parse(argc, argv);
+	if (opt.genfile && strcmp(opt.genfile, "-") != 0 &&
+	    freopen(opt.genfile, "w", stdout) == NULL)
+		owt_die_errno(XSYS, "cannot create '%s'", opt.genfile);
+	if ((vocab = bpe_load(opt.vocab, opt.merges, &code, err,
+	    sizeof err)) == NULL)
+		owt_die(code, "%s", err);
+	bs = bpe_state_new(vocab);
+	if (opt.workers == 0)
+		opt.workers = owt_ncpu();
+	omp_set_num_threads(opt.workers);
+	blas_init(opt.workers);
+	load(&model);
+	say("cpu backend, %d threads, %s%s", opt.workers, blas_name(),
+	    opt.int8 ? "; int8 weights" : "");
+	if (input_open(&in, opt.input) < 0)
+		owt_die(in.errcode, "%s", in.err);
+	interactive = opt.interactive || (opt.input == NULL && !opt.score &&
+	    isatty(0));
+	if (interactive) {
+		opt.batch = 1;
+		opt.interactive = 1;
+		signal(SIGINT, on_sigint);
+	}
+	keys = (const char *const[]){ opt.key };
+	jsonl_rec_init(&rec, keys, 1);
+	if (opt.score)
+		score(&model, &in);
+	else
+		generate(&model, &in, interactive);
+	if (nbad)
+		say("%llu bad records%s", nbad, opt.keep_going ? " skipped" :
+		    "; stopped at the first");
+	jsonl_rec_free(&rec);
+	input_close(&in);
+	gpt_free(&model);
+	bpe_state_free(bs);
+	bpe_free(vocab);
+	return owt_finish(status);
+}
