@@ -109,13 +109,6 @@ static volatile sig_atomic_t interrupted;
 static const char *const *keys;
 static struct jsonl_rec rec;
 
-static void
-usage(void)
-{
-	fputs(usage_line, stderr);
-	exit(XUSAGE);
-}
-
 /* A log line, unless -q. */
 #define say(...) do { if (!opt.quiet) owt_warn(__VA_ARGS__); } while (0)
 
@@ -182,9 +175,7 @@ parse(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "hkq", lo, NULL)) != -1) {
 		switch (c) {
 		case 'h':
-			fputs(usage_line, stdout);
-			fputs(options_help, stdout);
-			exit(owt_finish(XOK));
+			exit(owt_help(usage_line, options_help));
 		case 'k': opt.keep_going = 1; break;
 		case 'q': opt.quiet = 1; break;
 		case O_DEVICE: opt.device = optarg; break;
@@ -229,8 +220,7 @@ parse(int argc, char **argv)
 			opt.top_p = opt_double("--top-p", optarg, 0, 1);
 			break;
 		case O_VERSION:
-			printf("gpt-sample %s\n", OWT_VERSION);
-			exit(owt_finish(XOK));
+			exit(owt_version());
 		case O_VOCAB: opt.vocab = optarg; break;
 		case O_WORKERS:
 			opt.workers = (int)opt_int("--workers", optarg, 1, 1024);
@@ -253,7 +243,7 @@ parse(int argc, char **argv)
 			owt_die(XUSAGE, "--%s: the cpu backend runs in fp32 (or "
 			    "--int8)", c == O_FP16 ? "fp16" : "bf16");
 		default:
-			usage();
+			owt_usage(usage_line);
 		}
 	}
 	if (optind < argc)
