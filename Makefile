@@ -74,7 +74,8 @@ NVCC_FLAGS ?= -O3 -std=c++17 $(NVCC_ARCH) -Xcompiler -Wall,-Wextra \
 CU_SRCS := $(sort $(wildcard kernels/*.cu))
 CU_OBJS := $(patsubst %.cu,$(B)/%.o,$(CU_SRCS))
 CULIB := $(B)/kernels/libowtcuda.a
-CUDA_LIBS = -L$(CUDA_HOME)/lib64 -lcudart -lcublas -lcublasLt -lstdc++
+CUDA_LIBS = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart \
+	-lcublas -lcublasLt -lstdc++
 OWT_CPPFLAGS += -DOWT_CUDA=1 -Ikernels
 endif
 
@@ -120,13 +121,14 @@ $(CULIB): $(CU_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(B)/t/%: t/%.c $(wildcard t/*.h) $(LIB)
+$(B)/t/%: t/%.c $(wildcard t/*.h) $(LIB) $(CULIB)
 	@mkdir -p $(@D)
 	$(CC) $(OWT_CPPFLAGS) $(OWT_CFLAGS) -o $@ $< $(LIB) \
+	    $(if $(CULIB),$(CULIB) $(CUDA_LIBS)) \
 	    $(shell pkg-config --libs $(ALL_PKGS) 2>/dev/null) $(ALL_LIBS) -lm
 
 TEST_ENV = PATH="$(CURDIR)/$(B)/bin:$$PATH" OWT_BUILD="$(CURDIR)/$(B)" \
-	OWT_SRC="$(CURDIR)" OWT_SHARED="$(SHARED)" LC_ALL=C.UTF-8 \
+	OWT_SRC="$(CURDIR)" OWT_SHARED="$(SHARED)" LC_ALL=C.UTF-8 OWT_DEVICE=cpu \
 	ASAN_OPTIONS=abort_on_error=0:detect_leaks=1
 
 check: all $(UNITS)

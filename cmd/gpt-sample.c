@@ -10,6 +10,7 @@
 #include "blas.h"
 #include "bpe.h"
 #include "ckpt.h"
+#include "device.h"
 #include "generate.h"
 #include "gpt.h"
 #include "input.h"
@@ -18,7 +19,7 @@
 #include "util.h"
 
 static const char usage_line[] =
-    "usage: gpt-sample [-hkq] [--bf16] [--device cpu] [--fp16] "
+    "usage: gpt-sample [-hkq] [--bf16] [--device dev] [--fp16] [--fp32] "
     "[--genfile file] [--greedy] [--hidden-size n] [--ids] [--int8] [--interactive] [--json-keys key] "
     "--load dir [--max-position-embeddings n] [--merge-file file] "
     "[--micro-batch-size n] [--num-attention-heads n] [--num-layers n] "
@@ -32,9 +33,10 @@ static const char options_help[] =
     "  -h, --help                  print this help and exit\n"
     "  -k, --keep-going            skip bad records (still exit 1)\n"
     "  -q, --quiet                 no log or summary on stderr\n"
-    "      --bf16                  bf16 weights: not on the cpu backend\n"
-    "      --device cpu            the backend (cpu)\n"
-    "      --fp16                  fp16 weights: not on the cpu backend\n"
+    "      --bf16                  bf16 matrix products (cuda)\n"
+    "      --device dev            auto, cpu or cuda ($OWT_DEVICE, else auto)\n"
+    "      --fp16                  fp16 matrix products (cuda)\n"
+    "      --fp32                  fp32 throughout (the default)\n"
     "      --genfile file          write JSONL records to file (standard output)\n"
     "      --greedy                always the most likely token\n"
     "      --hidden-size n         check the model's n_embd\n"
@@ -67,7 +69,7 @@ static const char options_help[] =
     "      --workers n             threads (all processors)\n";
 
 static struct {
-	int keep_going, quiet, greedy, ids, int8, interactive, score;
+	int keep_going, quiet, greedy, ids, int8, interactive, score, prec;
 	int batch, nsamples, out_len, stride, top_k, workers, seq;
 	int shape[4];		/* --num-layers ... as given, or 0 */
 	double temperature, top_p;
@@ -75,7 +77,7 @@ static struct {
 	const char *device, *genfile, *key, *load, *merges, *vocab, *input;
 } opt = {
 	.batch = 4, .nsamples = 1, .out_len = 1024, .temperature = 1.0,
-	.seed = 1234, .device = "cpu",
+	.seed = 1234, .prec = GPT_PREC_DEFAULT,
 };
 
 /* One input record and the samples drawn from it. */
@@ -102,6 +104,7 @@ struct sample {
 static struct bpe *vocab;
 static struct bpe_state *bs;
 static struct gen gen;
+static struct gpt_device dev;
 static struct sample *head, *tail, *unstarted;
 static int status = XOK, jsonl_out, jsonl_in;
 static unsigned long long nprompts, nsamples, ntokens, nbad;
@@ -117,7 +120,7 @@ enum {
 	O_KEYS, O_LOAD, O_MERGES, O_BATCH, O_NSAMPLES, O_OUTLEN, O_INPUT,
 	O_SCORE, O_STRIDE, O_SEED, O_TEMP, O_TOPK, O_TOPP, O_VERSION, O_VOCAB,
 	O_WORKERS, O_LAYERS, O_HIDDEN, O_HEADS, O_MAXPOS, O_SEQ, O_TOKENIZER,
-	O_RECOMPUTE, O_FP16, O_BF16
+	O_RECOMPUTE, O_FP16, O_BF16, O_FP32
 };
 
 /* The model options Megatron's scripts pass, checked against config.json. */
@@ -168,9 +171,10 @@ parse(int argc, char **argv)
 		{ "recompute", no_argument, NULL, O_RECOMPUTE },
 		{ "fp16", no_argument, NULL, O_FP16 },
 		{ "bf16", no_argument, NULL, O_BF16 },
+		{ "fp32", no_argument, NULL, O_FP32 },
 		{ NULL, 0, NULL, 0 }
 	};
-	int c;
+	int c, prec;
 
 	while ((c = getopt_long(argc, argv, "hkq", lo, NULL)) != -1) {
 		switch (c) {
@@ -239,9 +243,14 @@ parse(int argc, char **argv)
 			break;
 		case O_RECOMPUTE:
 			break;
-		case O_FP16: case O_BF16:
-			owt_die(XUSAGE, "--%s: the cpu backend runs in fp32 (or "
-			    "--int8)", c == O_FP16 ? "fp16" : "bf16");
+		case O_FP16: case O_BF16: case O_FP32:
+			prec = c == O_FP16 ? GPT_FP16 : c == O_BF16 ? GPT_BF16 :
+			    GPT_FP32;
+			if (opt.prec != GPT_PREC_DEFAULT && opt.prec != prec)
+				owt_die(XUSAGE, "--fp16, --bf16 and --fp32 exclude "
+				    "each other");
+			opt.prec = prec;
+			break;
 		default:
 			owt_usage(usage_line);
 		}
@@ -250,9 +259,6 @@ parse(int argc, char **argv)
 		owt_die(XUSAGE, "unexpected operand '%s'", argv[optind]);
 	if (opt.load == NULL)
 		owt_die(XUSAGE, "no model: give --load dir");
-	if (strcmp(opt.device, "cpu") != 0)
-		owt_die(XUSAGE, "--device: '%s' is not available (this "
-		    "gpt-sample has the cpu backend)", opt.device);
 	if ((opt.vocab == NULL) != (opt.merges == NULL))
 		owt_die(XUSAGE, "--vocab-file and --merge-file go together");
 	if (opt.score && opt.interactive)
@@ -702,7 +708,9 @@ load(struct gpt *m)
 		owt_die(XDATA, "%s: vocab_size %d is smaller than the "
 		    "tokenizer's %u tokens", cfgpath, cfg.vocab,
 		    bpe_nvocab(vocab));
-	if (gpt_init(m, &cfg, &gpt_cpu, err, sizeof err) < 0)
+	if (gpt_device_open(&dev, opt.device, opt.prec, 0, err, sizeof err) < 0)
+		owt_die(XUSAGE, "%s", err);
+	if (gpt_init(m, &cfg, dev.be, err, sizeof err) < 0)
 		owt_die(XDATA, "%s: %s", cfgpath, err);
 	if (ckpt_load_model(path, m, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
@@ -733,8 +741,11 @@ main(int argc, char **argv)
 	omp_set_num_threads(opt.workers);
 	blas_init(opt.workers);
 	load(&model);
-	say("cpu backend, %d threads, %s%s", opt.workers, blas_name(),
-	    opt.int8 ? "; int8 weights" : "");
+	if (dev.be == &gpt_cpu)
+		say("cpu backend, %d threads, %s%s", opt.workers, blas_name(),
+		    opt.int8 ? "; int8 weights" : "");
+	else
+		say("%s%s", dev.desc, opt.int8 ? "; int8 weights" : "");
 	if (input_open(&in, opt.input) < 0)
 		owt_die(in.errcode, "%s", in.err);
 	interactive = opt.interactive || (opt.input == NULL && !opt.score &&

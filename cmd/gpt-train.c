@@ -10,6 +10,7 @@
 
 #include "blas.h"
 #include "ckpt.h"
+#include "device.h"
 #include "gpt.h"
 #include "gptdata.h"
 #include "tjson.h"
@@ -19,16 +20,17 @@
 static const char usage_line[] =
     "usage: gpt-train [-hq] [--adam-beta1 x] [--adam-beta2 x] [--adam-eps x] "
     "[--attention-dropout p] [--bf16] [--clip-grad x] "
-    "[--data-path [weight] prefix ...] [--device cpu] [--eval-interval n] "
+    "[--data-path [weight] prefix ...] [--device dev] [--eval-interval n] "
     "[--eval-iters n] [--exit-duration-in-mins x] [--exit-interval n] "
-    "[--finetune] [--fp16] "
+    "[--finetune] [--fp16] [--fp32] "
     "[--global-batch-size n] [--hidden-dropout p] [--hidden-size n] "
-    "[--init-method-std x] [--load dir] [--log-interval n] [--log-json file] "
-    "[--lr x] [--lr-decay-iters n] [--lr-decay-samples n] "
+    "[--hysteresis n] [--init-method-std x] [--initial-loss-scale x] "
+    "[--load dir] [--log-interval n] [--log-json file] "
+    "[--loss-scale-window n] [--lr x] [--lr-decay-iters n] [--lr-decay-samples n] "
     "[--lr-decay-style style] [--lr-warmup-fraction x] [--lr-warmup-iters n] "
     "[--lr-warmup-samples n] [--make-vocab-size-divisible-by n] "
-    "[--max-position-embeddings n] [--micro-batch-size n] [--min-lr x] "
-    "[--mock-data] [--no-load-optim] [--num-attention-heads n] "
+    "[--max-position-embeddings n] [--micro-batch-size n] "
+    "[--min-loss-scale x] [--min-lr x] [--mock-data] [--no-load-optim] [--num-attention-heads n] "
     "[--num-layers n] [--override-opt_param-scheduler] "
     "[--pipeline-model-parallel-size n] [--save dir] [--save-interval n] "
     "[--seed n] [--seq-length n] [--split s] "
@@ -42,23 +44,27 @@ static const char options_help[] =
     "      --adam-beta2 x               AdamW beta2 (0.95; Megatron 0.999)\n"
     "      --adam-eps x                 AdamW epsilon (1e-8)\n"
     "      --attention-dropout p        dropout on attention probabilities (0.0; Megatron 0.1)\n"
-    "      --bf16                       bf16 training: not on the cpu backend\n"
+    "      --bf16                       bf16 matrix products (cuda; the default on sm_80 and newer)\n"
     "      --clip-grad x                clip the global gradient norm to x; 0: off (1.0)\n"
     "      --data-path [weight] prefix ...  datasets PREFIX.bin/.idx, blended by weight\n"
-    "      --device cpu                 the backend (cpu)\n"
+    "      --device dev                 auto, cpu or cuda ($OWT_DEVICE, else auto)\n"
     "      --eval-interval n            validation loss every n iterations (1000)\n"
     "      --eval-iters n               batches per evaluation; 0: none (100)\n"
     "      --exit-duration-in-mins x    save and exit after x minutes of training\n"
     "      --exit-interval n            save and exit after iteration n, 2n, ...\n"
     "      --finetune                   load only the weights; iteration 0, new optimizer\n"
-    "      --fp16                       fp16 training: not on the cpu backend\n"
+    "      --fp16                       fp16 matrix products with dynamic loss scaling (cuda)\n"
+    "      --fp32                       fp32 throughout (the cpu backend's only mode)\n"
     "      --global-batch-size n        sequences per iteration (the micro-batch size)\n"
     "      --hidden-dropout p           dropout after embeddings and residual branches (0.0; Megatron 0.1)\n"
     "      --hidden-size n              channels (768)\n"
+    "      --hysteresis n               fp16: overflows before the loss scale halves (2)\n"
     "      --init-method-std x          standard deviation of the initial weights (0.02)\n"
+    "      --initial-loss-scale x       fp16: the first loss scale (4294967296)\n"
     "      --load dir                   resume from a checkpoint, or start from HF weights\n"
     "      --log-interval n             log every n iterations (100)\n"
     "      --log-json file              also write the log as JSON lines to file\n"
+    "      --loss-scale-window n        fp16: clean iterations before the scale doubles (1000)\n"
     "      --lr x                       peak learning rate (6e-4)\n"
     "      --lr-decay-iters n           decay over n iterations (--train-iters)\n"
     "      --lr-decay-samples n         decay over n samples\n"
@@ -69,6 +75,7 @@ static const char options_help[] =
     "      --make-vocab-size-divisible-by n  pad the vocabulary to a multiple of n (128)\n"
     "      --max-position-embeddings n  positions of the model (1024)\n"
     "      --micro-batch-size n         sequences per forward pass (4)\n"
+    "      --min-loss-scale x           fp16: the smallest loss scale (1)\n"
     "      --min-lr x                   learning rate at the end of the decay (6e-5)\n"
     "      --mock-data                  train on generated counting sequences\n"
     "      --no-load-optim              do not load the optimizer state\n"
@@ -103,17 +110,21 @@ static struct {
 	const char *decay_style;
 	uint64_t warmup_iters, warmup_samples, decay_iters, decay_samples;
 	double wd, clip, beta1, beta2, eps, exit_mins;
+	double initial_scale, min_scale;
+	uint64_t scale_window, hysteresis;
 	const char *split, *device, *save, *load, *log_json;
 	uint64_t seed, save_interval, eval_interval, eval_iters, log_interval,
 	    exit_interval;
 	int mock, finetune, no_load_optim, override_sched, quiet, workers;
-	int fp16, bf16, tp, pp;
+	int fp16, bf16, fp32, tp, pp;
 } o = {
 	.layers = 12, .hidden = 768, .heads = 12, .seq = 1024, .maxpos = 1024,
 	.vocab = 50257, .vocab_div = 128, .init_std = 0.02, .micro = 4,
 	.lr = 6e-4, .min_lr = 6e-5, .warmup_fraction = 0.01,
 	.decay_style = "cosine", .wd = 0.1, .clip = 1.0, .beta1 = 0.9,
-	.beta2 = 0.95, .eps = 1e-8, .split = "969, 30, 1", .device = "cpu",
+	.beta2 = 0.95, .eps = 1e-8, .split = "969, 30, 1",
+	.initial_scale = 4294967296.0, .min_scale = 1, .scale_window = 1000,
+	.hysteresis = 2,
 	.seed = 1234, .eval_interval = 1000, .eval_iters = 100,
 	.log_interval = 100, .tp = 1, .pp = 1,
 };
@@ -140,13 +151,17 @@ static const struct optdef {
 	{ "exit-interval", T_U64, &o.exit_interval, 1, 1e15, C_NONE, NULL },
 	{ "finetune", T_FLAG, &o.finetune, 0, 0, C_NONE, NULL },
 	{ "fp16", T_FLAG, &o.fp16, 0, 0, C_NONE, NULL },
+	{ "fp32", T_FLAG, &o.fp32, 0, 0, C_NONE, NULL },
 	{ "global-batch-size", T_INT, &o.global, 1, 1 << 24, C_ARG, NULL },
 	{ "hidden-dropout", T_DBL, &o.hidden_dropout, 0, 0.99, C_ARG, NULL },
 	{ "hidden-size", T_INT, &o.hidden, 1, 1 << 16, C_MODEL, "n_embd" },
+	{ "hysteresis", T_U64, &o.hysteresis, 1, 1e15, C_NONE, NULL },
 	{ "init-method-std", T_DBL, &o.init_std, 0, 10, C_NONE, NULL },
+	{ "initial-loss-scale", T_DBL, &o.initial_scale, 1, 1e38, C_NONE, NULL },
 	{ "load", T_STR, &o.load, 0, 0, C_NONE, NULL },
 	{ "log-interval", T_U64, &o.log_interval, 1, 1e15, C_NONE, NULL },
 	{ "log-json", T_STR, &o.log_json, 0, 0, C_NONE, NULL },
+	{ "loss-scale-window", T_U64, &o.scale_window, 1, 1e15, C_NONE, NULL },
 	{ "lr", T_DBL, &o.lr, 0, 1e6, C_SCHED, NULL },
 	{ "lr-decay-iters", T_U64, &o.decay_iters, 1, 1e15, C_NONE, NULL },
 	{ "lr-decay-samples", T_U64, &o.decay_samples, 1, 1e15, C_SCHED, NULL },
@@ -157,6 +172,7 @@ static const struct optdef {
 	{ "make-vocab-size-divisible-by", T_INT, &o.vocab_div, 1, 1 << 16, C_NONE, NULL },
 	{ "max-position-embeddings", T_INT, &o.maxpos, 1, 1 << 20, C_MODEL, "n_positions" },
 	{ "micro-batch-size", T_INT, &o.micro, 1, 1 << 16, C_ARG, NULL },
+	{ "min-loss-scale", T_DBL, &o.min_scale, 1e-30, 1e38, C_NONE, NULL },
 	{ "min-lr", T_DBL, &o.min_lr, 0, 1e6, C_SCHED, NULL },
 	{ "mock-data", T_FLAG, &o.mock, 0, 0, C_NONE, NULL },
 	{ "no-load-optim", T_FLAG, &o.no_load_optim, 0, 0, C_NONE, NULL },
@@ -183,13 +199,6 @@ static char given[NOPTS];
 static char **data_args;
 static int ndata_args;
 static volatile sig_atomic_t stop_signal;
-
-static void
-usage(void)
-{
-	fputs(usage_line, stderr);
-	exit(XUSAGE);
-}
 
 static int
 opt_index(const char *name)
@@ -249,14 +258,11 @@ parse(int argc, char **argv)
 	lo[n++] = (struct option){ "version", no_argument, NULL, O_VERSION };
 	while ((c = getopt_long(argc, argv, "hq", lo, NULL)) != -1) {
 		if (c == O_HELP) {
-			fputs(usage_line, stdout);
-			fputs(options_help, stdout);
-			exit(owt_finish(XOK));
+			exit(owt_help(usage_line, options_help));
 		} else if (c == O_QUIET) {
 			o.quiet = 1;
 		} else if (c == O_VERSION) {
-			printf("gpt-train %s\n", OWT_VERSION);
-			exit(owt_finish(XOK));
+			exit(owt_version());
 		} else if (c >= O_BASE && c < O_BASE + (int)NOPTS) {
 			const struct optdef *d = &opts[c - O_BASE];
 
@@ -269,7 +275,7 @@ parse(int argc, char **argv)
 				set_opt(d, optarg);
 			}
 		} else {
-			usage();
+			owt_usage(usage_line);
 		}
 	}
 	free(lo);
@@ -491,6 +497,7 @@ say(const char *fmt, ...)
 
 static struct gpt model;
 static struct trainer tr;
+static struct gpt_device dev;
 static uint64_t saved_iter = UINT64_MAX;
 static char *args_text;
 
@@ -541,7 +548,7 @@ main(int argc, char **argv)
 	struct tjson *state_doc = NULL;
 	struct step_result r;
 	char err[1024], path[4096], cfgpath[4200];
-	uint64_t G, first_iter, log_iters = 0, train_samples;
+	uint64_t G, first_iter, log_iters = 0, log_skipped = 0, train_samples;
 	double t0, tlast, loss_sum = 0;
 	const char *why;
 	int code, k, from_ckpt = 0;
@@ -549,12 +556,8 @@ main(int argc, char **argv)
 	owt_setprog(argv[0]);
 	parse(argc, argv);
 
-	if (o.fp16 || o.bf16)
-		owt_die(XUSAGE, "--%s: the cpu backend trains in fp32 only",
-		    o.fp16 ? "fp16" : "bf16");
-	if (strcmp(o.device, "cpu") != 0)
-		owt_die(XUSAGE, "--device: '%s' is not available (this "
-		    "gpt-train has the cpu backend)", o.device);
+	if (o.fp16 + o.bf16 + o.fp32 > 1)
+		owt_die(XUSAGE, "--fp16, --bf16 and --fp32 exclude each other");
 	if (o.tp != 1 || o.pp != 1)
 		owt_die(XUSAGE, "--%s-model-parallel-size: only 1 is supported",
 		    o.tp != 1 ? "tensor" : "pipeline");
@@ -639,7 +642,11 @@ main(int argc, char **argv)
 		cfg.ln_eps = 1e-5f;
 	cfg.hidden_dropout = (float)o.hidden_dropout;
 	cfg.attn_dropout = (float)o.attn_dropout;
-	if (gpt_init(&model, &cfg, &gpt_cpu, err, sizeof err) < 0)
+	if (gpt_device_open(&dev, o.device, o.fp16 ? GPT_FP16 : o.bf16 ?
+	    GPT_BF16 : o.fp32 ? GPT_FP32 : GPT_PREC_DEFAULT, 1, err,
+	    sizeof err) < 0)
+		owt_die(XUSAGE, "%s", err);
+	if (gpt_init(&model, &cfg, dev.be, err, sizeof err) < 0)
 		owt_die(XUSAGE, "%s", err);
 	if (gpt_set_batch(&model, o.micro, o.seq, err, sizeof err) < 0)
 		owt_die(XUSAGE, "%s", err);
@@ -662,6 +669,12 @@ main(int argc, char **argv)
 	tr.adam = (struct adamw){ (float)o.beta1, (float)o.beta2,
 	    (float)o.eps, (float)o.wd };
 	tr.clip = (float)o.clip;
+	tr.scaler = (struct loss_scaler){ o.min_scale, o.scale_window,
+	    o.hysteresis };
+	if (dev.prec == GPT_FP16 && !(from_ckpt && tr.st.loss_scale > 0))
+		scaler_start(&tr.scaler, &tr.st, o.initial_scale);
+	else if (dev.prec != GPT_FP16)
+		tr.st.loss_scale = 0;
 	train_init(&tr);
 	args_text = args_json();
 
@@ -674,7 +687,10 @@ main(int argc, char **argv)
 	say("GPT-2: %d layers, %d hidden, %d heads, %d positions, vocabulary "
 	    "%d (padded to %d): %zu parameters", cfg.nlayer, cfg.nembd,
 	    cfg.nhead, cfg.maxpos, cfg.vocab, cfg.vocab_pad, gpt_nparams(&cfg));
-	say("cpu backend, %d threads, %s", o.workers, blas_name());
+	if (dev.be == &gpt_cpu)
+		say("cpu backend, %d threads, %s", o.workers, blas_name());
+	else
+		say("%s", dev.desc);
 	say("%s", data.desc);
 	if (tr.st.iteration > 0)
 		say("resuming at iteration %" PRIu64 ", %" PRIu64 " samples "
@@ -699,8 +715,12 @@ main(int argc, char **argv)
 			    isfinite(r.loss) ? r.grad_norm : r.loss,
 			    saved_iter != UINT64_MAX ? " (the last checkpoint "
 			    "is intact)" : "");
-		loss_sum += r.loss;
-		log_iters++;
+		if (r.skipped) {	/* fp16 overflow: Megatron counts, not averages, it */
+			log_skipped++;
+		} else {
+			loss_sum += r.loss;
+			log_iters++;
+		}
 		why = stop_signal == SIGINT ? "interrupted" :
 		    stop_signal ? "terminated" :
 		    o.exit_interval && tr.st.iteration % o.exit_interval == 0 ?
@@ -709,20 +729,31 @@ main(int argc, char **argv)
 		    "exit duration reached" : NULL;
 		if (tr.st.iteration % o.log_interval == 0 ||
 		    tr.st.iteration == o.train_iters || why) {
-			double now = owt_now();
-			double tps = (double)log_iters * G * o.seq / (now - tlast);
+			double now = owt_now(), n = (double)(log_iters + log_skipped);
+			double tps = n * G * o.seq / (now - tlast);
+			double loss = log_iters ? loss_sum / log_iters : NAN;
+			char scale[96] = "", lossj[32];
 
+			if (r.loss_scale > 0)
+				snprintf(scale, sizeof scale, " | loss scale %g | "
+				    "skipped %" PRIu64, tr.st.loss_scale, log_skipped);
 			say("iteration %" PRIu64 "/%" PRIu64 " | loss %.6f | lr "
-			    "%.4e | grad norm %.4f | %.0f tokens/s | %.1f s",
-			    tr.st.iteration, o.train_iters, loss_sum / log_iters,
-			    r.lr, r.grad_norm, tps, now - t0);
-			log_json("{\"iteration\": %" PRIu64 ", \"loss\": %.9g, "
-			    "\"lr\": %.9g, \"grad_norm\": %.9g, "
+			    "%.4e | grad norm %.4f%s | %.0f tokens/s | %.1f s",
+			    tr.st.iteration, o.train_iters, loss, r.lr,
+			    r.grad_norm, scale, tps, now - t0);
+			if (r.loss_scale > 0)
+				snprintf(scale, sizeof scale, ", \"loss_scale\": "
+				    "%.17g, \"skipped\": %" PRIu64, tr.st.loss_scale,
+				    log_skipped);
+			snprintf(lossj, sizeof lossj, log_iters ? "%.9g" :
+			    "null", loss);	/* null: every iteration skipped */
+			log_json("{\"iteration\": %" PRIu64 ", \"loss\": %s, "
+			    "\"lr\": %.9g, \"grad_norm\": %.9g%s, "
 			    "\"tokens_per_s\": %.1f, \"elapsed_s\": %.3f}",
-			    tr.st.iteration, loss_sum / log_iters, r.lr,
-			    r.grad_norm, tps, now - t0);
+			    tr.st.iteration, lossj, r.lr, r.grad_norm, scale, tps,
+			    now - t0);
 			loss_sum = 0;
-			log_iters = 0;
+			log_iters = log_skipped = 0;
 			tlast = now;
 		}
 		if (tr.st.iteration % o.eval_interval == 0)

@@ -1,4 +1,4 @@
-/* device.cu - finding CUDA devices */
+/* device.cu - finding CUDA devices and what they are */
 #include <cstdio>
 
 #include <cuda_runtime.h>
@@ -18,4 +18,19 @@ owtcuda_device_count(char *why, unsigned long n)
 		return 0;
 	}
 	return count;
+}
+
+extern "C" int
+owtcuda_capability(char *name, unsigned long n)
+{
+	cudaDeviceProp prop;
+
+	if (owtcuda_device_count(NULL, 0) == 0 ||
+	    cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+		cudaGetLastError();
+		return 0;
+	}
+	if (name != NULL && n > 0)
+		snprintf(name, n, "%s", prop.name);
+	return prop.major * 10 + prop.minor;
 }

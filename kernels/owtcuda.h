@@ -2,6 +2,10 @@
 #ifndef OWT_CUDA_H
 #define OWT_CUDA_H
 
+#include <stddef.h>
+
+#include "gpt.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -11,6 +15,36 @@ extern "C" {
  * or the runtime fails (the reason, if any, is written to why[0..n)).
  */
 int owtcuda_device_count(char *why, unsigned long n);
+
+/*
+ * Device 0's name ("NVIDIA H200") and compute capability as major * 10 +
+ * minor (90 for sm_90); 0 when there is no device.
+ */
+int owtcuda_capability(char *name, unsigned long n);
+
+/*
+ * The precision of the matrix products. Storage, master weights,
+ * optimizer state, LayerNorm, softmax and the loss stay fp32 in every
+ * mode; bf16 and fp16 round the operands of every matrix product
+ * (cuBLAS's CUBLAS_COMPUTE_32F_FAST_16BF / _16F: tensor cores, fp32
+ * accumulation).
+ */
+enum { OWTCUDA_FP32, OWTCUDA_BF16, OWTCUDA_FP16 };
+
+/*
+ * The CUDA backend (struct gpt_backend, gpt.h) on device 0 with products
+ * in the given precision; NULL with the reason in why[0..n) when there
+ * is no usable device. Every launcher checks its arguments and the
+ * launch; a CUDA error exits with status 3 (XSYS) naming the launcher.
+ */
+const struct gpt_backend *owtcuda_backend(int precision, char *why,
+    unsigned long n);
+
+/* The most device memory this process has had allocated, in bytes. */
+size_t owtcuda_peak_bytes(void);
+
+/* Wait for the device to finish (for timing). */
+void owtcuda_sync(void);
 
 #ifdef __cplusplus
 }

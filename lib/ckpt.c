@@ -614,10 +614,14 @@ save_files(const char *tmp, struct gpt *m, const struct train_state *st,
 	    "  \"consumed_train_samples\": %" PRIu64 ",\n"
 	    "  \"consumed_valid_samples\": %" PRIu64 ",\n"
 	    "  \"scheduler_samples\": %" PRIu64 ",\n"
-	    "  \"seed\": %" PRIu64 ",\n"
-	    "  \"args\": %s\n}\n", st->iteration, st->consumed_train,
-	    st->consumed_valid, st->sched_samples, st->seed,
-	    args_json ? args_json : "{}");
+	    "  \"seed\": %" PRIu64 ",\n", st->iteration, st->consumed_train,
+	    st->consumed_valid, st->sched_samples, st->seed);
+	if (st->loss_scale > 0)
+		buf_printf(&b, "  \"loss_scale\": %.17g,\n"
+		    "  \"loss_scale_growth\": %" PRIu64 ",\n"
+		    "  \"loss_scale_hysteresis\": %" PRIu64 ",\n",
+		    st->loss_scale, st->ls_growth, st->ls_hyst);
+	buf_printf(&b, "  \"args\": %s\n}\n", args_json ? args_json : "{}");
 	snprintf(path, sizeof path, "%s/trainer_state.json", tmp);
 	r = write_file(path, b.p, b.len, err, errsize);
 out:
@@ -896,13 +900,17 @@ ckpt_load_state(const char *path, struct train_state *st, struct tjson **doc,
 	static const struct {
 		const char *key;
 		size_t off;
+		int optional;	/* fp16 runs only */
 	} fields[] = {
-		{ "iteration", offsetof(struct train_state, iteration) },
-		{ "consumed_train_samples", offsetof(struct train_state, consumed_train) },
-		{ "consumed_valid_samples", offsetof(struct train_state, consumed_valid) },
-		{ "scheduler_samples", offsetof(struct train_state, sched_samples) },
-		{ "seed", offsetof(struct train_state, seed) },
+		{ "iteration", offsetof(struct train_state, iteration), 0 },
+		{ "consumed_train_samples", offsetof(struct train_state, consumed_train), 0 },
+		{ "consumed_valid_samples", offsetof(struct train_state, consumed_valid), 0 },
+		{ "scheduler_samples", offsetof(struct train_state, sched_samples), 0 },
+		{ "seed", offsetof(struct train_state, seed), 0 },
+		{ "loss_scale_growth", offsetof(struct train_state, ls_growth), 1 },
+		{ "loss_scale_hysteresis", offsetof(struct train_state, ls_hyst), 1 },
 	};
+	const struct tjson *ls;
 	struct buf b = { 0 };
 	char file[4096], jerr[128];
 	size_t i;
@@ -924,6 +932,10 @@ ckpt_load_state(const char *path, struct train_state *st, struct tjson **doc,
 	for (i = 0; i < sizeof fields / sizeof *fields; i++) {
 		const struct tjson *v = tjson_get(*doc, fields[i].key);
 
+		if (v == NULL && fields[i].optional) {
+			*(uint64_t *)((char *)st + fields[i].off) = 0;
+			continue;
+		}
 		if (v == NULL || v->type != TJ_NUMBER || v->num < 0 ||
 		    v->num != floor(v->num) || v->num > 9007199254740992.0) {
 			r = data_err(err, errsize, code, file, "%s '%s'",
@@ -931,6 +943,14 @@ ckpt_load_state(const char *path, struct train_state *st, struct tjson **doc,
 			goto bad;
 		}
 		*(uint64_t *)((char *)st + fields[i].off) = (uint64_t)v->num;
+	}
+	st->loss_scale = 0;
+	if ((ls = tjson_get(*doc, "loss_scale")) != NULL) {
+		if (ls->type != TJ_NUMBER || !(ls->num > 0)) {
+			r = data_err(err, errsize, code, file, "bad 'loss_scale'");
+			goto bad;
+		}
+		st->loss_scale = ls->num;
 	}
 	return 0;
 bad:

@@ -75,6 +75,10 @@ struct train_state {
 	uint64_t consumed_valid;	/* validation samples consumed */
 	uint64_t sched_samples;		/* the learning-rate schedule's position, in samples */
 	uint64_t seed;			/* dropout masks and data order derive from it */
+	/* fp16's dynamic loss scaler (train.h); loss_scale 0 when off */
+	double loss_scale;
+	uint64_t ls_growth;		/* clean iterations since the scale last grew */
+	uint64_t ls_hyst;		/* overflows left before the scale backs off */
 };
 
 /*

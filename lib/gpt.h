@@ -190,8 +190,15 @@ struct gpt_backend {
 
 extern const struct gpt_backend gpt_cpu;
 
+/* The CUDA kernels compile the mask's definition too (kernels/gpt_cuda.cu). */
+#ifdef __CUDACC__
+#define GPT_HD __host__ __device__
+#else
+#define GPT_HD
+#endif
+
 /* Keep element i under dropout with probability 1 - p: the mask's definition. */
-static inline int
+static inline GPT_HD int
 gpt_dropout_keep(uint64_t key, uint64_t i, float p)
 {
 	uint64_t x = key + 0x9e3779b97f4a7c15ULL * (i + 1);

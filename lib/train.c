@@ -81,13 +81,41 @@ fetch(struct trainer *tr, const struct sample_src *src, uint64_t first,
 	return 0;
 }
 
+void
+scaler_start(const struct loss_scaler *s, struct train_state *st,
+    double initial)
+{
+	st->loss_scale = initial;
+	st->ls_growth = 0;
+	st->ls_hyst = s->hysteresis;
+}
+
+void
+scaler_update(const struct loss_scaler *s, struct train_state *st,
+    int overflow)
+{
+	if (overflow) {
+		st->ls_growth = 0;
+		if (st->ls_hyst > 0)
+			st->ls_hyst--;
+		if (st->ls_hyst == 0)
+			st->loss_scale = fmax(st->loss_scale * 0.5, s->min);
+	} else if (++st->ls_growth == s->window) {
+		st->ls_growth = 0;
+		st->ls_hyst = s->hysteresis;
+		st->loss_scale *= 2;
+	}
+}
+
 int
 train_iteration(struct trainer *tr, const struct sample_src *src,
     struct step_result *r, char *err, size_t errsize, int *code)
 {
 	struct gpt *m = tr->m;
-	float dloss = 1.0f / ((float)tr->micro * tr->T * tr->nmicro);
+	double scale = tr->st.loss_scale > 0 ? tr->st.loss_scale : 1;
+	float dloss = (float)(scale / ((double)tr->micro * tr->T * tr->nmicro));
 	uint64_t first = tr->st.consumed_train, key;
+	uint64_t batch = (uint64_t)tr->micro * tr->nmicro;
 	double loss = 0, coef = 1;
 	int j;
 
@@ -103,16 +131,29 @@ train_iteration(struct trainer *tr, const struct sample_src *src,
 		gpt_backward(m);
 	}
 	r->loss = loss / tr->nmicro;
-	r->grad_norm = gpt_grad_norm(m);
+	r->grad_norm = gpt_grad_norm(m) / scale;
 	r->lr = lr_at(&tr->lr, tr->st.sched_samples);
-	if (!isfinite(r->loss) || !isfinite(r->grad_norm))
+	r->loss_scale = tr->st.loss_scale;
+	r->skipped = 0;
+	if (!isfinite(r->loss))
+		return 1;
+	if (tr->st.loss_scale > 0) {
+		r->skipped = !isfinite(r->grad_norm);
+		scaler_update(&tr->scaler, &tr->st, r->skipped);
+		if (r->skipped) {
+			tr->st.iteration++;
+			tr->st.consumed_train += batch;
+			return 0;
+		}
+	}
+	if (!isfinite(r->grad_norm))
 		return 1;
 	if (tr->clip > 0 && tr->clip / (r->grad_norm + 1e-6) < 1)
 		coef = tr->clip / (r->grad_norm + 1e-6);
-	gpt_update(m, &tr->adam, (float)r->lr, (float)coef);
+	gpt_update(m, &tr->adam, (float)r->lr, (float)(coef / scale));
 	tr->st.iteration++;
-	tr->st.consumed_train += (uint64_t)tr->micro * tr->nmicro;
-	tr->st.sched_samples += (uint64_t)tr->micro * tr->nmicro;
+	tr->st.consumed_train += batch;
+	tr->st.sched_samples += batch;
 	return 0;
 }
 

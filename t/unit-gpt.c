@@ -685,7 +685,7 @@ static void
 test_checkpoint(const char *dir)
 {
 	struct gpt m, m2;
-	struct train_state st = { 7, 56, 8, 56, 99 }, st2;
+	struct train_state st = { 7, 56, 8, 56, 99, 32768, 12, 1 }, st2;
 	struct tjson *doc;
 	struct gpt_config c;
 	float *a = xmalloc(sizeof(float) << 20), *b = xmalloc(sizeof(float) << 20);
@@ -727,7 +727,8 @@ test_checkpoint(const char *dir)
 	    ckpt_load_state(ck, &st2, &doc, err, sizeof err, &code) == 0,
 	    "checkpoint: load weights, optimizer and state");
 	OK(memcmp(&st, &st2, sizeof st) == 0 && m2.step == 3,
-	    "checkpoint: the trainer state and AdamW step round-trip");
+	    "checkpoint: the trainer state (fp16's loss scaler too) and AdamW "
+	    "step round-trip");
 	tjson_free(doc);
 	for (ok = 1, i = 0; i < 3; i++) {
 		enum gpt_buffer w = i == 0 ? GPT_PARAMS : i == 1 ? GPT_ADAM_M : GPT_ADAM_V;
@@ -1126,6 +1127,92 @@ dump(const char *dir)
 	return 0;
 }
 
+/*
+ * fp16's dynamic loss scaler: Megatron's DynamicGradScaler.update step by
+ * step; a power-of-two scale changes no bit of the updates; an overflow
+ * skips the iteration as Megatron does.
+ */
+static void
+test_scaler(void)
+{
+	enum { B = 2, T = 8, STEPS = 3 };
+	const struct loss_scaler ls = { 1, 3, 2 };
+	struct train_state st = { 0 };
+	struct mock_data md = { 11, 0, T, 300 };
+	struct sample_src src = { mock_get, &md };
+	struct step_result r;
+	struct trainer tr[2];
+	struct gpt m[2];
+	float *p0, *p1;
+	char err[256];
+	int code, i, k, same = 1;
+
+	/* overflow, overflow (back off), clean x3 (grow), overflow x2 */
+	static const struct { int overflow; double scale; uint64_t hyst; } seq[] = {
+		{ 1, 8, 1 }, { 1, 4, 0 }, { 0, 4, 0 }, { 0, 4, 0 }, { 0, 8, 2 },
+		{ 1, 8, 1 }, { 1, 4, 0 }, { 1, 2, 0 }, { 1, 1, 0 }, { 1, 1, 0 },
+	};
+	scaler_start(&ls, &st, 8);
+	for (i = 0; i < (int)(sizeof seq / sizeof *seq); i++) {
+		scaler_update(&ls, &st, seq[i].overflow);
+		if (st.loss_scale != seq[i].scale || st.ls_hyst != seq[i].hyst)
+			break;
+	}
+	OK(i == (int)(sizeof seq / sizeof *seq), "loss scaler: back-off after "
+	    "hysteresis, growth after the window, never below the minimum "
+	    "(step %d)", i);
+
+	/* the same run unscaled and scaled by 2^20 */
+	for (k = 0; k < 2; k++) {
+		die_if(gpt_init(&m[k], &small, &gpt_cpu, err, sizeof err) < 0,
+		    "init", err);
+		gpt_init_weights(&m[k], 3, 0.02f);
+		die_if(gpt_set_batch(&m[k], B, T, err, sizeof err) < 0, "batch",
+		    err);
+		memset(&tr[k], 0, sizeof tr[k]);
+		tr[k].m = &m[k];
+		tr[k].micro = B;
+		tr[k].T = T;
+		tr[k].nmicro = 2;
+		tr[k].lr = (struct lr_sched){ LR_CONSTANT, 1e-3, 0, 0, 1 };
+		tr[k].adam = (struct adamw){ 0.9f, 0.95f, 1e-8f, 0.1f };
+		tr[k].scaler = (struct loss_scaler){ 1, 1000, 2 };
+		if (k)
+			scaler_start(&tr[k].scaler, &tr[k].st, 1048576);
+		train_init(&tr[k]);
+		for (i = 0; i < STEPS; i++)
+			die_if(train_iteration(&tr[k], &src, &r, err, sizeof err,
+			    &code) != 0 || r.skipped, "train", err);
+	}
+	p0 = xmalloc(m[0].nparams * sizeof *p0);
+	p1 = xmalloc(m[0].nparams * sizeof *p1);
+	gpt_get(&m[0], GPT_PARAMS, p0);
+	gpt_get(&m[1], GPT_PARAMS, p1);
+	same = memcmp(p0, p1, m[0].nparams * sizeof *p0) == 0;
+	OK(same, "loss scale 2^20: the weights after %d steps are bit-identical "
+	    "to unscaled training", STEPS);
+
+	/* a scale that overflows: skipped, counted, nothing updated */
+	tr[1].st.loss_scale = 1e41;	/* the loss gradient itself overflows */
+	tr[1].st.ls_hyst = 1;
+	die_if(train_iteration(&tr[1], &src, &r, err, sizeof err, &code) != 0,
+	    "train", err);
+	gpt_get(&m[1], GPT_PARAMS, p0);
+	OK(r.skipped && memcmp(p0, p1, m[0].nparams * sizeof *p0) == 0 &&
+	    tr[1].st.iteration == STEPS + 1 &&
+	    tr[1].st.consumed_train == (STEPS + 1) * 2 * B &&
+	    tr[1].st.sched_samples == STEPS * 2 * B &&
+	    tr[1].st.loss_scale == 5e40 && isfinite(r.loss),
+	    "overflow: the iteration is skipped (weights unchanged, samples "
+	    "consumed, schedule not advanced) and the scale halves");
+	free(p0);
+	free(p1);
+	for (k = 0; k < 2; k++) {
+		train_free(&tr[k]);
+		gpt_free(&m[k]);
+	}
+}
+
 static int
 rm_one(const char *path, const struct stat *st, int type, struct FTW *f)
 {
@@ -1152,6 +1239,7 @@ main(int argc, char **argv)
 	test_safetensors(dir);
 	test_sgemm();
 	test_lr();
+	test_scaler();
 	test_layers(&gpt_cpu);
 	test_checkpoint(dir);
 	test_sampler();

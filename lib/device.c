@@ -1,0 +1,90 @@
+/* device.c - choosing the backend: --device auto|cpu|cuda, --fp32|--bf16|--fp16 */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device.h"
+
+#ifdef OWT_CUDA
+#include "owtcuda.h"
+#endif
+
+const char *
+gpt_prec_name(int prec)
+{
+	return prec == GPT_BF16 ? "bf16" : prec == GPT_FP16 ? "fp16" : "fp32";
+}
+
+static int
+open_cpu(struct gpt_device *d, int prec, char *err, size_t errsize)
+{
+	if (prec != GPT_FP32 && prec != GPT_PREC_DEFAULT) {
+		snprintf(err, errsize, "--%s: the cpu backend computes in fp32 "
+		    "only", gpt_prec_name(prec));
+		return -1;
+	}
+	d->be = &gpt_cpu;
+	d->prec = GPT_FP32;
+	snprintf(d->desc, sizeof d->desc, "cpu, fp32");
+	return 0;
+}
+
+#ifdef OWT_CUDA
+static int
+open_cuda(struct gpt_device *d, int prec, int train, char *err,
+    size_t errsize)
+{
+	char why[256] = "", name[96] = "";
+	int cap;
+
+	if ((cap = owtcuda_capability(name, sizeof name)) == 0) {
+		owtcuda_device_count(why, sizeof why);
+		snprintf(err, errsize, "--device cuda: no CUDA device%s%s",
+		    why[0] ? ": " : "", why);
+		return -1;
+	}
+	if (prec == GPT_PREC_DEFAULT)
+		prec = train && cap >= 80 ? GPT_BF16 : GPT_FP32;
+	if (prec == GPT_BF16 && cap < 80) {
+		snprintf(err, errsize, "--bf16: %s (sm_%d) has no bf16 tensor "
+		    "cores; use --fp16 or --fp32", name, cap);
+		return -1;
+	}
+	if ((d->be = owtcuda_backend(prec, why, sizeof why)) == NULL) {
+		snprintf(err, errsize, "--device cuda: %s", why);
+		return -1;
+	}
+	d->prec = prec;
+	snprintf(d->desc, sizeof d->desc, "cuda: %s (sm_%d), %s products",
+	    name, cap, gpt_prec_name(prec));
+	return 0;
+}
+#endif
+
+int
+gpt_device_open(struct gpt_device *d, const char *name, int prec, int train,
+    char *err, size_t errsize)
+{
+	memset(d, 0, sizeof *d);
+	if (name == NULL && (name = getenv("OWT_DEVICE")) == NULL)
+		name = "auto";
+	if (strcmp(name, "cpu") == 0)
+		return open_cpu(d, prec, err, errsize);
+	if (strcmp(name, "cuda") != 0 && strcmp(name, "auto") != 0) {
+		snprintf(err, errsize, "--device: '%s' is not auto, cpu or cuda",
+		    name);
+		return -1;
+	}
+#ifdef OWT_CUDA
+	if (strcmp(name, "cuda") == 0 || owtcuda_device_count(NULL, 0) > 0)
+		return open_cuda(d, prec, train, err, errsize);
+#else
+	(void)train;
+	if (strcmp(name, "cuda") == 0) {
+		snprintf(err, errsize, "--device cuda: this build has no CUDA "
+		    "backend (rebuild with nvcc: make CUDA=1)");
+		return -1;
+	}
+#endif
+	return open_cpu(d, prec, err, errsize);
+}

@@ -1,0 +1,31 @@
+/* device.h - the backend a program runs on: --device auto|cpu|cuda and the precision */
+#ifndef OWT_DEVICE_H
+#define OWT_DEVICE_H
+
+#include <stddef.h>
+
+#include "gpt.h"
+
+/* The precision of the matrix products (kernels/owtcuda.h has the same order). */
+enum { GPT_FP32, GPT_BF16, GPT_FP16, GPT_PREC_DEFAULT };
+
+struct gpt_device {
+	const struct gpt_backend *be;
+	int prec;		/* GPT_FP32, GPT_BF16 or GPT_FP16 */
+	char desc[160];		/* "cuda: NVIDIA H200 (sm_90), bf16 products" */
+};
+
+/*
+ * Choose the backend for --device name (NULL: $OWT_DEVICE, else "auto")
+ * and a precision (GPT_PREC_DEFAULT: bf16 for training on sm_80 and
+ * newer, fp32 otherwise). "auto" is cuda when this build has it and a
+ * device answers, else cpu. 0, or -1 with err: an unknown name, cuda
+ * asked for but absent, a precision the cpu backend lacks.
+ */
+int gpt_device_open(struct gpt_device *d, const char *name, int prec,
+    int train, char *err, size_t errsize);
+
+/* The precision's name: "fp32", "bf16", "fp16". */
+const char *gpt_prec_name(int prec);
+
+#endif
