@@ -463,11 +463,12 @@ test_training(void)
 	    "fits, then training runs", skipped);
 }
 
+/* "unit-cuda launchers": the fp32 launcher tests alone (t/9002, memcheck). */
 int
-main(void)
+main(int argc, char **argv)
 {
 	char why[256] = "", name[128] = "";
-	int prec;
+	int prec, quick = argc > 1 && strcmp(argv[1], "launchers") == 0;
 
 	if ((cu = owtcuda_backend(OWTCUDA_FP32, why, sizeof why)) == NULL) {
 		printf("1..0 # SKIP no CUDA device (%s)\n", why);
@@ -476,6 +477,10 @@ main(void)
 	prec = owtcuda_capability(name, sizeof name);
 	printf("# device: %s, sm_%d\n", name, prec);
 	blas_init(omp_get_max_threads());
+	if (quick) {
+		test_launchers(OWTCUDA_FP32);
+		return unit_done();
+	}
 	for (prec = OWTCUDA_FP32; prec <= OWTCUDA_FP16; prec++) {
 		if (prec == OWTCUDA_BF16 && owtcuda_capability(NULL, 0) < 80)
 			continue;

@@ -1,0 +1,123 @@
+#!/bin/sh
+# gpt-train and gpt-sample on the GPU against the CPU, on the small model
+# of t/7001 (the demo's King James text): 20 iterations with the same data
+# in fp32 (losses within 1e-4 of each other), bf16 tracking them (within
+# 3%), fp16 from Megatron's loss scale 2^32 skipping overflows and then
+# training; checkpoints interchangeable both ways; greedy text identical
+# in fp32, whatever the batch; --score within 1e-5; int8 and bf16
+# sampling. Skips without a CUDA build or a device.
+. "${OWT_SRC:-.}/t/lib.sh"
+
+cd "$T" || exit 3
+run gpt-train --device cuda --mock-data --train-iters 1 --num-layers 1 \
+    --hidden-size 32 --num-attention-heads 2 --seq-length 8 \
+    --max-position-embeddings 8 --vocab-size 64 --eval-iters 0 -q
+if [ "$rc" -ne 0 ]; then
+	grep -Eq 'no CUDA device|no CUDA backend' "$T/err" &&
+	    skip_all "$(cat "$T/err")"
+	echo "Bail out! gpt-train --device cuda: $(cat "$T/err")"
+	exit 1
+fi
+
+bpe-encode --append-eod -q "$OWT_SRC/contrib/demo/data/kjv.jsonl.gz" >kjv.tok &&
+    idx-pack -q -o kjv kjv.tok ||
+    { echo "Bail out! could not make the dataset"; exit 1; }
+common="--data-path kjv --num-layers 2 --hidden-size 64
+    --num-attention-heads 4 --seq-length 32 --max-position-embeddings 64
+    --micro-batch-size 8 --workers 4 --lr 3e-3 --lr-warmup-iters 5
+    --eval-iters 0 --split 100,0,0 --log-interval 1 -q"
+
+# losses FILE: "iteration loss" per line of a --log-json file
+losses() {
+	sed -n 's/.*"iteration": \([0-9]*\), "loss": \([^,]*\),.*/\1 \2/p' "$1"
+}
+
+# within A B TOL: the largest |a - b| / |b| over the iterations both logged
+within() {
+	losses "$2" >b.l
+	losses "$1" | awk -v tol="$3" '
+	    FNR == NR { want[$1] = $2; next }
+	    ($1 in want) && $2 != "null" { d = $2 - want[$1]; if (d < 0) d = -d
+	    d /= want[$1]; if (d > max) max = d; n++ }
+	    END { printf "%d iterations, largest difference %.3g\n", n, max
+	    exit !(n > 0 && max <= tol) }' b.l -
+}
+
+gpt-train $common --train-iters 20 --device cpu --log-json cpu.json --save ck ||
+    { echo "Bail out! CPU training failed"; exit 1; }
+run gpt-train $common --train-iters 20 --device cuda --fp32 --log-json gpu.json --save gck
+is "$rc" 0 "fp32 training on the GPU exits 0"
+if within gpu.json cpu.json 1e-4 >w.out; then
+	ok "fp32: the GPU's losses equal the CPU's within 1e-4 ($(cat w.out))"
+else
+	not_ok "fp32: the GPU's losses equal the CPU's within 1e-4 ($(cat w.out))"
+fi
+
+run gpt-train $common --train-iters 20 --device cuda --bf16 --log-json bf16.json
+if grep -q 'no bf16 tensor cores' "$T/err"; then
+	skip "no bf16 on this device (before sm_80)"
+elif within bf16.json cpu.json 0.03 >w.out; then
+	ok "bf16 tracks fp32 within 3% ($(cat w.out))"
+else
+	not_ok "bf16 tracks fp32 within 3% ($(cat w.out); status $rc)"
+fi
+
+run gpt-train $common --train-iters 40 --device cuda --fp16 --log-json fp16.json
+is "$rc" 0 "fp16 training exits 0"
+skipped=$(sed -n 's/.*"skipped": \([0-9]*\).*/\1/p' fp16.json | awk '{ s += $1 } END { print s + 0 }')
+last=$(losses fp16.json | tail -n 1 | cut -d' ' -f2)
+first=$(losses cpu.json | head -n 1 | cut -d' ' -f2)
+if [ "$skipped" -gt 0 ] && [ "$skipped" -lt 40 ] &&
+    awk -v a="$last" -v b="$first" 'BEGIN { exit !(a != "null" && a < b) }'; then
+	ok "fp16 from loss scale 2^32: $skipped overflowing iterations skipped, then the loss falls ($first to $last)"
+else
+	not_ok "fp16 from loss scale 2^32: skipped $skipped, last loss $last (first $first)"
+fi
+like fp16.json '"loss_scale": ' "fp16: the loss scale is logged"
+
+# Checkpoints: GPU to CPU and back.
+run gpt-train $common --train-iters 20 --device cuda --fp32 --exit-interval 10 --save half
+run gpt-train $common --train-iters 20 --device cpu --load half --save half --log-json resumed.json
+is "$rc" 0 "a GPU checkpoint resumes on the CPU"
+if within resumed.json cpu.json 1e-4 >w.out; then
+	ok "GPU then CPU: iterations 11-20 match the CPU run within 1e-4 ($(cat w.out))"
+else
+	not_ok "GPU then CPU: iterations 11-20 match the CPU run within 1e-4 ($(cat w.out))"
+fi
+
+# Sampling.
+printf 'And the LORD said unto\nIn the beginning\n\nAnd David went\nThe\n' >p.txt
+g="gpt-sample --load ck --workers 4 -q --greedy --ids --out-seq-length 32 --sample-input-file p.txt"
+$g --device cpu --genfile cpu.jsonl
+run $g --device cuda --genfile gpu.jsonl
+is "$rc" 0 "gpt-sample --device cuda exits 0"
+same gpu.jsonl cpu.jsonl "fp32 greedy samples on the GPU are the CPU's, token for token"
+run $g --device cuda --micro-batch-size 1 --genfile gpu1.jsonl
+same gpu1.jsonl cpu.jsonl "... and one prompt at a time gives the same text"
+run gpt-sample --load gck --device cpu --workers 4 -q --greedy --ids --out-seq-length 32 --sample-input-file p.txt --genfile gck.jsonl
+is "$rc" 0 "a GPU-trained checkpoint samples on the CPU"
+
+gzip -dc "$OWT_SRC/contrib/demo/data/kjv.jsonl.gz" | head -n 20 >s.jsonl
+nll() {
+	gpt-sample --load ck --score -q --workers 4 --sample-input-file s.jsonl "$@" |
+	    sed -n 's/.*"nll": *\([^,}]*\).*/\1/p'
+}
+nll --device cpu >nll.cpu
+for mode in --fp32 --int8 --bf16; do
+	nll --device cuda $mode >nll.gpu
+	tol=1e-5
+	[ $mode = --fp32 ] || tol=2e-2
+	if [ -s nll.gpu ] && paste nll.gpu nll.cpu | awk -v tol=$tol '
+	    { d = $1 - $2; if (d < 0) d = -d; if (d / $2 > max) max = d / $2; n++ }
+	    END { printf "%d texts, largest relative difference %.3g\n", n, max
+	    exit !(n == 20 && max <= tol) }' >w.out; then
+		ok "--score $mode on the GPU: mean NLL within $tol of the CPU's fp32 ($(cat w.out))"
+	else
+		not_ok "--score $mode on the GPU: mean NLL within $tol of the CPU's fp32 ($(cat w.out))"
+	fi
+done
+
+fails 2 'the cpu backend computes in fp32' "--bf16 on the CPU is a usage error" \
+    gpt-sample --load ck --device cpu --bf16 --sample-input-file p.txt
+
+done_testing
