@@ -589,6 +589,8 @@ generate(struct gpt *m, struct input *in, int interactive)
 	say("%llu prompts, %llu samples, %llu tokens in %.1f s, %.1f tokens/s",
 	    nprompts, nsamples, ntokens, owt_now() - t0,
 	    ntokens / fmax(owt_now() - t0, 1e-9));
+	if (gpt_device_peak_bytes(&dev) > 0)
+		say("peak GPU memory %.2f GB", gpt_device_peak_bytes(&dev) / 1e9);
 	gen_free(&gen);
 	gpt_infer_free(&inf);
 }

@@ -773,6 +773,8 @@ main(int argc, char **argv)
 	if (o.eval_iters > 0 && data.have[2])
 		evaluate(&data.src[2], 0, "test");
 out:
+	if (gpt_device_peak_bytes(&dev) > 0)
+		say("peak GPU memory %.2f GB", gpt_device_peak_bytes(&dev) / 1e9);
 	if (logf_json && fclose(logf_json) != 0)
 		owt_die_errno(XSYS, "%s: write error", o.log_json);
 	gpt_data_close(&data);

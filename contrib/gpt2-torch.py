@@ -137,14 +137,17 @@ class GPT2(torch.nn.Module):
     def forward(self, idx, targets=None):
         B, T = idx.shape
         x = self.wte[idx] + self.wpe[:T]
-        mask = torch.tril(torch.ones(T, T, dtype=torch.bool))
+        mask = torch.tril(torch.ones(T, T, dtype=torch.bool, device=x.device))
         for b in self.h:
             C = x.shape[-1]
             q, k, v = (b.ln_1(x) @ b.c_attn_w + b.c_attn_b).split(C, dim=2)
             q, k, v = (t.view(B, T, self.nh, C // self.nh).transpose(1, 2) for t in (q, k, v))
-            att = (q @ k.transpose(-2, -1)) / math.sqrt(C // self.nh)
-            att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
-            y = (att @ v).transpose(1, 2).reshape(B, T, C)
+            if x.is_cuda:	# the GPU benchmark's reference: fused attention
+                y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            else:
+                att = (q @ k.transpose(-2, -1)) / math.sqrt(C // self.nh)
+                y = att.masked_fill(~mask, float("-inf")).softmax(dim=-1) @ v
+            y = y.transpose(1, 2).reshape(B, T, C)
             x = x + (y @ b.attn_proj_w + b.attn_proj_b)
             hid = F.gelu(b.ln_2(x) @ b.c_fc_w + b.c_fc_b, approximate="tanh")
             x = x + (hid @ b.mlp_proj_w + b.mlp_proj_b)
@@ -243,7 +246,9 @@ def options(argv, o):
 
 def bench(argv):
     o = options(argv, {"layers": 4, "hidden": 128, "heads": 4, "vocab": 50257,
-                       "seq": 64, "batch": 4, "steps": 10, "threads": 2})
+                       "seq": 64, "batch": 4, "steps": 10, "threads": 2,
+                       "cuda": 0, "bf16": 0})
+    dev = "cuda" if o["cuda"] else "cpu"
     torch.set_num_threads(o["threads"])
     torch.manual_seed(1)
     cfg = {"n_embd": o["hidden"], "n_head": o["heads"], "vocab_size": o["vocab"],
@@ -258,16 +263,24 @@ def bench(argv):
                 p.zero_()
             else:
                 p.normal_(0, 0.02)
+    model.to(dev)
     opt = model.optimizer(6e-4, 0.1, (0.9, 0.95), 1e-8)
+    # --cuda 1 --bf16 1: autocast to bf16 on the GPU, fp32 master weights
+    amp = torch.autocast(dev, dtype=torch.bfloat16, enabled=bool(o["bf16"]))
     times = []
     for _ in range(o["steps"]):
-        tok = torch.randint(0, o["vocab"], (o["batch"], o["seq"] + 1))
+        tok = torch.randint(0, o["vocab"], (o["batch"], o["seq"] + 1), device=dev)
+        if o["cuda"]:
+            torch.cuda.synchronize()
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
-        _, loss = model(tok[:, :-1], tok[:, 1:])
+        with amp:
+            _, loss = model(tok[:, :-1], tok[:, 1:])
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
+        if o["cuda"]:
+            torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
     steady = sorted(times[1:] if len(times) > 1 else times)
     ms = steady[len(steady) // 2] * 1e3
@@ -411,8 +424,8 @@ class Cached(torch.nn.Module):
         self.m = model
         C = model.wte.shape[1]
         self.nh = model.nh
-        self.k = [torch.zeros(B, self.nh, T, C // self.nh) for _ in model.h]
-        self.v = [torch.zeros(B, self.nh, T, C // self.nh) for _ in model.h]
+        self.k = [torch.zeros(B, self.nh, T, C // self.nh, device=model.wte.device) for _ in model.h]
+        self.v = [torch.zeros(B, self.nh, T, C // self.nh, device=model.wte.device) for _ in model.h]
 
     def forward(self, idx, start):
         m = self.m
@@ -427,7 +440,7 @@ class Cached(torch.nn.Module):
             kk, vv = self.k[i][:, :, :start + T], self.v[i][:, :, :start + T]
             att = (q @ kk.transpose(-2, -1)) / math.sqrt(C // self.nh)
             if T > 1:
-                mask = torch.tril(torch.ones(T, start + T, dtype=torch.bool), diagonal=start)
+                mask = torch.tril(torch.ones(T, start + T, dtype=torch.bool, device=x.device), diagonal=start)
                 att = att.masked_fill(~mask, float("-inf"))
             y = (att.softmax(dim=-1) @ vv).transpose(1, 2).reshape(B, T, C)
             x = x + (y @ b.attn_proj_w + b.attn_proj_b)
@@ -438,7 +451,8 @@ class Cached(torch.nn.Module):
 
 def bench_sample(argv):
     o = options(argv, {"layers": 12, "hidden": 768, "heads": 12, "batch": 1,
-                       "prompt": 16, "tokens": 64, "threads": 2})
+                       "prompt": 16, "tokens": 64, "threads": 2, "cuda": 0})
+    dev = "cuda" if o["cuda"] else "cpu"
     torch.set_num_threads(o["threads"])
     torch.manual_seed(1)
     cfg = {"n_embd": o["hidden"], "n_head": o["heads"], "vocab_size": 50257,
@@ -447,15 +461,20 @@ def bench_sample(argv):
     with torch.no_grad():
         for _, p in model.named_hf():
             p.normal_(0, 0.02)
+    model.to(dev)
     rates = []
     with torch.no_grad():
         for _ in range(3):
             dec = Cached(model, o["batch"], o["prompt"] + o["tokens"])
-            tok = torch.randint(0, 50257, (o["batch"], o["prompt"]))
+            tok = torch.randint(0, 50257, (o["batch"], o["prompt"]), device=dev)
             nxt = dec(tok, 0).argmax(-1, keepdim=True)
+            if o["cuda"]:
+                torch.cuda.synchronize()
             t0 = time.perf_counter()
             for i in range(o["tokens"]):
                 nxt = dec(nxt, o["prompt"] + i).argmax(-1, keepdim=True)
+            if o["cuda"]:
+                torch.cuda.synchronize()
             rates.append(o["batch"] * o["tokens"] / (time.perf_counter() - t0))
     print(f"tokens_per_s {sorted(rates)[1]:.1f}")
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, BLAS {blas_library()}")

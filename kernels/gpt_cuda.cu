@@ -51,6 +51,75 @@ blas_ok(cublasStatus_t s, const char *what, const char *fn)
 #define ARG(cond) do { if (!(cond)) owt_die(XSYS, \
 	"cuda: %s: bad arguments (%s)", __func__, #cond); } while (0)
 
+/* ---- profile ------------------------------------------------------------ */
+
+/*
+ * With OWT_CUDA_PROFILE set, every launcher times itself with CUDA events
+ * (waiting for the device, so the run is slower) and the totals are
+ * printed on standard error at exit: where the time goes.
+ */
+struct prof_row {
+	const char *name;
+	double ms;
+	long calls;
+};
+static struct prof_row prof_rows[48];
+static int prof_on = -1;
+static cudaEvent_t prof_ev[2];
+
+static void
+prof_report(void)
+{
+	double total = 0;
+	int i;
+
+	for (i = 0; i < 48 && prof_rows[i].name; i++)
+		total += prof_rows[i].ms;
+	fprintf(stderr, "%s: cuda profile: %.1f ms in the launchers\n",
+	    owt_prog, total);
+	for (i = 0; i < 48 && prof_rows[i].name; i++)
+		fprintf(stderr, "%s:   %-26s %9.1f ms %5.1f%% %8ld calls\n", owt_prog,
+		    prof_rows[i].name, prof_rows[i].ms,
+		    100 * prof_rows[i].ms / (total > 0 ? total : 1),
+		    prof_rows[i].calls);
+}
+
+struct Prof {
+	const char *name;
+
+	explicit Prof(const char *fn) : name(fn)
+	{
+		if (prof_on < 0) {
+			prof_on = getenv("OWT_CUDA_PROFILE") != NULL;
+			if (prof_on) {
+				cudaEventCreate(&prof_ev[0]);
+				cudaEventCreate(&prof_ev[1]);
+				atexit(prof_report);
+			}
+		}
+		if (prof_on)
+			cudaEventRecord(prof_ev[0]);
+	}
+	~Prof()
+	{
+		float ms = 0;
+		int i;
+
+		if (!prof_on)
+			return;
+		cudaEventRecord(prof_ev[1]);
+		cudaEventSynchronize(prof_ev[1]);
+		cudaEventElapsedTime(&ms, prof_ev[0], prof_ev[1]);
+		for (i = 0; i < 47 && prof_rows[i].name &&
+		    strcmp(prof_rows[i].name, name) != 0; i++)
+			;
+		prof_rows[i].name = name;
+		prof_rows[i].ms += ms;
+		prof_rows[i].calls++;
+	}
+};
+#define PROFILE() Prof prof_(__func__)
+
 /* ---- state ------------------------------------------------------------- */
 
 static cublasHandle_t blas;
@@ -762,6 +831,7 @@ cu_encoder_forward(float *out, const int32_t *inp, const float *wte,
 {
 	size_t n = (size_t)B * T * C;
 
+	PROFILE();
 	ARG(out && inp && wte && wpe && B > 0 && T > 0 && C > 0);
 	k_encoder<<<blocks(n, TPB), TPB>>>(out, inp, wte, wpe, T, C, n);
 	LAUNCHED();
@@ -773,6 +843,7 @@ cu_encoder_backward(float *dwte, float *dwpe, const float *dout,
 {
 	size_t n = (size_t)B * T * C;
 
+	PROFILE();
 	ARG(dwte && dwpe && dout && inp && B > 0 && T > 0 && C > 0);
 	k_encoder_dwte<<<blocks(n, TPB), TPB>>>(dwte, dout, inp, C, n);
 	LAUNCHED();
@@ -784,6 +855,7 @@ static void
 cu_layernorm_forward(float *out, float *mean, float *rstd, const float *inp,
     const float *w, const float *b, int N, int C, float eps)
 {
+	PROFILE();
 	ARG(out && mean && rstd && inp && w && b && N > 0 && C > 0);
 	k_layernorm<<<blocks((size_t)N * 32, TPB), TPB>>>(out, mean, rstd, inp,
 	    w, b, N, C, eps);
@@ -813,6 +885,7 @@ cu_layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
     const float *inp, const float *w, const float *mean, const float *rstd,
     int N, int C)
 {
+	PROFILE();
 	ARG(dinp && dw && db && dout && inp && w && mean && rstd && N > 0 &&
 	    C > 0);
 	k_layernorm_dx<<<blocks((size_t)N * 32, TPB), TPB>>>(dinp, dout, inp,
@@ -827,6 +900,7 @@ cu_matmul_forward(float *out, const float *inp, const float *w,
 {
 	size_t n = (size_t)N * OC;
 
+	PROFILE();
 	ARG(out && inp && w && N > 0 && C > 0 && OC > 0);
 	if (bias) {
 		k_rows<<<blocks(n, TPB), TPB>>>(out, bias, OC, n);
@@ -839,6 +913,7 @@ static void
 cu_matmul_backward(float *dinp, float *dw, float *dbias, const float *dout,
     const float *inp, const float *w, int N, int C, int OC)
 {
+	PROFILE();
 	ARG(dinp && dw && dout && inp && w && N > 0 && C > 0 && OC > 0);
 	gemm1(0, 1, N, C, OC, 1, dout, OC, w, OC, 0, dinp, C);
 	gemm1(1, 0, C, OC, N, 1, inp, C, dout, OC, 1, dw, OC);
@@ -862,6 +937,7 @@ cu_attention_forward(float *out, float *att, const float *qkv, int B, int T,
 	long long tt = (long long)T * T, th;
 	float *q, *k, *v, *y, *a;
 
+	PROFILE();
 	ARG(out && att && qkv && B > 0 && T > 0 && NH > 0 && C % NH == 0 &&
 	    p >= 0 && p < 1);
 	HS = C / NH;
@@ -901,6 +977,7 @@ cu_attention_backward(float *dqkv, float *dp, const float *dout,
 	float *q, *k, *v, *dy, *dq, *dk, *dv;
 	const float *a;
 
+	PROFILE();
 	ARG(dqkv && dp && dout && qkv && att && B > 0 && T > 0 && NH > 0 &&
 	    C % NH == 0 && p >= 0 && p < 1);
 	HS = C / NH;
@@ -940,6 +1017,7 @@ cu_attention_backward(float *dqkv, float *dp, const float *dout,
 static void
 cu_gelu_forward(float *out, const float *inp, size_t N)
 {
+	PROFILE();
 	ARG(out && inp);
 	if (N == 0)
 		return;
@@ -950,6 +1028,7 @@ cu_gelu_forward(float *out, const float *inp, size_t N)
 static void
 cu_gelu_backward(float *dinp, const float *inp, const float *dout, size_t N)
 {
+	PROFILE();
 	ARG(dinp && inp && dout);
 	if (N == 0)
 		return;
@@ -961,6 +1040,7 @@ static void
 cu_residual_forward(float *out, const float *a, const float *b, size_t N,
     float p, uint64_t key)
 {
+	PROFILE();
 	ARG(out && b && p >= 0 && p < 1);
 	if (N == 0)
 		return;
@@ -978,6 +1058,7 @@ static void
 cu_lmhead_forward(float *logits, const float *inp, const float *wte, int N,
     int C, int V)
 {
+	PROFILE();
 	ARG(logits && inp && wte && N > 0 && C > 0 && V > 0);
 	gemm1(0, 1, N, V, C, 1, inp, C, wte, C, 0, logits, V);
 }
@@ -986,6 +1067,7 @@ static void
 cu_lmhead_backward(float *dinp, float *dwte, const float *dlogits,
     const float *inp, const float *wte, int N, int C, int V)
 {
+	PROFILE();
 	ARG(dinp && dwte && dlogits && inp && wte && N > 0 && C > 0 && V > 0);
 	gemm1(0, 0, N, C, V, 1, dlogits, V, wte, C, 0, dinp, C);
 	gemm1(1, 0, V, C, N, 1, dlogits, V, inp, C, 1, dwte, C);
@@ -995,6 +1077,7 @@ static void
 cu_crossentropy(float *losses, float *logits, const int32_t *targets, int N,
     int V, float dloss)
 {
+	PROFILE();
 	ARG(losses && logits && targets && N > 0 && V > 0);
 	k_crossentropy<<<N, 512>>>(losses, logits, targets, V, dloss);
 	LAUNCHED();
@@ -1005,6 +1088,7 @@ cu_adamw(float *p, const float *g, float *m, float *v, size_t n, float lr,
     float beta1, float beta2, float eps, float wd, float bc1, float bc2,
     float gscale)
 {
+	PROFILE();
 	ARG(p && g && m && v && bc1 > 0 && bc2 > 0);
 	if (n == 0)
 		return;
@@ -1019,6 +1103,7 @@ cu_sumsq(const float *x, size_t n)
 	double *part = (double *)scratch((SUM_BLOCKS + 1) * sizeof(double));
 	double s;
 
+	PROFILE();
 	ARG(x != NULL);
 	k_sumsq<<<SUM_BLOCKS, SUM_THREADS>>>(part, x, n);
 	LAUNCHED();
@@ -1035,6 +1120,7 @@ cu_encoder_forward_pos(float *out, const int32_t *inp, const int32_t *pos,
 {
 	size_t n = (size_t)N * C;
 
+	PROFILE();
 	ARG(out && inp && pos && wte && wpe && N > 0 && C > 0);
 	k_encoder_pos<<<blocks(n, TPB), TPB>>>(out, inp, pos, wte, wpe, C, n);
 	LAUNCHED();
@@ -1048,6 +1134,7 @@ cu_attention_forward_kv(float *out, float *kcache, float *vcache,
 	size_t shared;
 	int HS;
 
+	PROFILE();
 	ARG(out && kcache && vcache && qkv && seq && pos && N > 0 && NH > 0 &&
 	    C % NH == 0 && maxT > 0);
 	HS = C / NH;
@@ -1070,6 +1157,7 @@ static void
 cu_matmul_forward_q8(float *out, const float *inp, const int8_t *w,
     const float *scale, const float *bias, int N, int C, int OC)
 {
+	PROFILE();
 	ARG(out && inp && w && scale && N > 0 && C > 0 && OC > 0);
 	if (N <= Q8_GEMV_ROWS) {
 		k_gemv_q8<<<row_blocks(OC), TPB>>>(out, inp, w, scale, bias, N, C,

@@ -15,6 +15,17 @@ gpt_prec_name(int prec)
 	return prec == GPT_BF16 ? "bf16" : prec == GPT_FP16 ? "fp16" : "fp32";
 }
 
+size_t
+gpt_device_peak_bytes(const struct gpt_device *d)
+{
+#ifdef OWT_CUDA
+	if (d->be != NULL && d->be != &gpt_cpu)
+		return owtcuda_peak_bytes();
+#endif
+	(void)d;
+	return 0;
+}
+
 static int
 open_cpu(struct gpt_device *d, int prec, char *err, size_t errsize)
 {

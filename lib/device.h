@@ -25,6 +25,9 @@ struct gpt_device {
 int gpt_device_open(struct gpt_device *d, const char *name, int prec,
     int train, char *err, size_t errsize);
 
+/* The most GPU memory in use so far (cudaMemGetInfo); 0 on the cpu backend. */
+size_t gpt_device_peak_bytes(const struct gpt_device *d);
+
 /* The precision's name: "fp32", "bf16", "fp16". */
 const char *gpt_prec_name(int prec);
 
