@@ -1139,7 +1139,7 @@ cu_attention_forward_kv(float *out, float *kcache, float *vcache,
 	    C % NH == 0 && maxT > 0);
 	HS = C / NH;
 	shared = (size_t)(HS + maxT) * sizeof(float);
-	if (shared > 48 * 1024)
+	if (shared > 48 * 1024 - 1024)	/* the block reductions' static arrays too */
 		owt_die(XSYS, "cuda: %s: a context of %d positions needs %zu bytes "
 		    "of shared memory (at most 48 KB)", __func__, maxT, shared);
 	k_kv_store<<<blocks((size_t)N * C, TPB), TPB>>>(kcache, vcache, qkv, seq,
@@ -1231,6 +1231,19 @@ owtcuda_peak_bytes(void)
 {
 	note_peak();
 	return peak_bytes;
+}
+
+extern "C" void
+owtcuda_shutdown(void)
+{
+	if (work)
+		CUDA_OK(cudaFree(work));
+	work = NULL;
+	work_size = 0;
+	if (blas)
+		BLAS_OK(cublasDestroy(blas));
+	blas = NULL;
+	CUDA_OK(cudaDeviceReset());
 }
 
 extern "C" void

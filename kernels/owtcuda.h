@@ -43,6 +43,12 @@ const struct gpt_backend *owtcuda_backend(int precision, char *why,
 /* The most device memory this process has had allocated, in bytes. */
 size_t owtcuda_peak_bytes(void);
 
+/*
+ * Free the backend's scratch and cuBLAS handle and reset the device, so
+ * that a leak check sees only the caller's own allocations.
+ */
+void owtcuda_shutdown(void);
+
 /* Wait for the device to finish (for timing). */
 void owtcuda_sync(void);
 

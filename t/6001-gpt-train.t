@@ -135,10 +135,19 @@ fails 2 '^gpt-train: no data: give --data-path or --mock-data$' "no data" \
     gpt-train --train-iters 1
 fails 2 '^gpt-train: one of --train-iters and --train-samples is required$' \
     "no training length" gpt-train --mock-data
-fails 2 '^gpt-train: --fp16: the cpu backend trains in fp32 only$' "--fp16" \
-    gpt-train $tiny --train-iters 1 --fp16
-fails 2 "^gpt-train: --device: 'cuda' is not available" "--device cuda" \
-    gpt-train $tiny --train-iters 1 --device cuda
+fails 2 '^gpt-train: --fp16: the cpu backend computes in fp32 only$' "--fp16 on the cpu backend" \
+    gpt-train $tiny --train-iters 1 --device cpu --fp16
+fails 2 '^gpt-train: --fp16, --bf16 and --fp32 exclude each other$' "two precisions" \
+    gpt-train $tiny --train-iters 1 --bf16 --fp32
+fails 2 "^gpt-train: --device: 'gpu' is not auto, cpu or cuda$" "an unknown device" \
+    gpt-train $tiny --train-iters 1 --device gpu
+run gpt-train $tiny --train-iters 1 --device cuda -q
+if [ "$rc" -eq 0 ]; then
+	skip "--device cuda without a GPU: this machine has one"
+else
+	is "$rc:$(grep -Ec '^gpt-train: --device cuda: no CUDA (device|backend)' "$T/err")" 2:1 \
+	    "--device cuda without a GPU or a CUDA build: exit 2, reported"
+fi
 fails 2 '^gpt-train: --tensor-model-parallel-size: only 1 is supported$' \
     "tensor parallelism" gpt-train $tiny --train-iters 1 --tensor-model-parallel-size 2
 fails 2 '^gpt-train: --global-batch-size 6 is not a multiple of --micro-batch-size 4$' \

@@ -200,9 +200,16 @@ sed -n 's/.*"ids":\[\([^]]*\)\].*/\1/p' pad.jsonl | tr ', ' '\n\n' | grep . |
 
 # Bad input and usage.
 fails 2 '^gpt-sample: no model: give --load dir$' "no --load" gpt-sample
-fails 2 '^gpt-sample: --fp16: the cpu backend runs in fp32 \(or --int8\)$' "--fp16" $g --fp16
-fails 2 "^gpt-sample: --device: 'cuda' is not available" "--device cuda" \
-    $g --device cuda
+fails 2 '^gpt-sample: --fp16: the cpu backend computes in fp32 only$' "--fp16 on the cpu backend" $g --device cpu --fp16
+fails 2 '^gpt-sample: --fp16, --bf16 and --fp32 exclude each other$' "two precisions" $g --fp16 --bf16
+fails 2 "^gpt-sample: --device: 'gpu' is not auto, cpu or cuda$" "an unknown device" $g --device gpu
+run $g --device cuda </dev/null
+if [ "$rc" -eq 0 ]; then
+	skip "--device cuda without a GPU: this machine has one"
+else
+	is "$rc:$(grep -Ec '^gpt-sample: --device cuda: no CUDA (device|backend)' "$T/err")" 2:1 \
+	    "--device cuda without a GPU or a CUDA build: exit 2, reported"
+fi
 fails 2 "^gpt-sample: --top-p: '1.5' is out of range" "--top-p above 1" $g --top-p 1.5
 fails 2 "^gpt-sample: --temperature: 'x' is not a number" "a bad number" $g --temperature x
 fails 2 '^gpt-sample: --score-stride 64: must be below the window of 64 tokens$' \

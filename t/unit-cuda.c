@@ -105,6 +105,7 @@ test_launchers(int prec)
 	const char *pn = pname[prec];
 	size_t btc = (size_t)B * T * C, natt = (size_t)B * NH * T * T;
 	float *x = rnd(btc * 4, 1), *w = rnd((size_t)Vp * C, 0.5f);
+	float *wpe = rnd((size_t)maxT * C, 0.5f);
 	float *bias = rnd(4 * C + OC, 0.5f), *dout = rnd(btc * 4, 1);
 	float *out = xcalloc(btc * 4 + natt + (size_t)N * V, sizeof *out);
 	float *out2 = xcalloc(btc * 4 + natt, sizeof *out2);
@@ -125,6 +126,7 @@ test_launchers(int prec)
 	dx = dev(x, btc * 4 * sizeof *x);
 	dw = dev(w, (size_t)Vp * C * sizeof *w);
 	dwb = dev(bias, (4 * C + OC) * sizeof *bias);
+	float *dwpe = dev(wpe, (size_t)maxT * C * sizeof *wpe);
 	dd = dev(dout, btc * 4 * sizeof *dout);
 	dr = cu->alloc((btc * 4 + natt + (size_t)N * V) * sizeof(float));
 	dd2 = cu->alloc((btc * 4 + natt) * sizeof(float));
@@ -133,8 +135,8 @@ test_launchers(int prec)
 	db = cu->alloc(N * sizeof(float));
 
 	/* encoder: an exact gather; its gradient a scatter-add */
-	cpu->encoder_forward(out, tok, w, bias, B, T, C);
-	cu->encoder_forward(dr, dtok, dw, dwb, B, T, C);
+	cpu->encoder_forward(out, tok, w, wpe, B, T, C);
+	cu->encoder_forward(dr, dtok, dw, dwpe, B, T, C);
 	CHECK(dr, out, btc, 0, "%s encoder forward", pn);
 	memset(out3, 0, (size_t)Vp * C * sizeof *out3);
 	memset(out2, 0, (size_t)maxT * C * sizeof *out2);
@@ -151,6 +153,7 @@ test_launchers(int prec)
 	cpu->layernorm_forward(out, mean, rstd, x, bias, bias + C, N, C, 1e-5f);
 	cu->layernorm_forward(dr, dm, db, dx, dwb, dwb + C, N, C, 1e-5f);
 	CHECK(dr, out, btc, 1e-5, "%s layernorm forward", pn);
+	CHECK(dm, mean, N, 1e-5, "%s layernorm forward: mean", pn);
 	CHECK(db, rstd, N, 1e-5, "%s layernorm forward: rstd", pn);
 	memcpy(out2, x + btc, btc * sizeof *x);	/* dinp accumulates */
 	cu->put(dd2, x + btc, btc * sizeof *x);
@@ -182,6 +185,10 @@ test_launchers(int prec)
 	    "weight (+=)", pn);
 	CHECK(dd3 + C * OC, out3 + C * OC, OC, 1e-5, "%s matmul backward: bias "
 	    "(+=)", pn);
+	cpu->matmul_backward(out2, out3, NULL, dout, x, w, N, C, OC);
+	cu->matmul_backward(dd2, dd3, NULL, dd, dx, dw, N, C, OC);
+	CHECK(dd3, out3, (size_t)C * OC, tol_mm[prec], "%s matmul backward "
+	    "without a bias (+= again)", pn);
 
 	/* attention, without and with dropout */
 	for (i = 0; i < 2; i++) {
@@ -216,6 +223,11 @@ test_launchers(int prec)
 	cu->residual_forward(dr, dx, dd, btc, 0.2f, 7);
 	CHECK(dr, out, btc, 1e-6, "%s residual with dropout (the same mask)",
 	    pn);
+	memcpy(out, x, btc * sizeof *x);	/* as inference calls it: out is a */
+	cu->put(dr, x, btc * sizeof *x);
+	cpu->residual_forward(out, out, dout, btc, 0, 0);
+	cu->residual_forward(dr, dr, dd, btc, 0, 0);
+	CHECK(dr, out, btc, 0, "%s residual in place, no dropout", pn);
 	cpu->dropout(out, dout, btc, 0.3f, 8);
 	cu->dropout(dr, dd, btc, 0.3f, 8);
 	CHECK(dr, out, btc, 1e-6, "%s dropout", pn);
@@ -284,8 +296,8 @@ test_launchers(int prec)
 		float *dvc = cu->alloc(cache * sizeof(float));
 		int n1 = T - 1;
 
-		cpu->encoder_forward_pos(out, tok, pos, w, bias, N, C);
-		cu->encoder_forward_pos(dr, dtok, dpos, dw, dwb, N, C);
+		cpu->encoder_forward_pos(out, tok, pos, w, wpe, N, C);
+		cu->encoder_forward_pos(dr, dtok, dpos, dw, dwpe, N, C);
 		CHECK(dr, out, (size_t)N * C, 0, "%s encoder by position", pn);
 		/*
 		 * Two slots: rows 0..T-2 of each in one call (a prompt), then
@@ -325,13 +337,16 @@ test_launchers(int prec)
 			q[i] = (int8_t)(owt_mix64(seed++) % 255 - 127);
 		dq = dev(q, (size_t)OC * C);
 		ds = dev(bias, OC * sizeof *bias);
-		for (i = 0; i < 2; i++) {
-			int n = i ? N : 3;
+		for (i = 0; i < 4; i++) {
+			int n = i % 2 ? N : 3;
 
-			cpu->matmul_forward_q8(out, x, q, bias, bias + OC, n, C, OC);
-			cu->matmul_forward_q8(dr, dx, dq, ds, dwb + OC, n, C, OC);
-			CHECK(dr, out, (size_t)n * OC, i ? tol_mm[prec] : 1e-5,
-			    "%s int8 matmul, %d rows", pn, n);
+			cpu->matmul_forward_q8(out, x, q, bias, i < 2 ? bias + OC :
+			    NULL, n, C, OC);
+			cu->matmul_forward_q8(dr, dx, dq, ds, i < 2 ? dwb + OC : NULL,
+			    n, C, OC);
+			CHECK(dr, out, (size_t)n * OC, i % 2 ? tol_mm[prec] : 1e-5,
+			    "%s int8 matmul, %d rows%s", pn, n, i < 2 ? "" :
+			    ", no bias");
 		}
 		cu->free(dq);
 		cu->free(ds);
@@ -345,6 +360,8 @@ test_launchers(int prec)
 	cu->free(dx);
 	cu->free(dw);
 	cu->free(dwb);
+	cu->free(dwpe);
+	free(wpe);
 	cu->free(dd);
 	cu->free(dr);
 	cu->free(dd2);
@@ -360,6 +377,58 @@ test_launchers(int prec)
 	free(out3);
 	free(mean);
 	free(rstd);
+}
+
+/*
+ * The column sums and the norm over many blocks: LayerNorm's and a bias's
+ * gradients over rows in several chunks, a sum of squares longer than
+ * one pass of the grid.
+ */
+static void
+test_reductions(void)
+{
+	enum { N = 1500, C = 96 };
+	size_t nc = (size_t)N * C, big = (size_t)1 << 20;
+	float *x = rnd(nc, 1), *dy = rnd(nc, 1), *w = rnd(2 * C, 1);
+	float *mean = xmalloc(N * sizeof *mean), *rstd = xmalloc(N * sizeof *rstd);
+	float *out = xcalloc(nc, sizeof *out), *g = xcalloc(2 * C, sizeof *g);
+	float *s = rnd(big, 1);
+	float *dx = dev(x, nc * sizeof *x), *ddy = dev(dy, nc * sizeof *dy);
+	float *dw = dev(w, 2 * C * sizeof *w), *dout = dev(out, nc * sizeof *out);
+	float *dg = dev(g, 2 * C * sizeof *g), *dm = cu->alloc(N * sizeof(float));
+	float *dr = cu->alloc(N * sizeof(float)), *ds = dev(s, big * sizeof *s);
+	double a, b;
+
+	cpu->layernorm_forward(out, mean, rstd, x, w, w + C, N, C, 1e-5f);
+	cu->layernorm_forward(dout, dm, dr, dx, dw, dw + C, N, C, 1e-5f);
+	cu->put(dm, mean, N * sizeof *mean);
+	cu->put(dr, rstd, N * sizeof *rstd);
+	cu->zero(dout, nc * sizeof(float));
+	memset(out, 0, nc * sizeof *out);
+	cpu->layernorm_backward(out, g, g + C, dy, x, w, mean, rstd, N, C);
+	cu->layernorm_backward(dout, dg, dg + C, ddy, dx, dw, dm, dr, N, C);
+	CHECK(dg, g, 2 * C, 1e-5, "layernorm backward over %d rows (several "
+	    "chunks): weight and bias", N);
+	a = cpu->sumsq(s, big);
+	b = cu->sumsq(ds, big);
+	OK(fabs(a - b) <= 1e-12 * a, "sum of squares of %zu elements (%.17g, "
+	    "%.17g)", big, b, a);
+	cu->free(dx);
+	cu->free(ddy);
+	cu->free(dw);
+	cu->free(dout);
+	cu->free(dg);
+	cu->free(dm);
+	cu->free(dr);
+	cu->free(ds);
+	free(x);
+	free(dy);
+	free(w);
+	free(mean);
+	free(rstd);
+	free(out);
+	free(g);
+	free(s);
 }
 
 /* Train a small model for STEPS iterations on be; losses into loss. */
@@ -457,10 +526,16 @@ test_training(void)
 	OK(track(got, ref) <= 0.01 && skipped == 0, "fp16, loss scale 1024: "
 	    "no overflow, losses within 1%% (%.3g, %d skipped)", track(got, ref),
 	    skipped);
+	/*
+	 * Whether fp16 operands overflow at 2^32 is cuBLAS's choice of kernel
+	 * (FAST_16F allows, not promises, the down-conversion): skipped
+	 * steps are reported, not required; the scaler's rules are tested
+	 * on the CPU (t/unit-gpt.c).
+	 */
 	train(cu, 0, 4294967296.0, got, &skipped);
-	OK(skipped > 0 && skipped < STEPS && !isnan(got[STEPS - 1]),
-	    "fp16 from Megatron's 2^32: overflows skipped (%d) until the scale "
-	    "fits, then training runs", skipped);
+	OK(skipped < STEPS && !isnan(got[STEPS - 1]) &&
+	    got[STEPS - 1] < ref[0], "fp16 from Megatron's 2^32: training "
+	    "runs, the loss falls (%d overflowing steps skipped)", skipped);
 }
 
 /* "unit-cuda launchers": the fp32 launcher tests alone (t/9002, memcheck). */
@@ -479,6 +554,8 @@ main(int argc, char **argv)
 	blas_init(omp_get_max_threads());
 	if (quick) {
 		test_launchers(OWTCUDA_FP32);
+		test_reductions();
+		owtcuda_shutdown();
 		return unit_done();
 	}
 	for (prec = OWTCUDA_FP32; prec <= OWTCUDA_FP16; prec++) {
@@ -487,8 +564,11 @@ main(int argc, char **argv)
 		cu = owtcuda_backend(prec, why, sizeof why);
 		test_launchers(prec);
 	}
+	cu = owtcuda_backend(OWTCUDA_FP32, why, sizeof why);
+	test_reductions();
 	test_training();
 	printf("# peak device memory %.1f MB\n", owtcuda_peak_bytes() / 1e6);
+	owtcuda_shutdown();
 	return unit_done();
 }
 #endif
