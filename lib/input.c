@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -126,6 +128,9 @@ input_close(struct input *in)
 		inflateEnd(&in->z);
 	if (in->zs)
 		ZSTD_freeDStream(in->zs);
+	if (in->map != NULL)
+		munmap((void *)in->map, in->mapsize);
+	in->map = NULL;
 	if (in->fd > STDIN_FILENO)
 		close(in->fd);
 	free(in->raw);
@@ -358,11 +363,63 @@ input_line(struct input *in, char **line, size_t *len)
 	}
 }
 
+/*
+ * Map a plain regular file for input_bytes, from the first byte not yet
+ * consumed: what is buffered is in the map too, at the same offsets.
+ * 0, or -1 (not mapped: read as before). The file must not shrink while
+ * mapped (a truncated file would fault, as for any reader that maps).
+ */
+static int
+map_file(struct input *in)
+{
+	struct stat st;
+	uint64_t pos;
+	off_t cur;
+	void *m;
+
+	in->nomap = 1;
+	if (in->kind != IN_PLAIN || in->fd < 0 || fstat(in->fd, &st) < 0 ||
+	    !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+	    (uint64_t)st.st_size != (uint64_t)(size_t)st.st_size)
+		return -1;
+	/* the file offset (stdin may start anywhere), less what is buffered */
+	if ((cur = lseek(in->fd, 0, SEEK_CUR)) < 0)
+		return -1;
+	pos = (uint64_t)cur - (in->rawlen - in->rawpos) - (in->end - in->start);
+	if ((uint64_t)cur > (uint64_t)st.st_size ||
+	    (in->rawlen - in->rawpos) + (in->end - in->start) > (uint64_t)cur)
+		return -1;
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, in->fd, 0);
+	if (m == MAP_FAILED)
+		return -1;
+	madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+	madvise(m, (size_t)st.st_size, MADV_WILLNEED);
+	in->map = m;
+	in->mapsize = (size_t)st.st_size;
+	in->mappos = (size_t)pos;
+	in->start = in->end = in->scan = 0;
+	in->rawpos = in->rawlen;
+	in->raweof = 1;
+	in->eof = 1;
+	return 0;
+}
+
 ssize_t
 input_bytes(struct input *in, size_t n, const char **p)
 {
 	size_t have, cap;
 	ssize_t r;
+
+	if (in->map == NULL && !in->nomap)
+		map_file(in);
+	if (in->map != NULL) {
+		have = in->mapsize - in->mappos;
+		if (have > n)
+			have = n;
+		*p = in->map + in->mappos;
+		in->mappos += have;
+		return (ssize_t)have;
+	}
 
 	while ((have = in->end - in->start) < n && !in->eof) {
 		if (in->cap - in->start < n + 1 && in->start > 0) {

@@ -53,6 +53,14 @@ struct input {
 	char *buf;		/* decompressed data: [start, end) unread */
 	size_t start, end, cap, scan;
 
+	/*
+	 * input_bytes on a plain regular file maps it: [mappos, mapsize)
+	 * unread, no copy. nomap: mapping failed or is not possible.
+	 */
+	const char *map;
+	size_t mapsize, mappos;
+	int nomap;
+
 	int errcode;		/* XDATA or XSYS after an error */
 	int reason;		/* BAD_* after an error */
 	char err[512];		/* "FILE:LINE: what" after an error */

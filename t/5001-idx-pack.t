@@ -42,6 +42,14 @@ same vec.idx.want stdin.idx "standard input, as -"
 is "$(cat err)" "" "-q prints nothing"
 run idx-pack -q -o stdin2 <vec.tok
 same vec.bin.want stdin2.bin "standard input without an operand"
+# A regular file is mapped from where its descriptor stands: here, after
+# five bytes another program read.
+{ printf 'skip!'; cat vec.tok; } >off.tok
+{ dd bs=5 count=1 of=/dev/null 2>/dev/null; idx-pack -q -o off; } <off.tok
+same vec.bin.want off.bin "standard input that starts mid-file: the stream from there"
+cat vec.tok vec.tok >two.tok
+run sh -c 'cat two.tok | idx-pack -q -o pipe && idx-pack -q -o file two.tok && cmp pipe.bin file.bin && cmp pipe.idx file.idx'
+is "$rc" 0 "a pipe and a mapped file give the same dataset"
 
 # Vocabulary 100000: dtype int32 (code 4), tokens as int32.
 printf '1 2 3\n99999\n' | mktok 100000 99999 >big.tok
