@@ -363,6 +363,8 @@ input_line(struct input *in, char **line, size_t *len)
 	}
 }
 
+#define MAP_RELEASE ((size_t)8 << 20)	/* a multiple of the page size */
+
 /*
  * Map a plain regular file for input_bytes, from the first byte not yet
  * consumed: what is buffered is in the map too, at the same offsets.
@@ -413,6 +415,18 @@ input_bytes(struct input *in, size_t n, const char **p)
 	if (in->map == NULL && !in->nomap)
 		map_file(in);
 	if (in->map != NULL) {
+		/*
+		 * Give back the pages already read, 8 MB at a time, so that the
+		 * resident size does not follow the file's (the previous
+		 * pointer is no longer valid, as with the buffer).
+		 */
+		size_t done = in->mappos & ~(size_t)(MAP_RELEASE - 1);
+
+		if (done - in->mapfreed >= MAP_RELEASE) {
+			madvise((char *)in->map + in->mapfreed, done - in->mapfreed,
+			    MADV_DONTNEED);
+			in->mapfreed = done;
+		}
 		have = in->mapsize - in->mappos;
 		if (have > n)
 			have = n;

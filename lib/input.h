@@ -59,6 +59,7 @@ struct input {
 	 */
 	const char *map;
 	size_t mapsize, mappos;
+	size_t mapfreed;	/* pages before this given back (madvise) */
 	int nomap;
 
 	int errcode;		/* XDATA or XSYS after an error */
