@@ -166,55 +166,71 @@ blocks(size_t n, unsigned threads)
 
 /* ---- reductions inside a block ------------------------------------------ */
 
+struct Sum {
+	template <typename T>
+	__device__ T operator()(T a, T b) const { return a + b; }
+};
+
+struct Max {
+	__device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+
+template <typename T, typename Op>
+__device__ T
+warp_reduce(T x, Op op)
+{
+	for (int o = 16; o > 0; o /= 2)
+		x = op(x, __shfl_xor_sync(0xffffffff, x, o));
+	return x;
+}
+
 template <typename T>
 __device__ T
 warp_sum(T x)
 {
-	for (int o = 16; o > 0; o /= 2)
-		x += __shfl_xor_sync(0xffffffff, x, o);
-	return x;
+	return warp_reduce(x, Sum());
 }
 
 __device__ float
 warp_max(float x)
 {
-	for (int o = 16; o > 0; o /= 2)
-		x = fmaxf(x, __shfl_xor_sync(0xffffffff, x, o));
-	return x;
+	return warp_reduce(x, Max());
 }
 
-/* The sum over the block (blockDim.x a multiple of 32, at most 1024). */
-template <typename T>
+/*
+ * Over the block (blockDim.x a multiple of 32, at most 1024); every thread
+ * gets the result. The partials of each (T, Op) have their own array, and
+ * the first barrier keeps a second call from overwriting it while the
+ * first is still being read.
+ */
+template <typename T, typename Op>
 __device__ T
-block_sum(T x)
+block_reduce(T x, Op op, T identity)
 {
 	__shared__ T part[32];
 	int lane = threadIdx.x % 32, w = threadIdx.x / 32;
 	int nw = blockDim.x / 32;
 
-	x = warp_sum(x);
+	x = warp_reduce(x, op);
 	__syncthreads();
 	if (lane == 0)
 		part[w] = x;
 	__syncthreads();
-	x = lane < nw ? part[lane] : (T)0;
-	return warp_sum(x);
+	x = lane < nw ? part[lane] : identity;
+	return warp_reduce(x, op);
+}
+
+template <typename T>
+__device__ T
+block_sum(T x)
+{
+	return block_reduce(x, Sum(), (T)0);
 }
 
 __device__ float
 block_max(float x)
 {
-	__shared__ float part[32];
-	int lane = threadIdx.x % 32, w = threadIdx.x / 32;
-	int nw = blockDim.x / 32;
-
-	x = warp_max(x);
-	__syncthreads();
-	if (lane == 0)
-		part[w] = x;
-	__syncthreads();
-	x = lane < nw ? part[lane] : -INFINITY;
-	return warp_max(x);
+	return block_reduce(x, Max(), -INFINITY);
 }
 
 /* ---- kernels ------------------------------------------------------------ */
@@ -623,15 +639,9 @@ k_adamw(float *p, const float *g, float *m, float *v, size_t n, float lr,
 {
 	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
 
-	if (i < n) {
-		float gi = g[i] * gscale;
-		float mi = beta1 * m[i] + (1.0f - beta1) * gi;
-		float vi = beta2 * v[i] + (1.0f - beta2) * gi * gi;
-
-		m[i] = mi;
-		v[i] = vi;
-		p[i] -= lr * ((mi / bc1) / (sqrtf(vi / bc2) + eps) + wd * p[i]);
-	}
+	if (i < n)
+		gpt_adamw_elem(p + i, g[i], m + i, v + i, lr, beta1, beta2, eps,
+		    wd, bc1, bc2, gscale);
 }
 
 /* Sum of squares: a fixed grid of SUM_BLOCKS partials, then one block. */

@@ -2,6 +2,7 @@
 #ifndef OWT_GPT_H
 #define OWT_GPT_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -207,6 +208,20 @@ gpt_dropout_keep(uint64_t key, uint64_t i, float p)
 	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
 	x ^= x >> 31;
 	return (float)(x >> 40) * (1.0f / 16777216.0f) >= p;
+}
+
+/* AdamW on one element, as struct gpt_backend's adamw defines it. */
+static inline GPT_HD void
+gpt_adamw_elem(float *p, float g, float *m, float *v, float lr, float beta1,
+    float beta2, float eps, float wd, float bc1, float bc2, float gscale)
+{
+	float gi = g * gscale;
+	float mi = beta1 * *m + (1.0f - beta1) * gi;
+	float vi = beta2 * *v + (1.0f - beta2) * gi * gi;
+
+	*m = mi;
+	*v = vi;
+	*p -= lr * ((mi / bc1) / (sqrtf(vi / bc2) + eps) + wd * *p);
 }
 
 /* The activations kept for the backward pass, for (B,T). */

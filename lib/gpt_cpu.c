@@ -627,15 +627,9 @@ adamw_chunk(float *p, const float *g, float *m, float *v, size_t n, float lr,
 	size_t i;
 
 #pragma omp simd
-	for (i = 0; i < n; i++) {
-		float gi = g[i] * gscale;
-		float mi = beta1 * m[i] + (1.0f - beta1) * gi;
-		float vi = beta2 * v[i] + (1.0f - beta2) * gi * gi;
-
-		m[i] = mi;
-		v[i] = vi;
-		p[i] -= lr * ((mi / bc1) / (sqrtf(vi / bc2) + eps) + wd * p[i]);
-	}
+	for (i = 0; i < n; i++)
+		gpt_adamw_elem(p + i, g[i], m + i, v + i, lr, beta1, beta2, eps,
+		    wd, bc1, bc2, gscale);
 }
 
 /* AdamW on n elements (gpt.h) */
