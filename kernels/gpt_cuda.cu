@@ -421,45 +421,43 @@ k_rows(float *out, const float *bias, int OC, size_t n)
 }
 
 /*
- * qkv (B,T,3,NH,HS) to q, k, v (B,NH,T,HS) each: head-major, so that one
- * head's rows are a contiguous (T,HS) matrix for the batched products.
+ * Element i of a head-major (B,NH,T,HS) tensor lies at the returned index
+ * of a token-major one whose rows (b, t) are `row` floats apart, head h's
+ * HS channels at h * HS: (B,T,NH,HS) with row C, or a third of
+ * (B,T,3,NH,HS) with row 3C.
  */
-__global__ void
-k_split_heads(float *q, float *k, float *v, const float *qkv, int B, int T,
-    int NH, int HS)
+__device__ size_t
+token_major(size_t i, int T, int NH, int HS, size_t row)
 {
-	size_t n = (size_t)B * NH * T * HS;
-	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+	int d = (int)(i % HS), t = (int)(i / HS % T);
+	int h = (int)(i / HS / T % NH), b = (int)(i / HS / T / NH);
 
-	if (i < n) {
-		int d = (int)(i % HS), t = (int)(i / HS % T);
-		int h = (int)(i / HS / T % NH), b = (int)(i / HS / T / NH);
-		size_t C = (size_t)NH * HS;
-		size_t src = ((size_t)b * T + t) * 3 * C + (size_t)h * HS + d;
-
-		q[i] = qkv[src];
-		k[i] = qkv[src + C];
-		v[i] = qkv[src + 2 * C];
-	}
+	return ((size_t)b * T + t) * row + (size_t)h * HS + d;
 }
 
-/* The inverse for gradients: dq, dk, dv (B,NH,T,HS) into dqkv (B,T,3,NH,HS). */
+/*
+ * qkv (B,T,3,NH,HS) and q, k, v (B,NH,T,HS) each, head-major so that one
+ * head's rows are a contiguous (T,HS) matrix for the batched products:
+ * split copies qkv into q, k, v; otherwise q, k, v (gradients) go into qkv.
+ */
 __global__ void
-k_merge_qkv(float *dqkv, const float *dq, const float *dk, const float *dv,
-    int B, int T, int NH, int HS)
+k_qkv_heads(float *q, float *k, float *v, float *qkv, int B, int T, int NH,
+    int HS, int split)
 {
-	size_t n = (size_t)B * NH * T * HS;
-	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+	size_t C = (size_t)NH * HS, n = (size_t)B * T * C;
+	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x, j;
 
-	if (i < n) {
-		int d = (int)(i % HS), t = (int)(i / HS % T);
-		int h = (int)(i / HS / T % NH), b = (int)(i / HS / T / NH);
-		size_t C = (size_t)NH * HS;
-		size_t dst = ((size_t)b * T + t) * 3 * C + (size_t)h * HS + d;
-
-		dqkv[dst] = dq[i];
-		dqkv[dst + C] = dk[i];
-		dqkv[dst + 2 * C] = dv[i];
+	if (i >= n)
+		return;
+	j = token_major(i, T, NH, HS, 3 * C);
+	if (split) {
+		q[i] = qkv[j];
+		k[i] = qkv[j + C];
+		v[i] = qkv[j + 2 * C];
+	} else {
+		qkv[j] = q[i];
+		qkv[j + C] = k[i];
+		qkv[j + 2 * C] = v[i];
 	}
 }
 
@@ -469,18 +467,15 @@ k_heads(float *dst, const float *src, int B, int T, int NH, int HS,
     int to_heads)
 {
 	size_t n = (size_t)B * NH * T * HS;
-	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x, j;
 
-	if (i < n) {
-		int d = (int)(i % HS), t = (int)(i / HS % T);
-		int h = (int)(i / HS / T % NH), b = (int)(i / HS / T / NH);
-		size_t j = (((size_t)b * T + t) * NH + h) * HS + d;
-
-		if (to_heads)
-			dst[i] = src[j];
-		else
-			dst[j] = src[i];
-	}
+	if (i >= n)
+		return;
+	j = token_major(i, T, NH, HS, (size_t)NH * HS);
+	if (to_heads)
+		dst[i] = src[j];
+	else
+		dst[j] = src[i];
 }
 
 /*
@@ -956,7 +951,8 @@ cu_attention_forward(float *out, float *att, const float *qkv, int B, int T,
 	k = q + btc;
 	v = k + btc;
 	y = v + btc;
-	k_split_heads<<<blocks(btc, TPB), TPB>>>(q, k, v, qkv, B, T, NH, HS);
+	k_qkv_heads<<<blocks(btc, TPB), TPB>>>(q, k, v, (float *)qkv, B, T, NH,
+	    HS, 1);
 	LAUNCHED();
 	/* att (T,T) = q (T,HS) k^T / sqrt(HS), per (b, h) */
 	gemm(0, 1, T, T, HS, 1.0f / sqrtf((float)HS), q, HS, k, HS, 0, att, T,
@@ -999,7 +995,8 @@ cu_attention_backward(float *dqkv, float *dp, const float *dout,
 	dq = dy + btc;
 	dk = dq + btc;
 	dv = dk + btc;
-	k_split_heads<<<blocks(btc, TPB), TPB>>>(q, k, v, qkv, B, T, NH, HS);
+	k_qkv_heads<<<blocks(btc, TPB), TPB>>>(q, k, v, (float *)qkv, B, T, NH,
+	    HS, 1);
 	LAUNCHED();
 	k_heads<<<blocks(btc, TPB), TPB>>>(dy, dout, B, T, NH, HS, 1);
 	LAUNCHED();
@@ -1020,7 +1017,7 @@ cu_attention_backward(float *dqkv, float *dp, const float *dout,
 	/* dq = ds k; dk = ds^T q */
 	gemm(0, 0, T, HS, T, 1, dp, T, k, HS, 0, dq, HS, B * NH, tt, th, th);
 	gemm(1, 0, T, HS, T, 1, dp, T, q, HS, 0, dk, HS, B * NH, tt, th, th);
-	k_merge_qkv<<<blocks(btc, TPB), TPB>>>(dqkv, dq, dk, dv, B, T, NH, HS);
+	k_qkv_heads<<<blocks(btc, TPB), TPB>>>(dq, dk, dv, dqkv, B, T, NH, HS, 0);
 	LAUNCHED();
 }
 
