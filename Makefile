@@ -193,4 +193,4 @@ uninstall:
 	rm -rf $(DESTDIR)$(DATADIR)
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-gpu
