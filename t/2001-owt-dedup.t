@@ -110,9 +110,15 @@ for w in 2 3 8; do
 done
 is "$(wc -l <o1)" 5 "1440 documents: five kept (the rest duplicates)"
 
-# Decontamination: t/data/decontam-want.jsonl holds the same records as
-# Megatron-LM's filter_ngrams.py writes (--tasks tasks, lambada path
-# t/data/tasks.jsonl; checked field by field), in owt-dedup's bytes.
+# Decontamination: t/data/decontam-want.jsonl holds the records Megatron-LM's
+# tools/openwebtext/filter_ngrams.py (commit 17b8a8a7, Debian python3 with
+# python3-nltk) writes with
+#   filter_ngrams.py --tasks lambada --lambada-path t/data/tasks.jsonl \
+#       --dedup-dataset t/data/decontam.jsonl text --output out.jsonl \
+#       --num-threads 1
+# equal as JSON values, field by field, once its split_id prefix "lambada"
+# is read as "tasks" (owt-dedup names the task by its file, owt-dedup(1)),
+# in owt-dedup's bytes (re-checked 2026-12-02: 30 of 30 records).
 cp "$D/tasks.jsonl" "$D/decontam.jsonl" .
 run owt-dedup --stages decontam --decontam tasks.jsonl --report rep.jsonl \
     decontam.jsonl
