@@ -10,7 +10,9 @@
 #     (OWT_CUDA_PROFILE); PyTorch: the same model and step, bf16 autocast,
 #     fused attention (contrib/gpt2-torch.py bench --cuda 1 --bf16 1);
 #   gpt-sample, the same shape, 256 new tokens at batch 1 and 8: tokens/s
-#     in fp32, bf16 and int8; PyTorch: a key/value cache, fp32.
+#     in fp32, bf16 and int8; PyTorch: a key/value cache, fp32;
+# and t/6004: Hugging Face transformers (in that machine's image) loads a
+# gpt-train checkpoint and computes gpt-sample's losses.
 #
 # Run from the repository root on the GPU machine:
 #   sh contrib/gpu-kit.sh          (here, once: yajl, zlib, zstd to carry)
@@ -131,6 +133,8 @@ for batch in 1 8; do
 		echo "  batch $batch, pytorch fp32 with a key/value cache: ${t:-failed} tokens/s"
 	fi
 done
+echo "== Hugging Face transformers reads the checkpoints (t/6004)"
+OWT_BUILD=$B OWT_SRC=$OWT_SRC OWT_DEVICE=cpu sh t/6004-gpt-hf.t 2>&1 | tail -n 8
 echo "== done; make check-gpu status $rc"
 echo $rc >"$LOG/status"
 }
