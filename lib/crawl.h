@@ -23,7 +23,7 @@ enum {
 	CR_REDIRECTS,		/* more than CRAWL_MAX_REDIRS redirects */
 	CR_SCHEME,		/* redirected to a scheme other than http(s) */
 	CR_ERROR,		/* any other network error */
-	CR_BAD_HTML,		/* the page cannot be parsed (nested too deep) */
+	CR_BAD_HTML,		/* not parsed: nested too deep, over the work budget */
 	CR_NOUTCOMES
 };
 extern const char *const crawl_outcome[CR_NOUTCOMES];

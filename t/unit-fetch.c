@@ -252,8 +252,9 @@ test_extract(void)
 	    "Second paragraph of the story,\nwith a line break, and more words here.\n"
 	    "Custom element text is kept, as a block of its own here.";
 	struct buf title = { 0 }, text = { 0 }, deep = { 0 };
-	char err[128];
-	int i;
+	char err[128], msg[128];
+	int i, depth, rc;
+	unsigned long lo, hi;
 
 	OK(extract_html(page, sizeof page - 1, &title, &text, err, sizeof err) == 0,
 	    "a small page extracts");
@@ -270,6 +271,63 @@ test_extract(void)
 	OK(extract_depth("<p><p><br><img><li><li><b>x</b><!-- <div><div> --><div/>"
 	    "<script><div><div></script>", 79) == 1, "implicitly closed, void, "
 	    "self-closed, commented and script tags do not nest");
+
+	/* The work budget. */
+	OK(extract_budget(0) == EXTRACT_WORK_BASE &&
+	    extract_budget(1000) == EXTRACT_WORK_BASE + 1000 * EXTRACT_WORK_PER_BYTE &&
+	    extract_budget((size_t)10 << 20) == EXTRACT_WORK_MAX,
+	    "the budget: a base, a share per byte, a cap");
+	/* The least budget that does (the pre-scan takes part of it). */
+	for (lo = 0, hi = 100000; lo + 1 < hi; ) {
+		unsigned long mid = lo + (hi - lo) / 2;
+
+		title.len = text.len = 0;
+		if (extract_html_work(page, sizeof page - 1, mid, &title, &text,
+		    err, sizeof err) == 0)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	title.len = text.len = 0;
+	snprintf(msg, sizeof msg, "over the extraction work budget (%lu steps)", lo);
+	OK(extract_html_work(page, sizeof page - 1, lo, &title, &text, err,
+	    sizeof err) < 0 && strcmp(err, msg) == 0 && text.len == 0 &&
+	    title.len == 0, "a page one step over its budget (%lu) fails, "
+	    "without text, out of the passes: %s", lo, err);
+	title.len = text.len = 0;
+	OK(extract_html_work(page, sizeof page - 1, hi, &title, &text, err,
+	    sizeof err) == 0 && strcmp(text.p, want) == 0,
+	    "and extracts as usual with enough");
+	title.len = text.len = 0;
+	OK(extract_html_work(page, sizeof page - 1, 10, &title, &text, err,
+	    sizeof err) < 0 && strcmp(err, "over the extraction work budget "
+	    "(10 steps)") == 0, "a budget under the pre-scan's share fails before the parse");
+	/*
+	 * Lists nested in lists, each with a few items: the article search
+	 * used to walk each list's subtree once per list (15 s on 300 KB),
+	 * and libtidy's parse is quadratic in the nesting too. 300 levels
+	 * are a page; 3990 (under the depth guard) fail in milliseconds.
+	 */
+	for (depth = 300; depth <= 3990; depth += 3690) {
+		deep.len = 0;
+		buf_adds(&deep, "<html><body><div class=\"content\">");
+		for (i = 0; i < depth; i++)
+			buf_printf(&deep, "<ul><li>item %d, and some words,</li>"
+			    "<li><a href=\"/a\">a</a></li><li><p>x</p></li><li>", i);
+		for (i = 0; i < depth; i++)
+			buf_adds(&deep, "</li></ul>");
+		buf_adds(&deep, "</div></body></html>");
+		title.len = text.len = 0;
+		rc = extract_html(deep.p, deep.len, &title, &text, err, sizeof err);
+		if (depth == 300)
+			OK(rc == 0 && text.len > 0 && strncmp(text.p, "item 0, and "
+			    "some words,\na\nx\nitem 1,", 26) == 0,
+			    "300 levels of nested lists extract");
+		else
+			OK(rc < 0 && strncmp(err, "over the extraction work budget",
+			    31) == 0, "%d levels of nested lists (%zu bytes) are "
+			    "over the budget: %s", depth, deep.len, err);
+	}
 	buf_free(&title);
 	buf_free(&text);
 	buf_free(&deep);
