@@ -54,7 +54,7 @@ static const char options_help[] =
     "      --resume log        skip the URLs a log already has\n"
     "      --retries n         retries after timeouts, resets, 5xx and 429 (2)\n"
     "      --shard k/n         take every n-th input line, from the k-th (0-based)\n"
-    "      --timeout secs      total deadline per try (30)\n"
+    "      --timeout secs      deadline per URL, retries included (30)\n"
     "      --user-agent string the User-Agent header (owt-fetch/VERSION)\n"
     "      --version           print the version and exit\n"
     "      --workers n         extraction threads (the number of CPUs)\n";
