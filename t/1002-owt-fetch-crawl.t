@@ -123,6 +123,22 @@ same want got "a URL out of time is a timeout; robots.txt time is not the URL's"
 is "$(count /__owt/slow/1000/503)" 3 "retries stop at the URL's deadline"
 is "$(grep -c '^rslow.test /' req.log)" 2 "robots.txt and the page, once each"
 
+# What is fetched is the URL's normal form (host lower-cased, in punycode,
+# no fragment); the record and the log name the URL as given.
+printf 'HTTP://Norm.Test:%s/__owt/page/n1#frag\nhttp://b\303\274cher.test:%s/__owt/page/n2\nhttp://my_host.test:%s/__owt/page/n3\n' \
+    "$port" "$port" "$port" >norm.txt
+run owt-fetch --allow-private --ignore-robots --delay 0 \
+    --resolve "norm.test:$port:127.0.0.1" \
+    --resolve "xn--bcher-kva.test:$port:127.0.0.1" \
+    --resolve "my_host.test:$port:127.0.0.1" --log norm.jsonl norm.txt
+is "$(grep -c '"outcome":"ok"' norm.jsonl)" 3 "mixed case, IDN and '_' hosts are fetched"
+is "$(grep -c -e '^norm.test /__owt/page/n1$' -e '^xn--bcher-kva.test /__owt/page/n2$' \
+    -e '^my_host.test /__owt/page/n3$' req.log)" 3 "as their normal forms"
+like out "^\\{\"url\":\"HTTP://Norm.Test:$port/__owt/page/n1#frag\",.*\"final_url\":\"http://norm.test:$port/__owt/page/n1\"" \
+    "the record has the URL as given, final_url what was fetched"
+like out "^\\{\"url\":\"http://bücher.test:$port/__owt/page/n2\",.*\"final_url\":\"http://xn--bcher-kva.test:$port/__owt/page/n2\"" \
+    "an IDN host is fetched in punycode"
+
 # The pages: title, text without boilerplate, charsets converted.
 text_of() { grep -F "\"url\":\"$B/$1\"" crawl1.jsonl | sed 's/.*,"text":"\([^"]*\)".*/\1/'; }
 is "$(text_of article.html)" 'The boat left the harbour at dawn, with twelve people on board, and the sea was calm.\nBy noon the wind had turned, the waves grew, and the captain, who had seen worse, smiled.\nThey reached the island in the evening, tired, wet, and happy, and ate fish on the beach.\nNobody wanted to go home the next day, but the boat, the captain said, would not wait.\nSo they sailed back, slowly, watching the island grow small, and then disappear.\nAt home, the pictures looked smaller than the sea had been, and the stories longer.\nNext year, they said, they would stay a week, and take the slow boat, the old one.' \

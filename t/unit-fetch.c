@@ -65,6 +65,40 @@ test_charset(void)
 }
 
 static void
+test_normalize(void)
+{
+	static const struct { const char *url, *norm; } v[] = {
+		{ "HTTP://Example.COM/Path?Q=A#frag", "http://example.com/Path?Q=A" },
+		{ "https://example.com:443", "https://example.com/" },
+		{ "http://example.com:443/", "http://example.com:443/" },
+		{ "https://example.com:80/", "https://example.com:80/" },
+		{ "http://example.com:080?x", "http://example.com/?x" },
+		{ "http://example.com#a", "http://example.com/" },
+		{ "http://example.com./a", "http://example.com./a" },
+		{ "http://[::1]:80/x", "http://[::1]/x" },
+		{ "http://my_host.example.com/a_b", "http://my_host.example.com/a_b" },
+		{ "http://m\303\274nchen.example/%C3%BC#x", "http://xn--mnchen-3ya.example/%C3%BC" },
+		{ "http://\346\227\245\346\234\254.jp/", "http://xn--wgv71a.jp/" },
+	};
+	static const char *const bad[] = { "ftp://example.com/", "http://",
+		"http://exa mple.com/", "http://ex\377.com/", "example.com/x",
+		"http://a@b.com/" };
+	struct buf b = { 0 };
+	size_t i;
+
+	for (i = 0; i < sizeof v / sizeof v[0]; i++) {
+		OK(url_normalize(v[i].url, strlen(v[i].url), &b) == 0,
+		    "'%s' has a normal form", v[i].url);
+		SAME(b.p, b.len, v[i].norm, strlen(v[i].norm), "'%s' is '%s'",
+		    v[i].url, v[i].norm);
+	}
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		OK(url_normalize(bad[i], strlen(bad[i]), &b) < 0,
+		    "'%s' has none", bad[i]);
+	buf_free(&b);
+}
+
+static void
 test_urlfilter(void)
 {
 	static const struct { const char *url; int why; } v[] = {
@@ -72,7 +106,7 @@ test_urlfilter(void)
 		{ "https://Example.COM:8443/a?b=c#d", URL_OK },
 		{ "http://1.2.3.4/", URL_OK },
 		{ "http://a.b", URL_OK },
-		{ "http://a.b/", URL_OK },
+		{ "http://a.b/", URL_REPEAT },	/* an empty path is "/" */
 		{ "http://x", URL_SHORT },
 		{ "http://localhost/page", URL_OK },
 		{ "http://exa mple.com/", URL_MALFORMED },
@@ -98,6 +132,19 @@ test_urlfilter(void)
 		{ "http://example.com/a.pdf.html", URL_OK },
 		{ "http://example.com/?file=a.pdf", URL_OK },
 		{ "http://example.com/a", URL_REPEAT },
+		{ "HTTP://EXAMPLE.com/a", URL_REPEAT },
+		{ "http://example.com:80/a#top", URL_REPEAT },
+		{ "https://example.com:8443/a?b=c", URL_REPEAT },
+		{ "http://example.com:8080/a", URL_OK },
+		{ "https://example.com:443", URL_OK },
+		{ "https://example.com/", URL_REPEAT },
+		{ "http://my_blog.example.com/", URL_OK },
+		{ "http://_dmarc.example.com/x", URL_OK },
+		{ "http://b\303\274cher.example/", URL_OK },
+		{ "http://xn--bcher-kva.example/", URL_REPEAT },
+		{ "http://B\303\234CHER.example/", URL_REPEAT },
+		{ "http://b\374cher.example/", URL_MALFORMED },
+		{ "http://a\342\200\256b.example/", URL_MALFORMED },
 		{ "http://blocked.example.org/x", URL_DOMAIN },
 		{ "http://deep.sub.blocked.example.org/x", URL_DOMAIN },
 		{ "http://example.org/x", URL_OK },
@@ -114,7 +161,7 @@ test_urlfilter(void)
 	close(fd);
 	OK(urlfilter_init(&f, path, err, sizeof err) == 0, "filter with a blacklist file");
 	for (i = 0; i < sizeof v / sizeof v[0]; i++) {
-		int r = urlfilter_check(&f, v[i].url, strlen(v[i].url));
+		int r = urlfilter_check(&f, v[i].url, strlen(v[i].url), NULL);
 
 		OK(r == v[i].why, "'%s' is %s (got %s)", v[i].url,
 		    url_reason[v[i].why], url_reason[r]);
@@ -338,6 +385,7 @@ main(void)
 {
 	test_charset();
 	test_urlfilter();
+	test_normalize();
 	test_robots();
 	test_private();
 	test_extract();
