@@ -54,14 +54,19 @@ static const char options_help[] =
     "      --resume log        skip the URLs a log already has\n"
     "      --retries n         retries after timeouts, resets, 5xx and 429 (2)\n"
     "      --shard k/n         take every n-th input line, from the k-th (0-based)\n"
-    "      --timeout secs      total deadline per try (30)\n"
+    "      --timeout secs      deadline per URL, retries included (30)\n"
     "      --user-agent string the User-Agent header (owt-fetch/VERSION)\n"
     "      --version           print the version and exit\n"
     "      --workers n         extraction threads (the number of CPUs)\n";
 
-/* One input line: a URL (or a file with --extract) and its record. */
+/*
+ * One input line: a URL (or a file with --extract) and its record. url is
+ * the URL as given, which the output and the log name; job.url is what is
+ * fetched, its normal form (url_normalize), the same string when equal.
+ */
 struct item {
 	struct crawl_job job;
+	char *url;
 	char *line;		/* the JSONL record, or NULL for a plain line */
 	size_t len;
 	char *ctype;		/* --extract: the record's content_type */
@@ -88,6 +93,7 @@ static struct {
 static volatile sig_atomic_t stop, stop_sig;
 static int status = XOK;
 static struct urlfilter filter;
+static struct buf norm;		/* the normal form of the URL filtered last */
 static struct urlset done_set;
 static struct tally count[CR_NOUTCOMES], reasons[URL_NREASONS];
 static unsigned long long nresumed, ncancelled, nfinished, nbad;
@@ -188,7 +194,9 @@ next_line(char **line, size_t *len)
 static void
 item_free(struct item *it)
 {
-	free(it->job.url);
+	if (it->job.url != it->url)
+		free(it->job.url);
+	free(it->url);
 	free(it->job.final_url);
 	free(it->job.content_type);
 	buf_free(&it->job.body);
@@ -240,15 +248,15 @@ next_item(void)
 			}
 			it->line = xstrndup(line, len);
 			it->len = len;
-			it->job.url = xstrndup(u, ulen);
+			it->url = xstrndup(u, ulen);
 			if (opt.extract && (u = jsonl_str(&rec, "content_type", &ulen,
 			    &why)) != NULL)
 				it->ctype = xstrndup(u, ulen);
 		} else {
-			it->job.url = xstrndup(line, len);
+			it->url = xstrndup(line, len);
 		}
-		if (opt.resume && urlset_has(&done_set, it->job.url,
-		    strlen(it->job.url))) {
+		it->job.url = it->url;
+		if (opt.resume && urlset_has(&done_set, it->url, strlen(it->url))) {
 			nresumed++;
 			item_free(it);
 			continue;
@@ -333,7 +341,7 @@ write_page(struct item *it)
 	struct crawl_job *j = &it->job;
 
 	if (it->line == NULL)
-		add_str(ed, &n, &vals, "url", j->url, strlen(j->url));
+		add_str(ed, &n, &vals, "url", it->url, strlen(it->url));
 	add_str(ed, &n, &vals, "title", it->title.p ? it->title.p : "", it->title.len);
 	add_str(ed, &n, &vals, opt.text_key, it->text.p, it->text.len);
 	if (!opt.extract) {
@@ -358,7 +366,7 @@ write_log(struct item *it, int outcome)
 	struct crawl_job *j = &it->job;
 	const char *o = crawl_outcome[outcome];
 
-	add_str(ed, &n, &vals, "url", j->url, strlen(j->url));
+	add_str(ed, &n, &vals, "url", it->url, strlen(it->url));
 	add_str(ed, &n, &vals, "outcome", o, strlen(o));
 	add_num(ed, &n, &vals, "http_status", j->status);
 	add_str(ed, &n, &vals, "error", outcome == CR_OK ? NULL : j->error,
@@ -389,7 +397,7 @@ save_html(struct item *it)
 	const char *s;
 	size_t n;
 
-	for (s = it->job.url; *s; s++)
+	for (s = it->url; *s; s++)
 		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
 	snprintf(name, sizeof name, "/%016llx.html.gz",
 	    (unsigned long long)owt_mix64(h));
@@ -472,7 +480,7 @@ finish(struct item *it)
 	if (logfd >= 0)
 		write_log(it, o);
 	else if (o != CR_OK && !opt.quiet && !it->bad)
-		owt_warn("%s: %s: %s", j->url, crawl_outcome[o], j->error);
+		owt_warn("%s: %s: %s", it->url, crawl_outcome[o], j->error);
 	if (out.len > (1u << 20) || logbuf.len > (1u << 20) ||
 	    owt_now() - last_flush > 1)
 		flush_all();
@@ -508,10 +516,13 @@ drain(void)
 static int
 filtered(struct item *it)
 {
-	int r = urlfilter_check(&filter, it->job.url, strlen(it->job.url));
+	int r = urlfilter_check(&filter, it->url, strlen(it->url), &norm);
 
-	if (r == URL_OK)
+	if (r == URL_OK) {
+		if (norm.len != strlen(it->url) || memcmp(norm.p, it->url, norm.len) != 0)
+			it->job.url = xstrndup(norm.p, norm.len);
 		return 0;
+	}
 	reasons[r].n++;
 	it->job.outcome = CR_FILTERED;
 	snprintf(it->job.error, sizeof it->job.error, "%s", url_reason[r]);
@@ -556,7 +567,7 @@ filter_only(void)
 		if (it->line)
 			buf_add(&out, it->line, it->len);
 		else
-			buf_adds(&out, it->job.url);
+			buf_adds(&out, it->url);
 		buf_addc(&out, '\n');
 		count[CR_OK].n++;
 		nfinished++;
@@ -807,6 +818,7 @@ main(int argc, char **argv)
 		owt_die_errno(XSYS, "cannot write '%s'", opt.log);
 	if (!opt.extract) {
 		urlfilter_free(&filter);
+		buf_free(&norm);
 		curl_slist_free_all(resolve);
 		curl_global_cleanup();
 	}

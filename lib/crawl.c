@@ -405,12 +405,48 @@ hand_back(struct crawl *c, struct crawl_job *j)
 	c->done(c->arg, j);
 }
 
+/*
+ * Seconds left of j's deadline: o.timeout from the start of its first try
+ * to the end of its last. A robots.txt fetch has a deadline of its own.
+ */
+static double
+time_left(const struct crawl *c, const struct crawl_job *j)
+{
+	return j->tries == 0 ? c->o.timeout : j->start + c->o.timeout - owt_now();
+}
+
+/* No time left for another try: the outcome is a timeout, naming the last error. */
+static void
+out_of_time(struct crawl *c, struct crawl_job *j)
+{
+	char last[sizeof j->error];
+
+	memcpy(last, j->error, sizeof last);
+	snprintf(j->error, sizeof j->error, "no time left for a retry within "
+	    "%g s (%d %s); last: %.180s", c->o.timeout, j->tries,
+	    j->tries == 1 ? "try" : "tries", last[0] ? last : "?");
+	j->outcome = CR_TIMEOUT;
+}
+
+static void robots_done(struct crawl *, struct crawl_job *);
+
+/* Start a try of j; 0, or -1 when libcurl fails. */
 static int
 start(struct crawl *c, struct crawl_job *j)
 {
 	CURL *e;
 	struct host *h = j->host;
+	double left = time_left(c, j);
 
+	/* A retry that waited (its host busy) past the deadline ends here. */
+	if (left <= 0) {
+		out_of_time(c, j);
+		if (j->robots)
+			robots_done(c, j);
+		else
+			hand_back(c, j);
+		return 0;
+	}
 	if (c->nfree > 0) {
 		e = c->free_h[--c->nfree];
 		curl_easy_reset(e);
@@ -437,7 +473,9 @@ start(struct crawl *c, struct crawl_job *j)
 	curl_easy_setopt(e, CURLOPT_USERAGENT, c->o.agent);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(c->o.connect_timeout * 1e3));
-	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(c->o.timeout * 1e3));
+	/* Only what is left of the deadline (0 would be none at all). */
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
+	    left * 1e3 >= 1 ? (long)(left * 1e3) : 1L);
 	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, c->o.low_speed);
 	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, c->o.low_speed_time);
 	curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
@@ -662,13 +700,18 @@ finished(struct crawl *c, CURLMsg *m)
 		wait = c->o.backoff * pow(2, j->tries - 1);
 		if (retry_after > 0 && retry_after <= 60 && retry_after > wait)
 			wait = (double)retry_after;
-		if (h->next_ok < owt_now() + wait)
-			h->next_ok = owt_now() + wait;
-		if (j->robots)
-			h->rstate = R_NONE;
-		else
-			enqueue(c, h, j, 1);
-		return;
+		if (time_left(c, j) <= wait) {
+			/* Waiting would use up the deadline: give up now. */
+			out_of_time(c, j);
+		} else {
+			if (h->next_ok < owt_now() + wait)
+				h->next_ok = owt_now() + wait;
+			if (j->robots)
+				h->rstate = R_NONE;
+			else
+				enqueue(c, h, j, 1);
+			return;
+		}
 	}
 	if (j->robots)
 		robots_done(c, j);

@@ -23,7 +23,7 @@ enum {
 	CR_REDIRECTS,		/* more than CRAWL_MAX_REDIRS redirects */
 	CR_SCHEME,		/* redirected to a scheme other than http(s) */
 	CR_ERROR,		/* any other network error */
-	CR_BAD_HTML,		/* the page cannot be parsed (nested too deep) */
+	CR_BAD_HTML,		/* not parsed: nested too deep, over the work budget */
 	CR_NOUTCOMES
 };
 extern const char *const crawl_outcome[CR_NOUTCOMES];
@@ -36,8 +36,8 @@ struct crawl_opt {
 	double delay;		/* seconds between request starts on one host */
 	int retries;		/* extra tries after timeouts, resets, 5xx, 429 */
 	double backoff;		/* seconds before the first retry; doubles */
-	double timeout;		/* total seconds per try */
-	double connect_timeout;
+	double timeout;		/* seconds per URL, first try to last (robots.txt: its own) */
+	double connect_timeout;	/* seconds per connect */
 	long low_speed;		/* abort below this many bytes/s ... */
 	long low_speed_time;	/* ... for this many seconds */
 	size_t max_bytes;	/* body cap, decompressed */

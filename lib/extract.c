@@ -10,6 +10,7 @@
  * heuristics, and the longest result is kept.
  */
 #include <ctype.h>
+#include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -107,7 +108,11 @@ enum {
 	N_HASHLINK = 16,	/* <a href="#..."> */
 	N_SCORE = 32,		/* a paragraph to score */
 	N_DATATABLE = 64,	/* a table of data, not of layout */
-	N_PRESENT = 128		/* role=presentation */
+	N_PRESENT = 128,	/* role=presentation */
+	N_INCODE = 256,		/* has a <code> ancestor (see ancestry) */
+	N_INFIG = 512,		/* has a <figure> ancestor */
+	N_DTKNOWN = 1024,	/* is_data_table's answer is cached ... */
+	N_DTYES = 2048		/* ... and it is yes */
 };
 
 struct node {
@@ -116,7 +121,22 @@ struct node {
 	unsigned cls, id;	/* arena offsets of the lower-cased attributes */
 	unsigned text, tlen;	/* text nodes: arena offset and byte length */
 	int nchar, nlink, ncomma;	/* subtree: characters, in links, commas */
+	int tabup;		/* the nearest ancestor table, or -1 (see ancestry) */
 	float score;
+};
+
+/*
+ * What _cleanConditionally counts below a node: its descendants that are
+ * p, img, li, input, embed or object, and the characters in its outermost
+ * descendants that are ul, ol, h1 ... h6. clean_tag sums them bottom up,
+ * once per pass, instead of walking each tested node's subtree again
+ * (which costs size times depth: seconds on a page of nested lists).
+ */
+enum { A_P, A_IMG, A_LI, A_INPUT, A_EMBED, A_NCOUNT };
+enum { U_UL, U_OL, U_H1, U_NUNDER = U_H1 + 6 };
+struct agg {
+	int n[A_NCOUNT];
+	int under[U_NUNDER];
 };
 
 struct ctx {
@@ -129,7 +149,29 @@ struct ctx {
 	int strip_unlikely, weight_classes, clean_cond;
 	int *stack;		/* work list for traversals */
 	size_t nstack, scap;
+	struct agg *agg;	/* clean_tag's stack of subtree sums */
+	size_t nagg, aggcap;
+	int *art;		/* the article's nodes */
+	size_t artcap;
+	struct buf t, raw, best, cur, tmp;	/* scratch, kept for the free */
+
+	/*
+	 * The work budget (extract_budget): the pre-scan's steps, then a
+	 * step per node visit of all passes together. Over it, spend()
+	 * jumps back to extract_html_work, which fails the page: a bound
+	 * that holds whatever path the page drives the passes down, with
+	 * no check to forget in some loop.
+	 */
+	unsigned long work, budget;
+	jmp_buf over;
 };
+
+static void
+spend(struct ctx *c, unsigned long n)
+{
+	if ((c->work += n) > c->budget)
+		longjmp(c->over, 1);
+}
 
 static int
 tagcmp(const void *k, const void *e)
@@ -199,6 +241,7 @@ new_node(struct ctx *c, int tag, int parent)
 	n->tag = tag;
 	n->parent = parent;
 	n->first = n->last = n->next = n->prev = -1;
+	n->tabup = -1;
 	if (parent >= 0) {
 		n->prev = c->n[parent].last;
 		if (n->prev >= 0)
@@ -317,7 +360,7 @@ static void
 build(struct ctx *c, TidyNode tn, int parent, int depth)
 {
 	TidyNode ch;
-	struct buf t = { 0 };
+	struct buf *t = &c->t;
 
 	for (ch = tidyGetChild(tn); ch; ch = tidyGetNext(ch)) {
 		TidyNodeType ty = tidyNodeGetType(ch);
@@ -325,15 +368,16 @@ build(struct ctx *c, TidyNode tn, int parent, int depth)
 		const char *s, *name;
 		int i;
 
+		spend(c, 1);
 		if (ty == TidyNode_Text || ty == TidyNode_CDATA) {
-			t.len = 0;
-			text_of(c, ch, &t);
-			t.len = collapse(t.p ? t.p : "", t.len);
-			if (t.len == 0)
+			t->len = 0;
+			text_of(c, ch, t);
+			t->len = collapse(t->p ? t->p : "", t->len);
+			if (t->len == 0)
 				continue;
 			i = new_node(c, T_TEXT, parent);
-			c->n[i].text = arena_add(c, t.p, t.len, 0);
-			c->n[i].tlen = t.len;
+			c->n[i].text = arena_add(c, t->p, t->len, 0);
+			c->n[i].tlen = t->len;
 			continue;
 		}
 		if (ty != TidyNode_Start && ty != TidyNode_StartEnd)
@@ -385,7 +429,6 @@ build(struct ctx *c, TidyNode tn, int parent, int depth)
 			c->n[i].fl |= N_DATATABLE;
 		build(c, ch, i, depth + 1);
 	}
-	buf_free(&t);
 }
 
 /* ---- traversal helpers ---- */
@@ -398,8 +441,9 @@ gone(const struct ctx *c, int i)
 
 /* The next node in document order after i within the subtree of root. */
 static int
-next_in(const struct ctx *c, int i, int root, int skip_children)
+next_in(struct ctx *c, int i, int root, int skip_children)
 {
+	spend(c, 1);
 	if (!skip_children && c->n[i].first >= 0)
 		return c->n[i].first;
 	while (i != root && i >= 0) {
@@ -426,16 +470,21 @@ unlink_node(struct ctx *c, int i)
 	n->next = n->prev = -1;
 }
 
-/* Remove i and its subtree; ancestors' counts are kept right. */
+/*
+ * Remove i and its subtree; ancestors' counts are kept right, and their
+ * cached is_data_table answers forgotten.
+ */
 static void
 remove_node(struct ctx *c, int i)
 {
 	int p;
 
 	for (p = c->n[i].parent; p >= 0; p = c->n[p].parent) {
+		spend(c, 1);
 		c->n[p].nchar -= c->n[i].nchar;
 		c->n[p].nlink -= c->n[i].nlink;
 		c->n[p].ncomma -= c->n[i].ncomma;
+		c->n[p].fl &= ~(N_DTKNOWN | N_DTYES);	/* its subtree changed */
 	}
 	unlink_node(c, i);
 	c->n[i].fl |= N_GONE;
@@ -484,6 +533,7 @@ stats(struct ctx *c)
 				struct node *n = &c->n[j];
 				int k;
 
+				spend(c, 1);
 				if (n->tag == T_TEXT) {
 					const char *t = c->a.p + n->text;
 					size_t len = n->tlen;
@@ -596,11 +646,13 @@ match_string(const struct ctx *c, int i, char *s, size_t size)
 }
 
 static int
-has_ancestor(const struct ctx *c, int i, int tag)
+has_ancestor(struct ctx *c, int i, int tag)
 {
-	for (i = c->n[i].parent; i >= 0; i = c->n[i].parent)
+	for (i = c->n[i].parent; i >= 0; i = c->n[i].parent) {
+		spend(c, 1);
 		if (c->n[i].tag == tag)
 			return 1;
+	}
 	return 0;
 }
 
@@ -612,7 +664,7 @@ is_heading(int tag)
 
 /* The text of node i, collapsed and trimmed, into b (b is reset). */
 static void
-inner_text(const struct ctx *c, int i, struct buf *b)
+inner_text(struct ctx *c, int i, struct buf *b)
 {
 	int j;
 
@@ -684,13 +736,13 @@ similarity(const char *a, const char *b)
 
 /* Readability's isElementWithoutContent: no text, only br and hr inside. */
 static int
-without_content(const struct ctx *c, int i)
+without_content(struct ctx *c, int i)
 {
 	int k;
 
 	if (c->n[i].nchar > 0)
 		return 0;
-	for (k = c->n[i].first; k >= 0; k = c->n[k].next)
+	for (k = c->n[i].first; k >= 0; k = c->n[k].next, spend(c, 1))
 		if (c->n[k].tag != T_BR && c->n[k].tag != T_HR &&
 		    !(c->n[k].tag == T_TEXT))
 			return 0;
@@ -698,7 +750,7 @@ without_content(const struct ctx *c, int i)
 }
 
 static int
-has_block_child(const struct ctx *c, int i)
+has_block_child(struct ctx *c, int i)
 {
 	int j;
 
@@ -709,10 +761,11 @@ has_block_child(const struct ctx *c, int i)
 }
 
 static int
-is_phrasing(const struct ctx *c, int i)
+is_phrasing(struct ctx *c, int i)
 {
 	int j;
 
+	spend(c, 1);
 	if (c->n[i].tag == T_TEXT)
 		return 1;
 	if (!(flags_of(c->n[i].tag) & F_PHRASING))
@@ -734,6 +787,7 @@ wrap_runs(struct ctx *c, int i)
 
 	for (k = c->n[i].first; k >= 0; k = next) {
 		next = c->n[k].next;
+		spend(c, 1);
 		if (is_phrasing(c, k)) {
 			if (p < 0) {
 				if (c->n[k].tag == T_TEXT && c->n[k].tlen == 1 &&
@@ -788,11 +842,12 @@ replace_by_child(struct ctx *c, int i, int k)
 
 /* The only element child of i (text must be blank), or -1. */
 static int
-single_child(const struct ctx *c, int i, int tag)
+single_child(struct ctx *c, int i, int tag)
 {
 	int k, found = -1;
 
 	for (k = c->n[i].first; k >= 0; k = c->n[k].next) {
+		spend(c, 1);
 		if (c->n[k].tag == T_TEXT) {
 			if (c->n[k].nchar > 0)
 				return -1;
@@ -904,6 +959,7 @@ score(struct ctx *c)
 	int i, level, top = -1;
 	size_t k;
 
+	spend(c, 2 * c->nn);
 	for (k = 0; k < c->nn; k++) {
 		struct node *n = &c->n[k];
 		float s;
@@ -931,14 +987,33 @@ score(struct ctx *c)
 	return top;
 }
 
-/* Is i inside (or equal to) a? */
 static int
-within(const struct ctx *c, int i, int a)
+depth_of(struct ctx *c, int i)
 {
-	for (; i >= 0; i = c->n[i].parent)
-		if (i == a)
-			return 1;
-	return 0;
+	int d = 0;
+
+	for (; c->n[i].parent >= 0; i = c->n[i].parent, d++)
+		spend(c, 1);
+	return d;
+}
+
+/* The depth of the deepest common ancestor of a and b, or -1 if none. */
+static int
+meet_depth(struct ctx *c, int a, int b)
+{
+	int da = depth_of(c, a), db = depth_of(c, b);
+
+	for (; da > db; da--)
+		a = c->n[a].parent;
+	for (; db > da; db--)
+		b = c->n[b].parent;
+	while (a != b && a >= 0) {
+		spend(c, 1);
+		a = c->n[a].parent;
+		b = c->n[b].parent;
+		da--;
+	}
+	return a >= 0 ? da : -1;
 }
 
 /* Readability's refinements of the top candidate. */
@@ -950,6 +1025,7 @@ refine(struct ctx *c, int top)
 	float last, thr;
 
 	/* The best few others within 75 % of the top score. */
+	spend(c, c->nn);
 	for (i = 0; i < c->nn; i++) {
 		if ((int)i == top || !(c->n[i].fl & N_CAND) || gone(c, i) ||
 		    c->n[i].score < 0.75 * c->n[top].score)
@@ -967,13 +1043,29 @@ refine(struct ctx *c, int top)
 		}
 	}
 	if (nalt >= 3) {
-		for (p = c->n[top].parent; p >= 0 && c->n[p].tag != T_BODY;
-		    p = c->n[p].parent) {
-			int contained = 0;
+		/*
+		 * Readability climbs to the first ancestor of top that holds
+		 * three of them. An ancestor holds one when it is at or above
+		 * their deepest common ancestor with top, so it is the first
+		 * at or above the third deepest of those: a walk up per
+		 * alternative, not one per alternative and ancestor.
+		 */
+		int d[5], dp, x;
 
-			for (k = 0; k < nalt; k++)
-				contained += within(c, alt[k], p);
-			if (contained >= 3) {
+		for (k = 0; k < nalt; k++) {
+			d[k] = meet_depth(c, alt[k], top);
+			for (x = k; x > 0 && d[x] > d[x - 1]; x--) {
+				int t = d[x];
+
+				d[x] = d[x - 1];
+				d[x - 1] = t;
+			}
+		}
+		dp = depth_of(c, top) - 1;
+		for (p = c->n[top].parent; p >= 0 && c->n[p].tag != T_BODY;
+		    p = c->n[p].parent, dp--) {
+			spend(c, 1);
+			if (dp <= d[2]) {
 				top = p;
 				if (!(c->n[top].fl & N_CAND))
 					init_candidate(c, top);
@@ -985,6 +1077,7 @@ refine(struct ctx *c, int top)
 	thr = last / 3;
 	for (p = c->n[top].parent; p >= 0 && c->n[p].tag != T_BODY;
 	    p = c->n[p].parent) {
+		spend(c, 1);
 		if (!(c->n[p].fl & N_CAND))
 			continue;
 		if (c->n[p].score < thr)
@@ -1030,6 +1123,7 @@ siblings(struct ctx *c, int top, int *out, size_t max, struct buf *tmp)
 	for (k = c->n[parent].first; k >= 0 && n < max; k = c->n[k].next) {
 		int add = k == top;
 
+		spend(c, 1);
 		if (!add && c->n[k].tag != T_TEXT) {
 			float bonus = 0;
 
@@ -1055,34 +1149,30 @@ siblings(struct ctx *c, int top, int *out, size_t max, struct buf *tmp)
 	return n;
 }
 
-/* Count descendants of i with tag t. */
-static int
-count_tag(const struct ctx *c, int i, int t)
-{
-	int j, n = 0;
-
-	for (j = c->n[i].first; j >= 0; j = next_in(c, j, i, 0))
-		n += c->n[j].tag == t;
-	return n;
-}
-
+/*
+ * Readability's _isDataTable: the first caption, th, thead or nested table
+ * (in document order) decides, else the rows and columns. The answer is
+ * cached on the node until a removal below it (remove_node).
+ */
 static int
 is_data_table(struct ctx *c, int i)
 {
-	int rows = 0, cols = 0, cur = 0, j;
+	int rows = 0, cols = 0, cur = 0, j, yes = -1;
 
 	if (c->n[i].fl & N_PRESENT)
 		return 0;
 	if (c->n[i].fl & N_DATATABLE)
 		return 1;
-	for (j = c->n[i].first; j >= 0; j = next_in(c, j, i, 0)) {
+	if (c->n[i].fl & N_DTKNOWN)
+		return (c->n[i].fl & N_DTYES) != 0;
+	for (j = c->n[i].first; j >= 0 && yes < 0; j = next_in(c, j, i, 0)) {
 		int t = c->n[j].tag;
 
 		if (t == T_CAPTION || t == T_TH || t == T_THEAD)
-			return 1;
-		if (t == T_TABLE)
-			return 0;
-		if (t == T_TR) {
+			yes = 1;
+		else if (t == T_TABLE)
+			yes = 0;
+		else if (t == T_TR) {
 			rows++;
 			cur = 0;
 		} else if (t == T_TD) {
@@ -1090,38 +1180,58 @@ is_data_table(struct ctx *c, int i)
 				cols = cur;
 		}
 	}
-	return rows >= 10 || cols > 4 || rows * cols > 10;
+	if (yes < 0)
+		yes = rows >= 10 || cols > 4 || rows * cols > 10;
+	c->n[i].fl |= N_DTKNOWN | (yes ? N_DTYES : 0);
+	return yes;
 }
 
 static int
 in_data_table(struct ctx *c, int i)
 {
-	for (i = c->n[i].parent; i >= 0; i = c->n[i].parent)
-		if (c->n[i].tag == T_TABLE && is_data_table(c, i))
+	for (i = c->n[i].tabup; i >= 0; i = c->n[i].tabup) {
+		spend(c, 1);
+		if (is_data_table(c, i))
 			return 1;
+	}
 	return 0;
 }
 
-/* Characters in the outermost descendants of i with tag t. */
-static int
-chars_under(const struct ctx *c, int i, int t)
+/*
+ * Set every node's N_INCODE, N_INFIG and tabup, top down. Removals do not
+ * change a live node's ancestors, so they hold while the article is
+ * cleaned, and should_clean asks them without a walk to the root.
+ */
+static void
+ancestry(struct ctx *c)
 {
-	int j, n = 0;
+	size_t r;
+	int j;
 
-	for (j = c->n[i].first; j >= 0; ) {
-		if (c->n[j].tag == t) {
-			n += c->n[j].nchar;
-			j = next_in(c, j, i, 1);
-		} else {
-			j = next_in(c, j, i, 0);
+	for (r = 0; r < c->nn; r++) {
+		if (c->n[r].parent >= 0 || gone(c, r))
+			continue;
+		c->n[r].fl &= ~(N_INCODE | N_INFIG);
+		c->n[r].tabup = -1;
+		for (j = c->n[r].first; j >= 0; j = next_in(c, j, r, 0)) {
+			int p = c->n[j].parent;
+			struct node *pn = &c->n[p];
+
+			c->n[j].fl &= ~(N_INCODE | N_INFIG);
+			c->n[j].fl |= (pn->fl & (N_INCODE | N_INFIG)) |
+			    (pn->tag == T_CODE ? N_INCODE : 0) |
+			    (pn->tag == T_FIGURE ? N_INFIG : 0);
+			c->n[j].tabup = pn->tag == T_TABLE ? p : pn->tabup;
 		}
 	}
-	return n;
 }
 
-/* Readability's _cleanConditionally verdict for node i. */
+/*
+ * Readability's _cleanConditionally verdict for node i; below holds the
+ * counts of its subtree (struct agg).
+ */
 static int
-should_clean(struct ctx *c, int i)
+should_clean(struct ctx *c, int i, const struct agg *below)
 {
 	struct node *n = &c->n[i];
 	int tag = n->tag, weight, is_list, p, img, li, input, embed, hchars = 0;
@@ -1132,11 +1242,11 @@ should_clean(struct ctx *c, int i)
 		return 0;
 	if (tag == T_TABLE && is_data_table(c, i))
 		return 0;
-	if (in_data_table(c, i) || has_ancestor(c, i, T_CODE))
+	if ((n->fl & N_INCODE) || in_data_table(c, i))
 		return 0;
 	is_list = tag == T_UL || tag == T_OL;
 	if (!is_list) {
-		list_chars = chars_under(c, i, T_UL) + chars_under(c, i, T_OL);
+		list_chars = below->under[U_UL] + below->under[U_OL];
 		is_list = n->nchar > 0 && (double)list_chars / n->nchar > 0.9;
 	}
 	weight = class_weight(c, i);
@@ -1144,22 +1254,22 @@ should_clean(struct ctx *c, int i)
 		return 1;
 	if (n->ncomma >= 10)
 		return 0;
-	p = count_tag(c, i, T_P);
-	img = count_tag(c, i, T_IMG);
-	li = count_tag(c, i, T_LI) - 100;
-	input = count_tag(c, i, T_INPUT);
-	embed = count_tag(c, i, T_EMBED) + count_tag(c, i, T_OBJECT);
-	for (j = T_H1; j <= T_H6; j++)
-		hchars += chars_under(c, i, j);
+	p = below->n[A_P];
+	img = below->n[A_IMG];
+	li = below->n[A_LI] - 100;
+	input = below->n[A_INPUT];
+	embed = below->n[A_EMBED];
+	for (j = 0; j < 6; j++)
+		hchars += below->under[U_H1 + j];
 	ld = link_density(c, i);
-	if (img > 1 && (double)p / img < 0.5 && !has_ancestor(c, i, T_FIGURE))
+	if (img > 1 && (double)p / img < 0.5 && !(n->fl & N_INFIG))
 		return 1;
 	if (!is_list && li > p)
 		return 1;
 	if (input > p / 3)
 		return 1;
 	if (!is_list && (n->nchar == 0 || (double)hchars / n->nchar < 0.9) &&
-	    n->nchar < 25 && (img == 0 || img > 2) && !has_ancestor(c, i, T_FIGURE))
+	    n->nchar < 25 && (img == 0 || img > 2) && !(n->fl & N_INFIG))
 		return 1;
 	if (!is_list && weight < 25 && ld > 0.2)
 		return 1;
@@ -1170,36 +1280,75 @@ should_clean(struct ctx *c, int i)
 	return 0;
 }
 
-/* Remove, last first, the nodes under root with tag t that pass the test. */
-/* Is i still attached below root? */
-static int
-within_live(const struct ctx *c, int i, int root)
+/* Node i's own share of a struct agg, added to the sums of its children. */
+static void
+agg_self(const struct ctx *c, int i, struct agg *a)
 {
-	for (; i >= 0; i = c->n[i].parent) {
-		if (i == root)
-			return 1;
-		if (gone(c, i))
-			return 0;
+	int t = c->n[i].tag;
+
+	switch (t) {
+	case T_P: a->n[A_P]++; break;
+	case T_IMG: a->n[A_IMG]++; break;
+	case T_LI: a->n[A_LI]++; break;
+	case T_INPUT: a->n[A_INPUT]++; break;
+	case T_EMBED: case T_OBJECT: a->n[A_EMBED]++; break;
+	case T_UL: a->under[U_UL] = c->n[i].nchar; break;
+	case T_OL: a->under[U_OL] = c->n[i].nchar; break;
+	case T_H1: case T_H2: case T_H3: case T_H4: case T_H5: case T_H6:
+		a->under[U_H1 + t - T_H1] = c->n[i].nchar;
+		break;
 	}
-	return 0;
 }
 
+/*
+ * Remove, last first, the nodes under root with tag t that pass the test
+ * (all of them without one). Last first, every node below a tested one
+ * has been decided before it: going backwards through the nodes in
+ * document order, each node finds the sums of its remaining children on
+ * top of c->agg, as in evaluating a postfix expression.
+ */
 static void
-clean_tag(struct ctx *c, int root, int t, int (*test)(struct ctx *, int))
+clean_tag(struct ctx *c, int root, int t,
+    int (*test)(struct ctx *, int, const struct agg *))
 {
-	int j, nlist = 0, k;
+	int j, k, sums = test == should_clean && c->clean_cond;
+	struct agg a;
 
+	memset(&a, 0, sizeof a);
 	c->nstack = 0;
 	for (j = c->n[root].first; j >= 0; j = next_in(c, j, root, 0))
-		if (c->n[j].tag == t) {
+		if (sums || c->n[j].tag == t) {
 			c->stack = xgrow(c->stack, &c->scap, c->nstack + 1, sizeof *c->stack);
 			c->stack[c->nstack++] = j;
 		}
-	nlist = c->nstack;
-	for (k = nlist - 1; k >= 0; k--) {
+	c->nagg = 0;
+	for (k = (int)c->nstack - 1; k >= 0; k--) {
 		j = c->stack[k];
-		if (!gone(c, j) && within_live(c, j, root) && (test == NULL || test(c, j)))
+		spend(c, 1);
+		if (sums) {
+			int ch, m;
+
+			memset(&a, 0, sizeof a);
+			for (ch = c->n[j].first; ch >= 0; ch = c->n[ch].next) {
+				const struct agg *b = &c->agg[--c->nagg];
+
+				spend(c, 1);
+				for (m = 0; m < A_NCOUNT; m++)
+					a.n[m] += b->n[m];
+				for (m = 0; m < U_NUNDER; m++)
+					a.under[m] += b->under[m];
+			}
+		}
+		if (c->n[j].tag == t && !gone(c, j) &&
+		    (test == NULL || test(c, j, &a))) {
 			remove_node(c, j);
+			continue;
+		}
+		if (sums) {
+			agg_self(c, j, &a);
+			c->agg = xgrow(c->agg, &c->aggcap, c->nagg + 1, sizeof *c->agg);
+			c->agg[c->nagg++] = a;
+		}
 	}
 }
 
@@ -1220,8 +1369,9 @@ clean_share(struct ctx *c, int i)
 }
 
 static int
-clean_header(struct ctx *c, int i)
+clean_header(struct ctx *c, int i, const struct agg *unused)
 {
+	(void)unused;
 	return class_weight(c, i) < 0;
 }
 
@@ -1258,13 +1408,14 @@ prep_article(struct ctx *c, int root)
 
 /* Append the text of the subtree of i: blocks and <br> end lines. */
 static void
-emit(const struct ctx *c, int i, struct buf *out)
+emit(struct ctx *c, int i, struct buf *out)
 {
 	int j = i;
 
 	for (;;) {
 		const struct node *n = &c->n[j];
 
+		spend(c, 1);
 		if (n->tag == T_TEXT)
 			buf_add(out, c->a.p + n->text, n->tlen);
 		else if (n->tag == T_BR || (flags_of(n->tag) & F_BLOCK))
@@ -1334,42 +1485,38 @@ ctx_reset(struct ctx *c)
 
 /* One run of the article search with the current flags; the text into out. */
 static void
-grab(struct ctx *c, struct buf *out, struct buf *tmp)
+grab(struct ctx *c, struct buf *out)
 {
-	int top, *art = NULL;
+	int top, *art;
 	size_t n, k;
-	struct buf raw = { 0 };
 
 	ctx_reset(c);
 	build(c, tidyGetRoot(c->doc), -1, 0);
-	if (c->body < 0) {
-		out->len = 0;
+	out->len = 0;
+	if (c->body < 0)
 		return;
-	}
-	prepare(c, tmp);
+	prepare(c, &c->tmp);
 	top = score(c);
+	c->art = art = xgrow(c->art, &c->artcap, c->nn + 1, sizeof *art);
 	if (top < 0 || c->n[top].tag == T_BODY) {
-		art = xmalloc(sizeof *art);
 		art[0] = c->body;
 		n = 1;
 	} else {
 		top = refine(c, top);
-		art = xmalloc(sizeof *art * (c->nn + 1));
-		n = siblings(c, top, art, c->nn + 1, tmp);
+		n = siblings(c, top, art, c->nn + 1, &c->tmp);
 	}
+	ancestry(c);
 	for (k = 0; k < n; k++)
 		prep_article(c, art[k]);
+	c->raw.len = 0;
 	for (k = 0; k < n; k++)
 		if (!gone(c, art[k]))
-			emit(c, art[k], &raw);
-	out->len = 0;
-	tidy_lines(raw.p ? raw.p : "", raw.len, out);
-	free(art);
-	buf_free(&raw);
+			emit(c, art[k], &c->raw);
+	tidy_lines(c->raw.p ? c->raw.p : "", c->raw.len, out);
 }
 
-int
-extract_depth(const char *html, size_t n)
+static int
+scan_depth(const char *html, size_t n, unsigned long long *load)
 {
 	static const char *const noend[] = { "area", "base", "br", "col",
 		"embed", "hr", "img", "input", "link", "meta", "param", "source",
@@ -1379,6 +1526,7 @@ extract_depth(const char *html, size_t n)
 	const char *s = html, *end = html + n, *q;
 	int depth = 0, max = 0;
 
+	*load = 0;
 	while (s < end && (s = memchr(s, '<', end - s)) != NULL) {
 		char name[16];
 		size_t k = 0;
@@ -1399,6 +1547,7 @@ extract_depth(const char *html, size_t n)
 		name[k] = '\0';
 		if (k == 0 || !isalpha((unsigned char)name[0]))
 			continue;
+		*load += depth;
 		for (w = noend; *w && strcmp(*w, name) != 0; w++)
 			;
 		if (*w)
@@ -1421,6 +1570,14 @@ extract_depth(const char *html, size_t n)
 		}
 	}
 	return max;
+}
+
+int
+extract_depth(const char *html, size_t n)
+{
+	unsigned long long load;
+
+	return scan_depth(html, n, &load);
 }
 
 /*
@@ -1449,71 +1606,121 @@ html5_doctype(const char *html, size_t n, struct buf *out)
 	buf_add(out, s, end - s);
 }
 
+/* Readability's retries: fewer heuristics when too little text is left. */
+static void
+passes(struct ctx *c, struct buf *title, struct buf *text)
+{
+	int pass;
+
+	for (pass = 0; pass < 4; pass++) {
+		c->strip_unlikely = pass < 1;
+		c->weight_classes = pass < 2;
+		c->clean_cond = pass < 3;
+		grab(c, &c->cur);
+		if (pass == 0 || c->cur.len > c->best.len) {
+			struct buf t = c->best;
+
+			c->best = c->cur;
+			c->cur = t;
+		}
+		if (c->best.len >= 500)
+			break;
+	}
+	buf_add(text, c->best.p ? c->best.p : "", c->best.len);
+	clean_title(c, title);
+}
+
+unsigned long
+extract_budget(size_t n)
+{
+	double w = EXTRACT_WORK_BASE + (double)EXTRACT_WORK_PER_BYTE * n;
+
+	return w < EXTRACT_WORK_MAX ? (unsigned long)w : EXTRACT_WORK_MAX;
+}
+
 int
 extract_html(const char *html, size_t n, struct buf *title, struct buf *text,
     char *err, size_t errsize)
 {
-	struct ctx c;
-	TidyBuffer in, errbuf;
-	struct buf best = { 0 }, cur = { 0 }, tmp = { 0 }, page = { 0 };
-	int pass;
+	return extract_html_work(html, n, extract_budget(n), title, text, err,
+	    errsize);
+}
 
-	if (extract_depth(html, n) > EXTRACT_MAX_DEPTH) {
+int
+extract_html_work(const char *html, size_t n, unsigned long budget,
+    struct buf *title, struct buf *text, char *err, size_t errsize)
+{
+	struct ctx *c;
+	TidyBuffer in, errbuf;
+	struct buf page = { 0 };
+	unsigned long long load;
+	int rc;
+
+	if (scan_depth(html, n, &load) > EXTRACT_MAX_DEPTH) {
 		snprintf(err, errsize, "nested deeper than %d elements",
 		    EXTRACT_MAX_DEPTH);
 		return -1;
 	}
-	memset(&c, 0, sizeof c);
-	c.doc = tidyCreate();
+	/*
+	 * libtidy's parse slows with the nesting too (on deep lists it is
+	 * quadratic), and cannot be stopped once started: its share of the
+	 * budget is paid up front, a step per tag and level it is nested.
+	 */
+	if (load > budget) {
+		snprintf(err, errsize, "over the extraction work budget (%lu "
+		    "steps)", budget);
+		return -1;
+	}
+	/* On the heap: setjmp leaves a local that changed after it undefined. */
+	c = xcalloc(1, sizeof *c);
+	c->budget = budget;
+	c->work = load;
+	c->doc = tidyCreate();
 	tidyBufInit(&errbuf);
-	tidySetErrorBuffer(c.doc, &errbuf);
-	tidyOptSetBool(c.doc, TidyForceOutput, yes);
-	tidyOptSetBool(c.doc, TidyQuiet, yes);
-	tidyOptSetBool(c.doc, TidyShowWarnings, no);
-	tidyOptSetInt(c.doc, TidyShowErrors, 0);
-	tidyOptSetBool(c.doc, TidyShowInfo, no);
-	tidyOptSetInt(c.doc, TidyMergeDivs, TidyNoState);
-	tidyOptSetInt(c.doc, TidyMergeSpans, TidyNoState);
-	tidyOptSetBool(c.doc, TidyDropEmptyElems, no);
-	tidyOptSetBool(c.doc, TidyDropEmptyParas, no);
-	tidyOptSetInt(c.doc, TidyUseCustomTags, TidyCustomBlocklevel);
-	tidySetInCharEncoding(c.doc, "utf8");
+	tidySetErrorBuffer(c->doc, &errbuf);
+	tidyOptSetBool(c->doc, TidyForceOutput, yes);
+	tidyOptSetBool(c->doc, TidyQuiet, yes);
+	tidyOptSetBool(c->doc, TidyShowWarnings, no);
+	tidyOptSetInt(c->doc, TidyShowErrors, 0);
+	tidyOptSetBool(c->doc, TidyShowInfo, no);
+	tidyOptSetInt(c->doc, TidyMergeDivs, TidyNoState);
+	tidyOptSetInt(c->doc, TidyMergeSpans, TidyNoState);
+	tidyOptSetBool(c->doc, TidyDropEmptyElems, no);
+	tidyOptSetBool(c->doc, TidyDropEmptyParas, no);
+	tidyOptSetInt(c->doc, TidyUseCustomTags, TidyCustomBlocklevel);
+	tidySetInCharEncoding(c->doc, "utf8");
 	tidyBufInit(&in);
 	html5_doctype(html, n, &page);
 	tidyBufAttach(&in, (byte *)(page.p ? page.p : ""), (uint)page.len);
-	tidyParseBuffer(c.doc, &in);
+	tidyParseBuffer(c->doc, &in);
 	tidyBufDetach(&in);
 
-	/* Readability's retries: fewer heuristics when too little text is left. */
-	for (pass = 0; pass < 4; pass++) {
-		c.strip_unlikely = pass < 1;
-		c.weight_classes = pass < 2;
-		c.clean_cond = pass < 3;
-		grab(&c, &cur, &tmp);
-		if (pass == 0 || cur.len > best.len) {
-			struct buf t = best;
-
-			best = cur;
-			cur = t;
-		}
-		if (best.len >= 500)
-			break;
+	if (setjmp(c->over) == 0)
+		passes(c, title, text);
+	if (c->work > c->budget) {
+		snprintf(err, errsize, "over the extraction work budget (%lu "
+		    "steps)", c->budget);
+		rc = -1;
+	} else {
+		rc = 0;
 	}
-	buf_add(text, best.p ? best.p : "", best.len);
-	clean_title(&c, title);
-
 	tidyBufFree(&errbuf);
-	tidyRelease(c.doc);
-	free(c.n);
-	free(c.stack);
-	buf_free(&c.a);
-	buf_free(&c.title);
-	buf_free(&c.ogtitle);
-	buf_free(&best);
-	buf_free(&cur);
-	buf_free(&tmp);
+	tidyRelease(c->doc);
+	free(c->n);
+	free(c->stack);
+	free(c->agg);
+	free(c->art);
+	buf_free(&c->a);
+	buf_free(&c->title);
+	buf_free(&c->ogtitle);
+	buf_free(&c->t);
+	buf_free(&c->raw);
+	buf_free(&c->best);
+	buf_free(&c->cur);
+	buf_free(&c->tmp);
+	free(c);
 	buf_free(&page);
-	return 0;
+	return rc;
 }
 
 int

@@ -19,10 +19,30 @@
  * article, one per line, without navigation, ads, comments, bylines and
  * other boilerplate. Either may stay empty. Thread-safe; the caller's
  * thread needs a stack of at least 8 MB (see EXTRACT_STACK).
- * Returns 0, or -1 with the reason in err ("nested too deep").
+ * Returns 0, or -1 with the reason in err (nested too deep, over the work
+ * budget of extract_budget(n)).
  */
 int extract_html(const char *html, size_t n, struct buf *title,
     struct buf *text, char *err, size_t errsize);
+
+/*
+ * The work extract_html allows itself on a page of n bytes, in steps:
+ * EXTRACT_WORK_BASE plus EXTRACT_WORK_PER_BYTE a byte, at most
+ * EXTRACT_WORK_MAX. A pre-scan charges each tag as many steps as it is
+ * nested deep (libtidy's parse, which cannot be interrupted, slows so on
+ * deep pages), then each node visit of the article search is a step. The
+ * evaluation pages need under 4 a byte; a hostile page fails ("over the
+ * extraction work budget") in bounded time, a few seconds at most,
+ * instead of holding up the pages written after it.
+ */
+#define EXTRACT_WORK_BASE 1000000UL
+#define EXTRACT_WORK_PER_BYTE 50UL
+#define EXTRACT_WORK_MAX 100000000UL
+unsigned long extract_budget(size_t n);
+
+/* extract_html with a budget of its own. */
+int extract_html_work(const char *html, size_t n, unsigned long budget,
+    struct buf *title, struct buf *text, char *err, size_t errsize);
 
 #define EXTRACT_STACK ((size_t)32 << 20)
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <idn2.h>
 #include <libpsl.h>
 
 #include "input.h"
@@ -105,7 +106,8 @@ urlfilter_init(struct urlfilter *f, const char *file, char *err, size_t errsize)
 			continue;
 		for (e = s; *e; e++) {
 			*e = tolower((unsigned char)*e);
-			if (!isalnum((unsigned char)*e) && *e != '-' && *e != '.') {
+			if (!isalnum((unsigned char)*e) && *e != '-' && *e != '.' &&
+			    *e != '_') {
 				snprintf(err, errsize, "%s:%lu: '%s' is not a domain name",
 				    in.name, in.lineno, s);
 				input_close(&in);
@@ -201,7 +203,11 @@ urlset_free(struct urlset *u)
 	memset(u, 0, sizeof *u);
 }
 
-/* Is s[0..n) a host name (labels of letters, digits, '-') or an IPv4 address? */
+/*
+ * Is s[0..n) a host name or an IPv4 address? Labels are letters, digits,
+ * inner hyphens and underscores: no DNS rule forbids '_', and hosts such
+ * as my_blog.example.com exist and resolve.
+ */
 static int
 good_host(const char *s, size_t n)
 {
@@ -219,7 +225,8 @@ good_host(const char *s, size_t n)
 				return 0;
 			nlab++;
 			lab = 0;
-		} else if (isalnum((unsigned char)s[i]) || (s[i] == '-' && lab > 0)) {
+		} else if (isalnum((unsigned char)s[i]) || s[i] == '_' ||
+		    (s[i] == '-' && lab > 0)) {
 			lab++;
 		} else {
 			return 0;
@@ -257,6 +264,32 @@ url_host(const char *url, size_t len, char *host, size_t size)
 	if (n > 1 && host[n - 1] == '.')
 		host[--n] = '\0';
 	return n;
+}
+
+/*
+ * An internationalized host name (UTF-8, lower-cased ASCII) to its ASCII
+ * form in place, as curl looks it up: IDNA2008 with the UTS #46 mapping,
+ * non-transitional, else transitional. 0, or -1 when it is not a valid
+ * name (invalid UTF-8, a disallowed code point) or does not fit.
+ */
+static int
+idn_host(char *host, size_t size)
+{
+	char *a = NULL;
+	int rc;
+
+	rc = idn2_lookup_u8((const uint8_t *)host, (uint8_t **)&a,
+	    IDN2_NFC_INPUT | IDN2_NONTRANSITIONAL);
+	if (rc == IDN2_DISALLOWED)
+		rc = idn2_lookup_u8((const uint8_t *)host, (uint8_t **)&a,
+		    IDN2_NFC_INPUT | IDN2_TRANSITIONAL);
+	if (rc != IDN2_OK || strlen(a) >= size) {
+		idn2_free(a);
+		return -1;
+	}
+	memcpy(host, a, strlen(a) + 1);
+	idn2_free(a);
+	return 0;
 }
 
 int
@@ -312,12 +345,117 @@ bad_extension(const char *path, size_t n)
 	return 0;
 }
 
+/*
+ * Split the authority of an http(s) URL whose scheme ends at colon: *end
+ * gets its end; host the host, lower-cased, in ASCII (an internationalized
+ * name in its punycode form, a final dot dropped: *dot says there was
+ * one); *port the port, 0 for none. URL_OK, or URL_MALFORMED for
+ * credentials, a bad port or a host that is not a name or an address.
+ */
+static int
+split_url(const char *url, size_t len, const char *colon, const char **end,
+    char *host, size_t size, long *port, int *dot)
+{
+	const char *h = colon + 3, *e, *p, *stop = url + len;
+	size_t i, n;
+	int ascii = 1;
+
+	if (url_host(url, len, host, size) < 0)
+		return URL_MALFORMED;
+	for (e = h; e < stop && *e != '/' && *e != '?' && *e != '#'; e++)
+		;
+	*end = e;
+	n = strlen(host);
+	p = h + n;
+	*dot = p < e && *p == '.';
+	p += *dot;
+	*port = 0;
+	if (p < e) {
+		/* A port: digits, 1..65535. */
+		char *q;
+
+		if (*p != ':' || p + 1 == e)
+			return URL_MALFORMED;
+		errno = 0;
+		*port = strtol(p + 1, &q, 10);
+		if (q != e || *port < 1 || *port > 65535)
+			return URL_MALFORMED;
+	}
+	for (i = 0; i < n; i++)
+		ascii &= (unsigned char)host[i] < 0x80;
+	if (!ascii && idn_host(host, size) < 0)
+		return URL_MALFORMED;
+	if (!good_host(host, strlen(host)))
+		return URL_MALFORMED;
+	return URL_OK;
+}
+
+/* The normal form of a URL split by split_url, into out. */
+static void
+normal_form(const char *url, size_t len, const char *colon, const char *e,
+    const char *host, long port, int dot, struct buf *out)
+{
+	const char *p, *end = url + len;
+	int https = colon - url == 5;
+
+	out->len = 0;
+	buf_adds(out, https ? "https://" : "http://");
+	buf_adds(out, host);
+	if (dot)
+		buf_addc(out, '.');
+	if (port != 0 && port != (https ? 443 : 80))
+		buf_printf(out, ":%ld", port);
+	for (p = e; p < end && *p != '#'; p++)
+		;
+	if (e == p || *e != '/')
+		buf_addc(out, '/');
+	buf_add(out, e, p - e);
+}
+
+/* The scheme's colon of url, or NULL when it has no http or https scheme. */
+static const char *
+http_colon(const char *url, size_t len)
+{
+	const char *colon = memchr(url, ':', len);
+
+	if (colon == NULL || len - (colon - url) < 3 || colon[1] != '/' ||
+	    colon[2] != '/')
+		return NULL;
+	if ((colon - url == 4 && strncasecmp(url, "http", 4) == 0) ||
+	    (colon - url == 5 && strncasecmp(url, "https", 5) == 0))
+		return colon;
+	return NULL;
+}
+
 int
-urlfilter_check(struct urlfilter *f, const char *url, size_t len)
+url_normalize(const char *url, size_t len, struct buf *out)
 {
 	char host[256];
-	const char *colon, *h, *e, *p, *end = url + len;
+	const char *colon, *e;
+	long port;
+	int dot;
 	size_t i;
+
+	for (i = 0; i < len; i++)
+		if ((unsigned char)url[i] <= ' ' || url[i] == 0x7f)
+			return -1;
+	if ((colon = http_colon(url, len)) == NULL ||
+	    split_url(url, len, colon, &e, host, sizeof host, &port, &dot) != URL_OK)
+		return -1;
+	normal_form(url, len, colon, e, host, port, dot, out);
+	return 0;
+}
+
+int
+urlfilter_check(struct urlfilter *f, const char *url, size_t len,
+    struct buf *norm)
+{
+	char host[256];
+	const char *colon, *e, *p, *end = url + len;
+	struct buf tmp = { 0 }, *n = norm ? norm : &tmp;
+	long port;
+	size_t i;
+	int r, dot;
 
 	if (len <= 8)
 		return URL_SHORT;
@@ -333,27 +471,9 @@ urlfilter_check(struct urlfilter *f, const char *url, size_t len)
 	if (!((colon - url == 4 && strncasecmp(url, "http", 4) == 0) ||
 	    (colon - url == 5 && strncasecmp(url, "https", 5) == 0)))
 		return URL_SCHEME;
-	if (url_host(url, len, host, sizeof host) < 0)
-		return URL_MALFORMED;
-	h = colon + 3;
-	for (e = h; e < end && *e != '/' && *e != '?' && *e != '#'; e++)
-		;
-	p = h + strlen(host);
-	if (p < e && *p == '.')
-		p++;
-	if (p < e) {
-		/* A port: digits, 1..65535. */
-		long port;
-		char *q;
-
-		if (*p != ':' || p + 1 == e)
-			return URL_MALFORMED;
-		errno = 0;
-		port = strtol(p + 1, &q, 10);
-		if (q != e || port < 1 || port > 65535)
-			return URL_MALFORMED;
-	}
-	if (!good_host(host, strlen(host)))
+	if (http_colon(url, len) == NULL ||
+	    (r = split_url(url, len, colon, &e, host, sizeof host, &port,
+	    &dot)) != URL_OK)
 		return URL_MALFORMED;
 	if (blacklisted(f, host))
 		return URL_DOMAIN;
@@ -361,7 +481,9 @@ urlfilter_check(struct urlfilter *f, const char *url, size_t len)
 		;
 	if (bad_extension(e, p - e))
 		return URL_EXTENSION;
-	if (urlset_add(&f->seen, url, len))
-		return URL_REPEAT;
-	return URL_OK;
+	/* Repeats are of the normal form: what would be fetched. */
+	normal_form(url, len, colon, e, host, port, dot, n);
+	r = urlset_add(&f->seen, n->p, n->len) ? URL_REPEAT : URL_OK;
+	buf_free(&tmp);
+	return r;
 }

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util.h"
+
 /* Why a URL is dropped, in the order the checks run; url_reason[] names them. */
 enum {
 	URL_OK,
@@ -13,7 +15,7 @@ enum {
 	URL_SCHEME,		/* a scheme other than http and https */
 	URL_DOMAIN,		/* blacklisted registrable domain */
 	URL_EXTENSION,		/* the path ends in a blacklisted extension */
-	URL_REPEAT,		/* the same string was seen before */
+	URL_REPEAT,		/* the same URL, in normal form, was seen before */
 	URL_NREASONS
 };
 extern const char *const url_reason[URL_NREASONS];
@@ -53,9 +55,21 @@ void urlfilter_free(struct urlfilter *f);
 
 /*
  * Check url[0..len): URL_OK or the reason to drop it. An accepted URL is
- * remembered, so its next occurrence is URL_REPEAT.
+ * remembered in normal form (url_normalize), so the next URL with the same
+ * normal form is URL_REPEAT. norm (may be NULL) receives the normal form
+ * of an accepted URL: what is to be fetched.
  */
-int urlfilter_check(struct urlfilter *f, const char *url, size_t len);
+int urlfilter_check(struct urlfilter *f, const char *url, size_t len,
+    struct buf *norm);
+
+/*
+ * The normal form of an http(s) URL into out (reset): scheme and host
+ * lower-cased, an internationalized host name in its ASCII (punycode)
+ * form, a default port (:80 for http, :443 for https) and the fragment
+ * dropped, an empty path made "/"; the rest as it is. Returns 0, or -1
+ * when url is not http(s)://host[:port][rest] with a valid host.
+ */
+int url_normalize(const char *url, size_t len, struct buf *out);
 
 /*
  * The host part of an absolute http(s) URL, lower-cased, into host; the

@@ -54,6 +54,43 @@ like err '^owt-fetch: outcomes: 4 ok, 12 filtered$' "the summary counts kept and
 like err '^owt-fetch: filtered: 1 short, 2 malformed, 1 scheme, 4 domain, 3 extension, 1 repeat$' \
     "the summary counts each reason"
 
+# Repeats are compared in normal form (what is fetched): scheme and host
+# lower-cased, no default port, no fragment, "/" for an empty path, an IDN
+# host in punycode. Kept lines are written as given. Hosts may have '_'.
+{
+	printf 'http://example.com/story\nHTTP://EXAMPLE.com/story\n'
+	printf 'http://example.com/story#frag\nhttp://example.com:80/story\n'
+	printf 'http://Example.com:8080/story\nhttps://example.com\n'
+	printf 'https://example.com:443/\nhttps://example.com/#top\n'
+	printf 'http://my_blog.example.com/post\nhttp://bad_host.example.net/x\n'
+	printf 'http://b\303\274cher.example/page\nhttp://xn--bcher-kva.example/page\n'
+	printf 'http://B\303\234CHER.example/page\nhttp://b\374cher.example/page\n'
+	printf 'http://bad\342\200\256name.example/page\n'
+} >norm.txt
+printf 'bad_host.example.net\n' >bl2.txt
+run owt-fetch --filter-only --blacklist bl2.txt --log norm.jsonl norm.txt
+is "$rc" 0 "--filter-only on URLs that differ in form only exits 0"
+{
+	printf 'http://example.com/story\nhttp://Example.com:8080/story\n'
+	printf 'https://example.com\nhttp://my_blog.example.com/post\n'
+	printf 'http://b\303\274cher.example/page\n'
+} >want
+same want out "one URL of each normal form is kept, as given"
+like err '^owt-fetch: filtered: 2 malformed, 1 domain, 7 repeat$' \
+    "case, default port, fragment, empty path and punycode make repeats"
+for u in 'HTTP://EXAMPLE.com/story' 'http://example.com/story#frag' \
+    'http://example.com:80/story' 'https://example.com:443/' \
+    'https://example.com/#top' 'http://xn--bcher-kva.example/page' \
+    'http://BÜCHER.example/page'; do
+	like norm.jsonl "^\\{\"url\":\"$u\",\"outcome\":\"filtered\",\"http_status\":0,\"error\":\"repeat\"" \
+	    "$u is a repeat, logged as given"
+done
+like norm.jsonl '^\{"url":"http://bad_host.example.net/x","outcome":"filtered","http_status":0,"error":"domain"' \
+    "a --blacklist entry may have '_'"
+like norm.jsonl '^\{"url":"http://bad.*name.example/page","outcome":"filtered","http_status":0,"error":"malformed"' \
+    "a host that is no IDN (a bidi control) is malformed"
+is "$(grep -c '"error":"malformed"' norm.jsonl)" 2 "so is a host that is not UTF-8"
+
 run owt-fetch --filter-only -q urls.txt
 is "$(cat err)" "" "-q: no warnings, no summary"
 run owt-fetch --filter-only urls.txt

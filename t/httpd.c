@@ -259,7 +259,10 @@ hard_reset(struct req *r)
 	return -1;
 }
 
-/* The /__owt/ misbehaviours; -1 closes the connection. */
+/*
+ * The /__owt/ misbehaviours; -1 closes the connection. The robots.txt of a
+ * host named r503.* answers 503, of rslow.* 404 after a second.
+ */
 static int
 route(struct req *r)
 {
@@ -269,6 +272,10 @@ route(struct req *r)
 
 	if (strncmp(r->path, "/robots.txt", 11) == 0 && strncmp(r->host, "r503.", 5) == 0)
 		return respond(r, 503, "text/plain", NULL, "busy\n", 5);
+	if (strncmp(r->path, "/robots.txt", 11) == 0 && strncmp(r->host, "rslow.", 6) == 0) {
+		usleep(1000000);
+		return respond(r, 404, "text/plain", NULL, "none\n", 5);
+	}
 	if (strncmp(r->path, "/__owt/", 7) != 0)
 		return serve_file(r);
 	if (strcmp(p, "redirect") == 0 && qparam(r, "to", v, sizeof v)) {
@@ -290,6 +297,12 @@ route(struct req *r)
 		return page(r, p + 5);
 	if (sscanf(p, "status/%d", &a) == 1)
 		return respond(r, a, "text/html", NULL, "<p>status</p>", 13);
+	if (sscanf(p, "slow/%d/%d", &a, &b) == 2) {
+		usleep(a * 1000);
+		if (b == 200)
+			return page(r, "slow");
+		return respond(r, b, "text/html", NULL, "<p>slow</p>", 11);
+	}
 	if (sscanf(p, "flaky/%63[^/]/%d/%d", key, &a, &b) == 3) {
 		if (count(key) <= a)
 			return respond(r, b, "text/html", b == 503 ?

@@ -65,6 +65,40 @@ test_charset(void)
 }
 
 static void
+test_normalize(void)
+{
+	static const struct { const char *url, *norm; } v[] = {
+		{ "HTTP://Example.COM/Path?Q=A#frag", "http://example.com/Path?Q=A" },
+		{ "https://example.com:443", "https://example.com/" },
+		{ "http://example.com:443/", "http://example.com:443/" },
+		{ "https://example.com:80/", "https://example.com:80/" },
+		{ "http://example.com:080?x", "http://example.com/?x" },
+		{ "http://example.com#a", "http://example.com/" },
+		{ "http://example.com./a", "http://example.com./a" },
+		{ "http://[::1]:80/x", "http://[::1]/x" },
+		{ "http://my_host.example.com/a_b", "http://my_host.example.com/a_b" },
+		{ "http://m\303\274nchen.example/%C3%BC#x", "http://xn--mnchen-3ya.example/%C3%BC" },
+		{ "http://\346\227\245\346\234\254.jp/", "http://xn--wgv71a.jp/" },
+	};
+	static const char *const bad[] = { "ftp://example.com/", "http://",
+		"http://exa mple.com/", "http://ex\377.com/", "example.com/x",
+		"http://a@b.com/" };
+	struct buf b = { 0 };
+	size_t i;
+
+	for (i = 0; i < sizeof v / sizeof v[0]; i++) {
+		OK(url_normalize(v[i].url, strlen(v[i].url), &b) == 0,
+		    "'%s' has a normal form", v[i].url);
+		SAME(b.p, b.len, v[i].norm, strlen(v[i].norm), "'%s' is '%s'",
+		    v[i].url, v[i].norm);
+	}
+	for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		OK(url_normalize(bad[i], strlen(bad[i]), &b) < 0,
+		    "'%s' has none", bad[i]);
+	buf_free(&b);
+}
+
+static void
 test_urlfilter(void)
 {
 	static const struct { const char *url; int why; } v[] = {
@@ -72,7 +106,7 @@ test_urlfilter(void)
 		{ "https://Example.COM:8443/a?b=c#d", URL_OK },
 		{ "http://1.2.3.4/", URL_OK },
 		{ "http://a.b", URL_OK },
-		{ "http://a.b/", URL_OK },
+		{ "http://a.b/", URL_REPEAT },	/* an empty path is "/" */
 		{ "http://x", URL_SHORT },
 		{ "http://localhost/page", URL_OK },
 		{ "http://exa mple.com/", URL_MALFORMED },
@@ -98,6 +132,19 @@ test_urlfilter(void)
 		{ "http://example.com/a.pdf.html", URL_OK },
 		{ "http://example.com/?file=a.pdf", URL_OK },
 		{ "http://example.com/a", URL_REPEAT },
+		{ "HTTP://EXAMPLE.com/a", URL_REPEAT },
+		{ "http://example.com:80/a#top", URL_REPEAT },
+		{ "https://example.com:8443/a?b=c", URL_REPEAT },
+		{ "http://example.com:8080/a", URL_OK },
+		{ "https://example.com:443", URL_OK },
+		{ "https://example.com/", URL_REPEAT },
+		{ "http://my_blog.example.com/", URL_OK },
+		{ "http://_dmarc.example.com/x", URL_OK },
+		{ "http://b\303\274cher.example/", URL_OK },
+		{ "http://xn--bcher-kva.example/", URL_REPEAT },
+		{ "http://B\303\234CHER.example/", URL_REPEAT },
+		{ "http://b\374cher.example/", URL_MALFORMED },
+		{ "http://a\342\200\256b.example/", URL_MALFORMED },
 		{ "http://blocked.example.org/x", URL_DOMAIN },
 		{ "http://deep.sub.blocked.example.org/x", URL_DOMAIN },
 		{ "http://example.org/x", URL_OK },
@@ -114,7 +161,7 @@ test_urlfilter(void)
 	close(fd);
 	OK(urlfilter_init(&f, path, err, sizeof err) == 0, "filter with a blacklist file");
 	for (i = 0; i < sizeof v / sizeof v[0]; i++) {
-		int r = urlfilter_check(&f, v[i].url, strlen(v[i].url));
+		int r = urlfilter_check(&f, v[i].url, strlen(v[i].url), NULL);
 
 		OK(r == v[i].why, "'%s' is %s (got %s)", v[i].url,
 		    url_reason[v[i].why], url_reason[r]);
@@ -252,8 +299,9 @@ test_extract(void)
 	    "Second paragraph of the story,\nwith a line break, and more words here.\n"
 	    "Custom element text is kept, as a block of its own here.";
 	struct buf title = { 0 }, text = { 0 }, deep = { 0 };
-	char err[128];
-	int i;
+	char err[128], msg[128];
+	int i, depth, rc;
+	unsigned long lo, hi;
 
 	OK(extract_html(page, sizeof page - 1, &title, &text, err, sizeof err) == 0,
 	    "a small page extracts");
@@ -270,6 +318,63 @@ test_extract(void)
 	OK(extract_depth("<p><p><br><img><li><li><b>x</b><!-- <div><div> --><div/>"
 	    "<script><div><div></script>", 79) == 1, "implicitly closed, void, "
 	    "self-closed, commented and script tags do not nest");
+
+	/* The work budget. */
+	OK(extract_budget(0) == EXTRACT_WORK_BASE &&
+	    extract_budget(1000) == EXTRACT_WORK_BASE + 1000 * EXTRACT_WORK_PER_BYTE &&
+	    extract_budget((size_t)10 << 20) == EXTRACT_WORK_MAX,
+	    "the budget: a base, a share per byte, a cap");
+	/* The least budget that does (the pre-scan takes part of it). */
+	for (lo = 0, hi = 100000; lo + 1 < hi; ) {
+		unsigned long mid = lo + (hi - lo) / 2;
+
+		title.len = text.len = 0;
+		if (extract_html_work(page, sizeof page - 1, mid, &title, &text,
+		    err, sizeof err) == 0)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	title.len = text.len = 0;
+	snprintf(msg, sizeof msg, "over the extraction work budget (%lu steps)", lo);
+	OK(extract_html_work(page, sizeof page - 1, lo, &title, &text, err,
+	    sizeof err) < 0 && strcmp(err, msg) == 0 && text.len == 0 &&
+	    title.len == 0, "a page one step over its budget (%lu) fails, "
+	    "without text, out of the passes: %s", lo, err);
+	title.len = text.len = 0;
+	OK(extract_html_work(page, sizeof page - 1, hi, &title, &text, err,
+	    sizeof err) == 0 && strcmp(text.p, want) == 0,
+	    "and extracts as usual with enough");
+	title.len = text.len = 0;
+	OK(extract_html_work(page, sizeof page - 1, 10, &title, &text, err,
+	    sizeof err) < 0 && strcmp(err, "over the extraction work budget "
+	    "(10 steps)") == 0, "a budget under the pre-scan's share fails before the parse");
+	/*
+	 * Lists nested in lists, each with a few items: the article search
+	 * used to walk each list's subtree once per list (15 s on 300 KB),
+	 * and libtidy's parse is quadratic in the nesting too. 300 levels
+	 * are a page; 3990 (under the depth guard) fail in milliseconds.
+	 */
+	for (depth = 300; depth <= 3990; depth += 3690) {
+		deep.len = 0;
+		buf_adds(&deep, "<html><body><div class=\"content\">");
+		for (i = 0; i < depth; i++)
+			buf_printf(&deep, "<ul><li>item %d, and some words,</li>"
+			    "<li><a href=\"/a\">a</a></li><li><p>x</p></li><li>", i);
+		for (i = 0; i < depth; i++)
+			buf_adds(&deep, "</li></ul>");
+		buf_adds(&deep, "</div></body></html>");
+		title.len = text.len = 0;
+		rc = extract_html(deep.p, deep.len, &title, &text, err, sizeof err);
+		if (depth == 300)
+			OK(rc == 0 && text.len > 0 && strncmp(text.p, "item 0, and "
+			    "some words,\na\nx\nitem 1,", 26) == 0,
+			    "300 levels of nested lists extract");
+		else
+			OK(rc < 0 && strncmp(err, "over the extraction work budget",
+			    31) == 0, "%d levels of nested lists (%zu bytes) are "
+			    "over the budget: %s", depth, deep.len, err);
+	}
 	buf_free(&title);
 	buf_free(&text);
 	buf_free(&deep);
@@ -280,6 +385,7 @@ main(void)
 {
 	test_charset();
 	test_urlfilter();
+	test_normalize();
 	test_robots();
 	test_private();
 	test_extract();
