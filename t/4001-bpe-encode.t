@@ -249,6 +249,42 @@ cp out piece.tok
 run bpe-encode -dq piece.tok
 same piece.jsonl out "and decodes back"
 
+# Memory (man bpe-encode, MEMORY): peak RSS, by /usr/bin/time, does not
+# grow with the workers (it was 16 MB of cache each: over 1 GB for 64),
+# and a record without white space stays under the stated bound,
+# 80 MB + n x 0.25 MB + 12 x max(L, 8 MB) (it was 255 MB for 8 MB).
+if [ -x /usr/bin/time ]; then
+	run /usr/bin/time -f %M -o rss bpe-encode -q --workers 64 many.jsonl
+	is "$rc" 0 "64 workers"
+	same one.tok out "write the same stream"
+	rss=$(tail -n 1 rss)
+	if [ "$rss" -lt 100000 ]; then
+		ok "and stay under 100 MB ($rss KB)"
+	else
+		not_ok "and stay under 100 MB ($rss KB)"
+	fi
+	perl -e 'print "{\"text\":\"", "a" x (8 << 20), "\"}\n"' >a8.jsonl
+	run /usr/bin/time -f %M -o rss bpe-encode -q --workers 4 a8.jsonl
+	is "$rc" 0 "an 8 MB record without white space"
+	rss=$(tail -n 1 rss)
+	if [ "$rss" -lt $((80000 + 1000 + 12 * 8192)) ]; then
+		ok "takes under 80 MB + 4 x 0.25 MB + 12 x 8 MB ($rss KB)"
+	else
+		not_ok "takes under 80 MB + 4 x 0.25 MB + 12 x 8 MB ($rss KB)"
+	fi
+	cp out a8.tok
+	run bpe-encode -dq a8.tok
+	same a8.jsonl out "and decodes back"
+else
+	skip "no /usr/bin/time"
+	skip "no /usr/bin/time"
+	skip "no /usr/bin/time"
+	skip "no /usr/bin/time"
+	skip "no /usr/bin/time"
+	skip "no /usr/bin/time"
+	skip "no /usr/bin/time"
+fi
+
 # Usage errors and the terminal.
 run bpe-encode --workers 0 hello.jsonl
 is "$rc" 2 "--workers 0 is a usage error"
