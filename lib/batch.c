@@ -114,7 +114,7 @@ finish(struct reader *rd, struct batch *b)
  * for all, and goes alone).
  */
 static void
-make_room(struct reader *rd, size_t len)
+wait_room(struct reader *rd, size_t len)
 {
 	struct batch *done;
 
@@ -130,7 +130,7 @@ submit(struct reader *rd, const char *name)
 	struct batch *done;
 	size_t len = rd->cur->in.len;
 
-	make_room(rd, len);
+	wait_room(rd, len);
 	rd->held += len;
 	if ((done = par_put(rd->par, rd->cur)) != NULL)
 		finish(rd, done);
@@ -192,7 +192,7 @@ batch_run(const struct batch_run *r, char *const *paths, int npaths)
 			if (len >= rd.size) {
 				if (rd.cur->nline > 0)
 					submit(&rd, in.name);
-				make_room(&rd, len + 1);
+				wait_room(&rd, len + 1);
 			}
 			add_line(rd.cur, line, len, in.lineno);
 			input_trim(&in);

@@ -1167,7 +1167,7 @@ merge_long(struct bpe_state *s, const unsigned char *p, size_t n,
 #define TB (1u << TBITS)
 
 struct huge {
-	const unsigned char *p, *end;
+	const unsigned char *end;
 	size_t n, nleaf;	/* nleaf: a power of two, at least the blocks */
 	uint32_t *joined;
 	uint64_t *start;	/* a bit per byte: a part starts there */
@@ -1248,7 +1248,6 @@ merge_huge(const struct bpe *v, const unsigned char *p, size_t n, uint32_t *r)
 	size_t nw = (n + 63) >> 6, nb = (n + TB - 1) >> TBITS, i, k, a, b, c, q, m;
 	uint32_t best;
 
-	h.p = p;
 	h.end = p + n;
 	h.n = n;
 	for (h.nleaf = 1; h.nleaf < nb; h.nleaf *= 2)
