@@ -1,7 +1,8 @@
 #!/bin/sh
 # bpe-encode: ids equal tiktoken's on the edge fixtures, the stream format,
 # documents and keys, -d round trips, workers, the vocabulary options and
-# lookup, and every bad-input path with its exit status and message.
+# lookup, peak memory, and every bad-input path with its exit status and
+# message.
 #
 # t/bpe/edge.jsonl and t/bpe/edge.ids were made by tiktoken (npm
 # tiktoken@1.0.22, WASM, get_encoding("gpt2").encode_ordinary) with
