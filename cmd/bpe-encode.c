@@ -1,5 +1,6 @@
 /* bpe-encode - turn JSONL text into GPT-2 token ids (owt-tok(5)), and back */
 #include <getopt.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,8 +31,20 @@ static const char options_help[] =
     "      --vocab-file file  the tokens (encoder.json) of another vocabulary\n"
     "      --workers n        encoding threads (all cores)\n";
 
-/* Input read per batch of work; a batch holds at least one line. */
-#define BATCH_BYTES (1u << 20)
+/*
+ * Memory that does not grow with the number of workers (man bpe-encode,
+ * MEMORY): input read per batch of work (a batch holds at least one line;
+ * with many workers batches are smaller), the input in all batches in
+ * flight, and the piece caches of all workers together (16 MB each for one
+ * or two, smaller for more: each worker sees a share of the input, and a
+ * cache serves the pieces that repeat most, which a small one holds too).
+ * Per-record scratch a worker keeps for the next record is at most KEEP;
+ * a longer record's is freed after it.
+ */
+#define BATCH_BYTES ((size_t)1 << 20)
+#define HELD_BYTES ((size_t)8 << 20)
+#define CACHE_BYTES ((size_t)32 << 20)
+#define KEEP ((size_t)64 << 10)
 #define MAXKEYS 64
 
 /* Counters for the summary; the first BAD_NREASONS are bad_name[]. */
@@ -74,7 +87,7 @@ worker_init(void *arg)
 	struct worker *w = xcalloc(1, sizeof *w);
 
 	(void)arg;
-	w->bpe = bpe_state_new(vocab);
+	w->bpe = bpe_state_new(vocab, CACHE_BYTES / (size_t)opt.workers);
 	jsonl_rec_init(&w->rec, opt.keys, opt.nkeys);
 	return w;
 }
@@ -138,10 +151,21 @@ encode_line(struct batch *b, struct worker *w, size_t i)
 static void
 encode_batch(struct batch *b, void *state)
 {
+	struct worker *w = state;
 	size_t i;
 
-	for (i = 0; i < b->nline; i++)
-		encode_line(b, state, i);
+	for (i = 0; i < b->nline; i++) {
+		encode_line(b, w, i);
+		/* A long record's text and ids are not kept for the next. */
+		if (w->ids.cap * sizeof *w->ids.v > KEEP) {
+			free(w->ids.v);
+			memset(&w->ids, 0, sizeof w->ids);
+		}
+		if (w->rec.arena.cap > KEEP) {
+			jsonl_rec_free(&w->rec);
+			jsonl_rec_init(&w->rec, opt.keys, opt.nkeys);
+		}
+	}
 }
 
 static void
@@ -181,7 +205,7 @@ static void
 encode(int argc, char **argv)
 {
 	struct batch_run run = {
-		.nworkers = opt.workers, .bytes = BATCH_BYTES,
+		.nworkers = opt.workers, .bytes = BATCH_BYTES, .held = HELD_BYTES,
 		.init = worker_init, .work = encode_batch, .fini = worker_fini,
 		.done = finish,
 	};
@@ -330,6 +354,15 @@ main(int argc, char **argv)
 	int c, code;
 
 	owt_setprog(argv[0]);
+#ifdef M_MMAP_THRESHOLD
+	/*
+	 * Blocks of a megabyte or more (a long record's text, ids and merge
+	 * state) go back to the system when freed. Without this glibc raises
+	 * the threshold after each such free, up to 32 MB, and each worker's
+	 * arena may then keep up to twice that.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
 	opt.workers = owt_ncpu();
 	while ((c = getopt_long(argc, argv, "dhkq", longopts, NULL)) != -1) {
 		switch (c) {

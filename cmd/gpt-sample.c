@@ -737,7 +737,7 @@ main(int argc, char **argv)
 	if ((vocab = bpe_load(opt.vocab, opt.merges, &code, err,
 	    sizeof err)) == NULL)
 		owt_die(code, "%s", err);
-	bs = bpe_state_new(vocab);
+	bs = bpe_state_new(vocab, 0);
 	if (opt.workers == 0)
 		opt.workers = owt_ncpu();
 	omp_set_num_threads(opt.workers);

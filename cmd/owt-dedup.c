@@ -381,7 +381,7 @@ work(struct worker *w, struct batch *b, struct rec *r)
 		r->chars = utf8_chars(text, n);
 		if (vocab != NULL && r->chars < 8 * opt.min_tokens) {
 			if (w->bpe == NULL)
-				w->bpe = bpe_state_new(vocab);
+				w->bpe = bpe_state_new(vocab, 0);
 			r->tokens = bpe_count(w->bpe, text, n) + 1;
 		}
 		if (r->chars < opt.min_chars ||

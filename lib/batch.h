@@ -38,6 +38,7 @@ void batch_note(struct batch *b, int reason, const char *fmt, ...) OWT_PRINTF(3,
 struct batch_run {
 	int nworkers;
 	size_t bytes;		/* input a batch, about; a line longer is one batch */
+	size_t held;		/* input in all batches in flight, at most (0: any) */
 	/* On a worker: its state once, then each batch; fini at the end. */
 	void *(*init)(void *arg);
 	void (*work)(struct batch *b, void *state);
@@ -50,7 +51,13 @@ struct batch_run {
 /*
  * Read the lines of each path ("-": standard input; plain, gzip or zstd)
  * into batches, have them worked on by r->nworkers threads, and hand them
- * to r->done in input order; at most 2 * nworkers + 2 are held at once.
+ * to r->done in input order. At most 2 * nworkers + 2 are in flight, and
+ * with r->held, at most r->held bytes of input in them: batches are made
+ * smaller than r->bytes where that many would hold more (not under 64 KB),
+ * and a batch that would take the bytes in flight over r->held waits for
+ * the older ones to be done (one larger than r->held waits for all, and
+ * is then the only one). Spare batches larger than four times the batch
+ * size are freed, not kept.
  * A file that cannot be opened, a line over the limit and corrupt
  * compressed data become a batch of one note with its BAD_* reason (the
  * rest of a corrupt file is skipped). A read error exits XSYS.

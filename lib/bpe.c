@@ -53,14 +53,18 @@ struct bpe {
 	uint64_t *pt;
 	uint64_t *pfilter;	/* a bit per hash of the pairs in pt, to skip most misses */
 	unsigned vbits, pbits;
+	uint32_t maxmerged;	/* the length of the longest mergeable token */
 };
 
 /*
  * The piece cache: a direct-mapped table of merged pieces, an entry a
  * cache line: the piece's bytes (zero-padded to 8), then its ids, 16 bits
- * each when the vocabulary allows (GPT-2's does), else 32.
+ * each when the vocabulary allows (GPT-2's does), else 32. Its size is
+ * the caller's (a program with many threads gives each a share of one
+ * budget), a power of two entries from CMIN to CMAX.
  */
-#define CBITS 18
+#define CMIN ((size_t)1 << 10)
+#define CMAX ((size_t)1 << 18)
 #define CDATA 56
 struct centry {
 	uint32_t tag;
@@ -79,6 +83,7 @@ struct part {
 struct bpe_state {
 	const struct bpe *v;
 	struct centry *cache;
+	size_t cmask;		/* the cache's entries, less one */
 	size_t idsize;		/* of the ids in the cache: 2 or 4 */
 	struct part *part;
 	size_t partcap;
@@ -97,7 +102,7 @@ table_alloc(size_t size)
 	size_t huge = (size_t)2 << 20;
 	void *p;
 
-	if (size < huge / 2)
+	if (size < huge)
 		return xcalloc(1, size);
 	size = (size + huge - 1) & ~(huge - 1);
 	if (posix_memalign(&p, huge, size) != 0)
@@ -699,8 +704,11 @@ load_merges(struct loader *l, const char *path)
 
 	/* Mergeable tokens become visible to whole-piece lookups. */
 	for (k = 0; k < (size_t)1 << v->vbits; k++)
-		if (v->vt[k].len != 0 && v->rank[v->vt[k].id] != NONE)
+		if (v->vt[k].len != 0 && v->rank[v->vt[k].id] != NONE) {
 			v->vt[k].len &= ~NOTMERGE;
+			if (v->vt[k].len > v->maxmerged)
+				v->maxmerged = v->vt[k].len;
+		}
 	build_pairs(v);
 	rc = 0;
 out:
@@ -958,12 +966,16 @@ bpe_piece(const char *text, size_t len)
 /* ---- merging ---- */
 
 struct bpe_state *
-bpe_state_new(const struct bpe *v)
+bpe_state_new(const struct bpe *v, size_t cache)
 {
 	struct bpe_state *s = xcalloc(1, sizeof *s);
+	size_t n = cache == 0 ? CMAX : CMIN;
 
+	while (n < CMAX && 2 * n * sizeof *s->cache <= cache)
+		n *= 2;
 	s->v = v;
-	s->cache = table_alloc(((size_t)1 << CBITS) * sizeof *s->cache);
+	s->cmask = n - 1;
+	s->cache = table_alloc(n * sizeof *s->cache);
 	s->idsize = v->n <= 65536 ? 2 : 4;
 	return s;
 }
@@ -992,7 +1004,8 @@ ids_reserve(struct bpe_ids *out, size_t extra)
  * into a token, join the pair whose token has the lowest rank, leftmost
  * first. Short pieces keep their parts in an array and scan it for the
  * lowest rank, as tiktoken does; long ones use a heap, so that time is
- * O(n log n) however long the piece.
+ * O(n log n) however long the piece, in scratch kept for the next; huge
+ * ones a tree in compact state, allocated for the piece alone.
  */
 #define SHORT 64
 
@@ -1135,6 +1148,162 @@ merge_long(struct bpe_state *s, const unsigned char *p, size_t n,
 }
 
 /*
+ * Pieces longer than HUGE are merged in compact state, allocated for the
+ * piece and freed after it, so that a thread keeps nothing in proportion
+ * to the longest piece it has seen, and a piece of n bytes needs at most
+ * 4.7n bytes (merge_long's would need 40n). The parts are marked by a bit
+ * at their first byte; joined[i] is the rank of the token that the part
+ * at i and the next one make, or NONE (also where no part starts). The
+ * parts' own ranks are not kept: a part is a token, so what two parts
+ * make is the token spelled by their bytes, looked up whole (merge_long's
+ * pair table would need the ranks, 4n bytes more). A tree over blocks of
+ * TB positions holds each block's lowest joined rank: the lowest, leftmost
+ * first, is found in O(log n), and a join updates a block or three and
+ * the paths above them. Where pieces this long are common (a run of one
+ * letter), it is faster than the heap, whose entries miss the cache.
+ */
+#define HUGE 4096
+#define TBITS 5
+#define TB (1u << TBITS)
+
+struct huge {
+	const unsigned char *end;
+	size_t n, nleaf;	/* nleaf: a power of two, at least the blocks */
+	uint32_t *joined;
+	uint64_t *start;	/* a bit per byte: a part starts there */
+	uint32_t *tree;		/* [1, nleaf): inner nodes; [nleaf, 2 nleaf): blocks */
+};
+
+/* The rank of the mergeable token spelled p[0..n), or NONE. */
+static inline uint32_t
+span_rank(const struct bpe *v, const unsigned char *p, size_t n,
+    const unsigned char *end)
+{
+	const struct vslot *s;
+	uint64_t w0;
+
+	if (n > v->maxmerged)
+		return NONE;
+	w0 = load_w0(p, n, end);
+	s = vfind(v, p, n, w0, hash_piece(p, n, w0), ~0u);
+	return s->len ? v->rank[s->id] : NONE;
+}
+
+/* The first part after the one at i, or n. */
+static inline size_t
+next_part(const struct huge *h, size_t i)
+{
+	size_t w = ++i >> 6, nw = (h->n + 63) >> 6;
+	uint64_t m;
+
+	if (i >= h->n)
+		return h->n;
+	m = h->start[w] & (~0ULL << (i & 63));
+	while (m == 0) {
+		if (++w == nw)
+			return h->n;
+		m = h->start[w];
+	}
+	return w << 6 | (size_t)__builtin_ctzll(m);
+}
+
+/* The part before the one at i (i > 0; a part starts at 0). */
+static inline size_t
+prev_part(const struct huge *h, size_t i)
+{
+	size_t w = --i >> 6;
+	uint64_t m = h->start[w] & (~0ULL >> (63 - (i & 63)));
+
+	while (m == 0)
+		m = h->start[--w];
+	return w << 6 | (size_t)(63 - __builtin_clzll(m));
+}
+
+/* Recompute block j's lowest rank and the path above it. */
+static void
+huge_fix(struct huge *h, size_t j)
+{
+	const uint32_t *jn = h->joined + (j << TBITS);
+	size_t i, k, len = h->n - (j << TBITS);
+	uint32_t low = NONE, x;
+
+	if (len > TB)
+		len = TB;
+	for (i = 0; i < len; i++)
+		low = jn[i] < low ? jn[i] : low;
+	h->tree[h->nleaf + j] = low;
+	for (k = (h->nleaf + j) / 2; k > 0; k /= 2) {
+		x = h->tree[2 * k] < h->tree[2 * k + 1] ? h->tree[2 * k] :
+		    h->tree[2 * k + 1];
+		if (h->tree[k] == x)
+			break;
+		h->tree[k] = x;
+	}
+}
+
+static size_t
+merge_huge(const struct bpe *v, const unsigned char *p, size_t n, uint32_t *r)
+{
+	struct huge h;
+	size_t nw = (n + 63) >> 6, nb = (n + TB - 1) >> TBITS, i, k, a, b, c, q, m;
+	uint32_t best;
+
+	h.end = p + n;
+	h.n = n;
+	for (h.nleaf = 1; h.nleaf < nb; h.nleaf *= 2)
+		;
+	h.joined = xmalloc(n * sizeof *h.joined);
+	h.start = xmalloc(nw * sizeof *h.start);
+	h.tree = xmalloc(2 * h.nleaf * sizeof *h.tree);
+	for (i = 0; i + 1 < n; i++)
+		h.joined[i] = v->bytepair[p[i] << 8 | p[i + 1]];
+	h.joined[n - 1] = NONE;
+	memset(h.start, 0xff, nw * sizeof *h.start);
+	if (n & 63)
+		h.start[nw - 1] = ~0ULL >> (64 - (n & 63));
+	for (k = 0; k < h.nleaf; k++)
+		h.tree[h.nleaf + k] = NONE;
+	for (k = 1; k < h.nleaf; k++)
+		h.tree[k] = NONE;
+	for (k = 0; k < nb; k++)
+		huge_fix(&h, k);
+
+	while ((best = h.tree[1]) != NONE) {
+		/* The leftmost block of the lowest rank, and in it the position. */
+		for (k = 1; k < h.nleaf; k = 2 * k + (h.tree[2 * k] != best))
+			;
+		for (a = (k - h.nleaf) << TBITS; h.joined[a] != best; a++)
+			;
+		b = next_part(&h, a);
+		c = next_part(&h, b);
+		h.start[b >> 6] &= ~(1ULL << (b & 63));
+		h.joined[b] = NONE;
+		h.joined[a] = c == n ? NONE :
+		    span_rank(v, p + a, next_part(&h, c) - a, h.end);
+		q = a;
+		if (a > 0) {
+			q = prev_part(&h, a);
+			h.joined[q] = span_rank(v, p + q, c - q, h.end);
+		}
+		/* Blocks of q, a and b, each once. */
+		huge_fix(&h, q >> TBITS);
+		if (a >> TBITS != q >> TBITS)
+			huge_fix(&h, a >> TBITS);
+		if (b >> TBITS != a >> TBITS)
+			huge_fix(&h, b >> TBITS);
+	}
+	for (a = 0, m = 0; a < n; a = b) {
+		b = next_part(&h, a);
+		r[m++] = b - a == 1 ? v->byte_rank[p[a]] :
+		    span_rank(v, p + a, b - a, h.end);
+	}
+	free(h.joined);
+	free(h.start);
+	free(h.tree);
+	return m;
+}
+
+/*
  * Merge p[0..n) (n >= 2) and append the ids; returns how many. Leaves
  * room for PBATCH more ids, for the rest of bpe_encode's batch.
  */
@@ -1147,7 +1316,8 @@ merge(struct bpe_state *s, const unsigned char *p, size_t n,
 
 	ids_reserve(out, n + PBATCH);
 	r = out->v + out->n;
-	m = n <= SHORT ? merge_short(s->v, p, n, r) : merge_long(s, p, n, r);
+	m = n <= SHORT ? merge_short(s->v, p, n, r) :
+	    n <= HUGE ? merge_long(s, p, n, r) : merge_huge(s->v, p, n, r);
 	for (i = 0; i < m; i++)
 		r[i] = s->v->id_of_rank[r[i]];
 	out->n += m;
@@ -1165,7 +1335,7 @@ struct pending {
 static inline struct centry *
 cache_entry(struct bpe_state *s, uint64_t h)
 {
-	return &s->cache[h & ((1u << CBITS) - 1)];
+	return &s->cache[h & s->cmask];
 }
 
 /* Append the ids of a piece that is not one token: from the cache, or merged. */

@@ -64,10 +64,13 @@ uint32_t bpe_nvocab(const struct bpe *v);
 uint32_t bpe_eod(const struct bpe *v);
 
 /*
- * Per-thread state: 16 MB, fixed (a cache of merged pieces), plus scratch
- * that grows to about 40 bytes per byte of the longest piece encoded so far.
+ * Per-thread state: a cache of merged pieces of about cache bytes (a power
+ * of two of 64-byte entries, 64 KB to 16 MB; 0 for 16 MB), and scratch
+ * kept between calls, at most 160 KB (pieces up to 4096 bytes). A longer
+ * piece of n bytes needs at most 4.7n bytes while it is merged, freed
+ * after it.
  */
-struct bpe_state *bpe_state_new(const struct bpe *v);
+struct bpe_state *bpe_state_new(const struct bpe *v, size_t cache);
 void bpe_state_free(struct bpe_state *s);
 
 /*

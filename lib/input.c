@@ -298,6 +298,29 @@ make_room(struct input *in)
 	return 0;
 }
 
+/*
+ * Once a long line is consumed, its buffer goes back to about CHUNK, so
+ * that a reader does not hold the memory of the longest line to the end.
+ */
+void
+input_trim(struct input *in)
+{
+	size_t have = in->end - in->start, cap = CHUNK;
+
+	if (in->cap <= 4 * CHUNK || have >= in->cap / 4)
+		return;
+	while (cap < 2 * (have + 1))
+		cap *= 2;
+	if (cap >= in->cap)
+		return;
+	memmove(in->buf, in->buf + in->start, have);
+	in->scan -= in->start;
+	in->end = have;
+	in->start = 0;
+	in->buf = xrealloc(in->buf, cap);
+	in->cap = cap;
+}
+
 static int
 toolong(struct input *in)
 {
@@ -315,6 +338,7 @@ input_line(struct input *in, char **line, size_t *len)
 	ssize_t r;
 	size_t n;
 
+	input_trim(in);
 	for (;;) {
 		nl = in->end > in->scan ?
 		    memchr(in->buf + in->scan, '\n', in->end - in->scan) : NULL;
@@ -354,7 +378,9 @@ input_line(struct input *in, char **line, size_t *len)
 			in->lineno++;
 			return toolong(in);
 		}
-		r = input_read(in, in->buf + in->end, in->cap - in->end - 1);
+		/* A chunk at a time: past a long line, little is read ahead. */
+		n = in->cap - in->end - 1;
+		r = input_read(in, in->buf + in->end, n < CHUNK ? n : CHUNK);
 		if (r < 0)
 			return -1;
 		if (r == 0)

@@ -81,6 +81,11 @@ void input_close(struct input *in);
  * overlong line the next call resumes at the line after it.
  */
 int input_line(struct input *in, char **line, size_t *len);
+/*
+ * Give back the memory of a long line (over 4 MB) now, not at the next
+ * input_line; the line last returned is no longer valid.
+ */
+void input_trim(struct input *in);
 
 /*
  * Point *p at the next n bytes and consume them: n, fewer at the end of

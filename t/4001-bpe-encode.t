@@ -1,7 +1,8 @@
 #!/bin/sh
 # bpe-encode: ids equal tiktoken's on the edge fixtures, the stream format,
 # documents and keys, -d round trips, workers, the vocabulary options and
-# lookup, and every bad-input path with its exit status and message.
+# lookup, peak memory, and every bad-input path with its exit status and
+# message.
 #
 # t/bpe/edge.jsonl and t/bpe/edge.ids were made by tiktoken (npm
 # tiktoken@1.0.22, WASM, get_encoding("gpt2").encode_ordinary) with
@@ -248,6 +249,42 @@ is "$rc" 0 "a 1 MB piece encodes in well under two minutes"
 cp out piece.tok
 run bpe-encode -dq piece.tok
 same piece.jsonl out "and decodes back"
+
+# Memory (man bpe-encode, MEMORY): peak RSS, by /usr/bin/time, does not
+# grow with the workers (with a 16 MB cache each, 64 took 395 MB here),
+# and a record without white space stays under the stated bound,
+# 80 MB + n x 0.25 MB + 12 x max(L, 8 MB) (this one took 304 MB). Not
+# under a sanitizer, whose shadow memory counts too.
+# under KB DESC: pass when the peak RSS in ./rss is under KB.
+under() {
+	_rss=$(tail -n 1 rss)
+	if [ "$_rss" -lt "$1" ]; then
+		ok "$2 ($_rss KB)"
+	else
+		not_ok "$2 ($_rss KB)"
+	fi
+}
+why=
+[ -x /usr/bin/time ] || why="no /usr/bin/time"
+grep -q __asan_init "$OWT_BUILD/bin/bpe-encode" && why="a sanitizer build"
+if [ -z "$why" ]; then
+	run /usr/bin/time -f %M -o rss bpe-encode -q --workers 64 many.jsonl
+	is "$rc" 0 "64 workers"
+	same one.tok out "write the same stream"
+	under 100000 "and stay under 100 MB"
+	perl -e 'print "{\"text\":\"", "a" x (8 << 20), "\"}\n"' >a8.jsonl
+	run /usr/bin/time -f %M -o rss bpe-encode -q --workers 4 a8.jsonl
+	is "$rc" 0 "an 8 MB record without white space"
+	under $((80000 + 1000 + 12 * 8192)) \
+	    "takes under 80 MB + 4 x 0.25 MB + 12 x 8 MB"
+	cp out a8.tok
+	run bpe-encode -dq a8.tok
+	same a8.jsonl out "and decodes back"
+else
+	for i in 1 2 3 4 5 6; do
+		skip "peak RSS: $why"
+	done
+fi
 
 # Usage errors and the terminal.
 run bpe-encode --workers 0 hello.jsonl

@@ -101,7 +101,7 @@ test_encode(void)
 		{ "<|endoftext|>", { 27, 91, 437, 1659, 5239, 91, 29 }, 7 },
 		{ "", { 0 }, 0 },
 	};
-	struct bpe_state *s = bpe_state_new(v);
+	struct bpe_state *s = bpe_state_new(v, 0);
 	struct bpe_ids ids = { 0 };
 	size_t i, k;
 	int eq;
@@ -126,7 +126,7 @@ static void
 test_decode(void)
 {
 	static const uint32_t some[] = { 15496, 995, 50256 }, bad[] = { 1, 50257, 2 };
-	struct bpe_state *s = bpe_state_new(v);
+	struct bpe_state *s = bpe_state_new(v, 0);
 	struct bpe_ids ids = { 0 };
 	struct buf b = { 0 };
 	const char *tok;
@@ -166,6 +166,176 @@ test_decode(void)
 	bpe_state_free(s);
 }
 
+/*
+ * The reference: tiktoken's _byte_pair_merge as it is written (quadratic:
+ * a scan of all pairs after every join), over a table of the vocabulary's
+ * tokens by their bytes. GPT-2's ranks are its ids; <|endoftext|> is not
+ * mergeable.
+ */
+#define RNONE 0xffffffffu
+static uint32_t *rtab;
+static size_t rmask;
+
+static uint64_t
+rhash(const unsigned char *p, size_t n)
+{
+	uint64_t h = n;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = owt_mix64(h ^ p[i]);
+	return h;
+}
+
+static void
+ref_init(void)
+{
+	const char *tok;
+	size_t len, i;
+	uint32_t id;
+
+	for (rmask = 1; rmask < 4 * (size_t)bpe_nvocab(v); rmask *= 2)
+		;
+	rtab = malloc(rmask * sizeof *rtab);
+	memset(rtab, 0xff, rmask * sizeof *rtab);
+	rmask--;
+	for (id = 0; id < bpe_nvocab(v); id++) {
+		if (id == bpe_eod(v))
+			continue;
+		tok = bpe_token(v, id, &len);
+		for (i = rhash((const unsigned char *)tok, len) & rmask;
+		    rtab[i] != RNONE; i = (i + 1) & rmask)
+			;
+		rtab[i] = id;
+	}
+}
+
+static uint32_t
+ref_rank(const unsigned char *p, size_t n)
+{
+	const char *tok;
+	size_t i, len;
+
+	for (i = rhash(p, n) & rmask; rtab[i] != RNONE; i = (i + 1) & rmask) {
+		tok = bpe_token(v, rtab[i], &len);
+		if (len == n && memcmp(tok, p, n) == 0)
+			return rtab[i];
+	}
+	return RNONE;
+}
+
+/* Parts (start, rank of it and the next two parts... as tiktoken's). */
+struct rpart {
+	size_t start;
+	uint32_t rank;
+};
+
+static uint32_t
+ref_get(const unsigned char *p, const struct rpart *pt, size_t np, size_t i)
+{
+	return i + 3 < np ? ref_rank(p + pt[i].start, pt[i + 3].start -
+	    pt[i].start) : RNONE;
+}
+
+static void
+ref_encode(const char *text, size_t len, struct bpe_ids *out)
+{
+	const unsigned char *p;
+	struct rpart *pt;
+	size_t i, n, np, at;
+	uint32_t id, low;
+
+	for (; len > 0; text += n, len -= n) {
+		n = bpe_piece(text, len);
+		p = (const unsigned char *)text;
+		out->v = xgrow(out->v, &out->cap, out->n + n, sizeof *out->v);
+		if ((id = ref_rank(p, n)) != RNONE) {
+			out->v[out->n++] = id;
+			continue;
+		}
+		pt = xmalloc((n + 1) * sizeof *pt);
+		for (i = 0; i + 1 < n; i++) {
+			pt[i].start = i;
+			pt[i].rank = ref_rank(p + i, 2);
+		}
+		pt[n - 1].start = n - 1;
+		pt[n].start = n;
+		pt[n - 1].rank = pt[n].rank = RNONE;
+		for (np = n + 1;;) {
+			for (low = RNONE, at = 0, i = 0; i + 1 < np; i++)
+				if (pt[i].rank < low) {
+					low = pt[i].rank;
+					at = i;
+				}
+			if (low == RNONE)
+				break;
+			if (at > 0)
+				pt[at - 1].rank = ref_get(p, pt, np, at - 1);
+			pt[at].rank = ref_get(p, pt, np, at);
+			memmove(pt + at + 1, pt + at + 2, (np - at - 2) * sizeof *pt);
+			np--;
+		}
+		for (i = 0; i + 1 < np; i++)
+			out->v[out->n++] = ref_rank(p + pt[i].start,
+			    pt[i + 1].start - pt[i].start);
+		free(pt);
+	}
+}
+
+/*
+ * Pieces of every length merge as tiktoken's byte_pair_merge does: up to
+ * 64 bytes (an array), to 4096 (a heap), and longer (compact state), at
+ * lengths around the bit-map words and the tree's blocks; one letter
+ * repeated, a few letters, all letters, digits, punctuation, CJK, any
+ * bytes.
+ */
+static void
+test_long_pieces(void)
+{
+	static const size_t lens[] = { 65, 200, 1000, 4096, 4097, 4160, 4191,
+	    6000, 8193 };
+	static const char *const cjk[] = { "\xe7\x9a\x84", "\xe4\xb8\x80",
+	    "\xe6\x98\xaf", "\xe4\xb8\x8d", "\xe4\xba\x86", "\xe4\xba\xba" };
+	struct bpe_state *s = bpe_state_new(v, 0);
+	struct bpe_ids got = { 0 }, want = { 0 };
+	struct buf text = { 0 };
+	size_t i, l, k;
+	uint64_t x = 11;
+	int kind;
+
+	ref_init();
+	for (kind = 0; kind < 7; kind++)
+		for (l = 0; l < sizeof lens / sizeof lens[0]; l++) {
+			text.len = 0;
+			for (i = 0; text.len < lens[l]; i++) {
+				x = owt_mix64(x);
+				switch (kind) {
+				case 0: buf_addc(&text, 'a'); break;
+				case 1: buf_addc(&text, "etaoin"[x % 6]); break;
+				case 2: buf_addc(&text, 'a' + x % 26); break;
+				case 3: buf_addc(&text, '0' + x % 10); break;
+				case 4: buf_addc(&text, "-=_*.#"[x % 6]); break;
+				case 5:
+					k = lens[l] - text.len;
+					buf_add(&text, cjk[x % 6], k < 3 ? k : 3);
+					break;
+				default: buf_addc(&text, (char)(x >> 56)); break;
+				}
+			}
+			got.n = want.n = 0;
+			bpe_encode(s, text.p, text.len, &got);
+			ref_encode(text.p, text.len, &want);
+			OK(got.n == want.n && memcmp(got.v, want.v,
+			    got.n * sizeof *got.v) == 0, "kind %d, %zu bytes: "
+			    "%zu ids, as tiktoken's merge", kind, lens[l], want.n);
+		}
+	free(rtab);
+	free(got.v);
+	free(want.v);
+	buf_free(&text);
+	bpe_state_free(s);
+}
+
 /* Threads share the vocabulary, each with its own state. */
 struct job {
 	const char *text;
@@ -177,7 +347,7 @@ static void *
 encode_thread(void *arg)
 {
 	struct job *j = arg;
-	struct bpe_state *s = bpe_state_new(v);
+	struct bpe_state *s = bpe_state_new(v, 0);
 	int r;
 
 	for (r = 0; r < 20; r++) {
@@ -240,6 +410,7 @@ main(void)
 	test_pieces();
 	test_encode();
 	test_decode();
+	test_long_pieces();
 	test_threads();
 	bpe_free(v);
 	return unit_done();
