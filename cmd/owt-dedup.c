@@ -380,8 +380,9 @@ work(struct worker *w, struct batch *b, struct rec *r)
 	if (opt.stage[S_LENGTH]) {
 		r->chars = utf8_chars(text, n);
 		if (vocab != NULL && r->chars < 8 * opt.min_tokens) {
+			/* a 2 MB cache: owt-dedup(1), "Memory" */
 			if (w->bpe == NULL)
-				w->bpe = bpe_state_new(vocab, 0);
+				w->bpe = bpe_state_new(vocab, (size_t)2 << 20);
 			r->tokens = bpe_count(w->bpe, text, n) + 1;
 		}
 		if (r->chars < opt.min_chars ||
