@@ -43,6 +43,10 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=c
 command -v nvcc >/dev/null && nvcc --version | tail -n 2
 echo "cpus $(nproc), $(uname -r)"
 
+# The toolkit's own nvcc when there is one: CUDA_HOME (lib64: cudart,
+# cuBLAS) is taken from its path.
+[ -x /usr/local/cuda/bin/nvcc ] && NVCC=/usr/local/cuda/bin/nvcc && export NVCC
+echo "nvcc: ${NVCC:-$(command -v nvcc)}"
 echo "== make check-gpu"
 t0=$(date +%s)
 make -j"$(nproc)" check-gpu >"$LOG/check-gpu.log" 2>&1
