@@ -401,7 +401,7 @@ static int
 map_file(struct input *in)
 {
 	struct stat st;
-	uint64_t pos;
+	uint64_t pos, buffered;
 	off_t cur;
 	void *m;
 
@@ -411,12 +411,11 @@ map_file(struct input *in)
 	    (uint64_t)st.st_size != (uint64_t)(size_t)st.st_size)
 		return -1;
 	/* the file offset (stdin may start anywhere), less what is buffered */
-	if ((cur = lseek(in->fd, 0, SEEK_CUR)) < 0)
+	buffered = (in->rawlen - in->rawpos) + (in->end - in->start);
+	if ((cur = lseek(in->fd, 0, SEEK_CUR)) < 0 ||
+	    (uint64_t)cur > (uint64_t)st.st_size || buffered > (uint64_t)cur)
 		return -1;
-	pos = (uint64_t)cur - (in->rawlen - in->rawpos) - (in->end - in->start);
-	if ((uint64_t)cur > (uint64_t)st.st_size ||
-	    (in->rawlen - in->rawpos) + (in->end - in->start) > (uint64_t)cur)
-		return -1;
+	pos = (uint64_t)cur - buffered;
 	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, in->fd, 0);
 	if (m == MAP_FAILED)
 		return -1;
