@@ -743,11 +743,8 @@ main(int argc, char **argv)
 	omp_set_num_threads(opt.workers);
 	blas_init(opt.workers);
 	load(&model);
-	if (dev.be == &gpt_cpu)
-		say("cpu backend, %d threads, %s%s", opt.workers, blas_name(),
-		    opt.int8 ? "; int8 weights" : "");
-	else
-		say("%s%s", dev.desc, opt.int8 ? "; int8 weights" : "");
+	say("%s%s", gpt_device_desc(&dev, opt.workers),
+	    opt.int8 ? "; int8 weights" : "");
 	if (input_open(&in, opt.input) < 0)
 		owt_die(in.errcode, "%s", in.err);
 	interactive = opt.interactive || (opt.input == NULL && !opt.score &&

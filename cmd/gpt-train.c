@@ -671,10 +671,11 @@ main(int argc, char **argv)
 	tr.clip = (float)o.clip;
 	tr.scaler = (struct loss_scaler){ o.min_scale, o.scale_window,
 	    o.hysteresis };
-	if (dev.prec == GPT_FP16 && !(from_ckpt && tr.st.loss_scale > 0))
-		scaler_start(&tr.scaler, &tr.st, o.initial_scale);
-	else if (dev.prec != GPT_FP16)
+	/* A checkpoint's scale goes on in fp16 and is dropped in other precisions. */
+	if (dev.prec != GPT_FP16)
 		tr.st.loss_scale = 0;
+	else if (tr.st.loss_scale == 0)
+		scaler_start(&tr.scaler, &tr.st, o.initial_scale);
 	train_init(&tr);
 	args_text = args_json();
 
@@ -687,10 +688,7 @@ main(int argc, char **argv)
 	say("GPT-2: %d layers, %d hidden, %d heads, %d positions, vocabulary "
 	    "%d (padded to %d): %zu parameters", cfg.nlayer, cfg.nembd,
 	    cfg.nhead, cfg.maxpos, cfg.vocab, cfg.vocab_pad, gpt_nparams(&cfg));
-	if (dev.be == &gpt_cpu)
-		say("cpu backend, %d threads, %s", o.workers, blas_name());
-	else
-		say("%s", dev.desc);
+	say("%s", gpt_device_desc(&dev, o.workers));
 	say("%s", data.desc);
 	if (tr.st.iteration > 0)
 		say("resuming at iteration %" PRIu64 ", %" PRIu64 " samples "

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "blas.h"
 #include "device.h"
 
 #ifdef OWT_CUDA
@@ -13,6 +14,15 @@ const char *
 gpt_prec_name(int prec)
 {
 	return prec == GPT_BF16 ? "bf16" : prec == GPT_FP16 ? "fp16" : "fp32";
+}
+
+const char *
+gpt_device_desc(struct gpt_device *d, int workers)
+{
+	if (d->be == &gpt_cpu)
+		snprintf(d->desc, sizeof d->desc, "cpu backend, %d threads, %s",
+		    workers, blas_name());
+	return d->desc;
 }
 
 size_t
@@ -36,7 +46,6 @@ open_cpu(struct gpt_device *d, int prec, char *err, size_t errsize)
 	}
 	d->be = &gpt_cpu;
 	d->prec = GPT_FP32;
-	snprintf(d->desc, sizeof d->desc, "cpu, fp32");
 	return 0;
 }
 

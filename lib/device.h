@@ -12,7 +12,7 @@ enum { GPT_FP32, GPT_BF16, GPT_FP16, GPT_PREC_DEFAULT };
 struct gpt_device {
 	const struct gpt_backend *be;
 	int prec;		/* GPT_FP32, GPT_BF16 or GPT_FP16 */
-	char desc[160];		/* "cuda: NVIDIA H200 (sm_90), bf16 products" */
+	char desc[160];		/* gpt_device_desc's line */
 };
 
 /*
@@ -24,6 +24,12 @@ struct gpt_device {
  */
 int gpt_device_open(struct gpt_device *d, const char *name, int prec,
     int train, char *err, size_t errsize);
+
+/*
+ * The line a program logs: "cpu backend, 2 threads, owt AVX-512 sgemm"
+ * (the BLAS of blas.h in use) or the device's desc.
+ */
+const char *gpt_device_desc(struct gpt_device *d, int workers);
 
 /* The most GPU memory in use so far (cudaMemGetInfo); 0 on the cpu backend. */
 size_t gpt_device_peak_bytes(const struct gpt_device *d);
