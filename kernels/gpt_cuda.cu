@@ -899,19 +899,32 @@ cu_layernorm_backward(float *dinp, float *dw, float *db, const float *dout,
 	colsums(dw, db, dout, inp, mean, rstd, N, C, 1);
 }
 
+/*
+ * out (N,OC) = inp (N,C) @ w + bias (OC), bias broadcast first and the
+ * product added to it; w is (C,OC), or (OC,C) used transposed when tw.
+ * bias may be NULL.
+ */
 static void
-cu_matmul_forward(float *out, const float *inp, const float *w,
+gemm_bias(float *out, const float *inp, const float *w, int tw,
     const float *bias, int N, int C, int OC)
 {
 	size_t n = (size_t)N * OC;
 
-	PROFILE();
-	ARG(out && inp && w && N > 0 && C > 0 && OC > 0);
 	if (bias) {
 		k_rows<<<blocks(n, TPB), TPB>>>(out, bias, OC, n);
 		LAUNCHED();
 	}
-	gemm1(0, 0, N, OC, C, 1, inp, C, w, OC, bias ? 1.0f : 0.0f, out, OC);
+	gemm1(0, tw, N, OC, C, 1, inp, C, w, tw ? C : OC, bias ? 1.0f : 0.0f,
+	    out, OC);
+}
+
+static void
+cu_matmul_forward(float *out, const float *inp, const float *w,
+    const float *bias, int N, int C, int OC)
+{
+	PROFILE();
+	ARG(out && inp && w && N > 0 && C > 0 && OC > 0);
+	gemm_bias(out, inp, w, 0, bias, N, C, OC);
 }
 
 static void
@@ -1067,7 +1080,7 @@ cu_lmhead_forward(float *logits, const float *inp, const float *wte, int N,
 {
 	PROFILE();
 	ARG(logits && inp && wte && N > 0 && C > 0 && V > 0);
-	gemm1(0, 1, N, V, C, 1, inp, C, wte, C, 0, logits, V);
+	gemm_bias(logits, inp, wte, 1, NULL, N, C, V);
 }
 
 static void
@@ -1172,16 +1185,12 @@ cu_matmul_forward_q8(float *out, const float *inp, const int8_t *w,
 		LAUNCHED();
 		return;
 	}
-	size_t nw = (size_t)OC * C, n = (size_t)N * OC;
+	size_t nw = (size_t)OC * C;
 	float *wf = scratch(nw * sizeof(float));
 
 	k_dequant<<<blocks(nw, TPB), TPB>>>(wf, w, scale, C, nw);
 	LAUNCHED();
-	if (bias) {
-		k_rows<<<blocks(n, TPB), TPB>>>(out, bias, OC, n);
-		LAUNCHED();
-	}
-	gemm1(0, 1, N, OC, C, 1, inp, C, wf, C, bias ? 1.0f : 0.0f, out, OC);
+	gemm_bias(out, inp, wf, 1, bias, N, C, OC);
 }
 
 static const struct gpt_backend gpt_cuda = {
