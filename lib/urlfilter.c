@@ -412,6 +412,14 @@ normal_form(const char *url, size_t len, const char *colon, const char *e,
 	buf_add(out, e, p - e);
 }
 
+/* Is the scheme url[0..colon) http or https, in any case? */
+static int
+http_scheme(const char *url, const char *colon)
+{
+	return (colon - url == 4 && strncasecmp(url, "http", 4) == 0) ||
+	    (colon - url == 5 && strncasecmp(url, "https", 5) == 0);
+}
+
 /* The scheme's colon of url, or NULL when it has no http or https scheme. */
 static const char *
 http_colon(const char *url, size_t len)
@@ -421,10 +429,19 @@ http_colon(const char *url, size_t len)
 	if (colon == NULL || len - (colon - url) < 3 || colon[1] != '/' ||
 	    colon[2] != '/')
 		return NULL;
-	if ((colon - url == 4 && strncasecmp(url, "http", 4) == 0) ||
-	    (colon - url == 5 && strncasecmp(url, "https", 5) == 0))
-		return colon;
-	return NULL;
+	return http_scheme(url, colon) ? colon : NULL;
+}
+
+/* Does url[0..len) hold a space, a control character or DEL? */
+static int
+has_control(const char *url, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if ((unsigned char)url[i] <= ' ' || url[i] == 0x7f)
+			return 1;
+	return 0;
 }
 
 int
@@ -434,12 +451,8 @@ url_normalize(const char *url, size_t len, struct buf *out)
 	const char *colon, *e;
 	long port;
 	int dot;
-	size_t i;
 
-	for (i = 0; i < len; i++)
-		if ((unsigned char)url[i] <= ' ' || url[i] == 0x7f)
-			return -1;
-	if ((colon = http_colon(url, len)) == NULL ||
+	if (has_control(url, len) || (colon = http_colon(url, len)) == NULL ||
 	    split_url(url, len, colon, &e, host, sizeof host, &port, &dot) != URL_OK)
 		return -1;
 	normal_form(url, len, colon, e, host, port, dot, out);
@@ -454,26 +467,23 @@ urlfilter_check(struct urlfilter *f, const char *url, size_t len,
 	const char *colon, *e, *p, *end = url + len;
 	struct buf tmp = { 0 }, *n = norm ? norm : &tmp;
 	long port;
-	size_t i;
 	int r, dot;
 
 	if (len <= 8)
 		return URL_SHORT;
-	for (i = 0; i < len; i++)
-		if ((unsigned char)url[i] <= ' ' || url[i] == 0x7f)
-			return URL_MALFORMED;
+	if (has_control(url, len))
+		return URL_MALFORMED;
 	colon = memchr(url, ':', len);
 	if (colon == NULL || colon == url || !isalpha((unsigned char)url[0]))
 		return URL_MALFORMED;
 	for (p = url; p < colon; p++)
 		if (!isalnum((unsigned char)*p) && *p != '+' && *p != '-' && *p != '.')
 			return URL_MALFORMED;
-	if (!((colon - url == 4 && strncasecmp(url, "http", 4) == 0) ||
-	    (colon - url == 5 && strncasecmp(url, "https", 5) == 0)))
+	if (!http_scheme(url, colon))
 		return URL_SCHEME;
 	if (http_colon(url, len) == NULL ||
-	    (r = split_url(url, len, colon, &e, host, sizeof host, &port,
-	    &dot)) != URL_OK)
+	    split_url(url, len, colon, &e, host, sizeof host, &port, &dot) !=
+	    URL_OK)
 		return URL_MALFORMED;
 	if (blacklisted(f, host))
 		return URL_DOMAIN;
