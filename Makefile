@@ -60,7 +60,7 @@ UNIT_SRCS := $(sort $(wildcard t/*.c))
 # contrib/gpu-kit.sh copies from this machine's Debian packages).
 GPU_PROGS = bpe-encode idx-pack gpt-train gpt-sample
 GPU_LIB = batch blas bpe ckpt device gemv generate gpt gpt_cpu gpt_infer \
-	gptdata input jsonl mmidx par progress sampler sgemm512 tjson tok \
+	gptdata input jsonl mmidx outfile par progress sampler sgemm512 tjson tok \
 	train uniclass utf8 util
 ifeq ($(GPU_ONLY),1)
 PROGS := $(GPU_PROGS)

@@ -101,8 +101,8 @@ gpt_device_open(struct gpt_device *d, const char *name, int prec, int train,
 #else
 	(void)train;
 	if (strcmp(name, "cuda") == 0) {
-		snprintf(err, errsize, "--device cuda: this build has no CUDA "
-		    "backend (rebuild with nvcc: make CUDA=1)");
+		snprintf(err, errsize, "--device cuda: no CUDA backend in this "
+		    "build (rebuild with nvcc: make CUDA=1)");
 		return -1;
 	}
 #endif

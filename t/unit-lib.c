@@ -1,9 +1,12 @@
-/* unit-lib.c - the foundation library: UTF-8, JSONL parse/edit/write, lines, token stream, shuffle */
+/* unit-lib.c - the foundation library: UTF-8, JSONL parse/edit/write, lines, token stream, shuffle, published files */
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "input.h"
 #include "jsonl.h"
+#include "outfile.h"
 #include "par.h"
 #include "shuffle.h"
 #include "tok.h"
@@ -333,6 +336,133 @@ test_par(void)
 	}
 }
 
+/* Publish a file and a directory under umask u in a child (the mask is
+ * read once per process); their modes, or -1. */
+static void
+publish_under(const char *dir, mode_t u, mode_t *fmode, mode_t *dmode)
+{
+	char f[600], d[600], err[256];
+	struct outfile o;
+	struct stat sb;
+	pid_t pid;
+	int code, st;
+
+	snprintf(f, sizeof f, "%s/mode-%03o", dir, (unsigned)u);
+	snprintf(d, sizeof d, "%s/mode-%03o.d", dir, (unsigned)u);
+	if ((pid = fork()) == 0) {
+		umask(u);
+		if (outfile_open(&o, f, err, sizeof err, &code) < 0 ||
+		    outfile_write_all(o.fd, "x", 1) < 0 ||
+		    outfile_commit(&o, 0, err, sizeof err, &code) < 0 ||
+		    outfile_open_dir(&o, d, err, sizeof err, &code) < 0 ||
+		    outfile_commit(&o, 0, err, sizeof err, &code) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	waitpid(pid, &st, 0);
+	*fmode = *dmode = (mode_t)-1;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+		if (stat(f, &sb) == 0)
+			*fmode = sb.st_mode & 07777;
+		if (stat(d, &sb) == 0)
+			*dmode = sb.st_mode & 07777;
+	}
+}
+
+static int
+count_tmp(const char *dir)
+{
+	char cmd[600];
+	FILE *p;
+	int n = -1;
+
+	snprintf(cmd, sizeof cmd, "ls -a '%s' | grep -c 'tmp'", dir);
+	if ((p = popen(cmd, "r")) != NULL) {
+		if (fscanf(p, "%d", &n) != 1)
+			n = -1;
+		pclose(p);
+	}
+	return n;
+}
+
+static void
+test_outfile(const char *top)
+{
+	static const mode_t masks[] = { 022, 002, 077 };
+	char dir[512], path[700], sub[600], err[256];
+	struct outfile o, live;
+	struct stat sb;
+	mode_t fm, dm;
+	pid_t pid;
+	int code = 0, st, r;
+
+	snprintf(dir, sizeof dir, "%s/out", top);
+	mkdir(dir, 0777);
+	for (size_t i = 0; i < sizeof masks / sizeof *masks; i++) {
+		publish_under(dir, masks[i], &fm, &dm);
+		OK(fm == (0666 & ~masks[i]) && dm == (0777 & ~masks[i]),
+		    "umask %03o: a published file is %03o (got %03o), a "
+		    "directory %03o (got %03o)", (unsigned)masks[i],
+		    (unsigned)(0666 & ~masks[i]), (unsigned)fm,
+		    (unsigned)(0777 & ~masks[i]), (unsigned)dm);
+	}
+
+	snprintf(path, sizeof path, "%s/data.bin", dir);
+	r = outfile_open(&o, path, err, sizeof err, &code);
+	OK(r == 0 && stat(path, &sb) < 0 && count_tmp(dir) == 1,
+	    "an open output is a temporary only");
+	outfile_write_all(o.fd, "new", 3);
+	r = outfile_commit(&o, 0, err, sizeof err, &code);
+	OK(r == 0 && stat(path, &sb) == 0 && sb.st_size == 3 &&
+	    count_tmp(dir) == 0, "commit renames it into place");
+	outfile_open(&o, path, err, sizeof err, &code);
+	r = outfile_commit(&o, OUTFILE_NOREPLACE, err, sizeof err, &code);
+	OK(r < 0 && code == XUSAGE && strstr(err, "already exists") &&
+	    stat(path, &sb) == 0 && sb.st_size == 3 && count_tmp(dir) == 0,
+	    "NOREPLACE keeps an existing output and removes the temporary "
+	    "(%s)", err);
+	outfile_open(&o, path, err, sizeof err, &code);
+	outfile_abort(&o);
+	OK(stat(path, &sb) == 0 && count_tmp(dir) == 0,
+	    "abort removes the temporary only");
+
+	snprintf(sub, sizeof sub, "%s/iter_0000002", dir);
+	outfile_open_dir(&o, sub, err, sizeof err, &code);
+	snprintf(path, sizeof path, "%s/a", o.tmp);
+	fclose(fopen(path, "w"));
+	outfile_commit(&o, 0, err, sizeof err, &code);
+	outfile_open_dir(&o, sub, err, sizeof err, &code);
+	snprintf(path, sizeof path, "%s/b", o.tmp);
+	fclose(fopen(path, "w"));
+	r = outfile_commit(&o, 0, err, sizeof err, &code);
+	snprintf(path, sizeof path, "%s/a", sub);
+	st = stat(path, &sb);
+	snprintf(path, sizeof path, "%s/b", sub);
+	OK(r == 0 && st < 0 && stat(path, &sb) == 0 && count_tmp(dir) == 0,
+	    "a directory is replaced whole");
+
+	/* Temporaries of killed writers, beside a live one. */
+	snprintf(path, sizeof path, "%s/data.bin", dir);
+	outfile_open(&live, path, err, sizeof err, &code);
+	if ((pid = fork()) == 0) {
+		outfile_open(&o, path, err, sizeof err, &code);
+		outfile_open_dir(&o, sub, err, sizeof err, &code);
+		_exit(0);
+	}
+	waitpid(pid, &st, 0);
+	OK(count_tmp(dir) == 3, "three temporaries: one live, two dead");
+	snprintf(sub, sizeof sub, "%s/iter_*", dir);
+	r = outfile_sweep(path) + outfile_sweep(sub);
+	OK(r == 2 && count_tmp(dir) == 1 && stat(live.tmp, &sb) == 0,
+	    "sweep removes the dead writers' temporaries (%d), not the live "
+	    "one", r);
+	outfile_abort(&live);
+	OK(count_tmp(dir) == 0, "nothing left");
+	snprintf(path, sizeof path, "%s/", dir);
+	r = outfile_open(&o, path, err, sizeof err, &code);
+	OK(r < 0 && code == XUSAGE, "a directory name is not a file name");
+}
+
 int
 main(void)
 {
@@ -346,6 +476,7 @@ main(void)
 	test_tok(dir);
 	test_shuffle(dir);
 	test_par();
+	test_outfile(dir);
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		return 3;
