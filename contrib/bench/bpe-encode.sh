@@ -3,8 +3,11 @@
 # installed here into a scratch folder; side by side on the same input,
 # pinned to one core, then on all cores; the 1 -> 2 worker scaling; and the
 # time per MB of single pieces (no white space) of 10 KB, 100 KB and 1 MB.
-# COPIES (8) sets how many copies of the shared sample make the input; the
-# first copy alone is also measured, where no piece was seen before.
+# The headline is on distinct text read once (the shared sample, 5 MB,
+# start-up included on both sides): real corpora are mostly text that no
+# cache has seen. COPIES (8) copies of the same sample follow, labelled:
+# from the second copy on, bpe-encode's cache of merged pieces answers
+# most pieces, so that figure is not the headline.
 . "$OWT_SRC/contrib/bench/lib.sh"
 
 : "${COPIES:=8}"
@@ -74,9 +77,24 @@ ratios() {
 	echo "$(ratio "$(median "$2" 1)" "$(median "$1" 1)")x wall, $(ratio "$(median "$2" 3)" "$(median "$1" 3)")x CPU"
 }
 
-echo "input: $src, $bytes bytes, $tokens tokens; median of $REPS runs;"
+echo "median of $REPS runs, each pair back to back; load $(cut -d' ' -f1 /proc/loadavg) on $ncpu cores; $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
 echo "MB/s of JSONL input by wall-clock time and by CPU time (user + system)"
-echo "one core (taskset -c 0):"
+if [ $ref = 1 ] && [ -n "$cold" ]; then
+	all_bytes=$bytes all_tokens=$tokens
+	bytes=$(wc -c <"$cold")
+	tokens=$(bpe-encode "$cold" 2>&1 >/dev/null | sed -n 's/.* documents, \([0-9]*\) tokens.*/\1/p')
+	for i in $(seq "$REPS"); do
+		timed "$BW/c1" taskset -c 0 bpe-encode -q --workers 1 "$cold" >/dev/null
+		timed "$BW/cn" taskset -c 0 $node_ref node "$cold" "$BW/cn.count"
+	done
+	echo "HEADLINE: one core (taskset -c 0), distinct text read once: shared/data/corpus-sample.jsonl, $bytes bytes, $tokens tokens"
+	report "bpe-encode --workers 1" "$BW/c1"
+	report "tiktoken-node 0.0.7 encode" "$BW/cn"
+	[ "$(cat "$BW/cn.count")" = "$tokens" ] && echo "  token counts agree: $tokens" || echo "  TOKEN COUNTS DIFFER"
+	echo "  bpe-encode / tiktoken-node: $(ratios "$BW/c1" "$BW/cn") (target >= 15x, issue 17)"
+	bytes=$all_bytes tokens=$all_tokens
+fi
+echo "one core, repeated text ($src, $bytes bytes, $tokens tokens; copies 2.. hit the piece cache, not the headline):"
 for i in $(seq "$REPS"); do
 	timed "$BW/b1" taskset -c 0 bpe-encode -q --workers 1 "$in" >/dev/null
 	[ $ref = 1 ] || continue
@@ -89,22 +107,8 @@ if [ $ref = 1 ]; then
 	report "tiktoken 1.0.22 (WASM) encode_ordinary" "$BW/w1"
 	[ "$(cat "$BW/n1.count")" = "$tokens" ] && [ "$(cat "$BW/w1.count")" = "$tokens" ] &&
 	    echo "  token counts agree: $tokens" || echo "  TOKEN COUNTS DIFFER"
-	echo "  bpe-encode / tiktoken-node: $(ratios "$BW/b1" "$BW/n1") (target >= 10x)"
+	echo "  bpe-encode / tiktoken-node: $(ratios "$BW/b1" "$BW/n1")"
 	echo "  bpe-encode / tiktoken WASM: $(ratios "$BW/b1" "$BW/w1")"
-fi
-if [ $ref = 1 ] && [ -n "$cold" ]; then
-	all_bytes=$bytes all_tokens=$tokens
-	bytes=$(wc -c <"$cold")
-	tokens=$(bpe-encode "$cold" 2>&1 >/dev/null | sed -n 's/.* documents, \([0-9]*\) tokens.*/\1/p')
-	for i in $(seq "$REPS"); do
-		timed "$BW/c1" taskset -c 0 bpe-encode -q --workers 1 "$cold" >/dev/null
-		timed "$BW/cn" taskset -c 0 $node_ref node "$cold" "$BW/cn.count"
-	done
-	echo "one core, the first copy alone ($bytes bytes):"
-	report "bpe-encode --workers 1" "$BW/c1"
-	report "tiktoken-node 0.0.7 encode" "$BW/cn"
-	echo "  bpe-encode / tiktoken-node: $(ratios "$BW/c1" "$BW/cn")"
-	bytes=$all_bytes tokens=$all_tokens
 fi
 
 echo "all $ncpu cores:"

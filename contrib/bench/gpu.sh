@@ -5,7 +5,10 @@
 #
 #   gpt-train, GPT-2 124M, T=1024, micro-batch $MB (16): tokens/s in bf16
 #     and fp32, model FLOPs utilisation (llm.c's 6N + 6LCT FLOPs per token
-#     against $PEAK_TFLOPS, default 790: an H200's measured dense bf16),
+#     against $PEAK_TFLOPS, default 989: the H200 SXM's published dense
+#     BF16 tensor-core figure, NVIDIA's H200 datasheet (1,979 TFLOPS "with
+#     sparsity", half of that dense); another GPU: set PEAK_TFLOPS from its
+#     datasheet, and the line printed names the figure used),
 #     peak GPU memory, and the profile of where the time goes
 #     (OWT_CUDA_PROFILE); PyTorch: the same model and step, bf16 autocast,
 #     fused attention (contrib/gpt2-torch.py bench --cuda 1 --bf16 1);
@@ -27,7 +30,8 @@ MB=${MB:-16}
 # the model: GPT-2 124M unless a dry run on a CPU machine asks for less
 LAYERS=${LAYERS:-12} HIDDEN=${HIDDEN:-768} HEADS=${HEADS:-12} SEQ=${SEQ:-1024}
 SHAPE="--num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads $HEADS"
-PEAK_TFLOPS=${PEAK_TFLOPS:-790}
+PEAK_TFLOPS=${PEAK_TFLOPS:-989}
+PEAK_SOURCE=${PEAK_SOURCE:-"H200 SXM datasheet, dense BF16"}
 ITERS=${ITERS:-30}
 LOG=$(mktemp -d) || exit 3
 
@@ -94,7 +98,7 @@ for prec in bf16 fp32; do
 	r=$(train $prec) || continue
 	tps=${r% *}
 	mfu=$(awk -v t="$tps" -v f="$flops_tok" -v p="$PEAK_TFLOPS" 'BEGIN { printf "%.1f", 100 * t * f / (p * 1e12) }')
-	echo "  $prec: $tps tokens/s, MFU $mfu% of $PEAK_TFLOPS TFLOP/s, peak GPU memory ${r#* } GB"
+	echo "  $prec: $tps tokens/s, MFU $mfu% of $PEAK_TFLOPS TFLOP/s ($PEAK_SOURCE), peak GPU memory ${r#* } GB"
 	eval "tps_$prec=$tps"
 done
 if [ $torch = yes ]; then
