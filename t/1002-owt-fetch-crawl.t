@@ -199,13 +199,13 @@ is "$(wc -l <out | tr -d ' ')" 5 "--extract on a list of files"
 # file gets under the umask; temporaries of a killed run are swept first.
 head -n 2 urls.txt >two.txt
 for m in 022:644 002:664 077:600; do
-	rm -rf pm
+	rm -rf pm pm.log
 	mkdir pm
 	: >pm/0123456789abcdef.html.gz.tmpAbC123
 	(umask "${m%:*}" && owt-fetch -q --allow-private --delay 0 \
-	    --html-dir pm two.txt >/dev/null)
-	is "$(stat -c %a pm/* | sort -u | tr '\n' ' ')" "${m#*:} " \
-	    "umask ${m%:*}: the saved pages are ${m#*:}"
+	    --html-dir pm --log pm.log two.txt >/dev/null)
+	is "$(stat -c %a pm/* pm.log | sort -u | tr '\n' ' ')" "${m#*:} " \
+	    "umask ${m%:*}: the saved pages and the log are ${m#*:}"
 	is "$(ls -a pm | grep -c tmp)" 0 "umask ${m%:*}: no temporary is left"
 done
 is "$(ls pm | wc -l | tr -d ' ')" 2 "both pages are saved"
