@@ -1078,12 +1078,9 @@ main(int argc, char **argv)
 			break;
 		case O_QUOTES: opt.fixes &= ~(1u << TF_QUOTES); break;
 		case O_LANG:
-			if (*optarg == '\0' || strlen(optarg) >= sizeof
-			    ((struct langid *)0)->code ||
-			    strspn(optarg, "abcdefghijklmnopqrstuvwxyz"
-			    "ABCDEFGHIJKLMNOPQRSTUVWXYZ-") != strlen(optarg))
+			if (!langid_known(optarg))
 				owt_die(XUSAGE, "--lang: '%s' is not a language "
-				    "code", optarg);
+				    "CLD2 detects", optarg);
 			opt.lang = optarg;
 			break;
 		case O_MERGES: opt.merges = optarg; break;

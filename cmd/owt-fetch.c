@@ -16,6 +16,7 @@
 #include "extract.h"
 #include "input.h"
 #include "jsonl.h"
+#include "outfile.h"
 #include "par.h"
 #include "progress.h"
 #include "urlfilter.h"
@@ -124,8 +125,15 @@ static void
 flush_all(void)
 {
 	if (out.len > 0) {
-		if (fwrite(out.p, 1, out.len, stdout) != out.len || fflush(stdout) != 0)
+		if (fwrite(out.p, 1, out.len, stdout) != out.len ||
+		    fflush(stdout) != 0) {
+			/* SIGPIPE is ignored for libcurl's sockets, not for us. */
+			if (errno == EPIPE) {
+				outfile_signal_cleanup();
+				owt_die_sigpipe();
+			}
 			exit(owt_finish(XSYS));
+		}
 		out.len = 0;
 	}
 	if (logbuf.len > 0) {
@@ -388,14 +396,21 @@ write_log(struct item *it, int outcome)
 
 /* ---- the work on each item ---- */
 
+/*
+ * Published as outfile does, without its fsyncs (OUTFILE_NOSYNC): a page
+ * is a cache of what was fetched, and two fsyncs a page would cost more
+ * than fetching, writing and extracting it.
+ */
 static void
 save_html(struct item *it)
 {
-	char name[64];
+	char name[64], err[512];
+	struct outfile o;
 	gzFile g;
 	uint64_t h = 0xcbf29ce484222325ULL;
 	const char *s;
 	size_t n;
+	int fd, code;
 
 	for (s = it->url; *s; s++)
 		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
@@ -404,10 +419,17 @@ save_html(struct item *it)
 	n = strlen(opt.html_dir) + strlen(name) + 1;
 	it->file = xmalloc(n);
 	snprintf(it->file, n, "%s%s", opt.html_dir, name);
-	if ((g = gzopen(it->file, "wb6")) == NULL ||
+	if (outfile_open(&o, it->file, err, sizeof err, &code) < 0)
+		owt_die(code, "%s", err);
+	if ((fd = dup(o.fd)) < 0 || (g = gzdopen(fd, "wb6")) == NULL ||
 	    (it->job.body.len > 0 && gzwrite(g, it->job.body.p,
-	    it->job.body.len) <= 0) || gzclose(g) != Z_OK)
-		owt_die_errno(XSYS, "cannot write '%s'", it->file);
+	    it->job.body.len) <= 0) || gzclose(g) != Z_OK) {
+		owt_warn_errno("cannot write '%s'", it->file);
+		outfile_abort(&o);
+		exit(XSYS);
+	}
+	if (outfile_commit(&o, OUTFILE_NOSYNC, err, sizeof err, &code) < 0)
+		owt_die(code, "%s", err);
 }
 
 /* On a worker: read (--extract), save (--html-dir) and extract a page. */
@@ -422,9 +444,18 @@ work(void *arg, void *unused)
 	(void)unused;
 	if (opt.extract) {
 		struct input fin;
+		struct stat st;
 
 		j->start = t0;
 		j->outcome = CR_OK;
+		/* input_open takes a directory for a file, read fails: XSYS. */
+		if (stat(j->url, &st) == 0 && S_ISDIR(st.st_mode)) {
+			snprintf(j->error, sizeof j->error, "cannot open "
+			    "'%.200s': %s", j->url, strerror(EISDIR));
+			j->outcome = CR_ERROR;
+			it->bad = XDATA;
+			return;
+		}
 		if (input_open(&fin, j->url) < 0) {
 			snprintf(j->error, sizeof j->error, "%.250s", fin.err);
 			j->outcome = CR_ERROR;
@@ -468,10 +499,6 @@ finish(struct item *it)
 
 	if (it->bad == XSYS)
 		owt_die(XSYS, "%s", j->error);
-	if (it->bad == XDATA) {
-		owt_warn("%s", j->error);
-		status = XDATA;
-	}
 	count[o].n++;
 	nfinished++;
 	nbytes += it->bytes;
@@ -481,6 +508,8 @@ finish(struct item *it)
 		write_log(it, o);
 	else if (o != CR_OK && !opt.quiet && !it->bad)
 		owt_warn("%s: %s: %s", it->url, crawl_outcome[o], j->error);
+	if (it->bad == XDATA)
+		bad_input(j->error);
 	if (out.len > (1u << 20) || logbuf.len > (1u << 20) ||
 	    owt_now() - last_flush > 1)
 		flush_all();
@@ -763,8 +792,15 @@ main(int argc, char **argv)
 
 	if (!opt.extract && urlfilter_init(&filter, opt.blacklist, err, sizeof err) < 0)
 		owt_die(XDATA, "%s", err);
-	if (opt.html_dir && mkdir(opt.html_dir, 0777) < 0 && errno != EEXIST)
-		owt_die_errno(XSYS, "cannot create '%s'", opt.html_dir);
+	if (opt.html_dir) {
+		char *pat = xmalloc(strlen(opt.html_dir) + 12);
+
+		if (mkdir(opt.html_dir, 0777) < 0 && errno != EEXIST)
+			owt_die_errno(XSYS, "cannot create '%s'", opt.html_dir);
+		sprintf(pat, "%s/*.html.gz", opt.html_dir);
+		outfile_sweep(pat);
+		free(pat);
+	}
 	if (opt.resume)
 		read_resume(opt.resume);
 	if (opt.log) {

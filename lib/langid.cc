@@ -7,6 +7,31 @@
 
 #include "langid.h"
 
+/* CLD2's code of lang, with both Chinese scripts as "zh". */
+static const char *
+code_of(CLD2::Language lang)
+{
+	const char *code = CLD2::LanguageCode(lang);
+
+	return std::strcmp(code, "zh-Hant") == 0 ? "zh" : code;
+}
+
+int
+langid_known(const char *code)
+{
+	/* Unused slots of CLD2's table have "" or a number for a code. */
+	if (*code < 'a' || *code > 'z')
+		return 0;
+	for (int i = 0; i < CLD2::NUM_LANGUAGES; i++) {
+		CLD2::Language l = (CLD2::Language)i;
+
+		if (l != CLD2::UNKNOWN_LANGUAGE && l != CLD2::TG_UNKNOWN_LANGUAGE &&
+		    std::strcmp(code_of(l), code) == 0)
+			return 1;
+	}
+	return 0;
+}
+
 void
 langid_detect(const char *s, size_t n, struct langid *r)
 {
@@ -28,10 +53,7 @@ langid_detect(const char *s, size_t n, struct langid *r)
 	CLD2::Language lang = CLD2::ExtDetectLanguageSummaryCheckUTF8(t.data(),
 	    (int)t.size(), true, NULL, 0, lang3, percent3, score3, NULL,
 	    &text_bytes, &reliable, &valid);
-	const char *code = CLD2::LanguageCode(lang);
-	if (std::strcmp(code, "zh-Hant") == 0)
-		code = "zh";
-	snprintf(r->code, sizeof r->code, "%s", code);
+	snprintf(r->code, sizeof r->code, "%s", code_of(lang));
 	r->percent = lang == CLD2::UNKNOWN_LANGUAGE ? 0 : percent3[0];
 	r->reliable = reliable;
 }

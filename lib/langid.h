@@ -28,6 +28,13 @@ struct langid {
  */
 void langid_detect(const char *s, size_t n, struct langid *r);
 
+/*
+ * 1 if code is a language langid_detect can answer ("en", "zh", "haw"),
+ * 0 otherwise: an unknown code, "un" (no language), "zh-Hant" (answered
+ * as "zh"), or a code in another case than CLD2's.
+ */
+int langid_known(const char *code);
+
 #ifdef __cplusplus
 }
 #endif

@@ -307,7 +307,8 @@ outfile_commit(struct outfile *o, int flags, char *err, size_t errsize,
 	if (o->tmp == NULL)
 		return fail(err, errsize, code, XSYS, 0, "'%s': nothing to "
 		    "commit", o->path ? o->path : "?");
-	if ((o->dir ? sync_tree(o) : fsync(o->fd)) < 0) {
+	if (!(flags & OUTFILE_NOSYNC) && (o->dir ? sync_tree(o) :
+	    fsync(o->fd)) < 0) {
 		fail(err, errsize, code, XSYS, errno, "cannot write '%s'",
 		    o->path);
 		outfile_abort(o);
@@ -328,7 +329,8 @@ outfile_commit(struct outfile *o, int flags, char *err, size_t errsize,
 		sig_del(o->tmp);
 	free(o->tmp);
 	o->tmp = NULL;
-	sync_parent(o->path);
+	if (!(flags & OUTFILE_NOSYNC))
+		sync_parent(o->path);
 	e = close(o->fd) < 0 ? errno : 0;
 	o->fd = -1;
 	free(o->path);

@@ -28,7 +28,15 @@ struct outfile {
 };
 
 enum {
-	OUTFILE_NOREPLACE = 1	/* commit fails if the final name exists */
+	OUTFILE_NOREPLACE = 1,	/* commit fails if the final name exists */
+	/*
+	 * No fsync of the file and its directory: the rename still shows
+	 * readers and later runs the whole file or none, even after a kill,
+	 * but after a power cut or an OS crash the file may be empty or
+	 * gone. For many small outputs that are a cache (owt-fetch's saved
+	 * pages), where two fsyncs a file would cost more than the writing.
+	 */
+	OUTFILE_NOSYNC = 2
 };
 
 /* 0666 (files) or 0777 (directories) less the umask, read once. */
@@ -43,7 +51,7 @@ int outfile_open_dir(struct outfile *o, const char *path, char *err,
 /*
  * Sync the temporary, rename it to its final name (a directory already
  * there is replaced whole), sync the parent directory, close. On failure
- * the temporary is removed. flags: OUTFILE_NOREPLACE.
+ * the temporary is removed. flags: OUTFILE_NOREPLACE, OUTFILE_NOSYNC.
  */
 int outfile_commit(struct outfile *o, int flags, char *err, size_t errsize,
     int *code);

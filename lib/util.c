@@ -2,6 +2,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -22,14 +24,75 @@ owt_setprog(const char *argv0)
 	owt_prog = s ? s + 1 : argv0;
 }
 
+/* The length of the control character at s (C0, DEL, C1 in UTF-8), or 0. */
+static int
+ctl_len(const char *s)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	if ((*u < 0x20 && *u != '\0') || *u == 0x7f)
+		return 1;
+	return *u == 0xc2 && u[1] >= 0x80 && u[1] <= 0x9f ? 2 : 0;
+}
+
+void
+owt_put_escaped(FILE *f, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	const char *p;
+	char e[4] = { '\\', 'x' };
+	int k = 0;
+
+	for (;;) {
+		for (p = s; *p != '\0' && (k = ctl_len(p)) == 0; p++)
+			;
+		fwrite(s, 1, (size_t)(p - s), f);
+		if (*p == '\0')
+			return;
+		if (*p == '\t' || *p == '\n' || *p == '\r') {
+			e[1] = *p == '\t' ? 't' : *p == '\n' ? 'n' : 'r';
+			fwrite(e, 1, 2, f);
+			e[1] = 'x';
+		} else
+			for (s = p; s < p + k; s++) {
+				e[2] = hex[(unsigned char)*s >> 4];
+				e[3] = hex[*s & 0xf];
+				fwrite(e, 1, 4, f);
+			}
+		s = p + k;
+	}
+}
+
+/*
+ * Messages quote input (URLs, file names, lines): its control bytes are
+ * escaped so that a hostile line cannot drive the terminal. The line is
+ * written under stderr's lock, whole among threads.
+ */
 static void
 vwarn(const char *fmt, va_list ap, int errnum)
 {
+	char small[2048], *msg = small;
+	va_list aq;
+	int n;
+
+	va_copy(aq, ap);
+	n = vsnprintf(small, sizeof small, fmt, aq);
+	va_end(aq);
+	if (n < 0)
+		small[0] = '\0';
+	if (n >= (int)sizeof small && (msg = malloc((size_t)n + 1)) != NULL)
+		vsnprintf(msg, (size_t)n + 1, fmt, ap);
+	else
+		msg = small;	/* cut short if memory runs out */
+	flockfile(stderr);
 	fprintf(stderr, "%s: ", owt_prog);
-	vfprintf(stderr, fmt, ap);
+	owt_put_escaped(stderr, msg);
 	if (errnum)
 		fprintf(stderr, ": %s", strerror(errnum));
 	fputc('\n', stderr);
+	funlockfile(stderr);
+	if (msg != small)
+		free(msg);
 }
 
 void
@@ -215,12 +278,30 @@ opt_shard(const char *opt, const char *arg, unsigned long *k, unsigned long *n)
 	free(ks);
 }
 
+void
+owt_die_sigpipe(void)
+{
+	sigset_t set;
+
+	signal(SIGPIPE, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	raise(SIGPIPE);
+	_exit(XSYS);
+}
+
 int
 owt_close_stdout(void)
 {
 	int bad = ferror(stdout);
 
-	if (fclose(stdout) != 0 || bad) {
+	if (fclose(stdout) != 0) {
+		if (errno == EPIPE)
+			owt_die_sigpipe();
+		bad = 1;
+	}
+	if (bad) {
 		if (bad && errno == 0)
 			errno = EIO;
 		owt_warn_errno("write error on standard output");

@@ -29,13 +29,24 @@ enum {
 extern const char *owt_prog;
 void owt_setprog(const char *argv0);
 
-/* "prog: message\n" on stderr. */
+/*
+ * "prog: message\n" on stderr, the control bytes of message (from input
+ * quoted in it) escaped as by owt_put_escaped.
+ */
 void owt_warn(const char *fmt, ...) OWT_PRINTF(1, 2);
 /* As owt_warn, then exit(code). */
 void owt_die(int code, const char *fmt, ...) OWT_PRINTF(2, 3) OWT_NORETURN;
 /* As owt_warn, with ": strerror(errno)" appended. */
 void owt_warn_errno(const char *fmt, ...) OWT_PRINTF(1, 2);
 void owt_die_errno(int code, const char *fmt, ...) OWT_PRINTF(2, 3) OWT_NORETURN;
+
+/*
+ * Write s with its control characters escaped: \t, \n and \r as such,
+ * the other C0 bytes and DEL as \xHH (ESC is \x1b), the C1 controls in
+ * UTF-8 (U+0080..U+009F) as their two bytes (\xc2\x9b). Other bytes,
+ * backslashes included, pass unchanged.
+ */
+void owt_put_escaped(FILE *f, const char *s);
 
 /* Allocation that exits with XSYS when memory runs out. */
 void *xmalloc(size_t n);
@@ -63,6 +74,12 @@ void opt_shard(const char *opt, const char *arg, unsigned long *k, unsigned long
  * Returns XOK, or XSYS after printing why (a full disk, a closed pipe).
  */
 int owt_close_stdout(void);
+/*
+ * End as a write to a closed pipe ends a program by default: killed by
+ * SIGPIPE, quietly (status 141 in the shell). For a program that ignores
+ * SIGPIPE (owt-fetch: libcurl's sockets) and gets EPIPE on its output.
+ */
+void owt_die_sigpipe(void) OWT_NORETURN;
 /* Exit status of a run: XSYS if stdout failed, else status. */
 int owt_finish(int status);
 

@@ -131,6 +131,26 @@ run owt-fetch --filter-only nosuch.txt
 is "$rc" 1 "a missing input file exits 1"
 like err "^owt-fetch: cannot open 'nosuch.txt': No such file or directory$" "it is named"
 
+# Control bytes of input lines are escaped in messages: ESC, SOH and C1's
+# CSI (U+009B) cannot drive the terminal.
+printf 'http://a.example/\033[31mred\nhttp://b.example/x\001y\302\233z\t\001\n' >ctl.txt
+run owt-fetch --filter-only ctl.txt
+cat >want <<'ERR'
+owt-fetch: http://a.example/\x1b[31mred: filtered: malformed
+owt-fetch: http://b.example/x\x01y\xc2\x9bz\t\x01: filtered: malformed
+ERR
+head -n 2 err >got
+same want got "control bytes of a URL are escaped in its warning"
+
+# A reader that goes away: SIGPIPE's default, as the other programs (no
+# message, status 141), though owt-fetch ignores SIGPIPE for its sockets.
+# 300 KB of output cannot all go into the pipe before head exits.
+awk 'BEGIN { for (i = 0; i < 5000; i++)
+	printf "http://h%d.example.com/a/long/path/to/page/%d.html\n", i, i }' >many.txt
+{ owt-fetch --filter-only many.txt 2>pipe.err; echo $? >pipe.rc; } | head -c 1 >/dev/null
+is "$(cat pipe.rc)" 141 "a closed output pipe ends owt-fetch by SIGPIPE"
+is "$(cat pipe.err)" "" "quietly"
+
 printf 'ok.com\nbad domain\n' >badbl.txt
 run owt-fetch --filter-only --blacklist badbl.txt ten.txt
 is "$rc" 1 "a bad --blacklist exits 1"

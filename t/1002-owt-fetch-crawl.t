@@ -194,6 +194,54 @@ same a b "--extract on the saved pages gives the crawl's texts"
 ls pages/*.gz >files.txt
 run owt-fetch -q --extract files.txt
 is "$(wc -l <out | tr -d ' ')" 5 "--extract on a list of files"
+
+# Saved pages are published whole (a temporary, renamed) with the mode a new
+# file gets under the umask; temporaries of a killed run are swept first.
+head -n 2 urls.txt >two.txt
+for m in 022:644 002:664 077:600; do
+	rm -rf pm pm.log
+	mkdir pm
+	: >pm/0123456789abcdef.html.gz.tmpAbC123
+	(umask "${m%:*}" && owt-fetch -q --allow-private --delay 0 \
+	    --html-dir pm --log pm.log two.txt >/dev/null)
+	is "$(stat -c %a pm/* pm.log | sort -u | tr '\n' ' ')" "${m#*:} " \
+	    "umask ${m%:*}: the saved pages and the log are ${m#*:}"
+	is "$(ls -a pm | grep -c tmp)" 0 "umask ${m%:*}: no temporary is left"
+done
+is "$(ls pm | wc -l | tr -d ' ')" 2 "both pages are saved"
+for f in pm/*.html.gz; do gzip -dc "$f"; echo; done | sort >got
+for f in www/article.html www/latin1.html; do cat "$f"; echo; done | sort >want
+same want got "the saved pages are the pages served"
+
+# Unreadable saved pages (a directory, truncated gzip): an outcome error,
+# counted and reported as bad input; without -k the first ends the run.
+mkdir adir
+gzip -c www/article.html | head -c 100 >trunc.html.gz
+printf 'adir\ntrunc.html.gz\n%s\n' "$(head -n 1 files.txt)" >unread.txt
+run owt-fetch -k --extract --log unread.jsonl unread.txt
+is "$rc" 1 "-k --extract: unreadable pages exit 1"
+cat >want <<'ERR'
+owt-fetch: cannot open 'adir': Is a directory
+owt-fetch: trunc.html.gz:1: truncated gzip data
+owt-fetch: 3 URLs in
+owt-fetch: outcomes: 1 ok, 2 error
+ERR
+sed 's/ URLs in .*/ URLs in/' err >got
+same want got "-k --extract: both are reported, the run goes on, the summary counts them"
+like err '; 2 bad input lines$' "as bad input lines"
+sed 's/,"bytes".*//' unread.jsonl >got
+cat >want <<'LOG'
+{"url":"adir","outcome":"error","http_status":0,"error":"cannot open 'adir': Is a directory"
+{"url":"trunc.html.gz","outcome":"error","http_status":0,"error":"trunc.html.gz:1: truncated gzip data"
+{"url":"pages/
+LOG
+sed -i 's|^{"url":"pages/.*|{"url":"pages/|' got
+same want got "the log has both as errors"
+is "$(wc -l <out | tr -d ' ')" 1 "only the readable page is written"
+run owt-fetch --extract --log unread.jsonl unread.txt
+is "$rc" 1 "--extract without -k: an unreadable page exits 1"
+is "$(cat err)" "owt-fetch: cannot open 'adir': Is a directory" "and ends the run"
+is "$(wc -l <unread.jsonl | tr -d ' ')" 1 "after logging it"
 awk 'BEGIN { for (i = 0; i < 5000; i++) printf "<div>"; print "deep" }' >deep.html
 # Lists in lists 3990 deep (under the depth guard), 4 items a level: 300 KB
 # that took 17 s to extract, holding up every page after it. Now it is over

@@ -230,12 +230,27 @@ for args in "--stages fix,bogus" "--stages ," "--near-threshold 2" \
 	run owt-dedup $args mix.jsonl
 	is "$rc" 2 "usage error: $args"
 done
+for l in xx EN un zh-Hant 81 ''; do
+	fails 2 "^owt-dedup: --lang: '$l' is not a language CLD2 detects\$" \
+	    "--lang '$l'" owt-dedup --lang "$l" mix.jsonl
+done
+run owt-dedup -q --stages lang --lang haw mix.jsonl
+is "$rc:$(wc -c <out | tr -d ' ')" "0:0" "--lang haw (a code of CLD2's own) is accepted"
 run owt-dedup --stages fix,bogus mix.jsonl
 like err "^owt-dedup: --stages: unknown stage 'bogus' in 'fix,bogus'\$" \
     "an unknown stage is named"
 run owt-dedup --stages decontam mix.jsonl
 like err '^owt-dedup: the decontam stage needs --decontam files$' \
     "decontam without task files is explained"
+
+# The report and the signatures get the mode a new file gets under the umask.
+for m in 022:644 002:664 077:600; do
+	rm -f m.rep m.sig
+	(umask "${m%:*}" && owt-dedup -q --min-tokens 20 --report m.rep \
+	    --sign m.sig mix.jsonl >/dev/null)
+	is "$(stat -c %a m.rep m.sig | tr '\n' ' ')" "${m#*:} ${m#*:} " \
+	    "umask ${m%:*}: --report and --sign are ${m#*:}"
+done
 
 # System errors.
 run owt-dedup --report nodir/rep.jsonl mix.jsonl

@@ -380,6 +380,36 @@ test_extract(void)
 	buf_free(&deep);
 }
 
+/* Messages escape the control bytes of the input they quote. */
+static void
+test_escape(void)
+{
+	static const struct {
+		const char *in, *out;
+	} v[] = {
+		{ "plain caf\xc3\xa9 \\x1b", "plain caf\xc3\xa9 \\x1b" },
+		{ "a\x1b[2Jb", "a\\x1b[2Jb" },
+		{ "\t\n\r\x01\x7f", "\\t\\n\\r\\x01\\x7f" },
+		{ "x\xc2\x9b" "1m\xc2\xa0", "x\\xc2\\x9b1m\xc2\xa0" },
+		{ "\xc2", "\xc2" },
+		{ "", "" },
+	};
+	char got[128];
+	size_t i;
+	FILE *f;
+
+	for (i = 0; i < sizeof v / sizeof v[0]; i++) {
+		memset(got, 0, sizeof got);
+		if ((f = fmemopen(got, sizeof got - 1, "w")) == NULL) {
+			OK(0, "fmemopen");
+			return;
+		}
+		owt_put_escaped(f, v[i].in);
+		fclose(f);
+		SAMES(got, v[i].out, "escaped: '%s'", v[i].out);
+	}
+}
+
 int
 main(void)
 {
@@ -389,5 +419,6 @@ main(void)
 	test_robots();
 	test_private();
 	test_extract();
+	test_escape();
 	return unit_done();
 }
