@@ -332,7 +332,7 @@ write_sample(struct sample *s)
 		stream(s);
 		fputc('\n', stdout);
 		fflush(stdout);
-		return;
+			return;
 	}
 	if (s->p->line) {
 		buf_add(&line, s->p->line, s->p->len);
@@ -664,7 +664,7 @@ score(struct gpt *m, struct input *in)
 		out.len = 0;
 		jsonl_write(&out, &rec, ed, opt.ids ? 4 : 3);
 		fwrite(out.p, 1, out.len, stdout);
-		nrec++;
+			nrec++;
 		ntok += (unsigned long long)count;
 		total += nll;
 	}
@@ -685,10 +685,11 @@ load(struct gpt *m)
 {
 	struct gpt_config cfg = { 0 };
 	char err[1024], path[4096], cfgpath[4200];
-	int code, k;
+	int code, k, kind;
 
-	if (ckpt_resolve(opt.load, path, sizeof path, err, sizeof err,
-	    &code) < 0)
+	if (ckpt_resolve(opt.load, path, sizeof path, &kind, err, sizeof err,
+	    &code) < 0 || kind == CKPT_NONE ||
+	    ckpt_complete(path, 0, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
 	snprintf(cfgpath, sizeof cfgpath, "%s/config.json", path);
 	if (ckpt_read_config(cfgpath, &cfg, err, sizeof err, &code) < 0)
@@ -710,6 +711,8 @@ load(struct gpt *m)
 		owt_die(XDATA, "%s: vocab_size %d is smaller than the "
 		    "tokenizer's %u tokens", cfgpath, cfg.vocab,
 		    bpe_nvocab(vocab));
+	if (ckpt_check_model(path, &cfg, err, sizeof err, &code) < 0)
+		owt_die(code, "%s", err);
 	if (gpt_device_open(&dev, opt.device, opt.prec, 0, err, sizeof err) < 0)
 		owt_die(XUSAGE, "%s", err);
 	if (gpt_init(m, &cfg, dev.be, err, sizeof err) < 0)

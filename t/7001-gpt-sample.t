@@ -254,4 +254,14 @@ if [ -w /dev/full ]; then
 	fails 3 '^gpt-sample: write error' "a full disk" \
 	    $g --out-seq-length 2 --sample-input-file p.txt --genfile /dev/full
 fi
+
+# config.json is checked against the weights before the model is allocated.
+mkdir big && cp $m/model.safetensors big/ &&
+    sed 's/"n_layer": 2,/"n_layer": 2000000,/' $m/config.json >big/config.json
+fails 1 "^gpt-sample: big/model.safetensors: no tensor 'transformer.h.2.ln_1.weight' of the 2000000 layers of config.json$" \
+    "a config.json with more layers than the weights" gpt-sample --load big
+mkdir -p half/iter_0000001 && cp $m/config.json half/iter_0000001/ &&
+    printf 1 >half/latest_checkpointed_iteration.txt
+fails 1 '^gpt-sample: half/iter_0000001: incomplete checkpoint: no model.safetensors$' \
+    "an iteration without weights" gpt-sample --load half
 done_testing
