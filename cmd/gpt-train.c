@@ -661,6 +661,9 @@ main(int argc, char **argv)
 	o.warmup_samples = tr.lr.warmup;
 	if (from_ckpt)
 		merge_args(path, tjson_get(state_doc, "args"), 1);
+	if (o.min_lr > o.lr)
+		owt_die(XUSAGE, "--min-lr %g%s is above --lr %g", o.min_lr,
+		    GIVEN("min-lr") ? "" : " (the default)", o.lr);
 	if (tr.lr.warmup >= tr.lr.decay && tr.lr.style != LR_CONSTANT &&
 	    tr.lr.style != LR_INVSQRT)
 		owt_die(XUSAGE, "the warmup (%" PRIu64 " samples) must be "
@@ -739,6 +742,7 @@ main(int argc, char **argv)
 		owt_die_errno(XSYS, "cannot create '%s'", o.log_json);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
 
 	t0 = tlast = owt_now();
 	first_iter = tr.st.iteration;
@@ -760,6 +764,7 @@ main(int argc, char **argv)
 			log_iters++;
 		}
 		why = stop_signal == SIGINT ? "interrupted" :
+		    stop_signal == SIGHUP ? "hung up" :
 		    stop_signal ? "terminated" :
 		    o.exit_interval && tr.st.iteration % o.exit_interval == 0 ?
 		    "exit interval reached" :

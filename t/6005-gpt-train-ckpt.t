@@ -5,7 +5,8 @@
 # directory and --finetune start at iteration 0, a new run does not
 # replace another run's checkpoints without --force; config.json checked
 # against the weights before the model is allocated; the modes of saved
-# files under three umasks; temporaries of killed saves swept.
+# files under three umasks; temporaries of killed saves swept; SIGHUP;
+# --min-lr above --lr.
 . "${OWT_SRC:-.}/t/lib.sh"
 
 cd "$T" || exit 3
@@ -152,4 +153,26 @@ ls -A base | tr '\n' ' ' >ls.out
 is "$rc:$(cat ls.out)" "0:iter_0000002 iter_0000004 iter_0000006 latest_checkpointed_iteration.txt " \
     "a killed save's temporaries are swept"
 
+# SIGHUP: like SIGTERM, finish the iteration, save, exit 0.
+gpt-train $tiny --train-iters 100000 --save hup 2>hup.err &
+pid=$!
+i=0
+while ! grep -q 'iteration 3/' hup.err 2>/dev/null && [ $i -lt 300 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+kill -HUP $pid
+wait $pid
+is "$?" 0 "SIGHUP exits 0"
+like hup.err '^gpt-train: hung up at iteration [0-9]+; exiting$' "SIGHUP is reported"
+n=$(sed -n 's/.*hung up at iteration \([0-9]*\).*/\1/p' hup.err)
+is "$(cat hup/latest_checkpointed_iteration.txt)" "$n" "SIGHUP saves the iteration it stopped at"
+
+# --min-lr above --lr.
+fails 2 '^gpt-train: --min-lr 0.02 is above --lr 0.01$' "--min-lr above --lr" \
+    gpt-train $tiny --train-iters 1 --lr 0.01 --min-lr 0.02
+fails 2 '^gpt-train: --min-lr 6e-05 \(the default\) is above --lr 1e-05$' \
+    "--lr below the default --min-lr" gpt-train $tiny --train-iters 1 --lr 1e-5
+run gpt-train $tiny --train-iters 1 --lr 1e-5 --min-lr 1e-5 -q
+is "$rc" 0 "--min-lr equal to --lr is fine"
 done_testing
