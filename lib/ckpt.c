@@ -733,7 +733,10 @@ ckpt_save(const char *dir, struct gpt *m, const struct train_state *st,
 	return outfile_commit(&o, 0, err, errsize, code);
 }
 
-/* Why dir, which has no model.safetensors, cannot be loaded; 0 if it is empty of checkpoints. */
+/*
+ * -1 with err when dir, which has no model.safetensors, holds a checkpoint
+ * in another format; else 0.
+ */
 static int
 unknown_layout(const char *dir, char *err, size_t errsize, int *code)
 {
