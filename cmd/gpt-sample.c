@@ -267,6 +267,17 @@ parse(int argc, char **argv)
 		opt.key = opt.score ? "text" : "prompt";
 }
 
+/* A failed write stops the run, naming the output. */
+static void
+out_check(void)
+{
+	if (!ferror(stdout))
+		return;
+	if (opt.genfile && strcmp(opt.genfile, "-") != 0)
+		owt_die_errno(XSYS, "%s: write error", opt.genfile);
+	owt_die_errno(XSYS, "write error on standard output");
+}
+
 /* A bad record: report it, count it, and stop reading unless -k. */
 #define bad(...) (owt_warn(__VA_ARGS__), nbad++, status = XDATA, \
     opt.keep_going ? 0 : -1)
@@ -314,6 +325,7 @@ stream(struct sample *s)
 	bpe_decode(vocab, s->out.v + s->shown, s->out.n - s->shown, &b);
 	fwrite(b.p, 1, b.len, stdout);
 	fflush(stdout);
+	out_check();
 	buf_free(&b);
 	s->shown = s->out.n;
 }
@@ -332,6 +344,7 @@ write_sample(struct sample *s)
 		stream(s);
 		fputc('\n', stdout);
 		fflush(stdout);
+		out_check();
 		return;
 	}
 	if (s->p->line) {
@@ -367,6 +380,7 @@ write_sample(struct sample *s)
 	fwrite(raw.p, 1, raw.len, stdout);
 	if (opt.interactive)
 		fflush(stdout);
+	out_check();
 	buf_free(&raw);
 	buf_free(&line);
 	buf_free(&text);
@@ -610,7 +624,7 @@ score(struct gpt *m, struct input *in)
 	int T = opt.seq ? opt.seq : m->cfg.maxpos, r;
 	int stride = opt.stride ? opt.stride : T / 2;
 	int count;
-	unsigned long long nrec = 0, ntok = 0;
+	unsigned long long nrec = 0, ntok = 0, nonfinite = 0;
 	double nll, total = 0, t0 = owt_now();
 
 	if (stride >= T || stride < 1)
@@ -645,10 +659,10 @@ score(struct gpt *m, struct input *in)
 		ids.v[ids.n++] = bpe_eod(vocab);
 		gen_score(&inf, (const int32_t *)ids.v, (int)ids.n, T, stride,
 		    &nll, &count);
-		if (count > 0) {
+		if (count > 0 && isfinite(nll)) {
 			snprintf(v[0], sizeof v[0], "%.9g", nll / count);
 			snprintf(v[1], sizeof v[1], "%.9g", exp(nll / count));
-		} else {
+		} else {	/* no tokens, or NaN and inf, which JSON lacks */
 			strcpy(v[0], "null");
 			strcpy(v[1], "null");
 		}
@@ -664,7 +678,12 @@ score(struct gpt *m, struct input *in)
 		out.len = 0;
 		jsonl_write(&out, &rec, ed, opt.ids ? 4 : 3);
 		fwrite(out.p, 1, out.len, stdout);
+		out_check();
 		nrec++;
+		if (count > 0 && !isfinite(nll)) {
+			nonfinite++;
+			continue;
+		}
 		ntok += (unsigned long long)count;
 		total += nll;
 	}
@@ -673,6 +692,11 @@ score(struct gpt *m, struct input *in)
 		    nrec, ntok, owt_now() - t0, total / ntok, exp(total / ntok));
 	else
 		say("%llu records, no tokens", nrec);
+	if (nonfinite) {
+		owt_warn("%llu record%s a non-finite nll, written as null",
+		    nonfinite, nonfinite == 1 ? " has" : "s have");
+		status = XDATA;
+	}
 	free(ids.v);
 	buf_free(&out);
 	buf_free(&idb);
@@ -685,10 +709,11 @@ load(struct gpt *m)
 {
 	struct gpt_config cfg = { 0 };
 	char err[1024], path[4096], cfgpath[4200];
-	int code, k;
+	int code, k, kind;
 
-	if (ckpt_resolve(opt.load, path, sizeof path, err, sizeof err,
-	    &code) < 0)
+	if (ckpt_resolve(opt.load, path, sizeof path, &kind, err, sizeof err,
+	    &code) < 0 || kind == CKPT_NONE ||
+	    ckpt_complete(path, 0, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
 	snprintf(cfgpath, sizeof cfgpath, "%s/config.json", path);
 	if (ckpt_read_config(cfgpath, &cfg, err, sizeof err, &code) < 0)
@@ -710,6 +735,8 @@ load(struct gpt *m)
 		owt_die(XDATA, "%s: vocab_size %d is smaller than the "
 		    "tokenizer's %u tokens", cfgpath, cfg.vocab,
 		    bpe_nvocab(vocab));
+	if (ckpt_check_model(path, &cfg, err, sizeof err, &code) < 0)
+		owt_die(code, "%s", err);
 	if (gpt_device_open(&dev, opt.device, opt.prec, 0, err, sizeof err) < 0)
 		owt_die(XUSAGE, "%s", err);
 	if (gpt_init(m, &cfg, dev.be, err, sizeof err) < 0)
@@ -763,6 +790,8 @@ main(int argc, char **argv)
 	if (nbad)
 		say("%llu bad records%s", nbad, opt.keep_going ? " skipped" :
 		    "; stopped at the first");
+	fflush(stdout);
+	out_check();
 	jsonl_rec_free(&rec);
 	input_close(&in);
 	gpt_free(&model);

@@ -22,7 +22,7 @@ static const char usage_line[] =
     "[--attention-dropout p] [--bf16] [--clip-grad x] "
     "[--data-path [weight] prefix ...] [--device dev] [--eval-interval n] "
     "[--eval-iters n] [--exit-duration-in-mins x] [--exit-interval n] "
-    "[--finetune] [--fp16] [--fp32] "
+    "[--finetune] [--force] [--fp16] [--fp32] "
     "[--global-batch-size n] [--hidden-dropout p] [--hidden-size n] "
     "[--hysteresis n] [--init-method-std x] [--initial-loss-scale x] "
     "[--load dir] [--log-interval n] [--log-json file] "
@@ -53,6 +53,7 @@ static const char options_help[] =
     "      --exit-duration-in-mins x    save and exit after x minutes of training\n"
     "      --exit-interval n            save and exit after iteration n, 2n, ...\n"
     "      --finetune                   load only the weights; iteration 0, new optimizer\n"
+    "      --force                      a new run replaces the checkpoints in --save\n"
     "      --fp16                       fp16 matrix products with dynamic loss scaling (cuda)\n"
     "      --fp32                       fp32 throughout (the cpu backend's only mode)\n"
     "      --global-batch-size n        sequences per iteration (the micro-batch size)\n"
@@ -78,7 +79,7 @@ static const char options_help[] =
     "      --min-loss-scale x           fp16: the smallest loss scale (1)\n"
     "      --min-lr x                   learning rate at the end of the decay (6e-5)\n"
     "      --mock-data                  train on generated counting sequences\n"
-    "      --no-load-optim              do not load the optimizer state\n"
+    "      --no-load-optim              resume with new AdamW moments, not the saved ones\n"
     "      --num-attention-heads n      attention heads (12)\n"
     "      --num-layers n               transformer layers (12)\n"
     "      --override-opt_param-scheduler  the options' learning-rate schedule, not the checkpoint's\n"
@@ -115,7 +116,7 @@ static struct {
 	const char *split, *device, *save, *load, *log_json;
 	uint64_t seed, save_interval, eval_interval, eval_iters, log_interval,
 	    exit_interval;
-	int mock, finetune, no_load_optim, override_sched, quiet, workers;
+	int mock, finetune, force, no_load_optim, override_sched, quiet, workers;
 	int fp16, bf16, fp32, tp, pp;
 } o = {
 	.layers = 12, .hidden = 768, .heads = 12, .seq = 1024, .maxpos = 1024,
@@ -150,6 +151,7 @@ static const struct optdef {
 	{ "exit-duration-in-mins", T_DBL, &o.exit_mins, 1e-9, 1e9, C_NONE, NULL },
 	{ "exit-interval", T_U64, &o.exit_interval, 1, 1e15, C_NONE, NULL },
 	{ "finetune", T_FLAG, &o.finetune, 0, 0, C_NONE, NULL },
+	{ "force", T_FLAG, &o.force, 0, 0, C_NONE, NULL },
 	{ "fp16", T_FLAG, &o.fp16, 0, 0, C_NONE, NULL },
 	{ "fp32", T_FLAG, &o.fp32, 0, 0, C_NONE, NULL },
 	{ "global-batch-size", T_INT, &o.global, 1, 1 << 24, C_ARG, NULL },
@@ -500,16 +502,25 @@ static struct trainer tr;
 static struct gpt_device dev;
 static uint64_t saved_iter = UINT64_MAX;
 static char *args_text;
+static int replace_old;		/* --force: remove the checkpoints in --save first */
 
 static void
 save(void)
 {
 	char err[1024];
+	int code;
 
 	if (o.save == NULL || saved_iter == tr.st.iteration)
 		return;
-	if (ckpt_save(o.save, &model, &tr.st, args_text, 1, err, sizeof err) < 0)
-		owt_die(XSYS, "%s", err);
+	if (replace_old) {
+		if (ckpt_remove_run(o.save, err, sizeof err, &code) < 0)
+			owt_die(code, "%s", err);
+		replace_old = 0;
+		say("removed the checkpoints in %s (--force)", o.save);
+	}
+	if (ckpt_save(o.save, &model, &tr.st, args_text, 1, err, sizeof err,
+	    &code) < 0)
+		owt_die(code, "%s", err);
 	saved_iter = tr.st.iteration;
 	say("saved %s/iter_%07" PRIu64, o.save, tr.st.iteration);
 }
@@ -547,11 +558,11 @@ main(int argc, char **argv)
 	struct gpt_data data;
 	struct tjson *state_doc = NULL;
 	struct step_result r;
-	char err[1024], path[4096], cfgpath[4200];
+	char err[1024], path[4096], cfgpath[4200], list[256];
 	uint64_t G, first_iter, log_iters = 0, log_skipped = 0, train_samples;
 	double t0, tlast, loss_sum = 0;
 	const char *why;
-	int code, k, from_ckpt = 0;
+	int code, k, kind = CKPT_NONE, have = 0, from_ckpt = 0;
 
 	owt_setprog(argv[0]);
 	parse(argc, argv);
@@ -566,26 +577,55 @@ main(int argc, char **argv)
 		    "exclude each other" : "no data: give --data-path or "
 		    "--mock-data");
 
-	/* A checkpoint supplies what the options do not. */
-	if (o.load) {
-		if (ckpt_resolve(o.load, path, sizeof path, err, sizeof err,
-		    &code) < 0)
+	if (o.finetune && !o.load)
+		owt_die(XUSAGE, "--finetune needs --load");
+
+	/*
+	 * A checkpoint supplies what the options do not. The table in
+	 * gpt-train(1): nothing there starts from scratch; a run's iteration
+	 * resumes, and must be complete; weights alone (or --finetune) start
+	 * at iteration 0 with a new optimizer.
+	 */
+	if (o.load && ckpt_resolve(o.load, path, sizeof path, &kind, err,
+	    sizeof err, &code) < 0)
+		owt_die(code, "%s", err);
+	if (o.load && kind == CKPT_NONE) {
+		if (o.finetune)
+			owt_die(XDATA, "%s; nothing to fine-tune from", err);
+		owt_warn("%s; starting from scratch", err);
+	}
+	if (kind != CKPT_NONE) {
+		from_ckpt = kind == CKPT_RUN && !o.finetune;
+		if ((have = ckpt_complete(path, from_ckpt ? CKPT_F_STATE |
+		    (o.no_load_optim ? 0 : CKPT_F_OPTIM) : 0, err, sizeof err,
+		    &code)) < 0)
 			owt_die(code, "%s", err);
 		snprintf(cfgpath, sizeof cfgpath, "%s/config.json", path);
-		if (ckpt_read_config(cfgpath, &cfg, err, sizeof err, &code) < 0)
+		if (ckpt_read_config(cfgpath, &cfg, err, sizeof err, &code) < 0 ||
+		    ckpt_check_model(path, &cfg, err, sizeof err, &code) < 0)
 			owt_die(code, "%s", err);
 		merge_config(path, &cfg);
-		if (!o.finetune) {
-			if ((k = ckpt_load_state(path, &tr.st, &state_doc, err,
-			    sizeof err, &code)) < 0)
-				owt_die(code, "%s", err);
-			if (k == 0) {
-				from_ckpt = 1;
-				if (!GIVEN("seed"))
-					o.seed = tr.st.seed;
-				merge_args(path, tjson_get(state_doc, "args"), 0);
-			}
-		}
+	}
+	if (from_ckpt) {
+		if ((k = ckpt_load_state(path, &tr.st, &state_doc, err,
+		    sizeof err, &code)) != 0)
+			owt_die(k < 0 ? code : XDATA, "%s%s", k < 0 ? err : path,
+			    k < 0 ? "" : ": no trainer_state.json");
+		if (!GIVEN("seed"))
+			o.seed = tr.st.seed;
+		merge_args(path, tjson_get(state_doc, "args"), 0);
+		if (!(have & CKPT_F_OPTIM))
+			owt_warn("%s: no optimizer.safetensors: resuming with "
+			    "new AdamW moments (--no-load-optim)", path);
+	}
+	/* A run that does not resume would mix its saves with another's. */
+	if (o.save && !from_ckpt && ckpt_existing(o.save, list,
+	    sizeof list) > 0) {
+		if (!o.force)
+			owt_die(XDATA, "%s: already holds checkpoints (%s) of a "
+			    "run this one does not resume: --load %s resumes "
+			    "it, --force replaces them", o.save, list, o.save);
+		replace_old = 1;
 	}
 
 	if (o.train_iters == 0 && o.train_samples == 0)
@@ -603,7 +643,7 @@ main(int argc, char **argv)
 	if (o.seq > o.maxpos)
 		owt_die(XUSAGE, "--seq-length %d is beyond the %d positions of "
 		    "the model (--max-position-embeddings%s)", o.seq, o.maxpos,
-		    o.load ? ", n_positions in the checkpoint" : "");
+		    kind != CKPT_NONE ? ", n_positions in the checkpoint" : "");
 	G = (uint64_t)o.global;
 	train_samples = o.train_samples ? o.train_samples : o.train_iters * G;
 	if (o.train_iters == 0)
@@ -621,6 +661,9 @@ main(int argc, char **argv)
 	o.warmup_samples = tr.lr.warmup;
 	if (from_ckpt)
 		merge_args(path, tjson_get(state_doc, "args"), 1);
+	if (o.min_lr > o.lr)
+		owt_die(XUSAGE, "--min-lr %g%s is above --lr %g", o.min_lr,
+		    GIVEN("min-lr") ? "" : " (the default)", o.lr);
 	if (tr.lr.warmup >= tr.lr.decay && tr.lr.style != LR_CONSTANT &&
 	    tr.lr.style != LR_INVSQRT)
 		owt_die(XUSAGE, "the warmup (%" PRIu64 " samples) must be "
@@ -638,7 +681,7 @@ main(int argc, char **argv)
 	cfg.maxpos = o.maxpos;
 	cfg.vocab = o.vocab;
 	cfg.vocab_pad = gpt_pad_vocab(o.vocab, o.vocab_div);
-	if (!o.load)
+	if (kind == CKPT_NONE)
 		cfg.ln_eps = 1e-5f;
 	cfg.hidden_dropout = (float)o.hidden_dropout;
 	cfg.attn_dropout = (float)o.attn_dropout;
@@ -652,7 +695,7 @@ main(int argc, char **argv)
 		owt_die(XUSAGE, "%s", err);
 	if (from_ckpt)
 		saved_iter = tr.st.iteration;
-	if (o.load) {
+	if (kind != CKPT_NONE) {
 		if (ckpt_load_model(path, &model, err, sizeof err, &code) < 0)
 			owt_die(code, "%s", err);
 		if (from_ckpt && !o.no_load_optim &&
@@ -699,6 +742,7 @@ main(int argc, char **argv)
 		owt_die_errno(XSYS, "cannot create '%s'", o.log_json);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
 
 	t0 = tlast = owt_now();
 	first_iter = tr.st.iteration;
@@ -720,6 +764,7 @@ main(int argc, char **argv)
 			log_iters++;
 		}
 		why = stop_signal == SIGINT ? "interrupted" :
+		    stop_signal == SIGHUP ? "hung up" :
 		    stop_signal ? "terminated" :
 		    o.exit_interval && tr.st.iteration % o.exit_interval == 0 ?
 		    "exit interval reached" :

@@ -1,4 +1,5 @@
 /* ckpt.c - checkpoints: Hugging Face GPT-2 safetensors and config.json, optimizer and trainer state, atomic saves */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -12,7 +13,9 @@
 #include <unistd.h>
 
 #include "ckpt.h"
+#include "outfile.h"
 #include "tjson.h"
+#include "utf8.h"
 #include "util.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -79,68 +82,26 @@ slurp(const char *path, struct buf *b, char *err, size_t errsize, int *code)
 	return 0;
 }
 
-static int
-write_all(int fd, const void *p, size_t n)
-{
-	const char *s = p;
-	ssize_t k;
-
-	while (n > 0) {
-		if ((k = write(fd, s, n > (1u << 30) ? 1u << 30 : n)) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		s += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
-/* Close a file written in full, after fsync; errno kept on failure. */
-static int
-close_synced(int fd)
-{
-	int e;
-
-	if (fsync(fd) < 0) {
-		e = errno;
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	return close(fd);
-}
-
+/*
+ * A file inside a checkpoint's temporary directory: created with 0666
+ * under the umask; outfile_commit syncs it with the directory.
+ */
 static int
 write_file(const char *path, const void *p, size_t n, char *err,
     size_t errsize)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 
 	if (fd < 0)
 		return sys_err(err, errsize, NULL, path, "cannot create");
-	if (write_all(fd, p, n) < 0) {
+	if (outfile_write_all(fd, p, n) < 0) {
 		sys_err(err, errsize, NULL, path, "write error");
 		close(fd);
 		return -1;
 	}
-	if (close_synced(fd) < 0)
+	if (close(fd) < 0)
 		return sys_err(err, errsize, NULL, path, "write error");
 	return 0;
-}
-
-static int
-fsync_dir(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_DIRECTORY);
-	int r;
-
-	if (fd < 0)
-		return -1;
-	r = fsync(fd);
-	close(fd);
-	return r;
 }
 
 static int
@@ -149,100 +110,201 @@ rm_entry(const char *path, const struct stat *st, int type, struct FTW *f)
 	return remove(path);
 }
 
-static void
+static int
 rm_rf(const char *path)
 {
-	nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* safetensors */
 
+/* Every dtype of the safetensors format; only F32, F16 and BF16 are read. */
 static const struct {
 	const char *name;
 	int dtype;
 	size_t size;
 } st_types[] = {
 	{ "F32", ST_F32, 4 }, { "F16", ST_F16, 2 }, { "BF16", ST_BF16, 2 },
+	{ "BOOL", -1, 1 }, { "U8", -1, 1 }, { "I8", -1, 1 },
+	{ "F8_E5M2", -1, 1 }, { "F8_E4M3", -1, 1 }, { "F8_E8M0", -1, 1 },
+	{ "I16", -1, 2 }, { "U16", -1, 2 }, { "I32", -1, 4 }, { "U32", -1, 4 },
+	{ "F64", -1, 8 }, { "I64", -1, 8 }, { "U64", -1, 8 },
 };
 
+/* The safetensors library's limit on the header. */
+#define ST_MAX_HEADER 100000000
+
+static int
+by_offset(const void *a, const void *b)
+{
+	const struct st_tensor *x = a, *y = b;
+
+	if (x->begin != y->begin)
+		return x->begin < y->begin ? -1 : 1;
+	if (x->end != y->end)
+		return x->end < y->end ? -1 : 1;
+	return 0;
+}
+
+static int
+by_name(const void *a, const void *b)
+{
+	return strcmp((*(struct st_tensor *const *)a)->name,
+	    (*(struct st_tensor *const *)b)->name);
+}
+
+/* One header entry into t; 0, or -1 with err. */
+static int
+st_entry(const struct tjson *v, struct st_tensor *t, size_t dsize,
+    const char *path, char *err, size_t errsize, int *code)
+{
+	const struct tjson *dt, *sh, *off;
+	size_t j, k, elsize = 0, nbytes;
+	double b, e;
+
+	dt = tjson_get(v, "dtype");
+	sh = tjson_get(v, "shape");
+	off = tjson_get(v, "data_offsets");
+	if (dt == NULL || dt->type != TJ_STRING || sh == NULL ||
+	    sh->type != TJ_ARRAY || off == NULL || off->type != TJ_ARRAY ||
+	    off->nkids != 2)
+		return data_err(err, errsize, code, path, "bad safetensors "
+		    "entry '%s'", v->key);
+	t->name = v->key;
+	t->dtype = -1;
+	for (k = 0; k < sizeof st_types / sizeof *st_types; k++)
+		if (strcmp(dt->str, st_types[k].name) == 0) {
+			t->dtype = st_types[k].dtype;
+			elsize = st_types[k].size;
+		}
+	if (elsize == 0)
+		return data_err(err, errsize, code, path, "tensor '%s' has "
+		    "an unknown dtype '%s'", v->key, dt->str);
+	if (sh->nkids > ST_MAXRANK)
+		return data_err(err, errsize, code, path, "tensor '%s' has "
+		    "rank %zu, more than %d", v->key, sh->nkids, ST_MAXRANK);
+	t->rank = (int)sh->nkids;
+	t->nelem = 1;
+	for (j = 0; j < sh->nkids; j++) {
+		double d = sh->kids[j].num;
+
+		if (sh->kids[j].type != TJ_NUMBER || d < 0 || d >= 0x1p53 ||
+		    d != floor(d))
+			return data_err(err, errsize, code, path, "bad shape of "
+			    "'%s'", v->key);
+		t->shape[j] = (int64_t)d;
+		if (__builtin_mul_overflow(t->nelem, (size_t)d, &t->nelem))
+			return data_err(err, errsize, code, path, "the shape "
+			    "of '%s' overflows", v->key);
+	}
+	if (__builtin_mul_overflow(t->nelem, elsize, &nbytes))
+		return data_err(err, errsize, code, path, "the shape of '%s' "
+		    "overflows", v->key);
+	b = off->kids[0].num;
+	e = off->kids[1].num;
+	if (off->kids[0].type != TJ_NUMBER || off->kids[1].type != TJ_NUMBER ||
+	    b < 0 || e < b || b != floor(b) || e != floor(e) || e >= 0x1p53)
+		return data_err(err, errsize, code, path, "bad data_offsets "
+		    "of '%s'", v->key);
+	if (e > (double)dsize)
+		return data_err(err, errsize, code, path, "data of '%s' is "
+		    "outside the file (truncated?)", v->key);
+	t->begin = (size_t)b;
+	t->end = (size_t)e;
+	if (t->end - t->begin != nbytes)
+		return data_err(err, errsize, code, path, "data of '%s' does "
+		    "not match its shape", v->key);
+	return 0;
+}
+
+/*
+ * The safetensors library's rules: the header at most ST_MAX_HEADER bytes
+ * of UTF-8 JSON; every dtype known; each tensor's bytes its shape times
+ * its dtype's size; sorted by offset, the tensors' data follows one
+ * another with no gap and no overlap and ends where the file ends.
+ */
 static int
 st_parse(struct st_file *f, const char *path, char *err, size_t errsize,
     int *code)
 {
 	uint64_t hlen = 0;
 	const unsigned char *data;
-	size_t dsize, i, j, k, nt = 0;
+	struct st_tensor *sorted = NULL, **names = NULL;
+	size_t dsize, i, nt = 0, at;
 	char jerr[128];
+	int r = -1;
 
 	if (f->size < 8)
 		return data_err(err, errsize, code, path, "not a safetensors "
 		    "file (%zu bytes)", f->size);
 	for (i = 0; i < 8; i++)
 		hlen |= (uint64_t)f->map[i] << (8 * i);
-	if (hlen > (1u << 30))
+	if (hlen > ST_MAX_HEADER)
 		return data_err(err, errsize, code, path, "not a safetensors "
 		    "file (header size %" PRIu64 ")", hlen);
 	if (hlen > f->size - 8)
 		return data_err(err, errsize, code, path, "truncated: the "
 		    "header needs %" PRIu64 " bytes, the file has %zu", hlen + 8,
 		    f->size);
+	if (utf8_valid((const char *)f->map + 8, hlen) != hlen)
+		return data_err(err, errsize, code, path, "bad safetensors "
+		    "header: not UTF-8");
 	f->hdr = tjson_parse((const char *)f->map + 8, hlen, jerr, sizeof jerr);
 	if (f->hdr == NULL || f->hdr->type != TJ_OBJECT)
 		return data_err(err, errsize, code, path, "bad safetensors "
 		    "header: %s", f->hdr ? "not an object" : jerr);
 	data = f->map + 8 + hlen;
 	dsize = f->size - 8 - hlen;
-	f->t = xcalloc(f->hdr->nkids, sizeof *f->t);
+	f->t = xcalloc(f->hdr->nkids + 1, sizeof *f->t);
 	for (i = 0; i < f->hdr->nkids; i++) {
-		const struct tjson *v = &f->hdr->kids[i], *dt, *sh, *off;
-		struct st_tensor *t = &f->t[nt];
-		size_t elsize = 0;
-		double b, e;
+		const struct tjson *v = &f->hdr->kids[i];
 
 		if (strcmp(v->key, "__metadata__") == 0)
 			continue;
-		dt = tjson_get(v, "dtype");
-		sh = tjson_get(v, "shape");
-		off = tjson_get(v, "data_offsets");
-		if (dt == NULL || dt->type != TJ_STRING || sh == NULL ||
-		    sh->type != TJ_ARRAY || sh->nkids > 4 || off == NULL ||
-		    off->type != TJ_ARRAY || off->nkids != 2)
-			return data_err(err, errsize, code, path, "bad "
-			    "safetensors entry '%s'", v->key);
-		t->name = v->key;
-		t->dtype = -1;
-		for (k = 0; k < sizeof st_types / sizeof *st_types; k++)
-			if (strcmp(dt->str, st_types[k].name) == 0) {
-				t->dtype = st_types[k].dtype;
-				elsize = st_types[k].size;
-			}
-		t->rank = (int)sh->nkids;
-		t->nelem = 1;
-		for (j = 0; j < sh->nkids; j++) {
-			double d = sh->kids[j].num;
-
-			if (sh->kids[j].type != TJ_NUMBER || d < 0 || d > 1e12 ||
-			    d != floor(d))
-				return data_err(err, errsize, code, path, "bad "
-				    "shape of '%s'", v->key);
-			t->shape[j] = (int64_t)d;
-			t->nelem *= (size_t)d;
-		}
-		b = off->kids[0].num;
-		e = off->kids[1].num;
-		if (off->kids[0].type != TJ_NUMBER || off->kids[1].type !=
-		    TJ_NUMBER || b < 0 || e < b || e > (double)dsize ||
-		    b != floor(b) || e != floor(e))
-			return data_err(err, errsize, code, path, "data of '%s' "
-			    "is outside the file (truncated?)", v->key);
-		if (t->dtype >= 0 && (size_t)(e - b) != t->nelem * elsize)
-			return data_err(err, errsize, code, path, "data of '%s' "
-			    "does not match its shape", v->key);
-		t->data = data + (size_t)b;
+		if (st_entry(v, &f->t[nt], dsize, path, err, errsize, code) < 0)
+			return -1;
+		f->t[nt].data = data + f->t[nt].begin;
 		nt++;
 	}
 	f->n = nt;
-	return 0;
+	sorted = xcalloc(nt + 1, sizeof *sorted);
+	names = xcalloc(nt + 1, sizeof *names);
+	memcpy(sorted, f->t, nt * sizeof *sorted);
+	qsort(sorted, nt, sizeof *sorted, by_offset);
+	for (at = 0, i = 0; i < nt; i++) {
+		if (sorted[i].begin < at) {
+			data_err(err, errsize, code, path, "data of '%s' "
+			    "overlaps that of '%s'", sorted[i].name,
+			    sorted[i - 1].name);
+			goto out;
+		}
+		if (sorted[i].begin > at) {
+			data_err(err, errsize, code, path, "a gap in the data: "
+			    "bytes %zu to %zu before '%s' belong to no tensor",
+			    at, sorted[i].begin, sorted[i].name);
+			goto out;
+		}
+		at = sorted[i].end;
+	}
+	if (at != dsize) {
+		data_err(err, errsize, code, path, "%zu bytes after the last "
+		    "tensor's data", dsize - at);
+		goto out;
+	}
+	for (i = 0; i < nt; i++)
+		names[i] = &f->t[i];
+	qsort(names, nt, sizeof *names, by_name);
+	for (i = 1; i < nt; i++)
+		if (strcmp(names[i]->name, names[i - 1]->name) == 0) {
+			data_err(err, errsize, code, path, "tensor '%s' appears "
+			    "twice", names[i]->name);
+			goto out;
+		}
+	r = 0;
+out:
+	free(sorted);
+	free(names);
+	return r;
 }
 
 int
@@ -372,18 +434,20 @@ st_write(const char *path, const char *meta, const struct st_out *t, size_t n,
 		buf_addc(&h, ' ');
 	for (i = 0; i < 8; i++)
 		len[i] = (unsigned char)((uint64_t)h.len >> (8 * i));
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0) {
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0666)) < 0) {
 		sys_err(err, errsize, NULL, path, "cannot create");
 		goto out;
 	}
-	if (write_all(fd, len, 8) < 0 || write_all(fd, h.p, h.len) < 0)
+	if (outfile_write_all(fd, len, 8) < 0 ||
+	    outfile_write_all(fd, h.p, h.len) < 0)
 		goto werr;
 	for (i = 0; i < n; i++) {
 		nelem = (size_t)t[i].shape[0] * (t[i].rank > 1 ? (size_t)t[i].shape[1] : 1);
-		if (write_all(fd, t[i].data, nelem * 4) < 0)
+		if (outfile_write_all(fd, t[i].data, nelem * 4) < 0)
 			goto werr;
 	}
-	if (close_synced(fd) < 0) {
+	if (close(fd) < 0) {
 		fd = -1;
 		goto werr;
 	}
@@ -634,56 +698,45 @@ out:
 
 int
 ckpt_save(const char *dir, struct gpt *m, const struct train_state *st,
-    const char *args_json, int with_optim, char *err, size_t errsize)
+    const char *args_json, int with_optim, char *err, size_t errsize,
+    int *code)
 {
-	char tmp[4096], final[4096], path[4096], num[32];
-	struct stat sb;
-	int exists;
+	struct outfile o;
+	char final[4096], num[32];
+	int n;
 
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return sys_err(err, errsize, NULL, dir, "cannot create");
+	if (mkdir(dir, 0777) < 0 && errno != EEXIST)
+		return sys_err(err, errsize, code, dir, "cannot create");
+	snprintf(final, sizeof final, "%s/iter_*", dir);
+	outfile_sweep(final);
+	snprintf(final, sizeof final, "%s/" LATEST, dir);
+	outfile_sweep(final);
 	snprintf(final, sizeof final, "%s/iter_%07" PRIu64, dir, st->iteration);
-	snprintf(tmp, sizeof tmp, "%s/.iter_%07" PRIu64 ".tmp%ld", dir,
-	    st->iteration, (long)getpid());
-	rm_rf(tmp);
-	if (mkdir(tmp, 0755) < 0)
-		return sys_err(err, errsize, NULL, tmp, "cannot create");
-	if (save_files(tmp, m, st, args_json, with_optim, err, errsize) < 0 ||
-	    fsync_dir(tmp) < 0)
-		goto fail;
-	exists = stat(final, &sb) == 0;
-	if (exists && renameat2(AT_FDCWD, tmp, AT_FDCWD, final,
-	    RENAME_EXCHANGE) == 0) {
-		rm_rf(tmp);
-	} else {
-		if (exists)
-			rm_rf(final);
-		if (rename(tmp, final) < 0) {
-			sys_err(err, errsize, NULL, final, "cannot rename "
-			    "the checkpoint into place");
-			goto fail;
-		}
+	if (outfile_open_dir(&o, final, err, errsize, code) < 0)
+		return -1;
+	if (save_files(o.tmp, m, st, args_json, with_optim, err, errsize) < 0) {
+		*code = XSYS;
+		outfile_abort(&o);
+		return -1;
 	}
-	snprintf(num, sizeof num, "%" PRIu64, st->iteration);
-	snprintf(path, sizeof path, "%s/.latest.tmp%ld", dir, (long)getpid());
-	snprintf(tmp, sizeof tmp, "%s/" LATEST, dir);
-	if (fsync_dir(dir) < 0 ||
-	    write_file(path, num, strlen(num), err, errsize) < 0)
-		goto fail_latest;
-	if (rename(path, tmp) < 0 || fsync_dir(dir) < 0) {
-		sys_err(err, errsize, NULL, tmp, "cannot update");
-		goto fail_latest;
+	if (outfile_commit(&o, 0, err, errsize, code) < 0)
+		return -1;
+	snprintf(final, sizeof final, "%s/" LATEST, dir);
+	n = snprintf(num, sizeof num, "%" PRIu64, st->iteration);
+	if (outfile_open(&o, final, err, errsize, code) < 0)
+		return -1;
+	if (outfile_write_all(o.fd, num, (size_t)n) < 0) {
+		sys_err(err, errsize, code, final, "write error");
+		outfile_abort(&o);
+		return -1;
 	}
-	return 0;
-fail_latest:
-	unlink(path);
-	return -1;
-fail:
-	rm_rf(tmp);
-	return -1;
+	return outfile_commit(&o, 0, err, errsize, code);
 }
 
-/* Why dir, which has no model.safetensors, is not a checkpoint. */
+/*
+ * -1 with err when dir, which has no model.safetensors, holds a checkpoint
+ * in another format; else 0.
+ */
 static int
 unknown_layout(const char *dir, char *err, size_t errsize, int *code)
 {
@@ -706,12 +759,44 @@ unknown_layout(const char *dir, char *err, size_t errsize, int *code)
 			return data_err(err, errsize, code, dir, "%s",
 			    known[i].what);
 	}
-	return data_err(err, errsize, code, dir, "no checkpoint (neither "
-	    LATEST " nor model.safetensors)");
+	return 0;
+}
+
+/* Whether path/name exists. */
+static int
+has_file(const char *path, const char *name)
+{
+	char p[4200];
+	struct stat sb;
+
+	snprintf(p, sizeof p, "%s/%s", path, name);
+	return stat(p, &sb) == 0;
+}
+
+/* Whether dir's trainer_state.json is gpt-train's (not, say, HF Trainer's). */
+static int
+owt_state(const char *dir)
+{
+	struct buf b = { 0 };
+	struct tjson *doc;
+	const struct tjson *v;
+	char p[4200], jerr[128];
+	int r = 0, code;
+
+	snprintf(p, sizeof p, "%s/trainer_state.json", dir);
+	if (slurp(p, &b, jerr, sizeof jerr, &code) == 0 &&
+	    (doc = tjson_parse(b.p, b.len, jerr, sizeof jerr)) != NULL) {
+		v = tjson_get(doc, "format");
+		r = v && v->type == TJ_STRING &&
+		    strncmp(v->str, "owt gpt-train ", 14) == 0;
+		tjson_free(doc);
+	}
+	buf_free(&b);
+	return r;
 }
 
 int
-ckpt_resolve(const char *dir, char *path, size_t size, char *err,
+ckpt_resolve(const char *dir, char *path, size_t size, int *kind, char *err,
     size_t errsize, int *code)
 {
 	struct buf b = { 0 };
@@ -720,48 +805,163 @@ ckpt_resolve(const char *dir, char *path, size_t size, char *err,
 	unsigned long long it;
 	int r;
 
+	*kind = CKPT_NONE;
+	if (stat(dir, &sb) < 0) {
+		if (errno != ENOENT)
+			return sys_err(err, errsize, code, dir, "cannot open");
+		data_err(err, errsize, code, dir, "no such checkpoint "
+		    "directory");
+		return 0;
+	}
+	if (!S_ISDIR(sb.st_mode))
+		return data_err(err, errsize, code, dir, "not a directory");
 	snprintf(lp, sizeof lp, "%s/" LATEST, dir);
 	r = slurp(lp, &b, err, errsize, code);
 	if (r < 0)
 		goto out;
 	if (r == 1) {
 		r = 0;
-		snprintf(lp, sizeof lp, "%s/model.safetensors", dir);
-		if (stat(dir, &sb) < 0 && errno == ENOENT)
-			r = data_err(err, errsize, code, dir, "no such "
-			    "checkpoint directory");
-		else if (stat(dir, &sb) < 0)
-			r = sys_err(err, errsize, code, dir, "cannot open");
-		else if (stat(lp, &sb) < 0)
-			r = unknown_layout(dir, err, errsize, code);
-		else
-			snprintf(path, size, "%s", dir);
+		snprintf(path, size, "%s", dir);
+		if (has_file(dir, "model.safetensors"))
+			*kind = owt_state(dir) ? CKPT_RUN : CKPT_WEIGHTS;
+		else if ((r = unknown_layout(dir, err, errsize, code)) == 0)
+			data_err(err, errsize, code, dir, "no checkpoint "
+			    "(neither " LATEST " nor model.safetensors)");
 		goto out;
 	}
 	while (b.len > 0 && (b.p[b.len - 1] == '\n' || b.p[b.len - 1] == ' '))
 		b.p[--b.len] = '\0';
 	if (strcmp(b.p, "release") == 0) {
 		snprintf(path, size, "%s/release", dir);
-		goto out;
+		*kind = CKPT_WEIGHTS;
+	} else {
+		errno = 0;
+		it = strtoull(b.p, &end, 10);
+		if (b.len == 0 || *end != '\0' || errno != 0 || b.p[0] == '-') {
+			r = data_err(err, errsize, code, lp, "not an iteration "
+			    "number");
+			goto out;
+		}
+		snprintf(path, size, "%s/iter_%07llu", dir, it);
+		if (stat(path, &sb) < 0) {
+			r = data_err(err, errsize, code, lp, "iteration %llu: "
+			    "no directory '%s'", it, path);
+			goto out;
+		}
+		*kind = CKPT_RUN;
 	}
-	errno = 0;
-	it = strtoull(b.p, &end, 10);
-	if (b.len == 0 || *end != '\0' || errno != 0 || b.p[0] == '-') {
-		r = data_err(err, errsize, code, lp, "not an iteration number");
-		goto out;
-	}
-	snprintf(path, size, "%s/iter_%07llu", dir, it);
-	if (stat(path, &sb) < 0) {
-		r = data_err(err, errsize, code, lp, "iteration %llu: no "
-		    "directory '%s'", it, path);
-		goto out;
-	}
-	snprintf(lp, sizeof lp, "%s/model.safetensors", path);
-	if (stat(lp, &sb) < 0)
+	if (!has_file(path, "model.safetensors"))
 		r = unknown_layout(path, err, errsize, code);
 out:
 	buf_free(&b);
+	if (r < 0)
+		*kind = CKPT_NONE;
 	return r;
+}
+
+int
+ckpt_complete(const char *path, int need, char *err, size_t errsize,
+    int *code)
+{
+	static const char *const files[] = { "model.safetensors",
+	    "config.json", "trainer_state.json", "optimizer.safetensors" };
+	char missing[256] = "";
+	int i, have = 0;
+
+	need |= CKPT_F_MODEL | CKPT_F_CONFIG;
+	for (i = 0; i < 4; i++) {
+		if (has_file(path, files[i]))
+			have |= 1 << i;
+		else if (need & 1 << i)
+			snprintf(missing + strlen(missing), sizeof missing -
+			    strlen(missing), "%s%s", *missing ? ", " : "",
+			    files[i]);
+	}
+	if (*missing)
+		return data_err(err, errsize, code, path, "incomplete "
+		    "checkpoint: no %s", missing);
+	return have;
+}
+
+/* 1 if name is a checkpoint's entry in a save directory. */
+static int
+is_ckpt_name(const char *name)
+{
+	size_t i;
+
+	if (strcmp(name, LATEST) == 0 || strcmp(name, "release") == 0)
+		return 1;
+	if (strncmp(name, "iter_", 5) != 0 || name[5] == '\0')
+		return 0;
+	for (i = 5; name[i]; i++)
+		if (name[i] < '0' || name[i] > '9')
+			return 0;
+	return 1;
+}
+
+static int
+by_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int
+ckpt_existing(const char *dir, char *list, size_t size)
+{
+	DIR *dp;
+	struct dirent *e;
+	char **names = NULL;
+	size_t n = 0, cap = 0, i;
+
+	*list = '\0';
+	if ((dp = opendir(dir)) == NULL)
+		return 0;
+	while ((e = readdir(dp)) != NULL) {
+		if (!is_ckpt_name(e->d_name))
+			continue;
+		names = xgrow(names, &cap, n + 1, sizeof *names);
+		names[n++] = xstrdup(e->d_name);
+	}
+	closedir(dp);
+	qsort(names, n, sizeof *names, by_str);
+	for (i = 0; i < n; i++) {
+		if (i < 4 || n == 5)
+			snprintf(list + strlen(list), size - strlen(list),
+			    "%s%s", i ? ", " : "", names[i]);
+		else if (i == 4)
+			snprintf(list + strlen(list), size - strlen(list),
+			    " and %zu more", n - 4);
+		free(names[i]);
+	}
+	free(names);
+	return (int)n;
+}
+
+int
+ckpt_remove_run(const char *dir, char *err, size_t errsize, int *code)
+{
+	DIR *dp;
+	struct dirent *e;
+	char p[4200];
+
+	snprintf(p, sizeof p, "%s/" LATEST, dir);
+	if (unlink(p) < 0 && errno != ENOENT)
+		return sys_err(err, errsize, code, p, "cannot remove");
+	if ((dp = opendir(dir)) == NULL)
+		return errno == ENOENT ? 0 : sys_err(err, errsize, code, dir,
+		    "cannot open");
+	while ((e = readdir(dp)) != NULL) {
+		if (!is_ckpt_name(e->d_name))
+			continue;
+		snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+		if (rm_rf(p) != 0) {
+			sys_err(err, errsize, code, p, "cannot remove");
+			closedir(dp);
+			return -1;
+		}
+	}
+	closedir(dp);
+	return 0;
 }
 
 static void
@@ -776,14 +976,18 @@ shape_str(char *s, size_t size, int rank, const int64_t *d)
 	snprintf(s + strlen(s), size - strlen(s), "]");
 }
 
-/* Read the tensors named pre+NAME (NAME with or without "transformer.") into buf. */
+/*
+ * Check the tensors named pre+NAME (NAME with or without "transformer.")
+ * against m's layout, and with buf read them into it. The shapes come
+ * from config.json, so a mismatch names it.
+ */
 static int
-load_tensors(const struct st_file *f, const char *file, struct gpt *m,
+load_tensors(const struct st_file *f, const char *file, const struct gpt *m,
     float *buf, const char *pre, char *err, size_t errsize, int *code)
 {
 	const struct gpt_config *c = &m->cfg;
 	const struct st_tensor *st;
-	char name[128], alt[128], full[160], got[64], exp[64];
+	char name[128], alt[128], full[160], got[160], exp[64];
 	int k, l, j, ok;
 
 	for (k = 0; k < GPT_NPARAM; k++) {
@@ -801,6 +1005,10 @@ load_tensors(const struct st_file *f, const char *file, struct gpt *m,
 				snprintf(full, sizeof full, "%s%s", pre, alt);
 				st = st_find(f, full);
 			}
+			if (st == NULL && g->layered)
+				return data_err(err, errsize, code, file,
+				    "no tensor '%s%s' of the %d layers of "
+				    "config.json", pre, name, c->nlayer);
 			if (st == NULL)
 				return data_err(err, errsize, code, file,
 				    "no tensor '%s%s'", pre, name);
@@ -817,7 +1025,9 @@ load_tensors(const struct st_file *f, const char *file, struct gpt *m,
 				    "tensor '%s' has shape %s, expected %s",
 				    full, got, exp);
 			}
-			st_to_f32(st, buf + g->off + (size_t)l * (g->n / nl));
+			if (buf)
+				st_to_f32(st, buf + g->off + (size_t)l *
+				    (g->n / nl));
 		}
 	}
 	for (j = 0; j < (int)f->n; j++) {
@@ -836,6 +1046,29 @@ load_tensors(const struct st_file *f, const char *file, struct gpt *m,
 }
 
 int
+ckpt_check_model(const char *path, const struct gpt_config *c, char *err,
+    size_t errsize, int *code)
+{
+	struct gpt_config cc = *c;
+	struct gpt m;
+	struct st_file f;
+	char file[4096], why[256];
+	int r;
+
+	snprintf(file, sizeof file, "%s/config.json", path);
+	if (cc.vocab_pad < cc.vocab)
+		cc.vocab_pad = cc.vocab;
+	if (gpt_layout(&m, &cc, why, sizeof why) < 0)
+		return data_err(err, errsize, code, file, "%s", why);
+	snprintf(file, sizeof file, "%s/model.safetensors", path);
+	if (st_open(&f, file, err, errsize, code) < 0)
+		return -1;
+	r = load_tensors(&f, file, &m, NULL, "", err, errsize, code);
+	st_close(&f);
+	return r;
+}
+
+int
 ckpt_load_model(const char *path, struct gpt *m, char *err, size_t errsize,
     int *code)
 {
@@ -847,11 +1080,13 @@ ckpt_load_model(const char *path, struct gpt *m, char *err, size_t errsize,
 	snprintf(file, sizeof file, "%s/model.safetensors", path);
 	if (st_open(&f, file, err, errsize, code) < 0)
 		return -1;
-	host = xcalloc(m->nparams, sizeof *host);
-	r = load_tensors(&f, file, m, host, "", err, errsize, code);
-	if (r == 0)
-		gpt_put(m, GPT_PARAMS, host);
-	free(host);
+	if ((r = load_tensors(&f, file, m, NULL, "", err, errsize, code)) == 0) {
+		host = xcalloc(m->nparams, sizeof *host);
+		r = load_tensors(&f, file, m, host, "", err, errsize, code);
+		if (r == 0)
+			gpt_put(m, GPT_PARAMS, host);
+		free(host);
+	}
 	st_close(&f);
 	return r;
 }
@@ -865,6 +1100,7 @@ ckpt_load_optim(const char *path, struct gpt *m, char *err, size_t errsize,
 	char file[4096], *end;
 	float *host;
 	struct stat sb;
+	unsigned long long nstep;
 	int r;
 
 	snprintf(file, sizeof file, "%s/optimizer.safetensors", path);
@@ -878,17 +1114,27 @@ ckpt_load_optim(const char *path, struct gpt *m, char *err, size_t errsize,
 		return data_err(err, errsize, code, file, "no step in the "
 		    "metadata");
 	}
-	m->step = strtoull(step->str, &end, 10);
-	host = xcalloc(m->nparams, sizeof *host);
-	r = load_tensors(&f, file, m, host, "exp_avg.", err, errsize, code);
-	if (r == 0)
-		gpt_put(m, GPT_ADAM_M, host);
-	if (r == 0)
-		r = load_tensors(&f, file, m, host, "exp_avg_sq.", err, errsize,
+	errno = 0;
+	nstep = strtoull(step->str, &end, 10);
+	if (*step->str < '0' || *step->str > '9' || *end != '\0' || errno) {
+		st_close(&f);
+		return data_err(err, errsize, code, file, "bad step '%s' in "
+		    "the metadata", step->str);
+	}
+	if ((r = load_tensors(&f, file, m, NULL, "exp_avg.", err, errsize,
+	    code)) == 0)
+		r = load_tensors(&f, file, m, NULL, "exp_avg_sq.", err, errsize,
 		    code);
-	if (r == 0)
+	if (r == 0) {
+		host = xcalloc(m->nparams, sizeof *host);
+		load_tensors(&f, file, m, host, "exp_avg.", err, errsize, code);
+		gpt_put(m, GPT_ADAM_M, host);
+		load_tensors(&f, file, m, host, "exp_avg_sq.", err, errsize,
+		    code);
 		gpt_put(m, GPT_ADAM_V, host);
-	free(host);
+		free(host);
+		m->step = nstep;
+	}
 	st_close(&f);
 	return r;
 }

@@ -20,12 +20,14 @@
 /* safetensors: an 8-byte little-endian header size, a JSON header, the data. */
 enum { ST_F32, ST_F16, ST_BF16 };
 
+#define ST_MAXRANK 8
 struct st_tensor {
 	char *name;
-	int dtype;		/* ST_* */
+	int dtype;		/* ST_*, or -1 for the other dtypes */
 	int rank;
-	int64_t shape[4];
+	int64_t shape[ST_MAXRANK];
 	size_t nelem;
+	size_t begin, end;	/* data_offsets */
 	const unsigned char *data;
 };
 
@@ -38,7 +40,12 @@ struct st_file {
 	struct tjson *hdr;	/* the parsed header; "__metadata__" in it */
 };
 
-/* 0, or -1 with err "PATH: what" and *code. */
+/*
+ * 0, or -1 with err "PATH: what" and *code: the file is checked as the
+ * safetensors library checks it (a known dtype and the bytes of its shape
+ * for every tensor, offsets that cover the data exactly, in order, without
+ * gaps or overlaps), and no name twice.
+ */
 int st_open(struct st_file *f, const char *path, char *err, size_t errsize,
     int *code);
 const struct st_tensor *st_find(const struct st_file *f, const char *name);
@@ -54,8 +61,10 @@ struct st_out {
 	const float *data;
 };
 /*
- * Write a safetensors file and fsync it; meta holds extra members of
- * "__metadata__" ("\"step\":\"5\"") or is NULL. 0, or -1 with err (XSYS).
+ * Write a safetensors file with the mode of open(0666) under the umask,
+ * not synced (it goes into a directory that outfile_commit syncs); meta
+ * holds extra members of "__metadata__" ("\"step\":\"5\"") or is NULL.
+ * 0, or -1 with err (XSYS).
  */
 int st_write(const char *path, const char *meta, const struct st_out *t,
     size_t n, char *err, size_t errsize);
@@ -92,33 +101,82 @@ int ckpt_read_config(const char *path, struct gpt_config *c, char *err,
     size_t errsize, int *code);
 
 /*
- * Save iteration st->iteration under dir: write everything into a
- * temporary directory beside it, fsync, rename into place (replacing an
- * older save of the same iteration), then update
- * latest_checkpointed_iteration.txt the same way. args_json (a JSON
- * object, or NULL) is kept in trainer_state.json as "args". With
- * with_optim the AdamW moments are saved too.
+ * Save iteration st->iteration under dir (created if need be): the files
+ * go into a temporary directory beside iter_N, which outfile_commit
+ * renames into place (replacing an older save of the same iteration
+ * whole), then latest_checkpointed_iteration.txt is published the same
+ * way. Temporaries of killed saves are swept first. Modes follow the
+ * umask (outfile.h). args_json (a JSON object, or NULL) is kept in
+ * trainer_state.json as "args". With with_optim the AdamW moments are
+ * saved too. 0, or -1 with err and *code.
  */
 int ckpt_save(const char *dir, struct gpt *m, const struct train_state *st,
-    const char *args_json, int with_optim, char *err, size_t errsize);
+    const char *args_json, int with_optim, char *err, size_t errsize,
+    int *code);
+
+/* What a --load directory holds (ckpt_resolve). */
+enum {
+	CKPT_NONE,	/* nothing: no such directory, or neither file below */
+	CKPT_RUN,	/* a run's iteration: the iter_N that
+			   latest_checkpointed_iteration.txt names, or an
+			   iter_N directory itself (gpt-train's trainer_state.json) */
+	CKPT_WEIGHTS	/* weights alone: a Hugging Face directory
+			   (model.safetensors, config.json), Megatron's release */
+};
 
 /*
- * Where to load from: DIR/iter_N for N in DIR's
- * latest_checkpointed_iteration.txt ("release": DIR/release), or DIR
- * itself when it holds only a model (a Hugging Face download). 0, or -1
- * with err.
+ * Where to load from, in path, and what it is, in *kind. 0: a checkpoint,
+ * or CKPT_NONE with err saying why there is none ("DIR: no such checkpoint
+ * directory"); -1 with err and *code for a bad latest file, a missing
+ * iter_N, a directory in another format (a PyTorch pickle, a Megatron-LM
+ * or TensorFlow checkpoint) or a system error.
  */
-int ckpt_resolve(const char *dir, char *path, size_t size, char *err,
-    size_t errsize, int *code);
+int ckpt_resolve(const char *dir, char *path, size_t size, int *kind,
+    char *err, size_t errsize, int *code);
 
+/* The files of a checkpoint directory, as bits. */
+enum {
+	CKPT_F_MODEL = 1,	/* model.safetensors */
+	CKPT_F_CONFIG = 2,	/* config.json */
+	CKPT_F_STATE = 4,	/* trainer_state.json */
+	CKPT_F_OPTIM = 8	/* optimizer.safetensors */
+};
+/*
+ * The CKPT_F_* bits of the files path holds, or -1 with err "PATH:
+ * incomplete checkpoint: no FILE, ..." (XDATA) when one of need (the
+ * model and config.json always) is missing.
+ */
+int ckpt_complete(const char *path, int need, char *err, size_t errsize,
+    int *code);
+
+/*
+ * The checkpoints in a save directory (latest_checkpointed_iteration.txt,
+ * iter_N, release): how many, and their names in list ("iter_0000020,
+ * iter_0000040"; past four, "and N more"). 0 when there is none or no
+ * directory.
+ */
+int ckpt_existing(const char *dir, char *list, size_t size);
+/* Remove them, the latest file first. 0, or -1 with err and *code. */
+int ckpt_remove_run(const char *dir, char *err, size_t errsize, int *code);
+
+/*
+ * Check model.safetensors in path against configuration c (config.json's)
+ * before a model is allocated: every tensor there with c's shape, none of
+ * a layer beyond c's. 0, or -1 with err naming the file (XDATA).
+ */
+int ckpt_check_model(const char *path, const struct gpt_config *c, char *err,
+    size_t errsize, int *code);
 /*
  * Read model.safetensors in path into m, whose configuration must match:
  * names with or without "transformer.", attention mask buffers and a tied
- * lm_head.weight ignored, every shape checked.
+ * lm_head.weight ignored, every shape checked before anything is read.
  */
 int ckpt_load_model(const char *path, struct gpt *m, char *err, size_t errsize,
     int *code);
-/* The AdamW moments and step; 1 when there is no optimizer.safetensors. */
+/*
+ * The AdamW moments and step; 1 when there is no optimizer.safetensors.
+ * Both moments are checked before either is read.
+ */
 int ckpt_load_optim(const char *path, struct gpt *m, char *err,
     size_t errsize, int *code);
 /*

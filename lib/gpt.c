@@ -70,7 +70,7 @@ gpt_param_name(char *buf, size_t size, int k, int l, int prefix)
 }
 
 static void
-layout(struct gpt *m)
+layout_tensors(struct gpt *m)
 {
 	const struct gpt_config *c = &m->cfg;
 	int C = c->nembd, L = c->nlayer;
@@ -124,8 +124,8 @@ balloc(const struct gpt *m, size_t n, size_t elsize)
 }
 
 int
-gpt_init(struct gpt *m, const struct gpt_config *c,
-    const struct gpt_backend *be, char *err, size_t errsize)
+gpt_layout(struct gpt *m, const struct gpt_config *c, char *err,
+    size_t errsize)
 {
 	const char *why;
 
@@ -135,8 +135,17 @@ gpt_init(struct gpt *m, const struct gpt_config *c,
 		return -1;
 	}
 	m->cfg = *c;
+	layout_tensors(m);
+	return 0;
+}
+
+int
+gpt_init(struct gpt *m, const struct gpt_config *c,
+    const struct gpt_backend *be, char *err, size_t errsize)
+{
+	if (gpt_layout(m, c, err, errsize) < 0)
+		return -1;
 	m->be = be;
-	layout(m);
 	m->params = balloc(m, m->nparams, sizeof(float));
 	return 0;
 }

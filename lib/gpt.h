@@ -278,6 +278,13 @@ struct gpt {
  */
 int gpt_init(struct gpt *m, const struct gpt_config *c,
     const struct gpt_backend *be, char *err, size_t errsize);
+/*
+ * Only the checked configuration and the layout (m->cfg, m->t,
+ * m->nparams), nothing allocated: to check a file against a model
+ * before allocating it (nothing to gpt_free).
+ */
+int gpt_layout(struct gpt *m, const struct gpt_config *c, char *err,
+    size_t errsize);
 void gpt_free(struct gpt *m);
 /* The number of parameters of the model without the vocabulary padding. */
 size_t gpt_nparams(const struct gpt_config *c);

@@ -170,11 +170,6 @@ fails 2 "^gpt-train: unexpected operand 'x'$" "an operand" \
     gpt-train $tiny --train-iters 1 x
 fails 2 '^gpt-train: the warmup \(80 samples\) must be shorter than the decay \(40 samples\)$' \
     "a warmup longer than the decay" gpt-train $tiny --train-iters 10 --lr-warmup-iters 20
-fails 1 "^gpt-train: nosuch: no such checkpoint directory$" "a missing checkpoint" \
-    gpt-train $tiny --train-iters 1 --load nosuch
-mkdir empty
-fails 1 '^gpt-train: empty: no checkpoint \(neither latest_checkpointed_iteration.txt nor model.safetensors\)$' \
-    "a directory without a checkpoint" gpt-train $tiny --train-iters 1 --load empty
 fails 1 '^gpt-train: a/iter_0000012/config.json: n_layer is 2, but --num-layers is 3$' \
     "a model option that differs from the checkpoint" \
     gpt-train $tiny --train-iters 13 --load a --num-layers 3

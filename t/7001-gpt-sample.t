@@ -251,7 +251,41 @@ fails 1 "^gpt-sample: cannot open 'nofile'|^gpt-sample: nofile: " "a missing inp
 fails 3 "^gpt-sample: cannot create 'nodir/out.jsonl': No such file or directory$" \
     "an unwritable --genfile" $g --sample-input-file p.txt --genfile nodir/out.jsonl
 if [ -w /dev/full ]; then
-	fails 3 '^gpt-sample: write error' "a full disk" \
+	fails 3 '^gpt-sample: /dev/full: write error: No space left on device$' \
+	    "a full disk under --genfile, named" \
 	    $g --out-seq-length 2 --sample-input-file p.txt --genfile /dev/full
+	fails 3 '^gpt-sample: /dev/full: write error: No space left on device$' \
+	    "and with --score" $g --score --sample-input-file texts.jsonl --genfile /dev/full
+	$g --score --sample-input-file texts.jsonl >/dev/full 2>full.err
+	is "$?:$(cat full.err)" "3:gpt-sample: write error on standard output: No space left on device" \
+	    "a full standard output"
+else
+	skip "no /dev/full"
+	skip "no /dev/full"
+	skip "no /dev/full"
+	skip "no /dev/full"
+	skip "no /dev/full"
 fi
+
+# NaN weights: the records are written with "nll":null, counted, exit 1.
+cp -R ck nanck
+f=nanck/iter_0000080/model.safetensors
+size=$(wc -c <"$f")
+printf '\000\000\300\177' | dd of="$f" bs=1 seek=$((size - 4)) conv=notrunc 2>/dev/null
+fails 1 '^gpt-sample: 4 records have a non-finite nll, written as null$' \
+    "--score with NaN weights" gpt-sample --load nanck --workers 1 -q --score \
+    --sample-input-file texts.jsonl
+sed 's/.*\("nll":[^,]*,"ppl":[^,]*\),.*/\1/' out | sort | uniq -c | sed 's/^ *//' >nan.out
+is "$(cat nan.out)" '5 "nll":null,"ppl":null' "every record gets \"nll\":null, which is JSON"
+is "$(wc -l <out)" 5 "and every record is written"
+
+# config.json is checked against the weights before the model is allocated.
+mkdir big && cp $m/model.safetensors big/ &&
+    sed 's/"n_layer": 2,/"n_layer": 2000000,/' $m/config.json >big/config.json
+fails 1 "^gpt-sample: big/model.safetensors: no tensor 'transformer.h.2.ln_1.weight' of the 2000000 layers of config.json$" \
+    "a config.json with more layers than the weights" gpt-sample --load big
+mkdir -p half/iter_0000001 && cp $m/config.json half/iter_0000001/ &&
+    printf 1 >half/latest_checkpointed_iteration.txt
+fails 1 '^gpt-sample: half/iter_0000001: incomplete checkpoint: no model.safetensors$' \
+    "an iteration without weights" gpt-sample --load half
 done_testing

@@ -156,6 +156,99 @@ write_bytes(const char *path, const void *p, size_t n)
 	return fclose(f);
 }
 
+/* A safetensors file of header hdr and n zero bytes of data: its st_open error, or "" */
+static const char *
+st_try(const char *dir, const char *hdr, size_t n)
+{
+	static char err[512];
+	unsigned char raw[1024] = { 0 };
+	char path[4096];
+	struct st_file f;
+	size_t h = strlen(hdr);
+	int code = 0;
+
+	snprintf(path, sizeof path, "%s/r.safetensors", dir);
+	put_le(raw, h, 8);
+	memcpy(raw + 8, hdr, h);
+	write_bytes(path, raw, 8 + h + n);
+	if (st_open(&f, path, err, sizeof err, &code) == 0) {
+		st_close(&f);
+		return "";
+	}
+	if (code != XDATA)
+		return "(not XDATA)";
+	return strchr(err, ' ') + 1;
+}
+
+/* The safetensors library's rules on offsets, dtypes and the header. */
+static void
+st_rules(const char *dir)
+{
+	static const struct {
+		const char *hdr;
+		size_t n;
+		const char *err, *what;
+	} c[] = {
+		{ "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]},"
+		  "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 16,
+		  "", "tensors in any order in the header, contiguous by offset" },
+		{ "{\"a\":{\"dtype\":\"F32\",\"shape\":[0],\"data_offsets\":[0,0]},"
+		  "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8,
+		  "", "an empty tensor takes no bytes" },
+		{ "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+		  "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}", 12,
+		  "data of 'b' overlaps that of 'a'", "overlapping data_offsets" },
+		{ "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+		  "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8,
+		  "data of 'b' overlaps that of 'a'", "two tensors on the same bytes" },
+		{ "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+		  "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[12,20]}}", 20,
+		  "a gap in the data: bytes 8 to 12 before 'b' belong to no tensor",
+		  "a gap between tensors" },
+		{ "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}", 12,
+		  "a gap in the data: bytes 0 to 4 before 'a' belong to no tensor",
+		  "data that does not start at 0" },
+		{ "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 9,
+		  "1 bytes after the last tensor's data", "bytes after the data" },
+		{ "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 4,
+		  "data of 'a' is outside the file (truncated?)", "offsets beyond the file" },
+		{ "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,0]}}", 8,
+		  "bad data_offsets of 'a'", "an end before the beginning" },
+		{ "{\"a\":{\"dtype\":\"Q4\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8,
+		  "tensor 'a' has an unknown dtype 'Q4'", "an unknown dtype" },
+		{ "{\"a\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296],"
+		  "\"data_offsets\":[0,8]}}", 8,
+		  "the shape of 'a' overflows", "a shape whose size overflows" },
+		{ "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+		  "\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8,
+		  "tensor 'a' appears twice", "a name twice" },
+		{ "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},"
+		  "\"\377\":1}", 4,
+		  "bad safetensors header: not UTF-8", "a header that is not UTF-8" },
+	};
+	unsigned char raw[16];
+	char path[4096], err[512];
+	struct st_file f;
+	size_t i;
+	int code;
+
+	for (i = 0; i < sizeof c / sizeof *c; i++) {
+		const char *got = st_try(dir, c[i].hdr, c[i].n);
+
+		OK(strcmp(got, c[i].err) == 0, "safetensors: %s%s", c[i].what,
+		    *c[i].err ? ": refused" : ": accepted");
+		if (strcmp(got, c[i].err) != 0)
+			printf("#   got  '%s'\n#   want '%s'\n", got, c[i].err);
+	}
+	put_le(raw, 100000001, 8);
+	memcpy(raw + 8, "{}      ", 8);
+	snprintf(path, sizeof path, "%s/r.safetensors", dir);
+	write_bytes(path, raw, 16);
+	OK(st_open(&f, path, err, sizeof err, &code) < 0 && code == XDATA &&
+	    strstr(err, "not a safetensors file (header size 100000001)"),
+	    "safetensors: a header over the library's 100000000 bytes is refused");
+}
+
 static void
 test_safetensors(const char *dir)
 {
@@ -222,6 +315,7 @@ test_safetensors(const char *dir)
 	    "safetensors: a shape that does not match the data is bad data");
 	like_err(err, "data of 'h' does not match its shape",
 	    "safetensors: ... naming the tensor");
+	st_rules(dir);
 }
 
 /* ---- matrix products ---- */
@@ -690,7 +784,7 @@ test_checkpoint(const char *dir)
 	struct gpt_config c;
 	float *a = xmalloc(sizeof(float) << 20), *b = xmalloc(sizeof(float) << 20);
 	char err[512], path[4096], ck[4200], cfg[4300];
-	int code, i, ok;
+	int code, i, ok, kind;
 
 	die_if(gpt_init(&m, &small, &gpt_cpu, err, sizeof err) < 0, "init", err);
 	gpt_init_weights(&m, 3, 0.02f);
@@ -709,12 +803,12 @@ test_checkpoint(const char *dir)
 	OK(a[m.t[GPT_WTE].off + (size_t)small.vocab * small.nembd] == 0,
 	    "checkpoint: padded embedding rows stay 0 under AdamW");
 	snprintf(path, sizeof path, "%s/ck", dir);
-	OK(ckpt_save(path, &m, &st, "{\"lr\": 0.5}", 1, err, sizeof err) == 0,
-	    "checkpoint: save");
-	OK(ckpt_save(path, &m, &st, NULL, 1, err, sizeof err) == 0,
+	OK(ckpt_save(path, &m, &st, "{\"lr\": 0.5}", 1, err, sizeof err,
+	    &code) == 0, "checkpoint: save");
+	OK(ckpt_save(path, &m, &st, NULL, 1, err, sizeof err, &code) == 0,
 	    "checkpoint: saving the same iteration again replaces it");
-	OK(ckpt_resolve(path, ck, sizeof ck, err, sizeof err, &code) == 0,
-	    "checkpoint: resolve the latest");
+	OK(ckpt_resolve(path, ck, sizeof ck, &kind, err, sizeof err,
+	    &code) == 0 && kind == CKPT_RUN, "checkpoint: resolve the latest");
 	like_err(ck, "/ck/iter_0000007", "checkpoint: ... iter_0000007");
 	snprintf(cfg, sizeof cfg, "%s/config.json", ck);
 	OK(ckpt_read_config(cfg, &c, err, sizeof err, &code) == 0 &&
@@ -745,8 +839,9 @@ test_checkpoint(const char *dir)
 
 	snprintf(path, sizeof path, "%s/hf", dir);
 	hf_spelling(&m, path);
-	OK(ckpt_resolve(path, ck, sizeof ck, err, sizeof err, &code) == 0 &&
-	    strcmp(ck, path) == 0, "checkpoint: a directory with only a model resolves to itself");
+	OK(ckpt_resolve(path, ck, sizeof ck, &kind, err, sizeof err,
+	    &code) == 0 && strcmp(ck, path) == 0 && kind == CKPT_WEIGHTS,
+	    "checkpoint: a directory with only a model resolves to itself, weights alone");
 	snprintf(cfg, sizeof cfg, "%s/config.json", path);
 	OK(ckpt_read_config(cfg, &c, err, sizeof err, &code) == 0 && c.maxpos == 32,
 	    "checkpoint: HF config with n_ctx only");
@@ -766,8 +861,15 @@ test_checkpoint(const char *dir)
 	die_if(gpt_init(&m2, &c, &gpt_cpu, err, sizeof err) < 0, "init", err);
 	OK(ckpt_load_model(path, &m2, err, sizeof err, &code) < 0 && code == XDATA,
 	    "checkpoint: a missing tensor is bad data");
-	like_err(err, "/hf/model.safetensors: no tensor 'transformer.h.2.ln_1.weight'",
-	    "checkpoint: ... naming it");
+	like_err(err, "/hf/model.safetensors: no tensor 'transformer.h.2.ln_1.weight' "
+	    "of the 3 layers of config.json", "checkpoint: ... naming it");
+	OK(ckpt_check_model(path, &c, err, sizeof err, &code) < 0 &&
+	    code == XDATA && strstr(err, "no tensor 'transformer.h.2.ln_1."
+	    "weight'") != NULL, "checkpoint: ckpt_check_model finds it from "
+	    "the configuration alone");
+	c.nlayer = 2;
+	OK(ckpt_check_model(path, &c, err, sizeof err, &code) == 0,
+	    "checkpoint: ckpt_check_model passes a matching file");
 	gpt_free(&m2);
 	gpt_free(&m);
 	free(a);
@@ -1033,7 +1135,7 @@ dump(const char *dir)
 	gpt_init_weights(&m, 42, 0.02f);
 	mkdir(dir, 0755);
 	snprintf(path, sizeof path, "%s/init", dir);
-	die_if(ckpt_save(path, &m, &st, NULL, 0, err, sizeof err) < 0, "save",
+	die_if(ckpt_save(path, &m, &st, NULL, 0, err, sizeof err, &code) < 0, "save",
 	    err);
 
 	for (i = 0; i < sizeof tok / sizeof *tok; i++)
