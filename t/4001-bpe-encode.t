@@ -130,6 +130,13 @@ like err '^bpe-encode: shape.jsonl:2: empty line$' "a blank line is reported"
 run bpe-encode nosuch.jsonl
 is "$rc" 1 "a missing file exits 1"
 like err "^bpe-encode: cannot open 'nosuch.jsonl': No such file or directory$" "a missing file is named"
+mkdir adir
+run bpe-encode adir
+is "$rc" 1 "a directory as input exits 1 (bad input, not a system error)"
+like err "^bpe-encode: cannot read 'adir': a directory$" "the directory is named"
+run bpe-encode -d adir
+is "$rc" 1 "a directory as -d input exits 1"
+like err "^bpe-encode: cannot read 'adir': a directory$" "and is named"
 run bpe-encode -qk nosuch.jsonl hello.jsonl
 tok2ids <out >got
 is "$(cat got)" "15496 995" "-k goes on to the next file"

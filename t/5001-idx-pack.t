@@ -211,6 +211,9 @@ bad_input "streams of different vocabularies" \
     "big.tok: vocabulary 100000, EOD 99999 differ from a.tok's (vocabulary 50257, EOD 50256)" a.tok big.tok
 bad_input "empty input" "<stdin>: byte 0: empty input: not an owt token stream" </dev/null
 bad_input "a missing input" "cannot open 'nosuch.tok': No such file or directory" nosuch.tok
+mkdir adir
+bad_input "a directory as input" "cannot read 'adir': a directory" adir
+bad_input "a directory as standard input" "cannot read '<stdin>': a directory" <adir
 run idx-pack -o nodir/x a.tok
 is "$rc" 3 "an output directory that does not exist exits 3"
 is "$(cat err)" "idx-pack: cannot create 'nodir/x.bin': No such file or directory" "the output is named"
