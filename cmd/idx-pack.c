@@ -133,6 +133,9 @@ pack(char **files, int nfiles)
 		}
 		if (k < 0)
 			die(r.errcode, r.err);
+		if (r.nv1 > 0)
+			owt_warn("%s: a version 1 token stream: whether it is whole "
+			    "cannot be checked", r.in.name);
 		tok_close(&r);
 	}
 	free((void *)first_name);
@@ -210,10 +213,14 @@ info(const char *prefix)
 	buf_free(&b);
 }
 
-/* Documents [first, last) as a token stream: a document's sequences joined. */
+/*
+ * Documents [first, last) as a token stream member: a document's sequences
+ * joined. A fault stops before the member's trailer.
+ */
 static void
 cat(const char *prefix, struct buf *out)
 {
+	struct tok_count c = { 0 };
 	struct tok_hdr h;
 	struct mmidx d;
 	uint32_t *ids = NULL;
@@ -251,13 +258,14 @@ cat(const char *prefix, struct buf *out)
 				die(XDATA, msg);
 			}
 		}
-		tok_put_doc(out, &h, ids, n);
+		tok_put_doc(out, &h, &c, ids, n);
 		if (out->len >= (1u << 20)) {
 			if (fwrite(out->p, 1, out->len, stdout) != out->len)
 				exit(owt_finish(XSYS));
 			out->len = 0;
 		}
 	}
+	tok_put_end(out, &c);
 	free(ids);
 	mmidx_close(&d);
 }

@@ -109,6 +109,7 @@ input_open(struct input *in, const char *path)
 		    in->name);
 		if (in->fd > STDIN_FILENO)
 			close(in->fd);
+		in->fd = -1;
 		return -1;
 	}
 	in->rawcap = RAWSIZE;
@@ -144,6 +145,7 @@ input_close(struct input *in)
 	in->map = NULL;
 	if (in->fd > STDIN_FILENO)
 		close(in->fd);
+	in->fd = -1;
 	free(in->raw);
 	free(in->buf);
 	in->raw = NULL;

@@ -210,6 +210,29 @@ bad_input "a stream truncated in a document's length" \
 bad_input "streams of different vocabularies" \
     "big.tok: vocabulary 100000, EOD 99999 differ from a.tok's (vocabulary 50257, EOD 50256)" a.tok big.tok
 bad_input "empty input" "<stdin>: byte 0: empty input: not an owt token stream" </dev/null
+# A stream whose writer died: cut at a document boundary (a.tok's three
+# documents end at byte 16 + 10 + 4 + 6 = 36), with or without a whole
+# stream after it; a trailer that does not match.
+head -c 36 a.tok >cut.tok
+bad_input "a stream without its trailer" \
+    "cut.tok: byte 36: truncated token stream: no trailer after document 3 (the writer did not finish)" cut.tok
+bad_input "a stream without its trailer, on standard input" \
+    "<stdin>: byte 36: truncated token stream: no trailer after document 3 (the writer did not finish)" <cut.tok
+bad_input "a whole stream, then one without its trailer" \
+    "cut.tok: byte 36: truncated token stream: no trailer after document 3 (the writer did not finish)" vec.tok cut.tok
+cat cut.tok vec.tok >cutvec.tok
+bad_input "a stream without its trailer, then a whole one" \
+    "cutvec.tok: byte 36: truncated token stream: no trailer after document 3, before the next header (the writer did not finish)" cutvec.tok
+{ head -c 44 a.tok; printf '\004'; tail -c +46 a.tok; } >count.tok
+bad_input "a trailer that does not match" \
+    "count.tok: byte 36: token stream trailer does not match its member: 4 documents, 4 tokens, id sum 25; the member has 3, 4, 25" count.tok
+# Version 1 streams are packed, with a warning: their end cannot be checked.
+printf '7 8 9\n\n1\n' | mktok 50257 50256 1 >v1.tok
+run idx-pack -q -o v1 v1.tok
+is "$rc" 0 "a version 1 stream packs"
+is "$(cat err)" "idx-pack: v1.tok: a version 1 token stream: whether it is whole cannot be checked" \
+    "with a warning, even under -q"
+same a2.idx v1.idx "into the dataset of the same documents in version 2"
 bad_input "a missing input" "cannot open 'nosuch.tok': No such file or directory" nosuch.tok
 mkdir adir
 bad_input "a directory as input" "cannot read 'adir': a directory" adir
