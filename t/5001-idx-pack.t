@@ -233,13 +233,17 @@ is "$rc" 0 "a version 1 stream packs"
 is "$(cat err)" "idx-pack: v1.tok: a version 1 token stream: whether it is whole cannot be checked" \
     "with a warning, even under -q"
 same a2.idx v1.idx "into the dataset of the same documents in version 2"
+# Ids an int32 dataset cannot hold (a vocabulary over 2^31).
+printf '5\n1 3000000000 2\n' | mktok 3000000001 0 >huge.tok
+bad_input "an id over int32's range" \
+    "huge.tok: document 2: token 3000000000 does not fit an int32 dataset (at most 2147483647)" huge.tok
 bad_input "a missing input" "cannot open 'nosuch.tok': No such file or directory" nosuch.tok
 mkdir adir
 bad_input "a directory as input" "cannot read 'adir': a directory" adir
 bad_input "a directory as standard input" "cannot read '<stdin>': a directory" <adir
 run idx-pack -o nodir/x a.tok
 is "$rc" 3 "an output directory that does not exist exits 3"
-is "$(cat err)" "idx-pack: cannot create 'nodir/x.bin': No such file or directory" "the output is named"
+is "$(cat err)" "idx-pack: cannot create a temporary file for 'nodir/x.bin': No such file or directory" "the output is named"
 
 # Bad datasets: truncated, corrupt and foreign files, for every reader.
 # Each is exit 1 with the first violation named.
@@ -323,6 +327,12 @@ left bad "no dataset is left after a dtype mismatch"
 is "$?" 3 "a failed write exits 3"
 like err "^idx-pack: cannot write 'bad\.bin\.tmp[A-Za-z0-9]{6}': File too large$" "the failed write is named"
 left bad "no dataset is left after a failed write"
+(ulimit -f 64; trap '' XFSZ; exec idx-pack -o bad --merge b b b b) >out 2>err
+is "$?" 3 "a failed write in --merge exits 3"
+is "$(wc -l <err | tr -d ' ')" 1 "with one message"
+like err "^idx-pack: cannot write 'bad\.bin\.tmp[A-Za-z0-9]{6}': File too large$" \
+    "naming the output's file, not an input's"
+left bad "no dataset is left after a failed merge write"
 mkfifo fifo
 idx-pack -o bad fifo 2>err &
 pid=$!
