@@ -4,7 +4,8 @@
 # finishes, so idx-pack publishes nothing after a bad record, a writer
 # killed with SIGKILL anywhere, or a stream cut at any byte; bpe-encode -d
 # writes what it has of a cut stream and exits 1. Concatenated streams stay
-# valid. Datasets get the umask's mode, and the temporaries of a killed
+# valid. JSONL cut inside a line is found, at a line's end it is not.
+# Datasets get the umask's mode, and the temporaries of a killed
 # idx-pack are removed by the next run that writes there (a live run's are
 # not).
 . "${OWT_SRC:-.}/t/lib.sh"
@@ -148,6 +149,18 @@ run sh -c 'cat acut.tok b.tok | idx-pack -q -o abc'
 is "$rc" 1 "a cut member followed by a whole one exits 1"
 like err 'no trailer after document 50, before the next header' "the cut is named"
 nothing abc "and nothing is published"
+
+# JSONL between programs (owt-jsonl(5)): a cut inside a line is found, a
+# cut at the end of a line or just before its newline is not.
+printf '{"text":"a"}\n{"te' >cutline.jsonl
+run bpe-encode -q cutline.jsonl
+is "$rc" 1 "JSONL cut inside a line exits 1"
+like err "^bpe-encode: cutline.jsonl:2: invalid JSON: parse error: premature EOF" \
+    "the cut line is named"
+printf '{"text":"a"}\n{"text":"b"}' >nonl.jsonl
+run bpe-encode -q nonl.jsonl
+is "$rc" 0 "JSONL whose last line lacks its newline is read"
+is "$(tok2ids <out | tr '\n' ' ')" "64 65 " "whole, with both records"
 
 # Modes: what open(O_CREAT, 0666) gives under the umask, for a pack and
 # a merge.
