@@ -107,6 +107,10 @@ run idx-pack --cat big
 is "$rc" 1 "--cat of ids above --vocab exits 1"
 is "$(cat err)" "idx-pack: big.bin: token 99999 in document 1 is outside the vocabulary (50257); --vocab sets it" \
     "--cat names the token, document and vocabulary"
+cp out catcut.tok
+run idx-pack -q -o catcut catcut.tok
+is "$(cat err)" "idx-pack: catcut.tok: byte 26: truncated token stream: no trailer after document 1 (the writer did not finish)" \
+    "the documents --cat wrote before the fault end without a trailer"
 
 # Several token streams are one concatenation; a merge equals packing it.
 printf '7 8 9\n\n1\n' | mktok 50257 50256 >a.tok
