@@ -174,10 +174,11 @@ done
 # A killed idx-pack leaves its temporaries; the next run that writes the
 # same prefix removes them. A live run's temporaries are not removed.
 mkfifo p.fifo
-# wait_tmp PREFIX: until PREFIX.bin.tmp* exists (a live writer has started).
+# wait_tmp PREFIX: until PREFIX.idx.tmp* exists (a live writer has made
+# both its temporaries, the .bin's first).
 wait_tmp() {
 	i=0
-	while [ $i -lt 300 ] && ! ls "$1".bin.tmp* >/dev/null 2>&1; do
+	while [ $i -lt 300 ] && ! ls "$1".idx.tmp* >/dev/null 2>&1; do
 		sleep 0.1
 		i=$((i + 1))
 	done
