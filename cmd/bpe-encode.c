@@ -66,19 +66,21 @@ static struct {
 static struct bpe *vocab;
 static struct tok_hdr hdr;
 static struct tally count[C_NCOUNT];
+static struct tok_count written;	/* the documents of the stream written */
 static unsigned long long nrec, ndoc, ntok;
 static uint64_t nbytes;
 static int status = XOK;
 static struct progress prog;
 
-/* A batch's counters (struct batch's count[]). */
-enum { B_DOC, B_TOK, B_EMPTY, B_BYTES };
+/* A batch's counters (struct batch's count[]): a struct tok_count, then ours. */
+enum { B_DOC, B_TOK, B_SUM, B_EMPTY, B_BYTES };
 
 /* A worker's own state. */
 struct worker {
 	struct bpe_state *bpe;
 	struct jsonl_rec rec;
 	struct bpe_ids ids;
+	struct tok_count c;	/* the documents of the batch being encoded */
 };
 
 static void *
@@ -142,9 +144,7 @@ encode_line(struct batch *b, struct worker *w, size_t i)
 			    TOK_MAXDOC);
 			continue;
 		}
-		tok_put_doc(&b->out, &hdr, w->ids.v, w->ids.n);
-		b->count[B_DOC]++;
-		b->count[B_TOK] += w->ids.n;
+		tok_put_doc(&b->out, &hdr, &w->c, w->ids.v, w->ids.n);
 	}
 }
 
@@ -154,6 +154,7 @@ encode_batch(struct batch *b, void *state)
 	struct worker *w = state;
 	size_t i;
 
+	memset(&w->c, 0, sizeof w->c);
 	for (i = 0; i < b->nline; i++) {
 		encode_line(b, w, i);
 		/* A long record's text and ids are not kept for the next. */
@@ -166,6 +167,9 @@ encode_batch(struct batch *b, void *state)
 			jsonl_rec_init(&w->rec, opt.keys, opt.nkeys);
 		}
 	}
+	b->count[B_DOC] = w->c.docs;
+	b->count[B_TOK] = w->c.tokens;
+	b->count[B_SUM] = w->c.sum;
 }
 
 static void
@@ -175,10 +179,15 @@ write_out(const char *p, size_t n)
 		exit(owt_finish(XSYS));
 }
 
-/* A batch is done: write it, report its bad records, count. */
+/*
+ * A batch is done: write it, report its bad records, count. A bad record
+ * without -k ends the stream there, with no trailer: the reader must not
+ * take it for a whole one.
+ */
 static void
 finish(struct batch *b, void *arg)
 {
+	struct tok_count c = { b->count[B_DOC], b->count[B_TOK], b->count[B_SUM] };
 	size_t i, pos = 0;
 
 	(void)arg;
@@ -192,6 +201,7 @@ finish(struct batch *b, void *arg)
 		}
 	}
 	write_out(b->out.p, b->out.len);
+	tok_count_add(&written, &c);
 	nrec += b->nline;
 	ndoc += b->count[B_DOC];
 	ntok += b->count[B_TOK];
@@ -217,8 +227,12 @@ encode(int argc, char **argv)
 		owt_die(XUSAGE, "--append-eod: the vocabulary has no <|endoftext|>");
 	tok_put_hdr(&head, &hdr);
 	write_out(head.p, head.len);
-	buf_free(&head);
+	head.len = 0;
 	batch_run(&run, argv + optind, argc - optind);
+	/* Every record was encoded, or skipped under -k: the stream is whole. */
+	tok_put_end(&head, &written);
+	write_out(head.p, head.len);
+	buf_free(&head);
 }
 
 /* -d: token streams back to JSONL, one record a document. */
@@ -271,8 +285,12 @@ decode(int argc, char **argv)
 			}
 			progress_tick(&prog, ndoc, nbytes);
 		}
-		if (k == 0)
+		if (k == 0) {
+			if (r.nv1 > 0)
+				owt_warn("%s: a version 1 token stream: whether it "
+				    "is whole cannot be checked", r.in.name);
 			goto next;
+		}
 fault:
 		if (r.errcode == XSYS)
 			owt_die(XSYS, "%s", r.err);

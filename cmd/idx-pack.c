@@ -8,6 +8,7 @@
 
 #include "jsonl.h"
 #include "mmidx.h"
+#include "outfile.h"
 #include "progress.h"
 #include "tok.h"
 #include "util.h"
@@ -49,7 +50,7 @@ static struct tally skipped[1] = { { "empty documents", 0 } };
 static void
 on_signal(int sig)
 {
-	mmidx_abort_signal();
+	outfile_signal_cleanup();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -80,6 +81,19 @@ prefix_of(const char *arg)
 		free(idx);
 	}
 	return p;
+}
+
+/* A document the dataset cannot take (bad data: named) or a failed write. */
+static void
+die_at(const struct tok_reader *r, int code, const char *err)
+{
+	char msg[2048];
+
+	if (code != XDATA)
+		die(code, err);
+	snprintf(msg, sizeof msg, "%s: document %llu: %s", r->in.name,
+	    (unsigned long long)r->ndocs, err);
+	die(code, msg);
 }
 
 static void
@@ -128,11 +142,14 @@ pack(char **files, int nfiles)
 			}
 			if ((n > 0 && mmidx_add_le(&w, raw, r.h.width, n) < 0) ||
 			    mmidx_end_doc(&w) < 0)
-				die(w.code, w.err);
+				die_at(&r, w.code, w.err);
 			progress_tick(&prog, w.ndocs, w.binbytes);
 		}
 		if (k < 0)
 			die(r.errcode, r.err);
+		if (r.nv1 > 0)
+			owt_warn("%s: a version 1 token stream: whether it is whole "
+			    "cannot be checked", r.in.name);
 		tok_close(&r);
 	}
 	free((void *)first_name);
@@ -153,6 +170,9 @@ merge(char **prefixes, int n)
 		if (i == 0 && mmidx_create(&w, opt.output, d.dtype, opt.force) < 0)
 			owt_die(w.code, "%s", w.err);
 		if (mmidx_add_dataset(&w, &d) < 0) {
+			/* A dtype that differs is the input's; a write error names its file. */
+			if (w.code != XDATA)
+				die(w.code, w.err);
 			snprintf(msg, sizeof msg, "%s.idx: %s", p, w.err);
 			die(w.code, msg);
 		}
@@ -210,10 +230,14 @@ info(const char *prefix)
 	buf_free(&b);
 }
 
-/* Documents [first, last) as a token stream: a document's sequences joined. */
+/*
+ * Documents [first, last) as a token stream member: a document's sequences
+ * joined. A fault stops before the member's trailer.
+ */
 static void
 cat(const char *prefix, struct buf *out)
 {
+	struct tok_count c = { 0 };
 	struct tok_hdr h;
 	struct mmidx d;
 	uint32_t *ids = NULL;
@@ -251,13 +275,14 @@ cat(const char *prefix, struct buf *out)
 				die(XDATA, msg);
 			}
 		}
-		tok_put_doc(out, &h, ids, n);
+		tok_put_doc(out, &h, &c, ids, n);
 		if (out->len >= (1u << 20)) {
 			if (fwrite(out->p, 1, out->len, stdout) != out->len)
 				exit(owt_finish(XSYS));
 			out->len = 0;
 		}
 	}
+	tok_put_end(out, &c);
 	free(ids);
 	mmidx_close(&d);
 }

@@ -26,7 +26,7 @@ struct batch {
 	struct buf out;
 	struct batch_note *note;
 	size_t nnote;
-	uint64_t count[4];	/* the program's own counters */
+	uint64_t count[8];	/* the program's own counters */
 	size_t linecap, notecap;
 	const struct batch_run *run;
 	struct batch *next;

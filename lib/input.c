@@ -83,6 +83,7 @@ int
 input_open(struct input *in, const char *path)
 {
 	static const unsigned char zstdmagic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+	struct stat st;
 
 	memset(in, 0, sizeof *in);
 	in->maxline = input_maxline();
@@ -99,6 +100,17 @@ input_open(struct input *in, const char *path)
 			    path, strerror(errno));
 			return -1;
 		}
+	}
+	/* A directory opens, then fails to read: bad input, not a system error. */
+	if (fstat(in->fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		in->errcode = XDATA;
+		in->reason = BAD_OPEN;
+		snprintf(in->err, sizeof in->err, "cannot read '%s': a directory",
+		    in->name);
+		if (in->fd > STDIN_FILENO)
+			close(in->fd);
+		in->fd = -1;
+		return -1;
 	}
 	in->rawcap = RAWSIZE;
 	in->raw = xmalloc(in->rawcap);
@@ -133,6 +145,7 @@ input_close(struct input *in)
 	in->map = NULL;
 	if (in->fd > STDIN_FILENO)
 		close(in->fd);
+	in->fd = -1;
 	free(in->raw);
 	free(in->buf);
 	in->raw = NULL;

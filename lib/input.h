@@ -69,7 +69,8 @@ struct input {
 
 /*
  * Open path ("-" or NULL: standard input). Returns 0, or -1 with in->err
- * and in->errcode (XDATA: missing or unreadable file; XSYS otherwise).
+ * and in->errcode (XDATA: a missing or unreadable file, or a directory,
+ * reason BAD_OPEN; XSYS otherwise).
  */
 int input_open(struct input *in, const char *path);
 void input_close(struct input *in);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "mmidx.h"
+#include "outfile.h"
 #include "util.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -381,14 +382,12 @@ mmidx_check_tokens(const struct mmidx *d, char *err, size_t errsize,
 }
 
 /*
- * Writing. PREFIX.bin.tmpXXXXXX gets the tokens; PREFIX.idx.tmpXXXXXX gets
- * a placeholder header and the lengths as they come, then at the end the
- * pointers (computed from the lengths read back), the document index
- * (from an unlinked spill file) and the real header.
+ * Writing, through outfile.h. PREFIX.bin.tmpXXXXXX gets the tokens;
+ * PREFIX.idx.tmpXXXXXX gets a placeholder header and the lengths as they
+ * come, then at the end the pointers (computed from the lengths read
+ * back), the document index (from an unlinked spill file) and the real
+ * header.
  */
-
-/* The temporary names of the writer in progress, for a signal handler. */
-static const char *volatile sig_tmp[2];
 
 static int
 wfail(struct mmidx_writer *w, int code, int errnum, const char *fmt, ...)
@@ -453,13 +452,13 @@ flush(struct mmidx_writer *w, int fd, const unsigned char *p, size_t *len,
 static int
 flush_bin(struct mmidx_writer *w)
 {
-	return flush(w, w->binfd, w->bbuf, &w->blen, w->tmpbin);
+	return flush(w, w->bin.fd, w->bbuf, &w->blen, w->bin.tmp);
 }
 
 static int
 flush_lens(struct mmidx_writer *w)
 {
-	return flush(w, w->idxfd, w->lbuf, &w->llen, w->tmpidx);
+	return flush(w, w->idx.fd, w->lbuf, &w->llen, w->idx.tmp);
 }
 
 static int
@@ -478,19 +477,24 @@ put_doc(struct mmidx_writer *w, uint64_t v)
 	return 0;
 }
 
-/* A temporary file "path.tmpXXXXXX"; its name in *tmp. fd or -1. */
+/*
+ * The document index spill: a temporary beside the dataset, unlinked at
+ * once (a run killed in between leaves PREFIX.doc.tmpXXXXXX, which the
+ * next run's outfile_sweep removes). fd or -1.
+ */
 static int
-make_tmp(struct mmidx_writer *w, const char *path, char **tmp)
+open_spill(struct mmidx_writer *w, const char *path)
 {
+	char *tmp = xmalloc(strlen(path) + 11);
 	int fd;
 
-	*tmp = xmalloc(strlen(path) + 11);
-	sprintf(*tmp, "%s.tmpXXXXXX", path);
-	if ((fd = mkostemp(*tmp, O_CLOEXEC)) < 0) {
-		wfail(w, XSYS, errno, "cannot create '%s'", path);
-		free(*tmp);
-		*tmp = NULL;
-	}
+	sprintf(tmp, "%s.tmpXXXXXX", path);
+	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0)
+		wfail(w, XSYS, errno, "cannot create a temporary file for '%s'",
+		    path);
+	else
+		unlink(tmp);
+	free(tmp);
 	return fd;
 }
 
@@ -524,7 +528,7 @@ mmidx_create(struct mmidx_writer *w, const char *prefix, int dtype, int force)
 	int r = -1;
 
 	memset(w, 0, sizeof *w);
-	w->binfd = w->idxfd = w->docfd = -1;
+	w->bin.fd = w->idx.fd = w->docfd = -1;
 	assert(dtype == MMIDX_UINT16 || dtype == MMIDX_INT32);
 	w->dtype = dtype;
 	w->itemsize = dtype == MMIDX_UINT16 ? 2 : 4;
@@ -541,21 +545,15 @@ mmidx_create(struct mmidx_writer *w, const char *prefix, int dtype, int force)
 		    exists(idx) ? idx : bin);
 		goto out;
 	}
-	if ((w->binfd = make_tmp(w, bin, &w->tmpbin)) < 0)
+	/* What runs killed while writing here left behind. */
+	outfile_sweep(bin);
+	outfile_sweep(idx);
+	outfile_sweep(doc);
+	if (outfile_open(&w->bin, bin, w->err, sizeof w->err, &w->code) < 0 ||
+	    outfile_open(&w->idx, idx, w->err, sizeof w->err, &w->code) < 0 ||
+	    (w->docfd = open_spill(w, doc)) < 0)
 		goto out;
-	sig_tmp[0] = w->tmpbin;
-	if ((w->idxfd = make_tmp(w, idx, &w->tmpidx)) < 0)
-		goto out;
-	sig_tmp[1] = w->tmpidx;
-	{
-		char *tmpdoc;
-
-		if ((w->docfd = make_tmp(w, doc, &tmpdoc)) < 0)
-			goto out;
-		unlink(tmpdoc);
-		free(tmpdoc);
-	}
-	if (wwrite(w, w->idxfd, zero, sizeof zero, w->tmpidx) < 0)
+	if (wwrite(w, w->idx.fd, zero, sizeof zero, w->idx.tmp) < 0)
 		goto out;
 	w->bbuf = xmalloc(BBUF);
 	w->lbuf = xmalloc(LBUF);
@@ -613,9 +611,16 @@ mmidx_add_le(struct mmidx_writer *w, const void *raw, unsigned width, size_t n)
 			memcpy(&v, p + 4 * i, 4);
 			all |= v;
 		}
-		if (all > max)
-			return wfail(w, XDATA, 0, "a token id does not fit the "
-			    "%s dataset", w->itemsize == 2 ? "uint16" : "int32");
+		if (all > max) {
+			for (i = 0;; i++) {
+				memcpy(&v, p + 4 * i, 4);
+				if (v > max)
+					break;
+			}
+			return wfail(w, XDATA, 0, "token %u does not fit %s "
+			    "dataset (at most %u)", v, w->itemsize == 2 ?
+			    "a uint16" : "an int32", max);
+		}
 	}
 	while (n > 0) {
 		room = (BBUF - w->blen) / w->itemsize;
@@ -668,8 +673,8 @@ mmidx_add_dataset(struct mmidx_writer *w, const struct mmidx *d)
 	if (w->nseq > w->doc_start && mmidx_end_doc(w) < 0)
 		return -1;
 	if (flush_bin(w) < 0 || flush_lens(w) < 0 ||
-	    wwrite(w, w->binfd, d->bin, d->binsize, w->tmpbin) < 0 ||
-	    wwrite(w, w->idxfd, d->lens, 4 * d->nseq, w->tmpidx) < 0)
+	    wwrite(w, w->bin.fd, d->bin, d->binsize, w->bin.tmp) < 0 ||
+	    wwrite(w, w->idx.fd, d->lens, 4 * d->nseq, w->idx.tmp) < 0)
 		return -1;
 	for (k = 1; k <= d->ndocs; k++)
 		if (put_doc(w, mmidx_doc(d, k) + w->nseq) < 0)
@@ -695,19 +700,19 @@ finish_idx(struct mmidx_writer *w)
 
 	for (i = 0; i < w->nseq; i += chunk) {
 		chunk = w->nseq - i < LBUF / 4 ? w->nseq - i : LBUF / 4;
-		got = pread(w->idxfd, w->lbuf, chunk * 4, in);
+		got = pread(w->idx.fd, w->lbuf, chunk * 4, in);
 		if (got != (ssize_t)(chunk * 4))
 			return wfail(w, XSYS, got < 0 ? errno : EIO,
-			    "cannot read back '%s'", w->tmpidx);
+			    "cannot read back '%s'", w->idx.tmp);
 		for (k = 0; k < chunk; k++) {
 			memcpy(&len, w->lbuf + 4 * k, 4);
 			v = (int64_t)ptr;
 			memcpy(w->bbuf + 8 * k, &v, 8);
 			ptr += (uint64_t)len * w->itemsize;
 		}
-		if (pwrite_all(w->idxfd, w->bbuf, chunk * 8, out) < 0)
+		if (pwrite_all(w->idx.fd, w->bbuf, chunk * 8, out) < 0)
 			return wfail(w, XSYS, errno, "cannot write '%s'",
-			    w->tmpidx);
+			    w->idx.tmp);
 		in += (off_t)chunk * 4;
 		out += (off_t)chunk * 8;
 	}
@@ -717,9 +722,9 @@ finish_idx(struct mmidx_writer *w)
 		if (got != (ssize_t)(chunk * 8))
 			return wfail(w, XSYS, got < 0 ? errno : EIO,
 			    "cannot read back the document index spill");
-		if (pwrite_all(w->idxfd, w->bbuf, chunk * 8, out) < 0)
+		if (pwrite_all(w->idx.fd, w->bbuf, chunk * 8, out) < 0)
 			return wfail(w, XSYS, errno, "cannot write '%s'",
-			    w->tmpidx);
+			    w->idx.tmp);
 		out += (off_t)chunk * 8;
 	}
 	memcpy(hdr, MMIDX_MAGIC, MMIDX_MAGICSIZE);
@@ -728,49 +733,22 @@ finish_idx(struct mmidx_writer *w)
 	hdr[17] = (unsigned char)w->dtype;
 	memcpy(hdr + 18, &w->nseq, 8);
 	memcpy(hdr + 26, &nd, 8);
-	if (pwrite_all(w->idxfd, hdr, sizeof hdr, 0) < 0)
-		return wfail(w, XSYS, errno, "cannot write '%s'", w->tmpidx);
+	if (pwrite_all(w->idx.fd, hdr, sizeof hdr, 0) < 0)
+		return wfail(w, XSYS, errno, "cannot write '%s'", w->idx.tmp);
 	return 0;
 }
 
-/* Rename tmp to path; without force, never over an existing file. */
+/* Rename an outfile into place; without force, never over an existing file. */
 static int
-put_in_place(struct mmidx_writer *w, const char *tmp, const char *path)
+put_in_place(struct mmidx_writer *w, struct outfile *o, const char *path)
 {
-	if (w->force) {
-		if (rename(tmp, path) == 0)
-			return 0;
-	} else {
-		if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0)
-			return 0;
-		if (errno == EINVAL && link(tmp, path) == 0) {
-			unlink(tmp);
-			return 0;
-		}
-		if (errno == EEXIST)
-			return wfail(w, XUSAGE, 0, "%s: already exists; -f "
-			    "overwrites it", path);
-	}
-	return wfail(w, XSYS, errno, "cannot rename '%s' to '%s'", tmp, path);
-}
-
-static void
-sync_dir(const char *path)
-{
-	char *dir = xstrdup(path), *slash = strrchr(dir, '/');
-	int fd;
-
-	if (slash == dir)
-		slash[1] = '\0';
-	else if (slash)
-		*slash = '\0';
-	else
-		strcpy(dir, ".");
-	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
-		fsync(fd);
-		close(fd);
-	}
-	free(dir);
+	if (outfile_commit(o, w->force ? 0 : OUTFILE_NOREPLACE, w->err,
+	    sizeof w->err, &w->code) == 0)
+		return 0;
+	if (w->code == XUSAGE)
+		snprintf(w->err, sizeof w->err, "%s: already exists; -f "
+		    "overwrites it", path);
+	return -1;
 }
 
 int
@@ -794,28 +772,17 @@ mmidx_commit(struct mmidx_writer *w)
 	if (flush_bin(w) < 0 || flush_lens(w) < 0 || flush_docs(w) < 0 ||
 	    finish_idx(w) < 0)
 		goto out;
-	if (fsync(w->binfd) < 0 || fsync(w->idxfd) < 0) {
-		wfail(w, XSYS, errno, "cannot write '%s'", w->prefix);
-		goto out;
-	}
 	/* Without the old index, a crash between the renames leaves no dataset. */
 	if (w->force && unlink(idx) < 0 && errno != ENOENT) {
 		wfail(w, XSYS, errno, "cannot remove '%s'", idx);
 		goto out;
 	}
-	if (put_in_place(w, w->tmpbin, bin) < 0)
+	if (put_in_place(w, &w->bin, bin) < 0)
 		goto out;
-	sig_tmp[0] = NULL;
-	free(w->tmpbin);
-	w->tmpbin = NULL;
-	if (put_in_place(w, w->tmpidx, idx) < 0) {
+	if (put_in_place(w, &w->idx, idx) < 0) {
 		unlink(bin);
 		goto out;
 	}
-	sig_tmp[1] = NULL;
-	free(w->tmpidx);
-	w->tmpidx = NULL;
-	sync_dir(bin);
 	r = 0;
 out:
 	free(bin);
@@ -831,32 +798,14 @@ out:
 void
 mmidx_abort(struct mmidx_writer *w)
 {
-	sig_tmp[0] = sig_tmp[1] = NULL;
-	if (w->binfd >= 0)
-		close(w->binfd);
-	if (w->idxfd >= 0)
-		close(w->idxfd);
+	outfile_abort(&w->bin);
+	outfile_abort(&w->idx);
 	if (w->docfd >= 0)
 		close(w->docfd);
-	if (w->tmpbin)
-		unlink(w->tmpbin);
-	if (w->tmpidx)
-		unlink(w->tmpidx);
 	free(w->prefix);
-	free(w->tmpbin);
-	free(w->tmpidx);
 	free(w->bbuf);
 	free(w->lbuf);
 	free(w->dbuf);
 	memset(w, 0, sizeof *w);
-	w->binfd = w->idxfd = w->docfd = -1;
-}
-
-void
-mmidx_abort_signal(void)
-{
-	if (sig_tmp[0])
-		unlink(sig_tmp[0]);
-	if (sig_tmp[1])
-		unlink(sig_tmp[1]);
+	w->bin.fd = w->idx.fd = w->docfd = -1;
 }

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "outfile.h"
+
 /*
  * PREFIX.idx: the 9-byte magic "MMIDIDX\0\0", u64 version 1, u8 dtype
  * code, u64 N (sequences), u64 D (document index entries), then int32
@@ -83,16 +85,19 @@ int mmidx_check_tokens(const struct mmidx *d, char *err, size_t errsize,
     const char *name);
 
 /*
- * Writing. Output goes to temporary files beside PREFIX, renamed into
- * place by mmidx_commit, so a failed or interrupted run leaves no dataset.
- * Memory is fixed (three buffers); the document index is spilled to an
- * unlinked temporary file, 8 bytes a document.
+ * Writing. Output goes to temporary files beside PREFIX (outfile.h: the
+ * umask's mode, swept when a killed run left them), renamed into place by
+ * mmidx_commit, so a failed or interrupted run leaves no dataset. Memory
+ * is fixed (three buffers); the document index is spilled to an unlinked
+ * temporary file, 8 bytes a document. A fatal-signal handler calls
+ * outfile_signal_cleanup.
  */
 struct mmidx_writer {
-	char *prefix, *tmpbin, *tmpidx;
+	char *prefix;
 	int force, dtype;
 	unsigned itemsize;
-	int binfd, idxfd, docfd;
+	struct outfile bin, idx;	/* PREFIX.bin and PREFIX.idx, unpublished */
+	int docfd;
 	uint64_t nseq, ndocs, ntokens, binbytes;
 	uint64_t doc_start;	/* first sequence of the open document */
 	unsigned char *bbuf, *lbuf, *dbuf;	/* .bin, lengths, documents */
@@ -104,7 +109,8 @@ struct mmidx_writer {
 /*
  * Start writing PREFIX with a dtype code (MMIDX_UINT16 or MMIDX_INT32).
  * Without force an existing PREFIX.bin or PREFIX.idx is an error
- * (code XUSAGE). 0, or -1 with w->err and w->code.
+ * (code XUSAGE). Temporaries of PREFIX that killed writers left are
+ * removed first. 0, or -1 with w->err and w->code.
  */
 int mmidx_create(struct mmidx_writer *w, const char *prefix, int dtype,
     int force);
@@ -130,10 +136,5 @@ int mmidx_add_dataset(struct mmidx_writer *w, const struct mmidx *d);
 int mmidx_commit(struct mmidx_writer *w);
 /* Remove the temporary files and free w. Safe after any failure. */
 void mmidx_abort(struct mmidx_writer *w);
-/*
- * Remove the temporary files of the writer in progress, if any. Only
- * async-signal-safe calls: for a signal handler.
- */
-void mmidx_abort_signal(void);
 
 #endif

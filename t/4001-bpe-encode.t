@@ -24,12 +24,12 @@ tok2ids <out >got
 sed 's/$/ 50256/; s/^ //' "$E/edge.ids" >want
 same want got "--append-eod ends each document with 50256; an empty text is [50256]"
 
-# The stream: header, counts, little-endian ids (owt-tok(5)'s example).
+# The stream: header, counts, little-endian ids, trailer (owt-tok(5)'s example).
 printf '{"text":"Hello world"}\n' >hello.jsonl
 run bpe-encode -q --append-eod hello.jsonl
 od -An -tx1 out | tr -s ' \n' '  ' >got
-is "$(cat got)" " 4f 57 54 54 4f 4b 01 02 51 c4 00 00 50 c4 00 00 03 00 00 00 88 3c e3 03 50 c4 " \
-    "header, count and ids are the bytes of owt-tok(5)"
+is "$(cat got)" " 4f 57 54 54 4f 4b 02 02 51 c4 00 00 50 c4 00 00 03 00 00 00 88 3c e3 03 50 c4 4f 57 54 45 4e 44 00 00 01 00 00 00 00 00 00 00 03 00 00 00 00 00 00 00 bb 04 01 00 00 00 00 00 " \
+    "header, count, ids and trailer are the bytes of owt-tok(5)"
 
 # Documents: several keys, empty texts, the summary.
 printf '{"title":"A","text":"b c"}\n{"text":"","title":"T"}\n' >keys.jsonl
@@ -90,12 +90,23 @@ like err '^bpe-encode: badjson.jsonl:2: invalid JSON: ' "invalid JSON names file
 tok2ids <out >got
 printf '482 16\n' >want
 same want got "records before the bad one are written"
+cp out dead.tok
+is "$(wc -c <dead.tok | tr -d ' ')" 24 "but no trailer: the stream ends after the document, at byte 24"
+run bpe-encode -d dead.tok
+is "$rc" 1 "-d of a stream whose writer failed exits 1"
+is "$(cat err)" "bpe-encode: dead.tok: byte 24: truncated token stream: no trailer after document 1 (the writer did not finish)" \
+    "and says the writer did not finish"
+printf '{"text":"ok1"}\n' >want
+same want out "after writing what the stream holds, as gzip -d does"
 run bpe-encode -k --workers 2 badjson.jsonl
 is "$rc" 1 "invalid JSON under -k still exits 1"
 tok2ids <out >got
 printf '482 16\n482 17\n' >want
 same want got "-k skips the bad record"
 like err 'dropped: 1 invalid JSON$' "-k counts it"
+tail -c 32 out | od -An -tx1 | tr -d ' \n' >got
+is "$(cat got)" "4f5754454e44000002000000000000000400000000000000e503000000000000" \
+    "-k still ends the stream with its trailer: 2 documents, 4 tokens, id sum 997"
 
 printf '{"text":"a\377"}\n' >utf.jsonl
 run bpe-encode utf.jsonl
@@ -130,6 +141,13 @@ like err '^bpe-encode: shape.jsonl:2: empty line$' "a blank line is reported"
 run bpe-encode nosuch.jsonl
 is "$rc" 1 "a missing file exits 1"
 like err "^bpe-encode: cannot open 'nosuch.jsonl': No such file or directory$" "a missing file is named"
+mkdir adir
+run bpe-encode adir
+is "$rc" 1 "a directory as input exits 1 (bad input, not a system error)"
+like err "^bpe-encode: cannot read 'adir': a directory$" "the directory is named"
+run bpe-encode -d adir
+is "$rc" 1 "a directory as -d input exits 1"
+like err "^bpe-encode: cannot read 'adir': a directory$" "and is named"
 run bpe-encode -qk nosuch.jsonl hello.jsonl
 tok2ids <out >got
 is "$(cat got)" "15496 995" "-k goes on to the next file"
@@ -149,6 +167,39 @@ head -c 24 one.tok >cut.tok
 run bpe-encode -d cut.tok
 is "$rc" 1 "a truncated stream exits 1"
 like err '^bpe-encode: cut.tok: byte 16: truncated token stream: document 1 has 2 of 8 tokens$' "and says where"
+# one.tok's first two documents end at byte 16 + 2 x (4 + 2 x 8) = 56.
+head -c 56 one.tok >cut2.tok
+run bpe-encode -d cut2.tok
+is "$rc" 1 "a stream cut between documents exits 1"
+is "$(cat err)" "bpe-encode: cut2.tok: byte 56: truncated token stream: no trailer after document 2 (the writer did not finish)" \
+    "the missing trailer is named"
+head -n 2 many.jsonl >want
+same want out "the documents before the cut are written"
+bpe-encode -q hello.jsonl >hello.tok
+run bpe-encode -dk cut2.tok hello.tok
+is "$rc" 1 "-dk goes on to the next stream and still exits 1"
+like err '^bpe-encode: dropped: 1 bad token stream$' "and counts the cut one"
+{ cat cut2.tok; bpe-encode -q hello.jsonl; } >cutcat.tok
+run bpe-encode -d cutcat.tok
+is "$(cat err)" "bpe-encode: cutcat.tok: byte 56: truncated token stream: no trailer after document 2, before the next header (the writer did not finish)" \
+    "a cut stream with a whole one after it: the cut is found"
+# A trailer that does not match: the document count, then an id (the sum).
+{ head -c 32 hello.tok; printf '\002'; tail -c +34 hello.tok; } >count.tok
+run bpe-encode -d count.tok
+is "$rc" 1 "a trailer with a wrong document count exits 1"
+is "$(cat err)" "bpe-encode: count.tok: byte 24: token stream trailer does not match its member: 2 documents, 2 tokens, id sum 16491; the member has 1, 2, 16491" \
+    "and says what differs"
+{ head -c 20 hello.tok; printf '\211'; tail -c +22 hello.tok; } >sum.tok
+run bpe-encode -d sum.tok
+is "$rc" 1 "a changed id exits 1"
+is "$(cat err)" "bpe-encode: sum.tok: byte 24: token stream trailer does not match its member: 1 documents, 2 tokens, id sum 16491; the member has 1, 2, 16492" \
+    "the id sum tells"
+# Version 1: read, with a warning that its end cannot be checked.
+{ printf 'OWTTOK\001'; head -c 24 hello.tok | tail -c +8; } >v1.tok
+run bpe-encode -d v1.tok
+is "$rc" 0 "a version 1 stream is still read"
+is "$(cat out)" '{"text":"Hello world"}' "and decoded"
+like err "^bpe-encode: v1.tok: a version 1 token stream: whether it is whole cannot be checked$" "with a warning"
 run bpe-encode -d many.jsonl
 is "$rc" 1 "JSON is not a token stream"
 like err '^bpe-encode: many.jsonl: byte 0: not an owt token stream \(bad magic\)$' "bad magic"
@@ -173,7 +224,8 @@ is "$rc" 1 "an empty file is not a token stream"
 run bpe-encode -q empty.tok
 is "$rc" 0 "an empty JSONL input is fine"
 od -An -tx1 out | tr -d ' \n' >got
-is "$(cat got)" "4f5754544f4b010251c4000050c40000" "and gives a stream of no documents"
+is "$(cat got)" "4f5754544f4b020251c4000050c400004f5754454e440000000000000000000000000000000000000000000000000000" \
+    "and gives a stream of no documents: a header and a trailer of zeros"
 
 # Another vocabulary: ids 0..255 are GPT-2's bytes, then three merges whose
 # ids differ from their ranks ("he" is id 256 but the second merge).
@@ -188,7 +240,7 @@ is "$rc" 0 "--vocab-file and --merge-file load another vocabulary"
 tok2ids <out >got
 is "$(cat got)" "256 83 256 258 257 71 259" "its ids, by its ranks, and its <|endoftext|>"
 od -An -tx1 -N16 out | tr -d ' \n' >got
-is "$(cat got)" "4f5754544f4b01020401000003010000" "the header says 260 tokens, EOD 259"
+is "$(cat got)" "4f5754544f4b02020401000003010000" "the header says 260 tokens, EOD 259"
 cp out small.tok
 run bpe-encode -dq --vocab-file enc.json --merge-file merges.txt - <small.tok
 printf '{"text":"hethe the th"}\n' >want

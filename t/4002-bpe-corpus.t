@@ -8,10 +8,11 @@ need_shared
 
 cd "$T" || exit 3
 D=$OWT_SHARED/data
-# The ids of a GPT-2 token stream, without the header and counts, as u16.
+# The ids of a GPT-2 token stream of one member, without the header,
+# counts and trailer, as u16.
 tok2u16() {
 	perl -e 'binmode STDIN; binmode STDOUT; local $/; my $d = <STDIN>;
-	    for (my $i = 16; $i < length $d; ) { my $n = unpack "V", substr($d, $i, 4);
+	    for (my $i = 16; $i < length($d) - 32; ) { my $n = unpack "V", substr($d, $i, 4);
 	    print substr($d, $i + 4, 2 * $n); $i += 4 + 2 * $n }'
 }
 

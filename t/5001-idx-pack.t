@@ -107,6 +107,10 @@ run idx-pack --cat big
 is "$rc" 1 "--cat of ids above --vocab exits 1"
 is "$(cat err)" "idx-pack: big.bin: token 99999 in document 1 is outside the vocabulary (50257); --vocab sets it" \
     "--cat names the token, document and vocabulary"
+cp out catcut.tok
+run idx-pack -q -o catcut catcut.tok
+is "$(cat err)" "idx-pack: catcut.tok: byte 26: truncated token stream: no trailer after document 1 (the writer did not finish)" \
+    "the documents --cat wrote before the fault end without a trailer"
 
 # Several token streams are one concatenation; a merge equals packing it.
 printf '7 8 9\n\n1\n' | mktok 50257 50256 >a.tok
@@ -210,10 +214,40 @@ bad_input "a stream truncated in a document's length" \
 bad_input "streams of different vocabularies" \
     "big.tok: vocabulary 100000, EOD 99999 differ from a.tok's (vocabulary 50257, EOD 50256)" a.tok big.tok
 bad_input "empty input" "<stdin>: byte 0: empty input: not an owt token stream" </dev/null
+# A stream whose writer died: cut at a document boundary (a.tok's three
+# documents end at byte 16 + 10 + 4 + 6 = 36), with or without a whole
+# stream after it; a trailer that does not match.
+head -c 36 a.tok >cut.tok
+bad_input "a stream without its trailer" \
+    "cut.tok: byte 36: truncated token stream: no trailer after document 3 (the writer did not finish)" cut.tok
+bad_input "a stream without its trailer, on standard input" \
+    "<stdin>: byte 36: truncated token stream: no trailer after document 3 (the writer did not finish)" <cut.tok
+bad_input "a whole stream, then one without its trailer" \
+    "cut.tok: byte 36: truncated token stream: no trailer after document 3 (the writer did not finish)" vec.tok cut.tok
+cat cut.tok vec.tok >cutvec.tok
+bad_input "a stream without its trailer, then a whole one" \
+    "cutvec.tok: byte 36: truncated token stream: no trailer after document 3, before the next header (the writer did not finish)" cutvec.tok
+{ head -c 44 a.tok; printf '\004'; tail -c +46 a.tok; } >count.tok
+bad_input "a trailer that does not match" \
+    "count.tok: byte 36: token stream trailer does not match its member: 4 documents, 4 tokens, id sum 25; the member has 3, 4, 25" count.tok
+# Version 1 streams are packed, with a warning: their end cannot be checked.
+printf '7 8 9\n\n1\n' | mktok 50257 50256 1 >v1.tok
+run idx-pack -q -o v1 v1.tok
+is "$rc" 0 "a version 1 stream packs"
+is "$(cat err)" "idx-pack: v1.tok: a version 1 token stream: whether it is whole cannot be checked" \
+    "with a warning, even under -q"
+same a2.idx v1.idx "into the dataset of the same documents in version 2"
+# Ids an int32 dataset cannot hold (a vocabulary over 2^31).
+printf '5\n1 3000000000 2\n' | mktok 3000000001 0 >huge.tok
+bad_input "an id over int32's range" \
+    "huge.tok: document 2: token 3000000000 does not fit an int32 dataset (at most 2147483647)" huge.tok
 bad_input "a missing input" "cannot open 'nosuch.tok': No such file or directory" nosuch.tok
+mkdir adir
+bad_input "a directory as input" "cannot read 'adir': a directory" adir
+bad_input "a directory as standard input" "cannot read '<stdin>': a directory" <adir
 run idx-pack -o nodir/x a.tok
 is "$rc" 3 "an output directory that does not exist exits 3"
-is "$(cat err)" "idx-pack: cannot create 'nodir/x.bin': No such file or directory" "the output is named"
+is "$(cat err)" "idx-pack: cannot create a temporary file for 'nodir/x.bin': No such file or directory" "the output is named"
 
 # Bad datasets: truncated, corrupt and foreign files, for every reader.
 # Each is exit 1 with the first violation named.
@@ -297,6 +331,12 @@ left bad "no dataset is left after a dtype mismatch"
 is "$?" 3 "a failed write exits 3"
 like err "^idx-pack: cannot write 'bad\.bin\.tmp[A-Za-z0-9]{6}': File too large$" "the failed write is named"
 left bad "no dataset is left after a failed write"
+(ulimit -f 64; trap '' XFSZ; exec idx-pack -o bad --merge b b b b) >out 2>err
+is "$?" 3 "a failed write in --merge exits 3"
+is "$(wc -l <err | tr -d ' ')" 1 "with one message"
+like err "^idx-pack: cannot write 'bad\.bin\.tmp[A-Za-z0-9]{6}': File too large$" \
+    "naming the output's file, not an input's"
+left bad "no dataset is left after a failed merge write"
 mkfifo fifo
 idx-pack -o bad fifo 2>err &
 pid=$!

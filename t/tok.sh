@@ -1,18 +1,22 @@
 # tok.sh - make token streams and binary files in tests: . "$OWT_SRC/t/tok.sh"
 #
-# mktok VOCAB EOD      ids on stdin, one document per line (an empty line is
-#                      an empty document) -> an owt-tok(5) stream on stdout
+# mktok VOCAB EOD [VERSION]  ids on stdin, one document per line (an empty
+#                      line is an empty document) -> an owt-tok(5) stream
+#                      on stdout: version 2 with its trailer, or version 1
 # unhex                hex digits on stdin (spaces and newlines ignored) -> bytes
 # corpus_tok FILE      shared/data/corpus-sample.gpt2.u16 (raw uint16 ids, each
 #                      document ending in 50256) -> a GPT-2 token stream
 
+# Counts and the id sum are exact below 2^53 (awk's doubles): test sizes.
 mktok() {
-	LC_ALL=C awk -v vocab="$1" -v eod="$2" '
+	LC_ALL=C awk -v vocab="$1" -v eod="$2" -v version="${3:-2}" '
 	function u8(v) { printf "%c", v % 256 }
 	function u16(v) { u8(v % 256); u8(int(v / 256)) }
 	function u32(v) { u16(v % 65536); u16(int(v / 65536)) }
-	BEGIN { printf "OWTTOK"; u8(1); w = vocab <= 65536 ? 2 : 4; u8(w); u32(vocab); u32(eod) }
-	{ u32(NF); for (i = 1; i <= NF; i++) if (w == 2) u16($i); else u32($i) }'
+	function u64(v) { u32(v % 4294967296); u32(int(v / 4294967296)) }
+	BEGIN { printf "OWTTOK"; u8(version); w = vocab <= 65536 ? 2 : 4; u8(w); u32(vocab); u32(eod) }
+	{ u32(NF); ntok += NF; for (i = 1; i <= NF; i++) { sum += $i; if (w == 2) u16($i); else u32($i) } }
+	END { if (version == 2) { printf "OWTEND"; u16(0); u64(NR); u64(ntok); u64(sum) } }'
 }
 
 unhex() {

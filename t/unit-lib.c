@@ -181,69 +181,182 @@ test_lines(const char *dir)
 	unsetenv("OWT_MAX_LINE");
 }
 
+/* Write n bytes to path, read them as a token stream: documents, or -1. */
+static long
+tok_file(const char *path, const void *p, size_t n, struct tok_reader *r)
+{
+	const uint32_t *ids;
+	size_t len;
+	long docs = 0;
+	FILE *fp;
+	int k;
+
+	fp = fopen(path, "w");
+	fwrite(p, 1, n, fp);
+	fclose(fp);
+	if (tok_open(r, path) < 0)
+		return -1;
+	while ((k = tok_next(r, &ids, &len)) > 0)
+		docs++;
+	return k < 0 ? -1 : docs;
+}
+
 static void
 test_tok(const char *dir)
 {
 	struct tok_hdr h;
 	struct tok_reader r;
-	struct buf b = { 0 };
+	struct tok_count c = { 0 }, c2 = { 0 }, sum = { 0 };
+	struct buf b = { 0 }, t = { 0 }, v1 = { 0 };
 	uint32_t d1[] = { 15496, 995, 50256 }, d2[] = { 50255 };
 	const uint32_t *ids;
-	size_t n;
+	size_t n, member;
 	char path[512];
-	FILE *fp;
 
+	snprintf(path, sizeof path, "%s/a.tok", dir);
 	tok_hdr_init(&h, 50257, 50256);
 	OK(h.width == 2, "GPT-2 ids are 16-bit");
 	tok_put_hdr(&b, &h);
-	tok_put_doc(&b, &h, d1, 3);
-	tok_put_doc(&b, &h, d2, 0);
-	tok_put_hdr(&b, &h);	/* as after `cat a.tok b.tok` */
-	tok_put_doc(&b, &h, d2, 1);
-	SAME(b.p, 16, "OWTTOK\x01\x02\x51\xc4\x00\x00\x50\xc4\x00\x00", 16,
-	    "header bytes");
+	tok_put_doc(&b, &h, &c, d1, 3);
+	tok_put_doc(&b, &h, &c, d2, 0);
+	tok_put_end(&b, &c);
+	member = b.len;
+	SAME(b.p, 16, "OWTTOK\x02\x02\x51\xc4\x00\x00\x50\xc4\x00\x00", 16,
+	    "header bytes (version 2)");
 	SAME(b.p + 16, 10, "\x03\x00\x00\x00\x88\x3c\xe3\x03\x50\xc4", 10,
 	    "first document bytes");
-	snprintf(path, sizeof path, "%s/a.tok", dir);
-	fp = fopen(path, "w");
-	fwrite(b.p, 1, b.len, fp);
-	fclose(fp);
+	SAME(b.p + 30, 32, "OWTEND\0\0" "\x02\0\0\0\0\0\0\0" "\x03\0\0\0\0\0\0\0"
+	    "\xbb\x04\x01\0\0\0\0\0", 32, "trailer bytes: 2 documents, 3 "
+	    "tokens, id sum 66747");
+	OK(member == 62, "a member of two documents is 62 bytes");
+	tok_put_hdr(&b, &h);	/* as after `cat a.tok b.tok` */
+	tok_put_doc(&b, &h, &c2, d2, 1);
+	tok_put_end(&b, &c2);
+	tok_count_add(&sum, &c);
+	tok_count_add(&sum, &c2);
+	OK(sum.docs == 3 && sum.tokens == 4 && sum.sum == 66747 + 50255,
+	    "tok_count_add adds counts and sums");
+
+	OK(tok_open(&r, "/nonexistent/x.tok") == -1 && r.errcode == XDATA,
+	    "a missing file is bad input");
+	OK(tok_file(path, b.p, b.len, &r) == 3, "two members are read whole");
+	tok_close(&r);
 	OK(tok_open(&r, path) == 0, "open a token stream");
 	OK(tok_next(&r, &ids, &n) == 1 && n == 3 && ids[0] == 15496 &&
 	    ids[2] == 50256, "first document");
 	OK(tok_next(&r, &ids, &n) == 1 && n == 0, "an empty document survives");
 	OK(tok_next(&r, &ids, &n) == 1 && n == 1 && ids[0] == 50255,
-	    "a repeated header is skipped");
-	OK(tok_next(&r, &ids, &n) == 0, "end of stream");
+	    "the second member's document, after a trailer and a header");
+	OK(tok_next(&r, &ids, &n) == 0 && r.nv1 == 0, "end of stream");
+	OK(tok_next(&r, &ids, &n) == 0, "and it stays at the end");
 	tok_close(&r);
 
-	fp = fopen(path, "w");
-	fwrite(b.p, 1, 16 + 4 + 4, fp);	/* truncated inside document 1 */
-	fclose(fp);
-	tok_open(&r, path);
-	OK(tok_next(&r, &ids, &n) == -1 && r.errcode == XDATA &&
+	/* A dead writer: every cut, at any byte, is an error, never an end. */
+	for (n = 16; n < b.len; n++) {
+		if (n == member)
+			continue;
+		if (tok_file(path, b.p, n, &r) != -1 || r.errcode != XDATA)
+			break;
+		tok_close(&r);
+	}
+	OK(n == b.len, "a stream cut at any byte but a member's end is an error "
+	    "(first that is not: %zu)", n);
+	tok_close(&r);
+	OK(tok_file(path, b.p, 30, &r) == -1 && strncmp(r.err, path, strlen(path)) == 0 &&
+	    strstr(r.err, ": byte 30: truncated token stream: no trailer after "
+	    "document 2 (the writer did not finish)") != NULL,
+	    "a member cut at a document boundary: no trailer (%s)", r.err);
+	tok_close(&r);
+	buf_add(&t, b.p, 30);
+	buf_add(&t, b.p + member, b.len - member);
+	OK(tok_file(path, t.p, t.len, &r) == -1 && strstr(r.err, "byte 30: "
+	    "truncated token stream: no trailer after document 2, before the "
+	    "next header (the writer did not finish)") != NULL,
+	    "a cut member followed by a whole one: no trailer (%s)", r.err);
+	tok_close(&r);
+	OK(tok_file(path, b.p, member - 5, &r) == -1 && strstr(r.err,
+	    "byte 30: truncated token stream: a trailer of 27 of 32 bytes"),
+	    "a cut trailer (%s)", r.err);
+	tok_close(&r);
+	OK(tok_file(path, b.p, 16, &r) == -1 && strstr(r.err, "byte 16: "
+	    "truncated token stream: no trailer after document 0"),
+	    "a header alone is a cut member (%s)", r.err);
+	tok_close(&r);
+
+	/* A trailer that does not match its member. */
+	t.len = 0;
+	buf_add(&t, b.p, member);
+	t.p[30 + 8] = 3;
+	OK(tok_file(path, t.p, t.len, &r) == -1 && strstr(r.err, "byte 30: "
+	    "token stream trailer does not match its member: 3 documents, 3 "
+	    "tokens, id sum 66747; the member has 2, 3, 66747"),
+	    "a trailer with another document count (%s)", r.err);
+	tok_close(&r);
+	t.p[30 + 8] = 2;
+	t.p[20] = 0x89;		/* id 15496 -> 15497: still in the vocabulary */
+	OK(tok_file(path, t.p, t.len, &r) == -1 && strstr(r.err, "id sum 66747; "
+	    "the member has 2, 3, 66748"), "a changed id: the sum tells (%s)",
+	    r.err);
+	tok_close(&r);
+	t.p[20] = (char)0x88;
+	t.p[30 + 7] = 1;
+	OK(tok_file(path, t.p, t.len, &r) == -1 && strstr(r.err, "byte 30: "
+	    "corrupt token stream trailer (bad magic)"),
+	    "a trailer's reserved bytes must be 0 (%s)", r.err);
+	tok_close(&r);
+	t.p[30 + 7] = 0;
+	buf_add(&t, "\x01\0\0\0\x05\0", 6);
+	OK(tok_file(path, t.p, t.len, &r) == -1 && strstr(r.err, "byte 62: "
+	    "corrupt token stream: a trailer followed by something other than "
+	    "a header"), "a document after the trailer (%s)", r.err);
+	tok_close(&r);
+
+	/* Version 1: no trailer; read, counted for a warning; mixed with 2. */
+	buf_add(&v1, b.p, 30);
+	v1.p[6] = 1;
+	OK(tok_file(path, v1.p, v1.len, &r) == 2 && r.nv1 == 1,
+	    "a version 1 stream is read, and counted");
+	tok_close(&r);
+	buf_add(&v1, b.p + member, b.len - member);
+	buf_add(&v1, v1.p, 30);
+	OK(tok_file(path, v1.p, v1.len, &r) == 5 && r.nv1 == 2,
+	    "version 1, 2 and 1 members concatenated");
+	tok_close(&r);
+	OK(tok_file(path, v1.p, 26, &r) == 1 && r.nv1 == 1,
+	    "a version 1 stream cut at a document boundary cannot be told");
+	tok_close(&r);
+	v1.p[6] = 3;
+	OK(tok_file(path, v1.p, v1.len, &r) == -1 && strstr(r.err,
+	    "byte 0: unsupported token stream version 3"), "version 3 (%s)",
+	    r.err);
+	tok_close(&r);
+
+	/* An empty member: a header and a trailer. */
+	t.len = 0;
+	memset(&c, 0, sizeof c);
+	tok_put_hdr(&t, &h);
+	tok_put_end(&t, &c);
+	OK(tok_file(path, t.p, t.len, &r) == 0, "a member of no documents");
+	tok_close(&r);
+
+	t.len = 0;
+	buf_add(&t, b.p, member);
+	t.p[16 + 4] = (char)0xff;	/* 15496 -> 65535 */
+	t.p[16 + 5] = (char)0xff;
+	OK(tok_file(path, t.p, t.len, &r) == -1 && strstr(r.err, "token 65535 "
+	    "in document 1 is outside the vocabulary (50257)") != NULL,
+	    "an id outside the vocabulary is an error");
+	tok_close(&r);
+	OK(tok_file(path, b.p, 16 + 4 + 4, &r) == -1 && r.errcode == XDATA &&
 	    strstr(r.err, "truncated token stream: document 1 has 2 of 3") != NULL,
 	    "a truncated document is an error");
 	tok_close(&r);
-
-	b.p[16 + 4] = (char)0xff;	/* 0xff 0x3c: 15615 ok; make it 65535 */
-	b.p[16 + 5] = (char)0xff;
-	fp = fopen(path, "w");
-	fwrite(b.p, 1, b.len, fp);
-	fclose(fp);
-	tok_open(&r, path);
-	OK(tok_next(&r, &ids, &n) == -1 && strstr(r.err, "token 65535 in "
-	    "document 1 is outside the vocabulary (50257)") != NULL,
-	    "an id outside the vocabulary is an error");
-	tok_close(&r);
-
-	fp = fopen(path, "w");
-	fputs("{\"text\": \"json, not tokens\"}\n", fp);
-	fclose(fp);
-	OK(tok_open(&r, path) == -1 && strstr(r.err, "bad magic") != NULL,
-	    "JSON is not a token stream");
+	OK(tok_file(path, "{\"text\": \"json, not tokens\"}\n", 29, &r) == -1 &&
+	    strstr(r.err, "bad magic") != NULL, "JSON is not a token stream");
 	tok_close(&r);
 	buf_free(&b);
+	buf_free(&t);
+	buf_free(&v1);
 }
 
 static int nout;

@@ -1,5 +1,8 @@
-/* unit-mmidx.c - Megatron indexed datasets: the byte-exact vectors, reader, writer, merge */
+/* unit-mmidx.c - Megatron indexed datasets: the byte-exact vectors, reader, writer, merge, publishing */
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "mmidx.h"
@@ -329,6 +332,80 @@ test_corrupt(void)
 	    "make another valid document index open (%zu)", flips, opened);
 }
 
+/*
+ * A dataset's files get the mode 0666 less the umask. outfile.h reads the
+ * umask once a process, at its first file: this test runs first (t/8002
+ * tries other umasks, one process each).
+ */
+static void
+test_mode(const char *dir)
+{
+	struct mmidx_writer w;
+	struct stat st;
+	char prefix[512], path[600];
+	mode_t old;
+	int ok;
+
+	snprintf(prefix, sizeof prefix, "%s/mode", dir);
+	old = umask(027);
+	mmidx_create(&w, prefix, MMIDX_UINT16, 0);
+	mmidx_add(&w, doc0, 3);
+	mmidx_commit(&w);
+	umask(old);
+	snprintf(path, sizeof path, "%s.bin", prefix);
+	ok = stat(path, &st) == 0 && (st.st_mode & 0777) == 0640;
+	snprintf(path, sizeof path, "%s.idx", prefix);
+	OK(ok && stat(path, &st) == 0 && (st.st_mode & 0777) == 0640,
+	    "under umask 027 the .bin and .idx are 0640");
+}
+
+/*
+ * Publishing through outfile.h: the temporaries of killed writers swept
+ * by the next writer (a live one's kept), nothing left by an aborted one,
+ * and a token id an int32 dataset cannot hold.
+ */
+static void
+test_publish(const char *dir)
+{
+	struct mmidx_writer w;
+	char prefix[512], path[600], live[600];
+	uint32_t big = 3000000000u;
+	int fd, lfd;
+
+	snprintf(prefix, sizeof prefix, "%s/sweep", dir);
+	snprintf(path, sizeof path, "%s.bin.tmpAbC123", prefix);
+	fd = open(path, O_CREAT | O_WRONLY, 0600);
+	close(fd);
+	snprintf(path, sizeof path, "%s.doc.tmpAbC123", prefix);
+	fd = open(path, O_CREAT | O_WRONLY, 0600);
+	close(fd);
+	snprintf(live, sizeof live, "%s.idx.tmpLiVe12", prefix);
+	lfd = open(live, O_CREAT | O_WRONLY, 0600);
+	flock(lfd, LOCK_EX);
+	OK(mmidx_create(&w, prefix, MMIDX_UINT16, 0) == 0, "create over stale "
+	    "temporaries");
+	snprintf(path, sizeof path, "%s.bin.tmpAbC123", prefix);
+	OK(access(path, F_OK) < 0, "a dead writer's .bin temporary is removed");
+	snprintf(path, sizeof path, "%s.doc.tmpAbC123", prefix);
+	OK(access(path, F_OK) < 0, "and its document index spill");
+	OK(access(live, F_OK) == 0, "a live writer's (locked) is kept");
+	mmidx_abort(&w);
+	close(lfd);
+	unlink(live);
+	snprintf(path, sizeof path, "%s.bin", prefix);
+	OK(access(path, F_OK) < 0, "an aborted writer publishes nothing");
+
+	snprintf(prefix, sizeof prefix, "%s/huge", dir);
+	mmidx_create(&w, prefix, MMIDX_INT32, 0);
+	OK(mmidx_add(&w, doc0, 3) == 0 && mmidx_add(&w, &big, 1) < 0 &&
+	    w.code == XDATA && strcmp(w.err, "token 3000000000 does not fit an "
+	    "int32 dataset (at most 2147483647)") == 0,
+	    "an id over 2^31 - 1 is bad data: %s", w.err);
+	OK(mmidx_commit(&w) < 0, "and the dataset is not committed");
+	snprintf(path, sizeof path, "%s.idx", prefix);
+	OK(access(path, F_OK) < 0, "nor published");
+}
+
 int
 main(void)
 {
@@ -336,9 +413,11 @@ main(void)
 
 	if (mkdtemp(dir) == NULL)
 		return 3;
+	test_mode(dir);
 	test_vectors(dir);
 	test_sentences_int32(dir);
 	test_merge(dir);
+	test_publish(dir);
 	test_stats();
 	test_corrupt();
 	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -14,13 +14,20 @@
 awk 'BEGIN { srand(1); for (d = 0; d < 4000; d++) { k = 200 + int(rand() * 1800); s = ""
 	for (i = 0; i < k; i++) s = s " " int(rand() * 50257); print s } }' |
     mktok 50257 50256 >"$BW/chunk.tok"
-chunk=$(($(wc -c <"$BW/chunk.tok") - 16))
+# The chunk's documents (no header, no trailer) and its trailer's counts.
+size=$(wc -c <"$BW/chunk.tok")
+chunk=$((size - 16 - 32))
+head -c $((size - 32)) "$BW/chunk.tok" | tail -c +17 >"$BW/docs"
+set -- $(od -An -tu8 -j $((size - 24)) -N 24 "$BW/chunk.tok")
+cdocs=$1 ctoks=$2 csum=$3
 in=$BW/in.tok
 echo "median of $REPS, outputs removed and the disk synced before each run; load $(cut -d' ' -f1 /proc/loadavg) on $(nproc) cores"
 for mb in 100 1000; do
 	n=$(((mb * 1000000 + chunk / 2) / chunk))
 	{ head -c 16 "$BW/chunk.tok"; i=0; while [ $i -lt $n ]; do
-		tail -c +17 "$BW/chunk.tok"; i=$((i + 1)); done; } >"$in"
+		cat "$BW/docs"; i=$((i + 1)); done
+	    perl -e 'print "OWTEND\0\0", pack "Q<3", @ARGV' \
+		$((n * cdocs)) $((n * ctoks)) $((n * csum)); } >"$in"
 	bytes=$(wc -c <"$in")
 	for r in $(seq "$REPS"); do
 		rm -f "$BW"/ds.* "$BW/cat.out"; sync

@@ -1,13 +1,15 @@
 #!/usr/bin/python3
 """mmidx.py - an independent numpy reader and writer of Megatron indexed datasets.
 
-Written from the format description (megatron-compat.md section 1, idx-pack(1)
-FILES), not from idx-pack's C code, so the tests can compare the two:
+Written from the format descriptions (megatron-compat.md section 1, idx-pack(1)
+FILES, owt-tok(5)), not from idx-pack's C code, so the tests can compare the two:
 
-    mmidx.py pack PREFIX < stream     owt token stream -> PREFIX.bin/.idx
-                                      (document mode; empty documents skipped)
-    mmidx.py cat PREFIX VOCAB EOD     dataset -> owt token stream, a document's
-                                      sequences joined
+    mmidx.py pack PREFIX < stream     owt token stream (version 1 or 2) ->
+                                      PREFIX.bin/.idx (document mode; empty
+                                      documents skipped)
+    mmidx.py cat PREFIX VOCAB EOD     dataset -> owt token stream (version 2,
+                                      its trailer), a document's sequences
+                                      joined
     mmidx.py info PREFIX              "sequences documents tokens dtype"
 
 Needs Debian's python3-numpy (run it with /usr/bin/python3).
@@ -48,21 +50,39 @@ def read(prefix):
 
 
 def read_stream(f):
-    """The documents of an owt token stream, as arrays, and its header."""
+    """The documents of an owt token stream, as arrays, and its header.
+
+    Version 2 members must end in a trailer that matches them (documents,
+    tokens, the sum of the ids modulo 2^64); version 1 members have none.
+    """
     data = f.read()
-    pos, docs, head = 0, [], None
+    pos, docs, head, version, member = 0, [], None, 0, None
     while pos < len(data):
         if data[pos:pos + 6] == b"OWTTOK":
+            assert version != 2, "member without a trailer"
             h = struct.unpack("<BBII", data[pos + 6:pos + 16])
-            assert head is None or h == head, "headers differ"
-            head = h
+            version = h[0]
+            assert version in (1, 2), "version"
+            assert head is None or h[1:] == head[1:], "headers differ"
+            head, member = h, [0, 0, 0]
             pos += 16
+            continue
+        assert version, "no header"
+        if version == 2 and data[pos:pos + 8] == b"OWTEND\x00\x00":
+            trailer = list(struct.unpack("<QQQ", data[pos + 8:pos + 32]))
+            assert trailer == member, "trailer does not match its member"
+            version = 0
+            pos += 32
             continue
         n, = struct.unpack("<I", data[pos:pos + 4])
         width = head[1]
         ids = np.frombuffer(data, dtype="<u2" if width == 2 else "<u4", count=n, offset=pos + 4)
         docs.append(ids.astype(np.int64))
+        member[0] += 1
+        member[1] += n
+        member[2] = (member[2] + int(ids.astype(np.uint64).sum())) % 2**64
         pos += 4 + n * width
+    assert version != 2, "member without a trailer"
     return head, docs
 
 
@@ -89,13 +109,17 @@ def cat(prefix, vocab, eod):
     code, lengths, pointers, docs, tokens = read(prefix)
     width = 2 if vocab <= 65536 else 4
     out = sys.stdout.buffer
-    out.write(b"OWTTOK" + struct.pack("<BBII", 1, width, vocab, eod))
+    out.write(b"OWTTOK" + struct.pack("<BBII", 2, width, vocab, eod))
     starts = np.concatenate(([0], np.cumsum(lengths.astype(np.int64))))
+    ntok, total = 0, 0
     for k in range(len(docs) - 1):
         ids = tokens[starts[docs[k]]:starts[docs[k + 1]]]
         assert (ids >= 0).all() and (ids < vocab).all(), "id outside the vocabulary"
         out.write(struct.pack("<I", len(ids)))
         out.write(ids.astype("<u2" if width == 2 else "<u4").tobytes())
+        ntok += len(ids)
+        total = (total + int(ids.astype(np.uint64).sum())) % 2**64
+    out.write(b"OWTEND\x00\x00" + struct.pack("<QQQ", len(docs) - 1, ntok, total))
 
 
 def main():
