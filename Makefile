@@ -155,8 +155,9 @@ TEST_ENV = PATH="$(CURDIR)/$(B)/bin:$$PATH" OWT_BUILD="$(CURDIR)/$(B)" \
 	OWT_SRC="$(CURDIR)" OWT_SHARED="$(SHARED)" LC_ALL=C.UTF-8 OWT_DEVICE=cpu \
 	ASAN_OPTIONS=abort_on_error=0:detect_leaks=1
 
+# prove's report, then the skipped tests and why (also in $(B)/skips.txt).
 check: all $(UNITS)
-	$(TEST_ENV) prove $(PROVE_FLAGS) t/*.t
+	$(TEST_ENV) sh t/tap-run $(PROVE_FLAGS) t/*.t
 
 # The GPU tests (t/9*.t), built apart in build-gpu/ from the CUDA toolkit
 # and libc (GPU_ONLY above); without a device they skip.
@@ -193,4 +194,4 @@ uninstall:
 	rm -rf $(DESTDIR)$(DATADIR)
 
 clean:
-	rm -rf build build-san build-gpu
+	rm -rf build build-san build-gpu build-nocuda

@@ -34,8 +34,18 @@ if [ $torch = yes ]; then
 	grep '^#' tap.out
 	run $g --int8 --greedy --ids --out-seq-length 24 --sample-input-file p.txt --genfile g8.jsonl
 	"$py" "$ref" greedy $m g8.jsonl >tap8.out
-	grep -c '^ok' tap8.out >n.out
-	ok "--int8 greedy tokens agree with fp32 PyTorch in $(cat n.out) of 5 records"
+	# A correct int8 path agrees in all 5 records here (the records are
+	# cut at fp32 near-ties); the same model's block matrices zeroed
+	# give 2, random weights of the same spread 1, rows permuted 1,
+	# 3-bit quantization 3. At least 4 leaves room for one near-tie that
+	# int8's rounding flips. This small model repeats a few tokens, so
+	# subtler faults still give 5: one layer zeroed is left to the
+	# --score comparison below (3.6% off), weights halved to none.
+	n8=$(grep -c '^ok' tap8.out)
+	[ "$n8" -ge 4 ] &&
+	    ok "--int8 greedy tokens agree with fp32 PyTorch in $n8 of 5 records (at least 4)" ||
+	    { not_ok "--int8 greedy tokens agree with fp32 PyTorch in $n8 of 5 records (at least 4)";
+	    sed -n 's/^not ok/# int8: not ok/p' tap8.out; }
 else
 	skip "no PyTorch (apt-get install python3-torch)"
 	skip "no PyTorch"
