@@ -705,9 +705,9 @@ ckpt_save(const char *dir, struct gpt *m, const struct train_state *st,
 	char final[4096], num[32];
 	int n;
 
-	if (mkdir(dir, 0777) < 0 && errno != EEXIST)
-		return sys_err(err, errsize, code, dir, "cannot create");
 	snprintf(final, sizeof final, "%s/iter_*", dir);
+	if (outfile_mkdirs(final, err, errsize, code) < 0)
+		return -1;
 	outfile_sweep(final);
 	snprintf(final, sizeof final, "%s/" LATEST, dir);
 	outfile_sweep(final);

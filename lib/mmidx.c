@@ -545,6 +545,8 @@ mmidx_create(struct mmidx_writer *w, const char *prefix, int dtype, int force)
 		    exists(idx) ? idx : bin);
 		goto out;
 	}
+	if (outfile_mkdirs(bin, w->err, sizeof w->err, &w->code) < 0)
+		goto out;
 	/* What runs killed while writing here left behind. */
 	outfile_sweep(bin);
 	outfile_sweep(idx);

@@ -204,6 +204,34 @@ open_tmp(struct outfile *o, const char *path, int dir, char *err,
 }
 
 int
+outfile_mkdirs(const char *path, char *err, size_t errsize, int *code)
+{
+	char *d, *p;
+	const char *base;
+	struct stat sb;
+	int r = 0;
+
+	split_path(path, &d, &base);
+	for (p = d + 1; r == 0; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char c = *p;
+		*p = '\0';
+		if (mkdir(d, 0777) < 0 && errno != EEXIST)
+			r = fail(err, errsize, code, XSYS, errno,
+			    "cannot create '%s'", d);
+		else if (stat(d, &sb) < 0 || !S_ISDIR(sb.st_mode))
+			r = fail(err, errsize, code, XSYS, ENOTDIR,
+			    "cannot create '%s'", d);
+		*p = c;
+		if (c == '\0')
+			break;
+	}
+	free(d);
+	return r;
+}
+
+int
 outfile_open(struct outfile *o, const char *path, char *err, size_t errsize,
     int *code)
 {

@@ -42,6 +42,9 @@ enum {
 /* 0666 (files) or 0777 (directories) less the umask, read once. */
 mode_t outfile_mode(int dir);
 
+/* Create the missing directories above path (mkdir -p of its dirname),
+ * with mode 0777 less the umask, as mkdir(1) does. */
+int outfile_mkdirs(const char *path, char *err, size_t errsize, int *code);
 /* Create the temporary for path; o->fd is open for writing. */
 int outfile_open(struct outfile *o, const char *path, char *err,
     size_t errsize, int *code);

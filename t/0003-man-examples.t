@@ -142,15 +142,18 @@ find_ex() {
 }
 
 # ex PAGE LINE [SED]: run that example (SED applied, "..." replaced) in
-# $wd with bash -e -o pipefail; stdout in $T/out, stderr in $T/err.
-# One test: it exits 0.
+# $wd with bash -e -o pipefail (EX_NOE=1: without -e, for an example that
+# shows a failing stage and then echo $?); stdout in $T/out, stderr in
+# $T/err. One test: it exits 0.
 ex() {
 	find_ex "$1" "$2" || return
 	what="$1: $(grep -v '^mkdir ' "$T/cmd" | head -n 1 |
 	    sed 's/\\n/ /g; s/\\//g; s/ *|* *$//')"
 	[ $# -lt 3 ] || sed -i -e "$3" "$T/cmd"
 	sed -i "s/\.\.\.\$/$tiny/" "$T/cmd"
-	(cd "$wd" && bash -e -o pipefail "$T/cmd") >"$T/out" 2>"$T/err"
+	e=-e
+	[ -z "${EX_NOE:-}" ] || e=+e
+	(cd "$wd" && bash $e -o pipefail "$T/cmd") >"$T/out" 2>"$T/err"
 	rc=$?
 	is "$rc" 0 "$what: exits 0"
 	[ "$rc" -eq 0 ] || sed "s/^/# /" "$T/err" | tail -n 10
@@ -266,7 +269,7 @@ field "$T/out" text >got
 head -n 3 clean.jsonl >want.jsonl
 field want.jsonl text >want
 same got want "the first 3 documents' text"
-ex bpe-encode.1 "printf '{\"text\":\"Hello world\"}\\n' | bpe-encode -q | od -An -tu2 -j20"
+ex bpe-encode.1 "printf '{\"text\":\"Hello world\"}\\n' | bpe-encode -q | od -An -tu2 -j20 -N4"
 shown exact
 ex owt-tok.5 "printf '{\"text\":\"Hello world\"}\\n' | bpe-encode -q --append-eod | od -An -tx1"
 shown exact
@@ -279,6 +282,17 @@ run idx-pack --check data/owt
 like "$T/out" ': ok: 5 sequences, 5 documents' "the joined streams hold both shards' documents"
 
 # --- idx-pack(1): look at a dataset, pack and merge shards.
+# A dead writer: no dataset is published (the page's "..." is yajl's words).
+printf '{"text":"Hello world"}\n{"text":\n' >bad.jsonl
+mv data/owt.bin data/owt.bin.keep && mv data/owt.idx data/owt.idx.keep
+EX_NOE=1 ex owt-tok.5 'bpe-encode bad.jsonl | idx-pack -o data/owt; echo $?'
+is "$(cat "$T/out")" 1 "$what: idx-pack's status is 1"
+like "$T/err" '^bpe-encode: bad\.jsonl:2: invalid JSON: ' "$what: bpe-encode names the bad line"
+is "$(grep '^idx-pack: ' "$T/err")" "$(sed -n 2p "$T/want")" "$what: idx-pack's message is the page's"
+[ ! -e data/owt.bin ] && [ ! -e data/owt.idx ] && [ -z "$(ls data | grep tmp)" ] &&
+    ok "$what: nothing published" || not_ok "$what: nothing published"
+mv data/owt.bin.keep data/owt.bin && mv data/owt.idx.keep data/owt.idx
+
 ex idx-pack.1 'idx-pack --info data/owt'
 like "$T/out" '"documents":5,' "--info counts the documents"
 grep '^{"text"' "$T/out" >cat.jsonl

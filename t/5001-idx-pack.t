@@ -245,9 +245,15 @@ bad_input "a missing input" "cannot open 'nosuch.tok': No such file or directory
 mkdir adir
 bad_input "a directory as input" "cannot read 'adir': a directory" adir
 bad_input "a directory as standard input" "cannot read '<stdin>': a directory" <adir
-run idx-pack -o nodir/x a.tok
-is "$rc" 3 "an output directory that does not exist exits 3"
-is "$(cat err)" "idx-pack: cannot create a temporary file for 'nodir/x.bin': No such file or directory" "the output is named"
+umask_dir_mode() { printf '%o\n' $((0777 & ~$(umask))); }
+run idx-pack -o nodir/sub/x a.tok
+is "$rc:$(stat -c %a nodir/sub)" 0:$(umask_dir_mode) "an output directory that does not exist is made, as mkdir -p would"
+idx-pack -q -o ref a.tok
+same nodir/sub/x.bin ref.bin "the dataset is written there"
+touch afile
+run idx-pack -o afile/x a.tok
+is "$rc" 3 "an output 'directory' that is a file exits 3"
+is "$(cat err)" "idx-pack: cannot create 'afile': Not a directory" "the file is named"
 
 # Bad datasets: truncated, corrupt and foreign files, for every reader.
 # Each is exit 1 with the first violation named.
