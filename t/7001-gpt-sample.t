@@ -79,6 +79,8 @@ for l in open(sys.argv[1]):
     if r["tokens"]:
         assert abs(math.exp(r["nll"]) - r["ppl"]) <= 1e-6 * r["ppl"], r
 ' scored.jsonl && ok "ppl is exp(nll)" || not_ok "ppl is exp(nll)"
+# int8 moves these nll by about 3e-5 of their value; a broken scale (the
+# weights halved) by 1e-3: the bound is between.
 run $g --score --int8 --sample-input-file texts.jsonl
 "$py" -c '
 import json, sys
@@ -86,8 +88,8 @@ a = [json.loads(l) for l in open(sys.argv[1])]
 b = [json.loads(l) for l in open(sys.argv[2])]
 for x, y in zip(a, b):
     if x["tokens"]:
-        assert abs(x["nll"] - y["nll"]) < 0.01 * x["nll"] and x["nll"] != y["nll"], (x["nll"], y["nll"])
-' scored.jsonl out && ok "--int8 scores within 1% of fp32" || not_ok "--int8 scores within 1% of fp32"
+        assert abs(x["nll"] - y["nll"]) < 5e-4 * x["nll"] and x["nll"] != y["nll"], (x["nll"], y["nll"])
+' scored.jsonl out && ok "--int8 scores within 0.05% of fp32" || not_ok "--int8 scores within 0.05% of fp32"
 
 # A Hugging Face directory, as a download lays it out.
 if [ $torch = yes ]; then
