@@ -16,10 +16,11 @@ saves it, in several of its layouts, under DIR:
   v1/      checkpoint_version 1.0: QKV rows [heads, head_dim, 3], the older
            '.attention.' names
   v0/      no checkpoint_version (Megatron reads 0): QKV rows [3, heads,
-           head_dim], 'transformer' for 'encoder', '.attention.'
+           head_dim], 'transformer' for 'encoder', '.attention.', in
+           torch's format from before 1.6 (not a zip)
   tp2/     two tensor-parallel ranks, version 3.0, fp16 weights, vocabulary
            padded to 50432
-  tp2v0/   two ranks at version 0 (fp32), whose QKV order is per rank
+  tp2v0/   two ranks at version 0, whose QKV order is per rank, bfloat16
   pp2/     a pipeline-parallel layout (mp_rank_00_000, mp_rank_00_001)
   bare.pt  the model's state dict alone (version 3.0's order, no args)
   other.pt a torch file that is no checkpoint
@@ -33,7 +34,8 @@ say 3 layers), tp2.pt (rank 0's file alone), version.pt
 (checkpoint_version 1.5), missing.pt (no layers.0.mlp.dense_4h_to_h.bias),
 untied.pt (an output_layer).
 
-The GPT-2-sized layouts hold the same weights, all exact in fp16, so each converts
+The GPT-2-sized layouts hold the same weights, all exact in fp16 and in
+bfloat16, so each converts
 to the same model.safetensors. Their scale makes every part of the model
 matter: a wrong QKV order or the padding rows left in the softmax move
 the loss by far more than 1e-4.
@@ -93,8 +95,9 @@ def weights(dims):
     g = torch.Generator().manual_seed(1234)
     C, V = dims["hidden"], dims["vocab"]
 
-    def r(*shape, std=1.0, mean=0.0):
-        return (torch.randn(*shape, generator=g) * std + mean).half().float()
+    def r(*shape, std=1.0, mean=0.0):	# exact in bfloat16 and in fp16
+        t = (torch.randn(*shape, generator=g) * std + mean).bfloat16().float()
+        return t.masked_fill(t.abs() < 2 ** -12, 0.0)
 
     w = {"word": r(padded(V, 2), C, std=0.3), "pos": r(dims["positions"], C, std=0.3)}
     # The padding rows, large: left in the softmax they would take most of it.
@@ -181,13 +184,14 @@ def checkpoint(dims, tp, rank, version, dtype, fake, **over):
     return ck
 
 
-def save(d, tp, version, dtype, fake, dims=GPT2, ranks=None):
+def save(d, tp, version, dtype, fake, dims=GPT2, ranks=None, legacy=False):
     it = os.path.join(d, "iter_0000010")
     for rank in range(tp) if ranks is None else ranks:
         rd = os.path.join(it, "mp_rank_%02d" % rank)
         os.makedirs(rd)
         torch.save(checkpoint(dims, tp, rank, version, dtype, fake),
-                   os.path.join(rd, "model_optim_rng.pt"))
+                   os.path.join(rd, "model_optim_rng.pt"),
+                   _use_new_zipfile_serialization=not legacy)
     with open(os.path.join(d, "latest_checkpointed_iteration.txt"), "w") as f:
         f.write("10")
 
@@ -217,9 +221,9 @@ def make(d):
     fake = fake_megatron()
     save(os.path.join(d, "v3"), 1, 3.0, torch.float32, fake)
     save(os.path.join(d, "v1"), 1, 1.0, torch.float32, fake)
-    save(os.path.join(d, "v0"), 1, 0, torch.float32, fake)
+    save(os.path.join(d, "v0"), 1, 0, torch.float32, fake, legacy=True)
     save(os.path.join(d, "tp2"), 2, 3.0, torch.float16, fake)
-    save(os.path.join(d, "tp2v0"), 2, 0, torch.float32, fake)
+    save(os.path.join(d, "tp2v0"), 2, 0, torch.bfloat16, fake)
     for s in ("000", "001"):
         rd = os.path.join(d, "pp2", "iter_0000010", "mp_rank_00_" + s)
         os.makedirs(rd)
