@@ -181,6 +181,7 @@ install: all
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 	    $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7
 	cp $(BINS) $(DESTDIR)$(BINDIR)/
+	cp contrib/megatron-to-owt $(DESTDIR)$(BINDIR)/
 	cp man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	cp man/*.5 $(DESTDIR)$(MANDIR)/man5/
 	cp man/*.7 $(DESTDIR)$(MANDIR)/man7/
@@ -188,7 +189,7 @@ install: all
 	    cp -R data/. $(DESTDIR)$(DATADIR)/; fi
 
 uninstall:
-	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(PROGS))
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(PROGS) megatron-to-owt)
 	for f in man/*.[157]; do \
 	    s=$${f##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$${f#man/}; done
 	rm -rf $(DESTDIR)$(DATADIR)

@@ -76,6 +76,14 @@ for c in "v1 ck/v1/iter_0000010 1.0 1 50304" \
 	    "$1: the summary"
 	same o/v3/model.safetensors "o/$1/model.safetensors" "$1 gives the same weights"
 done
+mkdir -p rel/release/mp_rank_00 && printf release >rel/latest_checkpointed_iteration.txt &&
+    cp ck/payload.pt rel/release/mp_rank_00/model_optim_rng.pt
+run m2o --vocab-size 100 rel o/rel
+is "$rc:$(cat "$T/err")" "0:megatron-to-owt: o/rel: iteration 10, checkpoint version 3.0, 1 tensor-parallel rank: 1 layer, hidden 8, 2 heads, 16 positions, vocabulary 100 of 128 rows" \
+    "a release checkpoint converts"
+run m2o -q --vocab-size 100 rel/release/mp_rank_00 o/rank
+is "$rc" 0 "a rank directory converts"
+same o/rel/model.safetensors o/rank/model.safetensors "to the same weights"
 fails 1 "^megatron-to-owt: ck/bare.pt: no args to give the number of attention heads: say it with --num-attention-heads$" \
     "a bare state dict without --num-attention-heads" m2o ck/bare.pt o/bare
 run m2o -q --num-attention-heads 4 ck/bare.pt o/bare
