@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "blas.h"
-#include "generate.h"
+#include "gen.h"
 #include "gpt.h"
 #include "util.h"
 #include "unit.h"
