@@ -10,9 +10,9 @@
 
 #include "blas.h"
 #include "ckpt.h"
-#include "gpt_device.h"
 #include "gpt.h"
 #include "gpt_data.h"
+#include "gpt_device.h"
 #include "tjson.h"
 #include "train.h"
 #include "util.h"

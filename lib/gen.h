@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "gpt.h"
+#include "gpt_infer.h"
 
 /*
  * Sampling as Megatron-LM v2.5's generate_samples_gpt.py does it: the
