@@ -47,7 +47,7 @@ static const char options_help[] =
 #define KEEP ((size_t)64 << 10)
 #define MAXKEYS 64
 
-/* Counters for the summary; the first BAD_NREASONS are bad_name[]. */
+/* Counters for the summary; the first BAD_NREASONS are input_bad_name[]. */
 enum {
 	C_FIELD = BAD_NREASONS,	/* a key missing, or not a string */
 	C_EMPTY,		/* an empty document, without --append-eod */
@@ -315,7 +315,7 @@ summary(double secs)
 	size_t i;
 
 	for (i = 1; i < C_NCOUNT; i++)
-		count[i].name = i < BAD_NREASONS ? bad_name[i] :
+		count[i].name = i < BAD_NREASONS ? input_bad_name[i] :
 		    i == C_FIELD ? "missing or non-string field" :
 		    i == C_EMPTY ? "empty document" :
 		    i == C_TRUNC ? "bad token stream" : "not UTF-8 text";

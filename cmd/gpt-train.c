@@ -10,9 +10,9 @@
 
 #include "blas.h"
 #include "ckpt.h"
-#include "device.h"
 #include "gpt.h"
-#include "gptdata.h"
+#include "gpt_data.h"
+#include "gpt_device.h"
 #include "tjson.h"
 #include "train.h"
 #include "util.h"
@@ -295,13 +295,13 @@ static int
 decay_style(const char *s)
 {
 	if (strcmp(s, "constant") == 0)
-		return LR_CONSTANT;
+		return SCHEDULE_CONSTANT;
 	if (strcmp(s, "linear") == 0)
-		return LR_LINEAR;
+		return SCHEDULE_LINEAR;
 	if (strcmp(s, "cosine") == 0)
-		return LR_COSINE;
+		return SCHEDULE_COSINE;
 	if (strcmp(s, "inverse-square-root") == 0)
-		return LR_INVSQRT;
+		return SCHEDULE_INVSQRT;
 	owt_die(XUSAGE, "--lr-decay-style: '%s' is not constant, linear, "
 	    "cosine or inverse-square-root", s);
 }
@@ -664,8 +664,8 @@ main(int argc, char **argv)
 	if (o.min_lr > o.lr)
 		owt_die(XUSAGE, "--min-lr %g%s is above --lr %g", o.min_lr,
 		    GIVEN("min-lr") ? "" : " (the default)", o.lr);
-	if (tr.lr.warmup >= tr.lr.decay && tr.lr.style != LR_CONSTANT &&
-	    tr.lr.style != LR_INVSQRT)
+	if (tr.lr.warmup >= tr.lr.decay && tr.lr.style != SCHEDULE_CONSTANT &&
+	    tr.lr.style != SCHEDULE_INVSQRT)
 		owt_die(XUSAGE, "the warmup (%" PRIu64 " samples) must be "
 		    "shorter than the decay (%" PRIu64 " samples)",
 		    tr.lr.warmup, tr.lr.decay);
@@ -718,7 +718,7 @@ main(int argc, char **argv)
 	if (dev.prec != GPT_FP16)
 		tr.st.loss_scale = 0;
 	else if (tr.st.loss_scale == 0)
-		scaler_start(&tr.scaler, &tr.st, o.initial_scale);
+		train_scaler_start(&tr.scaler, &tr.st, o.initial_scale);
 	train_init(&tr);
 	args_text = args_json();
 

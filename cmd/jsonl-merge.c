@@ -31,7 +31,7 @@ static const char options_help[] =
     "      --tmpdir dir     where --shuffle spills ($TMPDIR or /tmp)\n"
     "      --version        print the version and exit\n";
 
-/* Counters for the summary; the first BAD_NREASONS are bad_name[]. */
+/* Counters for the summary; the first BAD_NREASONS are input_bad_name[]. */
 enum {
 	C_MISSING = BAD_NREASONS,	/* JSONL record without the text field */
 	C_EMPTYFILE,
@@ -276,7 +276,7 @@ summary(double secs)
 	size_t i;
 
 	for (i = 1; i < C_NCOUNT; i++)
-		count[i].name = i < BAD_NREASONS ? bad_name[i] :
+		count[i].name = i < BAD_NREASONS ? input_bad_name[i] :
 		    i == C_MISSING ? "missing text field" : "empty file";
 	fprintf(stderr, "%s: %llu records from %llu files, %.1f MB in %.2f s",
 	    owt_prog, nout, nfiles, (double)nbytes / 1e6, secs);

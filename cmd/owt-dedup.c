@@ -57,7 +57,7 @@ static const char *const stage_name[S_N + 1] = {
 /* Why a document is dropped: counted in the summary, named in the report. */
 enum {
 	R_KEPT,
-	/* 1 .. BAD_NREASONS - 1: bad records, named by bad_name[] */
+	/* 1 .. BAD_NREASONS - 1: bad records, named by input_bad_name[] */
 	R_MISSING = BAD_NREASONS,
 	R_BADSIG, R_LISTED,
 	R_LANG, R_UNKNOWN, R_SHORT, R_EXACT, R_URL, R_NEAR, R_PIECES, R_EMPTY,
@@ -533,7 +533,7 @@ report_drop(const struct batch *b, const struct rec *r, long kept, double sim,
 	if (r->drop <= R_BADSIG) {
 		buf_printf(&rep, "{\"file\":%s,\"line\":%lu,\"stage\":\"input\","
 		    "\"reason\":\"%s\",\"error\":", file_json[r->file], r->lineno,
-		    r->drop < BAD_NREASONS ? bad_name[r->drop] : reason[r->drop].name);
+		    r->drop < BAD_NREASONS ? input_bad_name[r->drop] : reason[r->drop].name);
 		json_string(&rep, b->info.p + r->who, r->wholen);
 		buf_adds(&rep, "}\n");
 		return;
@@ -934,7 +934,8 @@ summary(double secs)
 	size_t i;
 
 	for (i = 1; i < R_N; i++)
-		count[i].name = i < BAD_NREASONS ? bad_name[i] : reason[i].name;
+		count[i].name = i < BAD_NREASONS ? input_bad_name[i] :
+		    reason[i].name;
 	for (i = 0; i < TF_NFIXES; i++)
 		fixcount[i].name = textfix_name[i];
 	fprintf(stderr, "%s: %llu documents in, %llu out; %.1f MB in %.2f s, "

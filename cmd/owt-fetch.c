@@ -20,6 +20,7 @@
 #include "par.h"
 #include "progress.h"
 #include "urlfilter.h"
+#include "urlset.h"
 #include "util.h"
 
 static const char usage_line[] =
@@ -63,7 +64,7 @@ static const char options_help[] =
 /*
  * One input line: a URL (or a file with --extract) and its record. url is
  * the URL as given, which the output and the log name; job.url is what is
- * fetched, its normal form (url_normalize), the same string when equal.
+ * fetched, its normal form (urlfilter_normalize), the same string when equal.
  */
 struct item {
 	struct crawl_job job;
@@ -554,7 +555,8 @@ filtered(struct item *it)
 	}
 	reasons[r].n++;
 	it->job.outcome = CR_FILTERED;
-	snprintf(it->job.error, sizeof it->job.error, "%s", url_reason[r]);
+	snprintf(it->job.error, sizeof it->job.error, "%s",
+	    urlfilter_reason[r]);
 	put(it);
 	return 1;
 }
@@ -649,7 +651,7 @@ summary(double secs)
 	for (i = 0; i < CR_NOUTCOMES; i++)
 		count[i].name = crawl_outcome[i];
 	for (i = 0; i < URL_NREASONS; i++)
-		reasons[i].name = url_reason[i];
+		reasons[i].name = urlfilter_reason[i];
 	fprintf(stderr, "%s: %llu URLs in %.1f s (%.1f/s), %.1f MB of pages",
 	    owt_prog, nfinished, secs, secs > 0 ? nfinished / secs : 0,
 	    nbytes / 1e6);

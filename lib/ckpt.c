@@ -8,19 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "ckpt.h"
 #include "outfile.h"
+#include "safetensors.h"
 #include "tjson.h"
-#include "utf8.h"
 #include "util.h"
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "safetensors are little-endian; this code assumes a little-endian host"
-#endif
 
 #define LATEST "latest_checkpointed_iteration.txt"
 
@@ -114,352 +109,6 @@ static int
 rm_rf(const char *path)
 {
 	return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/* safetensors */
-
-/* Every dtype of the safetensors format; only F32, F16 and BF16 are read. */
-static const struct {
-	const char *name;
-	int dtype;
-	size_t size;
-} st_types[] = {
-	{ "F32", ST_F32, 4 }, { "F16", ST_F16, 2 }, { "BF16", ST_BF16, 2 },
-	{ "BOOL", -1, 1 }, { "U8", -1, 1 }, { "I8", -1, 1 },
-	{ "F8_E5M2", -1, 1 }, { "F8_E4M3", -1, 1 }, { "F8_E8M0", -1, 1 },
-	{ "I16", -1, 2 }, { "U16", -1, 2 }, { "I32", -1, 4 }, { "U32", -1, 4 },
-	{ "F64", -1, 8 }, { "I64", -1, 8 }, { "U64", -1, 8 },
-};
-
-/* The safetensors library's limit on the header. */
-#define ST_MAX_HEADER 100000000
-
-static int
-by_offset(const void *a, const void *b)
-{
-	const struct st_tensor *x = a, *y = b;
-
-	if (x->begin != y->begin)
-		return x->begin < y->begin ? -1 : 1;
-	if (x->end != y->end)
-		return x->end < y->end ? -1 : 1;
-	return 0;
-}
-
-static int
-by_name(const void *a, const void *b)
-{
-	return strcmp((*(struct st_tensor *const *)a)->name,
-	    (*(struct st_tensor *const *)b)->name);
-}
-
-/* One header entry into t; 0, or -1 with err. */
-static int
-st_entry(const struct tjson *v, struct st_tensor *t, size_t dsize,
-    const char *path, char *err, size_t errsize, int *code)
-{
-	const struct tjson *dt, *sh, *off;
-	size_t j, k, elsize = 0, nbytes;
-	double b, e;
-
-	dt = tjson_get(v, "dtype");
-	sh = tjson_get(v, "shape");
-	off = tjson_get(v, "data_offsets");
-	if (dt == NULL || dt->type != TJ_STRING || sh == NULL ||
-	    sh->type != TJ_ARRAY || off == NULL || off->type != TJ_ARRAY ||
-	    off->nkids != 2)
-		return data_err(err, errsize, code, path, "bad safetensors "
-		    "entry '%s'", v->key);
-	t->name = v->key;
-	t->dtype = -1;
-	for (k = 0; k < sizeof st_types / sizeof *st_types; k++)
-		if (strcmp(dt->str, st_types[k].name) == 0) {
-			t->dtype = st_types[k].dtype;
-			elsize = st_types[k].size;
-		}
-	if (elsize == 0)
-		return data_err(err, errsize, code, path, "tensor '%s' has "
-		    "an unknown dtype '%s'", v->key, dt->str);
-	if (sh->nkids > ST_MAXRANK)
-		return data_err(err, errsize, code, path, "tensor '%s' has "
-		    "rank %zu, more than %d", v->key, sh->nkids, ST_MAXRANK);
-	t->rank = (int)sh->nkids;
-	t->nelem = 1;
-	for (j = 0; j < sh->nkids; j++) {
-		double d = sh->kids[j].num;
-
-		if (sh->kids[j].type != TJ_NUMBER || d < 0 || d >= 0x1p53 ||
-		    d != floor(d))
-			return data_err(err, errsize, code, path, "bad shape of "
-			    "'%s'", v->key);
-		t->shape[j] = (int64_t)d;
-		if (__builtin_mul_overflow(t->nelem, (size_t)d, &t->nelem))
-			return data_err(err, errsize, code, path, "the shape "
-			    "of '%s' overflows", v->key);
-	}
-	if (__builtin_mul_overflow(t->nelem, elsize, &nbytes))
-		return data_err(err, errsize, code, path, "the shape of '%s' "
-		    "overflows", v->key);
-	b = off->kids[0].num;
-	e = off->kids[1].num;
-	if (off->kids[0].type != TJ_NUMBER || off->kids[1].type != TJ_NUMBER ||
-	    b < 0 || e < b || b != floor(b) || e != floor(e) || e >= 0x1p53)
-		return data_err(err, errsize, code, path, "bad data_offsets "
-		    "of '%s'", v->key);
-	if (e > (double)dsize)
-		return data_err(err, errsize, code, path, "data of '%s' is "
-		    "outside the file (truncated?)", v->key);
-	t->begin = (size_t)b;
-	t->end = (size_t)e;
-	if (t->end - t->begin != nbytes)
-		return data_err(err, errsize, code, path, "data of '%s' does "
-		    "not match its shape", v->key);
-	return 0;
-}
-
-/*
- * The safetensors library's rules: the header at most ST_MAX_HEADER bytes
- * of UTF-8 JSON; every dtype known; each tensor's bytes its shape times
- * its dtype's size; sorted by offset, the tensors' data follows one
- * another with no gap and no overlap and ends where the file ends.
- */
-static int
-st_parse(struct st_file *f, const char *path, char *err, size_t errsize,
-    int *code)
-{
-	uint64_t hlen = 0;
-	const unsigned char *data;
-	struct st_tensor *sorted = NULL, **names = NULL;
-	size_t dsize, i, nt = 0, at;
-	char jerr[128];
-	int r = -1;
-
-	if (f->size < 8)
-		return data_err(err, errsize, code, path, "not a safetensors "
-		    "file (%zu bytes)", f->size);
-	for (i = 0; i < 8; i++)
-		hlen |= (uint64_t)f->map[i] << (8 * i);
-	if (hlen > ST_MAX_HEADER)
-		return data_err(err, errsize, code, path, "not a safetensors "
-		    "file (header size %" PRIu64 ")", hlen);
-	if (hlen > f->size - 8)
-		return data_err(err, errsize, code, path, "truncated: the "
-		    "header needs %" PRIu64 " bytes, the file has %zu", hlen + 8,
-		    f->size);
-	if (utf8_valid((const char *)f->map + 8, hlen) != hlen)
-		return data_err(err, errsize, code, path, "bad safetensors "
-		    "header: not UTF-8");
-	f->hdr = tjson_parse((const char *)f->map + 8, hlen, jerr, sizeof jerr);
-	if (f->hdr == NULL || f->hdr->type != TJ_OBJECT)
-		return data_err(err, errsize, code, path, "bad safetensors "
-		    "header: %s", f->hdr ? "not an object" : jerr);
-	data = f->map + 8 + hlen;
-	dsize = f->size - 8 - hlen;
-	f->t = xcalloc(f->hdr->nkids + 1, sizeof *f->t);
-	for (i = 0; i < f->hdr->nkids; i++) {
-		const struct tjson *v = &f->hdr->kids[i];
-
-		if (strcmp(v->key, "__metadata__") == 0)
-			continue;
-		if (st_entry(v, &f->t[nt], dsize, path, err, errsize, code) < 0)
-			return -1;
-		f->t[nt].data = data + f->t[nt].begin;
-		nt++;
-	}
-	f->n = nt;
-	sorted = xcalloc(nt + 1, sizeof *sorted);
-	names = xcalloc(nt + 1, sizeof *names);
-	memcpy(sorted, f->t, nt * sizeof *sorted);
-	qsort(sorted, nt, sizeof *sorted, by_offset);
-	for (at = 0, i = 0; i < nt; i++) {
-		if (sorted[i].begin < at) {
-			data_err(err, errsize, code, path, "data of '%s' "
-			    "overlaps that of '%s'", sorted[i].name,
-			    sorted[i - 1].name);
-			goto out;
-		}
-		if (sorted[i].begin > at) {
-			data_err(err, errsize, code, path, "a gap in the data: "
-			    "bytes %zu to %zu before '%s' belong to no tensor",
-			    at, sorted[i].begin, sorted[i].name);
-			goto out;
-		}
-		at = sorted[i].end;
-	}
-	if (at != dsize) {
-		data_err(err, errsize, code, path, "%zu bytes after the last "
-		    "tensor's data", dsize - at);
-		goto out;
-	}
-	for (i = 0; i < nt; i++)
-		names[i] = &f->t[i];
-	qsort(names, nt, sizeof *names, by_name);
-	for (i = 1; i < nt; i++)
-		if (strcmp(names[i]->name, names[i - 1]->name) == 0) {
-			data_err(err, errsize, code, path, "tensor '%s' appears "
-			    "twice", names[i]->name);
-			goto out;
-		}
-	r = 0;
-out:
-	free(sorted);
-	free(names);
-	return r;
-}
-
-int
-st_open(struct st_file *f, const char *path, char *err, size_t errsize,
-    int *code)
-{
-	struct stat st;
-	int fd;
-
-	memset(f, 0, sizeof *f);
-	if ((fd = open(path, O_RDONLY)) < 0) {
-		if (errno == ENOENT) {
-			snprintf(err, errsize, "%s: no such file", path);
-			*code = XDATA;
-			return -1;
-		}
-		return sys_err(err, errsize, code, path, "cannot open");
-	}
-	if (fstat(fd, &st) < 0) {
-		sys_err(err, errsize, code, path, "cannot stat");
-		close(fd);
-		return -1;
-	}
-	f->size = (size_t)st.st_size;
-	if (f->size > 0) {
-		f->map = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (f->map == MAP_FAILED) {
-			f->map = NULL;
-			sys_err(err, errsize, code, path, "cannot map");
-			close(fd);
-			return -1;
-		}
-	}
-	close(fd);
-	if (st_parse(f, path, err, errsize, code) < 0) {
-		st_close(f);
-		return -1;
-	}
-	return 0;
-}
-
-const struct st_tensor *
-st_find(const struct st_file *f, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < f->n; i++)
-		if (strcmp(f->t[i].name, name) == 0)
-			return &f->t[i];
-	return NULL;
-}
-
-static float
-half_to_f32(uint16_t h)
-{
-	uint32_t sign = (uint32_t)(h >> 15) << 31, e = h >> 10 & 0x1f;
-	uint32_t mant = h & 0x3ff, bits;
-	float f;
-
-	if (e == 0x1f) {
-		bits = sign | 0x7f800000 | mant << 13;
-	} else if (e != 0) {
-		bits = sign | (e + 112) << 23 | mant << 13;
-	} else {
-		f = ldexpf((float)mant, -24);
-		return sign ? -f : f;
-	}
-	memcpy(&f, &bits, 4);
-	return f;
-}
-
-void
-st_to_f32(const struct st_tensor *t, float *out)
-{
-	size_t i;
-	uint16_t h;
-	uint32_t u;
-
-	if (t->dtype == ST_F32) {
-		memcpy(out, t->data, t->nelem * sizeof *out);
-		return;
-	}
-	for (i = 0; i < t->nelem; i++) {
-		memcpy(&h, t->data + 2 * i, 2);
-		if (t->dtype == ST_F16) {
-			out[i] = half_to_f32(h);
-		} else {
-			u = (uint32_t)h << 16;
-			memcpy(&out[i], &u, 4);
-		}
-	}
-}
-
-void
-st_close(struct st_file *f)
-{
-	if (f->map)
-		munmap(f->map, f->size);
-	free(f->t);
-	tjson_free(f->hdr);
-	memset(f, 0, sizeof *f);
-}
-
-int
-st_write(const char *path, const char *meta, const struct st_out *t, size_t n,
-    char *err, size_t errsize)
-{
-	struct buf h = { 0 };
-	size_t i, off = 0, nelem, pad;
-	unsigned char len[8];
-	int fd, r = -1;
-
-	buf_printf(&h, "{\"__metadata__\":{\"format\":\"pt\"%s%s}",
-	    meta ? "," : "", meta ? meta : "");
-	for (i = 0; i < n; i++) {
-		nelem = (size_t)t[i].shape[0] * (t[i].rank > 1 ? (size_t)t[i].shape[1] : 1);
-		buf_printf(&h, ",\"%s\":{\"dtype\":\"F32\",\"shape\":[%" PRId64,
-		    t[i].name, t[i].shape[0]);
-		if (t[i].rank > 1)
-			buf_printf(&h, ",%" PRId64, t[i].shape[1]);
-		buf_printf(&h, "],\"data_offsets\":[%zu,%zu]}", off,
-		    off + nelem * 4);
-		off += nelem * 4;
-	}
-	buf_addc(&h, '}');
-	for (pad = (8 - h.len % 8) % 8; pad > 0; pad--)
-		buf_addc(&h, ' ');
-	for (i = 0; i < 8; i++)
-		len[i] = (unsigned char)((uint64_t)h.len >> (8 * i));
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-	    0666)) < 0) {
-		sys_err(err, errsize, NULL, path, "cannot create");
-		goto out;
-	}
-	if (outfile_write_all(fd, len, 8) < 0 ||
-	    outfile_write_all(fd, h.p, h.len) < 0)
-		goto werr;
-	for (i = 0; i < n; i++) {
-		nelem = (size_t)t[i].shape[0] * (t[i].rank > 1 ? (size_t)t[i].shape[1] : 1);
-		if (outfile_write_all(fd, t[i].data, nelem * 4) < 0)
-			goto werr;
-	}
-	if (close(fd) < 0) {
-		fd = -1;
-		goto werr;
-	}
-	r = 0;
-	goto out;
-werr:
-	sys_err(err, errsize, NULL, path, "write error");
-	if (fd >= 0)
-		close(fd);
-out:
-	buf_free(&h);
-	return r;
 }
 
 /* config.json */
@@ -604,11 +253,12 @@ out:
 
 /* Model and optimizer tensors */
 
-struct st_out *
+struct safetensors_out *
 ckpt_tensors(const struct gpt *m, const float *buf, const char *pre, size_t *n)
 {
 	const struct gpt_config *c = &m->cfg;
-	struct st_out *t = xcalloc((size_t)GPT_NPARAM * c->nlayer, sizeof *t);
+	struct safetensors_out *t = xcalloc((size_t)GPT_NPARAM * c->nlayer,
+	    sizeof *t);
 	char name[80];
 	int k, l;
 
@@ -618,7 +268,7 @@ ckpt_tensors(const struct gpt *m, const float *buf, const char *pre, size_t *n)
 		int nl = g->layered ? c->nlayer : 1;
 
 		for (l = 0; l < nl; l++) {
-			struct st_out *o = &t[(*n)++];
+			struct safetensors_out *o = &t[(*n)++];
 
 			gpt_param_name(name, sizeof name, k, l, 1);
 			snprintf(o->name, sizeof o->name, "%s%s", pre, name);
@@ -635,7 +285,7 @@ static int
 save_files(const char *tmp, struct gpt *m, const struct train_state *st,
     const char *args_json, int with_optim, char *err, size_t errsize)
 {
-	struct st_out *t, *t2;
+	struct safetensors_out *t, *t2;
 	struct buf b = { 0 };
 	char path[4200], meta[64];
 	float *host = xmalloc(m->nparams * sizeof *host);
@@ -647,7 +297,7 @@ save_files(const char *tmp, struct gpt *m, const struct train_state *st,
 	gpt_get(m, GPT_PARAMS, host);
 	t = ckpt_tensors(m, host, "", &n);
 	snprintf(path, sizeof path, "%s/model.safetensors", tmp);
-	if (st_write(path, NULL, t, n, err, errsize) < 0)
+	if (safetensors_write(path, NULL, t, n, err, errsize) < 0)
 		goto out;
 	cfg = ckpt_config_json(&m->cfg);
 	snprintf(path, sizeof path, "%s/config.json", tmp);
@@ -670,7 +320,7 @@ save_files(const char *tmp, struct gpt *m, const struct train_state *st,
 		free(t2);
 		snprintf(meta, sizeof meta, "\"step\":\"%" PRIu64 "\"", m->step);
 		snprintf(path, sizeof path, "%s/optimizer.safetensors", tmp);
-		if (st_write(path, meta, t, 2 * n, err, errsize) < 0)
+		if (safetensors_write(path, meta, t, 2 * n, err, errsize) < 0)
 			goto out;
 	}
 	buf_printf(&b, "{\n  \"format\": \"owt gpt-train 1\",\n"
@@ -982,11 +632,12 @@ shape_str(char *s, size_t size, int rank, const int64_t *d)
  * from config.json, so a mismatch names it.
  */
 static int
-load_tensors(const struct st_file *f, const char *file, const struct gpt *m,
-    float *buf, const char *pre, char *err, size_t errsize, int *code)
+load_tensors(const struct safetensors_file *f, const char *file,
+    const struct gpt *m, float *buf, const char *pre, char *err,
+    size_t errsize, int *code)
 {
 	const struct gpt_config *c = &m->cfg;
-	const struct st_tensor *st;
+	const struct safetensors_tensor *st;
 	char name[128], alt[128], full[160], got[160], exp[64];
 	int k, l, j, ok;
 
@@ -1001,9 +652,9 @@ load_tensors(const struct st_file *f, const char *file, const struct gpt *m,
 			gpt_param_name(name, sizeof name, k, l, 1);
 			gpt_param_name(alt, sizeof alt, k, l, 0);
 			snprintf(full, sizeof full, "%s%s", pre, name);
-			if ((st = st_find(f, full)) == NULL) {
+			if ((st = safetensors_find(f, full)) == NULL) {
 				snprintf(full, sizeof full, "%s%s", pre, alt);
-				st = st_find(f, full);
+				st = safetensors_find(f, full);
 			}
 			if (st == NULL && g->layered)
 				return data_err(err, errsize, code, file,
@@ -1026,8 +677,8 @@ load_tensors(const struct st_file *f, const char *file, const struct gpt *m,
 				    full, got, exp);
 			}
 			if (buf)
-				st_to_f32(st, buf + g->off + (size_t)l *
-				    (g->n / nl));
+				safetensors_to_f32(st, buf + g->off +
+				    (size_t)l * (g->n / nl));
 		}
 	}
 	for (j = 0; j < (int)f->n; j++) {
@@ -1051,7 +702,7 @@ ckpt_check_model(const char *path, const struct gpt_config *c, char *err,
 {
 	struct gpt_config cc = *c;
 	struct gpt m;
-	struct st_file f;
+	struct safetensors_file f;
 	char file[4096], why[256];
 	int r;
 
@@ -1061,10 +712,10 @@ ckpt_check_model(const char *path, const struct gpt_config *c, char *err,
 	if (gpt_layout(&m, &cc, why, sizeof why) < 0)
 		return data_err(err, errsize, code, file, "%s", why);
 	snprintf(file, sizeof file, "%s/model.safetensors", path);
-	if (st_open(&f, file, err, errsize, code) < 0)
+	if (safetensors_open(&f, file, err, errsize, code) < 0)
 		return -1;
 	r = load_tensors(&f, file, &m, NULL, "", err, errsize, code);
-	st_close(&f);
+	safetensors_close(&f);
 	return r;
 }
 
@@ -1072,13 +723,13 @@ int
 ckpt_load_model(const char *path, struct gpt *m, char *err, size_t errsize,
     int *code)
 {
-	struct st_file f;
+	struct safetensors_file f;
 	char file[4096];
 	float *host;
 	int r;
 
 	snprintf(file, sizeof file, "%s/model.safetensors", path);
-	if (st_open(&f, file, err, errsize, code) < 0)
+	if (safetensors_open(&f, file, err, errsize, code) < 0)
 		return -1;
 	if ((r = load_tensors(&f, file, m, NULL, "", err, errsize, code)) == 0) {
 		host = xcalloc(m->nparams, sizeof *host);
@@ -1087,7 +738,7 @@ ckpt_load_model(const char *path, struct gpt *m, char *err, size_t errsize,
 			gpt_put(m, GPT_PARAMS, host);
 		free(host);
 	}
-	st_close(&f);
+	safetensors_close(&f);
 	return r;
 }
 
@@ -1095,7 +746,7 @@ int
 ckpt_load_optim(const char *path, struct gpt *m, char *err, size_t errsize,
     int *code)
 {
-	struct st_file f;
+	struct safetensors_file f;
 	const struct tjson *step;
 	char file[4096], *end;
 	float *host;
@@ -1106,18 +757,18 @@ ckpt_load_optim(const char *path, struct gpt *m, char *err, size_t errsize,
 	snprintf(file, sizeof file, "%s/optimizer.safetensors", path);
 	if (stat(file, &sb) < 0 && errno == ENOENT)
 		return 1;
-	if (st_open(&f, file, err, errsize, code) < 0)
+	if (safetensors_open(&f, file, err, errsize, code) < 0)
 		return -1;
 	step = tjson_get(tjson_get(f.hdr, "__metadata__"), "step");
 	if (step == NULL || step->type != TJ_STRING) {
-		st_close(&f);
+		safetensors_close(&f);
 		return data_err(err, errsize, code, file, "no step in the "
 		    "metadata");
 	}
 	errno = 0;
 	nstep = strtoull(step->str, &end, 10);
 	if (*step->str < '0' || *step->str > '9' || *end != '\0' || errno) {
-		st_close(&f);
+		safetensors_close(&f);
 		return data_err(err, errsize, code, file, "bad step '%s' in "
 		    "the metadata", step->str);
 	}
@@ -1135,7 +786,7 @@ ckpt_load_optim(const char *path, struct gpt *m, char *err, size_t errsize,
 		free(host);
 		m->step = nstep;
 	}
-	st_close(&f);
+	safetensors_close(&f);
 	return r;
 }
 

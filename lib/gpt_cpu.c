@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "blas.h"
+#include "gemv.h"
 #include "gpt.h"
 #include "util.h"
 

@@ -13,7 +13,7 @@
 
 #define RAWSIZE (256u << 10)
 
-const char *const bad_name[BAD_NREASONS] = {
+const char *const input_bad_name[BAD_NREASONS] = {
 	"", "unreadable file", "read error", "corrupt compressed data",
 	"line too long", "empty line", "invalid UTF-8", "invalid JSON",
 	"not an object"

@@ -18,7 +18,7 @@
 
 enum { IN_PLAIN, IN_GZIP, IN_ZSTD };
 
-/* Why a file, line or record was rejected; bad_name[] names them in summaries. */
+/* Why a file, line or record was rejected; input_bad_name[] names them in summaries. */
 enum {
 	BAD_NONE,
 	BAD_OPEN,		/* the file cannot be opened */
@@ -31,7 +31,7 @@ enum {
 	BAD_NOTOBJECT,		/* valid JSON, but not an object */
 	BAD_NREASONS
 };
-extern const char *const bad_name[BAD_NREASONS];
+extern const char *const input_bad_name[BAD_NREASONS];
 
 struct input {
 	const char *name;	/* path, or "<stdin>"; used in messages */

@@ -4,85 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mt19937.h"
 #include "sampler.h"
 #include "util.h"
 
-void
-mt_seed(struct mt19937 *r, uint32_t seed)
-{
-	int i;
-
-	r->mt[0] = seed;
-	for (i = 1; i < 624; i++)
-		r->mt[i] = 1812433253u * (r->mt[i - 1] ^ (r->mt[i - 1] >> 30)) +
-		    (uint32_t)i;
-	r->i = 624;
-}
-
-uint32_t
-mt_next(struct mt19937 *r)
-{
-	uint32_t y;
-	int k;
-
-	if (r->i >= 624) {
-		for (k = 0; k < 624; k++) {
-			y = (r->mt[k] & 0x80000000u) |
-			    (r->mt[(k + 1) % 624] & 0x7fffffffu);
-			r->mt[k] = r->mt[(k + 397) % 624] ^ (y >> 1) ^
-			    (y & 1 ? 0x9908b0dfu : 0);
-		}
-		r->i = 0;
-	}
-	y = r->mt[r->i++];
-	y ^= y >> 11;
-	y ^= (y << 7) & 0x9d2c5680u;
-	y ^= (y << 15) & 0xefc60000u;
-	return y ^ (y >> 18);
-}
-
-/* numpy's legacy random_interval: uniform in [0, max] by masked rejection. */
-static uint64_t
-bounded(struct mt19937 *r, uint64_t max)
-{
-	uint64_t mask = max, v;
-
-	if (max == 0)
-		return 0;
-	mask |= mask >> 1;
-	mask |= mask >> 2;
-	mask |= mask >> 4;
-	mask |= mask >> 8;
-	mask |= mask >> 16;
-	mask |= mask >> 32;
-	if (max <= 0xffffffffu) {
-		while ((v = mt_next(r) & mask) > max)
-			;
-	} else {
-		do {
-			v = (uint64_t)mt_next(r) << 32;
-			v |= mt_next(r);
-		} while ((v &= mask) > max);
-	}
-	return v;
-}
-
-void
-mt_shuffle(struct mt19937 *r, void *a, size_t n, size_t size)
-{
-	unsigned char *p = a, t[8];
-	size_t i, j;
-
-	for (i = n > 0 ? n - 1 : 0; i > 0; i--) {
-		j = (size_t)bounded(r, i);
-		memcpy(t, p + i * size, size);
-		memcpy(p + i * size, p + j * size, size);
-		memcpy(p + j * size, t, size);
-	}
-}
-
 int
-split_parse(const char *s, double w[3])
+sampler_split_parse(const char *s, double w[3])
 {
 	int n = 0, i;
 	double sum = 0;
@@ -113,7 +40,8 @@ split_parse(const char *s, double w[3])
 }
 
 void
-split_ranges(const double w[3], uint64_t n, uint64_t begin[3], uint64_t end[3])
+sampler_split_ranges(const double w[3], uint64_t n, uint64_t begin[3],
+    uint64_t end[3])
 {
 	double c[4] = { 0 };
 	int i;
@@ -141,11 +69,11 @@ doc_epochs(uint32_t *doc, uint64_t begin, uint64_t end, int epochs,
 	for (e = 0; e < epochs; e++)
 		for (i = 0; i < n; i++)
 			doc[(uint64_t)e * n + i] = (uint32_t)(begin + i);
-	mt_shuffle(r, doc, (size_t)n * epochs, sizeof *doc);
+	mt19937_shuffle(r, doc, (size_t)n * epochs, sizeof *doc);
 }
 
 int
-gpt_index_build(struct gpt_index *x, seqlen_fn *len, void *arg,
+sampler_index_build(struct sampler_index *x, seqlen_fn *len, void *arg,
     uint64_t begin, uint64_t end, uint64_t num_samples, int L, uint32_t seed,
     char *err, size_t errsize)
 {
@@ -180,7 +108,7 @@ gpt_index_build(struct gpt_index *x, seqlen_fn *len, void *arg,
 		per_epoch = (T - 1) / L;
 		x->separate_last = last < (uint64_t)(0.80 * (double)per_epoch);
 	}
-	mt_seed(&r, seed);
+	mt19937_seed(&r, seed);
 	x->ndoc = E * (end - begin);
 	x->doc = xmalloc(x->ndoc * sizeof *x->doc);
 	if (x->separate_last) {
@@ -218,16 +146,16 @@ gpt_index_build(struct gpt_index *x, seqlen_fn *len, void *arg,
 	for (i = 0; i < ns; i++)
 		x->shuffle[i] = i;
 	if (x->separate_last) {
-		mt_shuffle(&r, x->shuffle, A, sizeof *x->shuffle);
-		mt_shuffle(&r, x->shuffle + A, ns - A, sizeof *x->shuffle);
+		mt19937_shuffle(&r, x->shuffle, A, sizeof *x->shuffle);
+		mt19937_shuffle(&r, x->shuffle + A, ns - A, sizeof *x->shuffle);
 	} else {
-		mt_shuffle(&r, x->shuffle, ns, sizeof *x->shuffle);
+		mt19937_shuffle(&r, x->shuffle, ns, sizeof *x->shuffle);
 	}
 	return 0;
 }
 
 void
-gpt_index_sample(const struct gpt_index *x, uint64_t i, seqlen_fn *len,
+sampler_index_sample(const struct sampler_index *x, uint64_t i, seqlen_fn *len,
     seqread_fn *read, void *arg, uint32_t *out)
 {
 	uint64_t j = x->shuffle[i], p0 = x->pos[j], p1 = x->pos[j + 1], p;
@@ -249,7 +177,7 @@ gpt_index_sample(const struct gpt_index *x, uint64_t i, seqlen_fn *len,
 }
 
 void
-gpt_index_free(struct gpt_index *x)
+sampler_index_free(struct sampler_index *x)
 {
 	free(x->doc);
 	free(x->pos);
@@ -259,13 +187,13 @@ gpt_index_free(struct gpt_index *x)
 }
 
 uint64_t
-blend_need(double w, uint64_t total)
+sampler_blend_need(double w, uint64_t total)
 {
 	return (uint64_t)ceil(ceil((double)total * w) * 1.005);
 }
 
 void
-blend_build(const double *w, int n, uint64_t total, uint16_t *didx,
+sampler_blend_build(const double *w, int n, uint64_t total, uint16_t *didx,
     uint64_t *sidx)
 {
 	uint64_t *used = xcalloc((size_t)n, sizeof *used), i;

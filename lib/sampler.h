@@ -7,30 +7,21 @@
 
 /*
  * Megatron-LM (megatron/core/datasets, notes/megatron-compat.md §3)
- * builds the training order with numpy's RandomState(seed), which is
- * MT19937 with init_genrand and a Fisher-Yates shuffle drawing masked
- * rejection samples. This file does the same in C, so a run sees the
- * samples in exactly the order Megatron would.
+ * builds the training order with numpy's RandomState(seed) (mt19937.h).
+ * This file does the same in C, so a run sees the samples in exactly the
+ * order Megatron would.
  */
-struct mt19937 {
-	uint32_t mt[624];
-	int i;
-};
-void mt_seed(struct mt19937 *r, uint32_t seed);
-uint32_t mt_next(struct mt19937 *r);
-/* numpy's RandomState.shuffle of n elements of size bytes (at most 8). */
-void mt_shuffle(struct mt19937 *r, void *a, size_t n, size_t size);
 
 /*
  * --split "969, 30, 1": the numbers in s, padded with 0 to three and
  * normalised. 0, or -1 when s has none or they sum to 0.
  */
-int split_parse(const char *s, double w[3]);
+int sampler_split_parse(const char *s, double w[3]);
 /*
  * Megatron-core's ranges of n sequences: split i is [begin[i], end[i]),
  * rounding half to even, empty where its weight is 0.
  */
-void split_ranges(const double w[3], uint64_t n, uint64_t begin[3],
+void sampler_split_ranges(const double w[3], uint64_t n, uint64_t begin[3],
     uint64_t end[3]);
 
 /* The length of sequence seq of a dataset. */
@@ -40,7 +31,7 @@ typedef void seqread_fn(void *arg, uint64_t seq, uint64_t off, size_t n,
     uint32_t *out);
 
 /* One split of one dataset, in Megatron's order. */
-struct gpt_index {
+struct sampler_index {
 	int L;			/* sequence length: a sample is L+1 tokens */
 	uint64_t nsamples;	/* samples available (at least those asked for) */
 	uint32_t *doc;		/* doc_idx: sequence ids, epoch after epoch, shuffled */
@@ -57,13 +48,13 @@ struct gpt_index {
  * tokens, seeded with seed. 0, or -1 with err (the split is empty or too
  * small for its samples: more than 2^32 document entries).
  */
-int gpt_index_build(struct gpt_index *x, seqlen_fn *len, void *arg,
+int sampler_index_build(struct sampler_index *x, seqlen_fn *len, void *arg,
     uint64_t begin, uint64_t end, uint64_t num_samples, int L, uint32_t seed,
     char *err, size_t errsize);
 /* Sample i < nsamples: L+1 token ids into out. */
-void gpt_index_sample(const struct gpt_index *x, uint64_t i, seqlen_fn *len,
-    seqread_fn *read, void *arg, uint32_t *out);
-void gpt_index_free(struct gpt_index *x);
+void sampler_index_sample(const struct sampler_index *x, uint64_t i,
+    seqlen_fn *len, seqread_fn *read, void *arg, uint32_t *out);
+void sampler_index_free(struct sampler_index *x);
 
 /*
  * Blending (--data-path 0.7 A 0.3 B): the samples each dataset must
@@ -71,8 +62,8 @@ void gpt_index_free(struct gpt_index *x);
  * blend itself: sample i is sample sidx[i] of dataset didx[i], picked
  * greedily by the largest w[d] * max(i, 1) - used[d].
  */
-uint64_t blend_need(double w, uint64_t total);
-void blend_build(const double *w, int n, uint64_t total, uint16_t *didx,
+uint64_t sampler_blend_need(double w, uint64_t total);
+void sampler_blend_build(const double *w, int n, uint64_t total, uint16_t *didx,
     uint64_t *sidx);
 
 #endif

@@ -1,4 +1,4 @@
-/* util.h - exit codes, diagnostics, checked allocation, option numbers, buffers */
+/* util.h - exit codes, diagnostics, checked allocation, option numbers */
 #ifndef OWT_UTIL_H
 #define OWT_UTIL_H
 
@@ -23,6 +23,10 @@ enum {
 #else
 #define OWT_PRINTF(a, b)
 #define OWT_NORETURN
+/* Most callers of the above use these too. */
+#include "buf.h"
+#include "tally.h"
+
 #endif
 
 /* The program name used as the prefix of every diagnostic. */
@@ -101,30 +105,11 @@ int owt_ncpu(void);
 /* Monotonic seconds. */
 double owt_now(void);
 
-/* Growable byte buffer. */
-struct buf {
-	char *p;
-	size_t len, cap;
-};
-void buf_reserve(struct buf *b, size_t extra);
-void buf_add(struct buf *b, const void *p, size_t n);
-void buf_addc(struct buf *b, char c);
-void buf_adds(struct buf *b, const char *s);
-void buf_printf(struct buf *b, const char *fmt, ...) OWT_PRINTF(2, 3);
-void buf_free(struct buf *b);
-
-/* Counters by reason, for the "nothing is lost silently" summaries. */
-struct tally {
-	const char *name;
-	unsigned long long n;
-};
-/*
- * Print "prog: what: N name, N name, ..." on stderr, naming only the
- * non-zero counters, or "none" when all are zero.
- */
-void tally_print(const char *what, const struct tally *t, size_t n);
-
 /* splitmix64: the project's seeded mixing function and counter-based PRNG. */
 uint64_t owt_mix64(uint64_t x);
+
+/* Most callers of the above use these too. */
+#include "buf.h"
+#include "tally.h"
 
 #endif

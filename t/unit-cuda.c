@@ -17,6 +17,7 @@
 
 #include "blas.h"
 #include "gpt.h"
+#include "gpt_data.h"
 #include "train.h"
 #include "util.h"
 #include "unit.h"
@@ -29,7 +30,7 @@ main(void)
 	return 0;
 }
 #else
-#include "device.h"
+#include "gpt_device.h"
 #include "owtcuda.h"
 
 static const struct gpt_backend *cu, *cpu = &gpt_cpu;
@@ -443,8 +444,8 @@ train(const struct gpt_backend *be, float dropout, double initial_scale,
 		.vocab = 1000, .vocab_pad = 1024, .ln_eps = 1e-5f,
 	};
 	struct gpt_config c = base;
-	struct mock_data md = { 5, 0, 64, 1000 };
-	struct sample_src src = { mock_get, &md };
+	struct gpt_data_mock md = { 5, 0, 64, 1000 };
+	struct sample_src src = { gpt_data_mock_get, &md };
 	struct trainer tr = { 0 };
 	struct step_result r;
 	struct gpt m;
@@ -460,13 +461,13 @@ train(const struct gpt_backend *be, float dropout, double initial_scale,
 	tr.micro = 4;
 	tr.T = 64;
 	tr.nmicro = 2;
-	tr.lr = (struct lr_sched){ LR_CONSTANT, 1e-3, 0, 0, 1 };
+	tr.lr = (struct schedule){ SCHEDULE_CONSTANT, 1e-3, 0, 0, 1 };
 	tr.adam = (struct adamw){ 0.9f, 0.95f, 1e-8f, 0.1f };
 	tr.clip = 1.0f;
 	tr.scaler = (struct loss_scaler){ 1, 1000, 2 };
 	tr.st.seed = 3;
 	if (initial_scale > 0)
-		scaler_start(&tr.scaler, &tr.st, initial_scale);
+		train_scaler_start(&tr.scaler, &tr.st, initial_scale);
 	train_init(&tr);
 	*skipped = 0;
 	for (i = 0; i < STEPS; i++) {

@@ -87,13 +87,13 @@ test_normalize(void)
 	size_t i;
 
 	for (i = 0; i < sizeof v / sizeof v[0]; i++) {
-		OK(url_normalize(v[i].url, strlen(v[i].url), &b) == 0,
+		OK(urlfilter_normalize(v[i].url, strlen(v[i].url), &b) == 0,
 		    "'%s' has a normal form", v[i].url);
 		SAME(b.p, b.len, v[i].norm, strlen(v[i].norm), "'%s' is '%s'",
 		    v[i].url, v[i].norm);
 	}
 	for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
-		OK(url_normalize(bad[i], strlen(bad[i]), &b) < 0,
+		OK(urlfilter_normalize(bad[i], strlen(bad[i]), &b) < 0,
 		    "'%s' has none", bad[i]);
 	buf_free(&b);
 }
@@ -164,7 +164,7 @@ test_urlfilter(void)
 		int r = urlfilter_check(&f, v[i].url, strlen(v[i].url), NULL);
 
 		OK(r == v[i].why, "'%s' is %s (got %s)", v[i].url,
-		    url_reason[v[i].why], url_reason[r]);
+		    urlfilter_reason[v[i].why], urlfilter_reason[r]);
 	}
 	urlfilter_free(&f);
 	unlink(path);
@@ -262,7 +262,7 @@ test_private(void)
 			s6.sin6_family = AF_INET6;
 			sa = (struct sockaddr *)&s6;
 		}
-		OK(net_private(sa) == v[i].priv, "%s is %s", v[i].a,
+		OK(crawl_private_addr(sa) == v[i].priv, "%s is %s", v[i].a,
 		    v[i].priv ? "private" : "public");
 	}
 }

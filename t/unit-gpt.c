@@ -9,7 +9,8 @@
 #include "blas.h"
 #include "ckpt.h"
 #include "gpt.h"
-#include "gptdata.h"
+#include "gpt_data.h"
+#include "mt19937.h"
 #include "sampler.h"
 #include "tjson.h"
 #include "train.h"
@@ -156,14 +157,14 @@ write_bytes(const char *path, const void *p, size_t n)
 	return fclose(f);
 }
 
-/* A safetensors file of header hdr and n zero bytes of data: its st_open error, or "" */
+/* A safetensors file of header hdr and n zero bytes of data: its safetensors_open error, or "" */
 static const char *
 st_try(const char *dir, const char *hdr, size_t n)
 {
 	static char err[512];
 	unsigned char raw[1024] = { 0 };
 	char path[4096];
-	struct st_file f;
+	struct safetensors_file f;
 	size_t h = strlen(hdr);
 	int code = 0;
 
@@ -171,8 +172,8 @@ st_try(const char *dir, const char *hdr, size_t n)
 	put_le(raw, h, 8);
 	memcpy(raw + 8, hdr, h);
 	write_bytes(path, raw, 8 + h + n);
-	if (st_open(&f, path, err, sizeof err, &code) == 0) {
-		st_close(&f);
+	if (safetensors_open(&f, path, err, sizeof err, &code) == 0) {
+		safetensors_close(&f);
 		return "";
 	}
 	if (code != XDATA)
@@ -228,7 +229,7 @@ st_rules(const char *dir)
 	};
 	unsigned char raw[16];
 	char path[4096], err[512];
-	struct st_file f;
+	struct safetensors_file f;
 	size_t i;
 	int code;
 
@@ -244,7 +245,7 @@ st_rules(const char *dir)
 	memcpy(raw + 8, "{}      ", 8);
 	snprintf(path, sizeof path, "%s/r.safetensors", dir);
 	write_bytes(path, raw, 16);
-	OK(st_open(&f, path, err, sizeof err, &code) < 0 && code == XDATA &&
+	OK(safetensors_open(&f, path, err, sizeof err, &code) < 0 && code == XDATA &&
 	    strstr(err, "not a safetensors file (header size 100000001)"),
 	    "safetensors: a header over the library's 100000000 bytes is refused");
 }
@@ -253,11 +254,11 @@ static void
 test_safetensors(const char *dir)
 {
 	float a[6] = { 1, -2, 3.5f, 0, 1e-30f, -7 }, b[3] = { 9, 8, 7 }, got[6];
-	struct st_out t[2] = {
+	struct safetensors_out t[2] = {
 		{ "x.weight", 2, { 2, 3 }, a }, { "x.bias", 1, { 3 }, b },
 	};
-	struct st_file f;
-	const struct st_tensor *x;
+	struct safetensors_file f;
+	const struct safetensors_tensor *x;
 	char path[4096], err[512];
 	/* F16: 1.0, -2.0, 65504, 2^-24 (subnormal); BF16: 1.0, -3.0 */
 	static const char hdr[] = "{\"h\":{\"dtype\":\"F16\",\"shape\":[4],"
@@ -271,20 +272,20 @@ test_safetensors(const char *dir)
 	size_t n;
 
 	snprintf(path, sizeof path, "%s/t.safetensors", dir);
-	OK(st_write(path, "\"step\":\"7\"", t, 2, err, sizeof err) == 0,
+	OK(safetensors_write(path, "\"step\":\"7\"", t, 2, err, sizeof err) == 0,
 	    "safetensors: write");
-	OK(st_open(&f, path, err, sizeof err, &code) == 0 && f.n == 2,
+	OK(safetensors_open(&f, path, err, sizeof err, &code) == 0 && f.n == 2,
 	    "safetensors: read back two tensors");
-	x = st_find(&f, "x.weight");
-	OK(x && x->dtype == ST_F32 && x->rank == 2 && x->shape[0] == 2 &&
+	x = safetensors_find(&f, "x.weight");
+	OK(x && x->dtype == SAFETENSORS_F32 && x->rank == 2 && x->shape[0] == 2 &&
 	    x->shape[1] == 3, "safetensors: name, dtype and shape");
-	st_to_f32(x, got);
+	safetensors_to_f32(x, got);
 	OK(memcmp(got, a, sizeof a) == 0, "safetensors: the data, bit for bit");
 	OK(strcmp(tjson_get(tjson_get(f.hdr, "__metadata__"), "format")->str,
 	    "pt") == 0 && strcmp(tjson_get(tjson_get(f.hdr, "__metadata__"),
 	    "step")->str, "7") == 0, "safetensors: metadata format pt, and ours");
 	OK((8 + (size_t)f.map[0]) % 8 == 0, "safetensors: header padded to 8 bytes");
-	st_close(&f);
+	safetensors_close(&f);
 
 	n = strlen(hdr);
 	put_le(raw, n, 8);
@@ -293,25 +294,25 @@ test_safetensors(const char *dir)
 	memset(raw + 8 + n + 12, 0, 8);
 	snprintf(path, sizeof path, "%s/h.safetensors", dir);
 	write_bytes(path, raw, 8 + n + 20);
-	OK(st_open(&f, path, err, sizeof err, &code) == 0,
+	OK(safetensors_open(&f, path, err, sizeof err, &code) == 0,
 	    "safetensors: F16, BF16 and I64 tensors open");
-	st_to_f32(st_find(&f, "h"), got);
+	safetensors_to_f32(safetensors_find(&f, "h"), got);
 	OK(got[0] == 1 && got[1] == -2 && got[2] == 65504 &&
 	    got[3] == ldexpf(1, -24), "safetensors: F16 converts, subnormals too");
-	st_to_f32(st_find(&f, "b"), got);
+	safetensors_to_f32(safetensors_find(&f, "b"), got);
 	OK(got[0] == 1 && got[1] == -3, "safetensors: BF16 converts");
-	OK(st_find(&f, "i")->dtype < 0, "safetensors: other dtypes are listed, not read");
-	st_close(&f);
+	OK(safetensors_find(&f, "i")->dtype < 0, "safetensors: other dtypes are listed, not read");
+	safetensors_close(&f);
 
 	put_le(raw, n, 8);
 	write_bytes(path, raw, 8 + n + 10);
-	OK(st_open(&f, path, err, sizeof err, &code) < 0 && code == XDATA,
+	OK(safetensors_open(&f, path, err, sizeof err, &code) < 0 && code == XDATA,
 	    "safetensors: data beyond the end is bad data");
 	like_err(err, "data of 'b' is outside the file (truncated?)",
 	    "safetensors: ... naming the tensor");
 	memcpy(raw + 8, "{\"h\":{\"dtype\":\"F16\",\"shape\":[3],", 32);
 	write_bytes(path, raw, 8 + n + 20);
-	OK(st_open(&f, path, err, sizeof err, &code) < 0,
+	OK(safetensors_open(&f, path, err, sizeof err, &code) < 0,
 	    "safetensors: a shape that does not match the data is bad data");
 	like_err(err, "data of 'h' does not match its shape",
 	    "safetensors: ... naming the tensor");
@@ -400,20 +401,20 @@ test_sgemm(void)
 static void
 test_lr(void)
 {
-	struct lr_sched s = { LR_COSINE, 1e-3, 1e-4, 100, 1100 };
+	struct schedule s = { SCHEDULE_COSINE, 1e-3, 1e-4, 100, 1100 };
 
-	OK(lr_at(&s, 0) == 0, "lr: 0 at the start of the warmup (Megatron's first step)");
-	OK(fabs(lr_at(&s, 50) - 5e-4) < 1e-15, "lr: linear warmup");
-	OK(lr_at(&s, 100) == 1e-3, "lr: the peak at the end of the warmup");
-	OK(fabs(lr_at(&s, 600) - 5.5e-4) < 1e-15, "lr: cosine halfway");
-	OK(fabs(lr_at(&s, 1100) - 1e-4) < 1e-15, "lr: min-lr at the end of the decay");
-	OK(lr_at(&s, 5000) == 1e-4, "lr: min-lr after the decay");
-	s.style = LR_LINEAR;
-	OK(fabs(lr_at(&s, 350) - 7.75e-4) < 1e-15, "lr: linear decay");
-	s.style = LR_CONSTANT;
-	OK(lr_at(&s, 5000) == 1e-3, "lr: constant after warmup");
-	s.style = LR_INVSQRT;
-	OK(fabs(lr_at(&s, 400) - 5e-4) < 1e-15, "lr: inverse square root");
+	OK(schedule_lr_at(&s, 0) == 0, "lr: 0 at the start of the warmup (Megatron's first step)");
+	OK(fabs(schedule_lr_at(&s, 50) - 5e-4) < 1e-15, "lr: linear warmup");
+	OK(schedule_lr_at(&s, 100) == 1e-3, "lr: the peak at the end of the warmup");
+	OK(fabs(schedule_lr_at(&s, 600) - 5.5e-4) < 1e-15, "lr: cosine halfway");
+	OK(fabs(schedule_lr_at(&s, 1100) - 1e-4) < 1e-15, "lr: min-lr at the end of the decay");
+	OK(schedule_lr_at(&s, 5000) == 1e-4, "lr: min-lr after the decay");
+	s.style = SCHEDULE_LINEAR;
+	OK(fabs(schedule_lr_at(&s, 350) - 7.75e-4) < 1e-15, "lr: linear decay");
+	s.style = SCHEDULE_CONSTANT;
+	OK(schedule_lr_at(&s, 5000) == 1e-3, "lr: constant after warmup");
+	s.style = SCHEDULE_INVSQRT;
+	OK(fabs(schedule_lr_at(&s, 400) - 5e-4) < 1e-15, "lr: inverse square root");
 }
 
 /* ---- layers, against double references and finite differences ---- */
@@ -741,7 +742,7 @@ hf_spelling(struct gpt *m, const char *dir)
 	    "\"n_embd\": 64, \"n_ctx\": 32, \"vocab_size\": 300, "
 	    "\"model_type\": \"gpt2\"}";
 	float *h = xmalloc(m->nparams * sizeof *h), *mask;
-	struct st_out *t, *u;
+	struct safetensors_out *t, *u;
 	char path[4200];
 	char err[512];
 	size_t n, i, k = 0;
@@ -766,7 +767,7 @@ hf_spelling(struct gpt *m, const char *dir)
 	snprintf(u[k++].name, sizeof u->name, "lm_head.weight");
 	mkdir(dir, 0755);
 	snprintf(path, sizeof path, "%s/model.safetensors", dir);
-	die_if(st_write(path, NULL, u, k, err, sizeof err) < 0, "hf", err);
+	die_if(safetensors_write(path, NULL, u, k, err, sizeof err) < 0, "hf", err);
 	snprintf(path, sizeof path, "%s/config.json", dir);
 	write_bytes(path, hfcfg, strlen(hfcfg));
 	free(h);
@@ -897,7 +898,7 @@ vec_read(void *arg, uint64_t seq, uint64_t off, size_t n, uint32_t *out)
 }
 
 static void
-index_str(const struct gpt_index *x, char *s, size_t size)
+index_str(const struct sampler_index *x, char *s, size_t size)
 {
 	uint64_t i;
 	size_t n = 0;
@@ -930,7 +931,7 @@ test_sampler(void)
 		{ 12345, "949, 50, 1", { 0, 11715, 12333 }, { 11715, 12333, 12345 } },
 		{ 100, "98,2", { 0, 98, 0 }, { 98, 100, 0 } },
 	};
-	struct gpt_index x;
+	struct sampler_index x;
 	struct mt19937 r;
 	char s[1024], err[256];
 	uint32_t tok[5];
@@ -939,10 +940,10 @@ test_sampler(void)
 	double w[3], bw[2] = { 0.7, 0.3 };
 	size_t i;
 
-	mt_seed(&r, 5489);
-	OK(mt_next(&r) == 3499211612u, "MT19937: the reference first output for seed 5489");
+	mt19937_seed(&r, 5489);
+	OK(mt19937_next(&r) == 3499211612u, "MT19937: the reference first output for seed 5489");
 	for (i = 0; i < sizeof v / sizeof *v; i++) {
-		OK(gpt_index_build(&x, vec_len, NULL, v[i].begin, v[i].end, v[i].ns,
+		OK(sampler_index_build(&x, vec_len, NULL, v[i].begin, v[i].end, v[i].ns,
 		    4, 1234, err, sizeof err) == 0, "index: build case %zu", i);
 		index_str(&x, s, sizeof s);
 		SAMES(s, v[i].want, "index: Megatron's doc, sample and shuffle "
@@ -953,19 +954,19 @@ test_sampler(void)
 		    "index: %d epochs, last %s", v[i].epochs,
 		    v[i].sep ? "separate" : "mixed in");
 		if (i == 0) {
-			gpt_index_sample(&x, 0, vec_len, vec_read, NULL, tok);
+			sampler_index_sample(&x, 0, vec_len, vec_read, NULL, tok);
 			OK(tok[0] == 206 && tok[1] == 300 && tok[2] == 301 &&
 			    tok[3] == 302 && tok[4] == 303,
 			    "index: sample 0 is token 6 of sequence 2, then 0..3 of 3");
 		}
-		gpt_index_free(&x);
+		sampler_index_free(&x);
 	}
-	OK(gpt_index_build(&x, vec_len, NULL, 2, 2, 1, 4, 1, err, sizeof err) < 0,
+	OK(sampler_index_build(&x, vec_len, NULL, 2, 2, 1, 4, 1, err, sizeof err) < 0,
 	    "index: an empty range is refused");
 	SAMES(err, "no tokens", "index: ... saying so");
 	for (i = 0; i < sizeof sp / sizeof *sp; i++) {
-		OK(split_parse(sp[i].split, w) == 0, "split: parse '%s'", sp[i].split);
-		split_ranges(w, sp[i].n, b, e);
+		OK(sampler_split_parse(sp[i].split, w) == 0, "split: parse '%s'", sp[i].split);
+		sampler_split_ranges(w, sp[i].n, b, e);
 		OK(memcmp(b, sp[i].b, sizeof b) == 0 && memcmp(e, sp[i].e, sizeof e) == 0,
 		    "split: '%s' of %llu as Megatron-core: [%llu,%llu) [%llu,%llu) "
 		    "[%llu,%llu)", sp[i].split, (unsigned long long)sp[i].n,
@@ -973,15 +974,15 @@ test_sampler(void)
 		    (unsigned long long)b[1], (unsigned long long)e[1],
 		    (unsigned long long)b[2], (unsigned long long)e[2]);
 	}
-	OK(split_parse("0, 0", w) < 0 && split_parse("", w) < 0 &&
-	    split_parse("1,2,3,4", w) < 0, "split: no weight, zero sum, four weights refused");
-	blend_build(bw, 2, 10, didx, sidx);
+	OK(sampler_split_parse("0, 0", w) < 0 && sampler_split_parse("", w) < 0 &&
+	    sampler_split_parse("1,2,3,4", w) < 0, "split: no weight, zero sum, four weights refused");
+	sampler_blend_build(bw, 2, 10, didx, sidx);
 	for (i = 0; i < 10; i++)
 		s[i] = (char)('0' + didx[i]);
 	s[10] = '\0';
 	SAMES(s, "0100100100", "blend: Megatron's greedy interleave of 0.7 and 0.3");
 	OK(sidx[9] == 6 && sidx[7] == 2, "blend: each dataset's samples in order");
-	OK(blend_need(0.7, 1000) == 704, "blend: a dataset is asked for its share plus 0.5%%");
+	OK(sampler_blend_need(0.7, 1000) == 704, "blend: a dataset is asked for its share plus 0.5%%");
 }
 
 /* ---- datasets: the order gpt-train reads them in ---- */
@@ -1121,7 +1122,7 @@ dump(const char *dir)
 	struct train_state st = { 0 };
 	struct arraysrc src;
 	struct step_result res[NSTEPS];
-	struct st_out *out, *t;
+	struct safetensors_out *out, *t;
 	uint32_t tok[B * (T + 1)], train_tok[NSTEPS * NMICRO * B * (T + 1)];
 	int32_t in[B * T], tg[B * T];
 	char err[512], path[4096];
@@ -1182,7 +1183,7 @@ dump(const char *dir)
 	 * under the tolerance. Weight decay is large so that a wrong no-decay
 	 * set shows; the clipping threshold is below the gradient norm.
 	 */
-	tr.lr = (struct lr_sched){ LR_CONSTANT, 1e-3, 0, 0, 1 };
+	tr.lr = (struct schedule){ SCHEDULE_CONSTANT, 1e-3, 0, 0, 1 };
 	tr.adam = (struct adamw){ 0.9f, 0.95f, 1e-5f, 0.5f };
 	tr.clip = 0.5f;
 	train_init(&tr);
@@ -1197,7 +1198,7 @@ dump(const char *dir)
 	nout += n;
 	free(t);
 	snprintf(path, sizeof path, "%s/out.safetensors", dir);
-	die_if(st_write(path, NULL, out, nout, err, sizeof err) < 0, "write", err);
+	die_if(safetensors_write(path, NULL, out, nout, err, sizeof err) < 0, "write", err);
 
 	snprintf(path, sizeof path, "%s/spec.json", dir);
 	die_if((f = fopen(path, "w")) == NULL, path, "cannot create");
@@ -1240,8 +1241,8 @@ test_scaler(void)
 	enum { B = 2, T = 8, STEPS = 3 };
 	const struct loss_scaler ls = { 1, 3, 2 };
 	struct train_state st = { 0 };
-	struct mock_data md = { 11, 0, T, 300 };
-	struct sample_src src = { mock_get, &md };
+	struct gpt_data_mock md = { 11, 0, T, 300 };
+	struct sample_src src = { gpt_data_mock_get, &md };
 	struct step_result r;
 	struct trainer tr[2];
 	struct gpt m[2];
@@ -1254,9 +1255,9 @@ test_scaler(void)
 		{ 1, 8, 1 }, { 1, 4, 0 }, { 0, 4, 0 }, { 0, 4, 0 }, { 0, 8, 2 },
 		{ 1, 8, 1 }, { 1, 4, 0 }, { 1, 2, 0 }, { 1, 1, 0 }, { 1, 1, 0 },
 	};
-	scaler_start(&ls, &st, 8);
+	train_scaler_start(&ls, &st, 8);
 	for (i = 0; i < (int)(sizeof seq / sizeof *seq); i++) {
-		scaler_update(&ls, &st, seq[i].overflow);
+		train_scaler_update(&ls, &st, seq[i].overflow);
 		if (st.loss_scale != seq[i].scale || st.ls_hyst != seq[i].hyst)
 			break;
 	}
@@ -1276,11 +1277,11 @@ test_scaler(void)
 		tr[k].micro = B;
 		tr[k].T = T;
 		tr[k].nmicro = 2;
-		tr[k].lr = (struct lr_sched){ LR_CONSTANT, 1e-3, 0, 0, 1 };
+		tr[k].lr = (struct schedule){ SCHEDULE_CONSTANT, 1e-3, 0, 0, 1 };
 		tr[k].adam = (struct adamw){ 0.9f, 0.95f, 1e-8f, 0.1f };
 		tr[k].scaler = (struct loss_scaler){ 1, 1000, 2 };
 		if (k)
-			scaler_start(&tr[k].scaler, &tr[k].st, 1048576);
+			train_scaler_start(&tr[k].scaler, &tr[k].st, 1048576);
 		train_init(&tr[k]);
 		for (i = 0; i < STEPS; i++)
 			die_if(train_iteration(&tr[k], &src, &r, err, sizeof err,

@@ -1,15 +1,28 @@
-/* gptdata.c - gpt-train's data: Megatron indexed datasets, split, blended and in Megatron's order, or mock data */
+/* gpt_data.c - gpt-train's data: Megatron indexed datasets, split, blended and in Megatron's order, or mock data */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gptdata.h"
+#include "gpt_data.h"
 #include "mmidx.h"
 #include "util.h"
 
 static const char *const split_name[3] = { "train", "valid", "test" };
+
+int
+gpt_data_mock_get(void *arg, uint64_t i, uint32_t *tokens, char *err,
+    size_t errsize, int *code)
+{
+	const struct gpt_data_mock *d = arg;
+	uint64_t start = owt_mix64(d->seed ^ owt_mix64(i * 4 + (uint64_t)d->split));
+	int t;
+
+	for (t = 0; t <= d->T; t++)
+		tokens[t] = (uint32_t)((start + (uint64_t)t) % d->vocab);
+	return 0;
+}
 
 static int
 open_mock(struct gpt_data *d, uint32_t seed, int L, uint32_t vocab,
@@ -18,8 +31,9 @@ open_mock(struct gpt_data *d, uint32_t seed, int L, uint32_t vocab,
 	int s;
 
 	for (s = 0; s < 3; s++) {
-		d->mock[s] = (struct mock_data){ seed, s, L, vocab };
-		d->src[s] = (struct sample_src){ mock_get, &d->mock[s] };
+		d->mock[s] = (struct gpt_data_mock){ seed, s, L, vocab };
+		d->src[s] = (struct sample_src){ gpt_data_mock_get,
+		    &d->mock[s] };
 		d->have[s] = 1;
 	}
 	snprintf(d->desc, sizeof d->desc, "data: mock counting sequences; "
@@ -29,11 +43,11 @@ open_mock(struct gpt_data *d, uint32_t seed, int L, uint32_t vocab,
 	return 0;
 }
 
-struct gpt_dataset {
+struct gpt_data_set {
 	const char *prefix;
 	struct mmidx idx;
 	int open;
-	struct gpt_index split[3];
+	struct sampler_index split[3];
 	int have[3];
 	uint64_t begin[3], end[3];
 	uint32_t vocab;
@@ -53,10 +67,10 @@ seq_read(void *arg, uint64_t seq, uint64_t off, size_t n, uint32_t *out)
 
 /* Sample i of split s of dataset ds, its token ids checked. */
 static int
-ds_sample(struct gpt_dataset *ds, int s, uint64_t i, uint32_t *tokens,
+ds_sample(struct gpt_data_set *ds, int s, uint64_t i, uint32_t *tokens,
     char *err, size_t errsize, int *code)
 {
-	const struct gpt_index *x = &ds->split[s];
+	const struct sampler_index *x = &ds->split[s];
 	int t;
 
 	if (i >= x->nsamples) {
@@ -66,7 +80,7 @@ ds_sample(struct gpt_dataset *ds, int s, uint64_t i, uint32_t *tokens,
 		*code = XSYS;
 		return -1;
 	}
-	gpt_index_sample(x, i, seq_len, seq_read, &ds->idx, tokens);
+	sampler_index_sample(x, i, seq_len, seq_read, &ds->idx, tokens);
 	for (t = 0; t <= x->L; t++)
 		if (tokens[t] >= ds->vocab) {
 			snprintf(err, errsize, "%s.bin: token id %u is not below "
@@ -82,7 +96,7 @@ static int
 blend_get(void *arg, uint64_t i, uint32_t *tokens, char *err, size_t errsize,
     int *code)
 {
-	const struct gpt_blend *b = arg;
+	const struct gpt_data_blend *b = arg;
 	struct gpt_data *d = b->d;
 
 	if (d->nds == 1)
@@ -152,13 +166,13 @@ open_datasets(struct gpt_data *d, char **args, int nargs, const char *split,
 
 	if (parse_paths(d, args, nargs, err, errsize, code) < 0)
 		return -1;
-	if (split_parse(split, sw) < 0) {
+	if (sampler_split_parse(split, sw) < 0) {
 		snprintf(err, errsize, "--split: '%s' has no weights", split);
 		*code = XUSAGE;
 		return -1;
 	}
 	for (i = 0; i < d->nds; i++) {
-		struct gpt_dataset *ds = &d->ds[i];
+		struct gpt_data_set *ds = &d->ds[i];
 
 		if (mmidx_open(&ds->idx, ds->prefix, err, errsize, code) < 0)
 			return -1;
@@ -166,7 +180,7 @@ open_datasets(struct gpt_data *d, char **args, int nargs, const char *split,
 		ds->vocab = vocab;
 		if (nargs == d->nds)	/* no weights: by tokens */
 			d->w[i] = (double)ds->idx.ntokens;
-		split_ranges(sw, ds->idx.nseq, ds->begin, ds->end);
+		sampler_split_ranges(sw, ds->idx.nseq, ds->begin, ds->end);
 		sum += d->w[i];
 	}
 	if (!(sum > 0)) {
@@ -199,13 +213,13 @@ open_datasets(struct gpt_data *d, char **args, int nargs, const char *split,
 			continue;
 		}
 		for (i = 0; i < d->nds; i++) {
-			struct gpt_dataset *ds = &d->ds[i];
+			struct gpt_data_set *ds = &d->ds[i];
 			uint64_t want = d->nds == 1 ? need[s] :
-			    blend_need(d->w[i], need[s]);
+			    sampler_blend_need(d->w[i], need[s]);
 
-			if (gpt_index_build(&ds->split[s], seq_len, &ds->idx,
-			    ds->begin[s], ds->end[s], want, L, seed, why,
-			    sizeof why) < 0) {
+			if (sampler_index_build(&ds->split[s], seq_len,
+			    &ds->idx, ds->begin[s], ds->end[s], want, L, seed,
+			    why, sizeof why) < 0) {
 				snprintf(err, errsize, "%s: %s split (sequences "
 				    "%llu..%llu): %s", ds->prefix, split_name[s],
 				    (unsigned long long)ds->begin[s],
@@ -216,12 +230,13 @@ open_datasets(struct gpt_data *d, char **args, int nargs, const char *split,
 			ds->have[s] = 1;
 		}
 		d->have[s] = 1;
-		d->blend[s] = (struct gpt_blend){ need[s], NULL, NULL, d, s };
+		d->blend[s] = (struct gpt_data_blend){ need[s], NULL, NULL, d,
+		    s };
 		if (d->nds > 1) {
 			d->blend[s].didx = xmalloc(need[s] * sizeof *d->blend[s].didx);
 			d->blend[s].sidx = xmalloc(need[s] * sizeof *d->blend[s].sidx);
-			blend_build(d->w, d->nds, need[s], d->blend[s].didx,
-			    d->blend[s].sidx);
+			sampler_blend_build(d->w, d->nds, need[s],
+			    d->blend[s].didx, d->blend[s].sidx);
 		}
 		d->src[s] = (struct sample_src){ blend_get, &d->blend[s] };
 		n += (size_t)snprintf(d->desc + n, sizeof d->desc - n > n ?
@@ -257,7 +272,7 @@ gpt_data_close(struct gpt_data *d)
 
 	for (i = 0; i < d->nds; i++) {
 		for (s = 0; s < 3; s++)
-			gpt_index_free(&d->ds[i].split[s]);
+			sampler_index_free(&d->ds[i].split[s]);
 		if (d->ds[i].open)
 			mmidx_close(&d->ds[i].idx);
 	}
