@@ -35,20 +35,25 @@ fail_errno(struct input *in, const char *what)
 	return fail(in, XSYS, "%s:%lu: %s", what);
 }
 
-size_t
-input_maxline(void)
+int
+input_maxline(size_t *max, char *err, size_t errsize, int *code)
 {
 	const char *s = getenv("OWT_MAX_LINE");
 	char *end;
 	unsigned long long v;
 
+	*max = INPUT_MAX_LINE;
 	if (s == NULL || *s == '\0')
-		return INPUT_MAX_LINE;
+		return 0;
 	v = strtoull(s, &end, 10);
-	if (*end != '\0' || v < 1024 || v > (1ULL << 31))
-		owt_die(XUSAGE, "OWT_MAX_LINE: '%s' is out of range 1024..%llu",
-		    s, 1ULL << 31);
-	return (size_t)v;
+	if (*end != '\0' || v < 1024 || v > (1ULL << 31)) {
+		*code = XUSAGE;
+		snprintf(err, errsize, "OWT_MAX_LINE: '%s' is out of range "
+		    "1024..%llu", s, 1ULL << 31);
+		return -1;
+	}
+	*max = (size_t)v;
+	return 0;
 }
 
 /* Read more compressed bytes into in->raw. 0, or -1 on a read error. */
@@ -86,7 +91,11 @@ input_open(struct input *in, const char *path)
 	struct stat st;
 
 	memset(in, 0, sizeof *in);
-	in->maxline = input_maxline();
+	if (input_maxline(&in->maxline, in->err, sizeof in->err,
+	    &in->errcode) < 0) {
+		in->fd = -1;
+		return -1;
+	}
 	if (path == NULL || strcmp(path, "-") == 0) {
 		in->name = "<stdin>";
 		in->fd = STDIN_FILENO;
