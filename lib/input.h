@@ -62,6 +62,14 @@ struct input {
 	size_t mapfreed;	/* pages before this given back (madvise) */
 	int nomap;
 
+	/*
+	 * Called, when set, before a read that would wait for more data
+	 * (a pipe with nothing in it yet), so that a reader can pass on
+	 * what it holds rather than keep it while the input is quiet.
+	 */
+	void (*stall)(void *arg);
+	void *stall_arg;
+
 	int errcode;		/* XDATA, XUSAGE or XSYS after an error */
 	int reason;		/* BAD_* after an error */
 	char err[512];		/* "FILE:LINE: what" after an error */
@@ -95,6 +103,12 @@ void input_trim(struct input *in);
  * without another copy.
  */
 ssize_t input_bytes(struct input *in, size_t n, const char **p);
+
+/*
+ * Whether a read would return at once: data, the end or an error are
+ * there (a regular file always is). It may still return less than asked.
+ */
+int input_ready(const struct input *in);
 
 /* Append the whole remaining content to b, at most max bytes. 0 or -1. */
 int input_slurp(struct input *in, struct buf *b, size_t max);
