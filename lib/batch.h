@@ -16,7 +16,7 @@
 struct batch_note {
 	size_t outpos;		/* b->out made before the record */
 	size_t reppos;		/* b->rep made before it */
-	int reason;		/* the program's counter of it (batch_opts.bad) */
+	int reason;		/* its counter (batch_opts.bad[reason]) */
 	char *msg;		/* "FILE:LINE: what" */
 };
 
@@ -26,7 +26,7 @@ struct batch_opts;
 struct batch {
 	const char *name;	/* the input, for messages */
 	struct buf in;		/* the records, each NUL-terminated */
-	size_t *off;		/* record i is in.p + off[i], off[i + 1] - off[i] - 1 bytes */
+	size_t *off;		/* record i: in.p + off[i], off[i + 1] - off[i] - 1 bytes */
 	unsigned long *lineno;
 	void **user;		/* what batch_add was given with record i */
 	size_t nline;
@@ -41,14 +41,15 @@ struct batch {
 };
 
 /* Add a note to b, made in the order of its records. */
-void batch_note(struct batch *b, int reason, const char *fmt, ...) OWT_PRINTF(3, 4);
+void batch_note(struct batch *b, int reason, const char *fmt, ...)
+    OWT_PRINTF(3, 4);
 
 struct batch_opts {
-	int nworkers;		/* threads; 0: the work is done inline, in batch_add */
+	int nworkers;		/* threads; 0: the work is done inline */
 	size_t stack;		/* a worker's stack (0: the default) */
-	size_t depth;		/* batches in flight at most (0: 2 * nworkers + 2) */
-	size_t bytes;		/* input a batch, about; a longer record is a batch alone */
-	size_t held;		/* input in all batches in flight, at most (0: any) */
+	size_t depth;		/* batches in flight (0: 2 * nworkers + 2) */
+	size_t bytes;		/* input a batch, about */
+	size_t held;		/* input in all batches in flight (0: any) */
 	size_t maxrecs;		/* records a batch, at most (0: any) */
 	/*
 	 * The policy of DESIGN.md: each note is written on stderr, counted
@@ -60,12 +61,13 @@ struct batch_opts {
 	FILE *out, *rep;	/* where b->out and b->rep go (NULL: nowhere) */
 	const char *outname;	/* for messages; NULL: standard output */
 	const char *repname;
-	double flush_secs;	/* flush out and rep this often (0: only when input stalls, and at the end) */
+	/* Flush out and rep this often (0: when the input stalls, at the end). */
+	double flush_secs;
 	/* On a worker: its state once, then each batch; fini at the end. */
 	void *(*init)(void *arg);
 	void (*work)(struct batch *b, void *state);
 	void (*fini)(void *state);
-	/* On the calling thread, each batch in input order before it is written (may be NULL). */
+	/* On the calling thread, each batch in order, before it is written. */
 	void (*done)(struct batch *b, void *arg);
 	void *arg;
 };
@@ -91,10 +93,10 @@ struct batch_loop *batch_start(const struct batch_opts *o);
  */
 int batch_add(struct batch_loop *l, const char *name, unsigned long lineno,
     const void *p, size_t n, void *user);
-/* A bad file or line of the reader's own, in order: a note of its own. 0 or 1 as batch_add. */
+/* A bad file or line the caller met, as a note in order. 0 or 1 as batch_add. */
 int batch_bad(struct batch_loop *l, const char *name, int reason,
     const char *msg);
-/* Write the batches done already, in order; never waits. 0 or 1 as batch_add. */
+/* Write the batches done already, in order; never waits. As batch_add. */
 int batch_poll(struct batch_loop *l);
 /*
  * Hand the batch being filled to the workers, wait for every batch in
@@ -102,7 +104,7 @@ int batch_poll(struct batch_loop *l);
  * yet read. 0 or 1 as batch_add.
  */
 int batch_sync(struct batch_loop *l);
-/* The batches in flight now (not the one being filled), and their input bytes. */
+/* The batches in flight (not the one being filled) and their input bytes. */
 size_t batch_inflight(const struct batch_loop *l, size_t *bytes);
 /*
  * Finish the batches in flight, write them, flush, and free the loop.

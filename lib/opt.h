@@ -14,21 +14,22 @@ enum {
 	OPT_U32,	/* uint32_t, an integer in [min, max] */
 	OPT_U64,	/* uint64_t, an integer in [min, max] */
 	OPT_DOUBLE,	/* double, a number in [min, max] */
-	OPT_SIZE,	/* size_t, bytes with K, M, G or T (powers of 1024), in [min, max] */
-	OPT_STR,	/* const char *, the argument as given; OPT_REPEAT: struct opt_list */
+	OPT_SIZE,	/* size_t, bytes (K, M, G, T: of 1024) in [min, max] */
+	OPT_STR,	/* const char *, as given; OPT_REPEAT: struct opt_list */
 	OPT_SHARD,	/* unsigned long[2], "K/N" with 0 <= K < N */
-	OPT_FUNC,	/* check does it all (with or without an argument: arg) */
+	OPT_FUNC,	/* check does it all (an argument or not: arg) */
 	OPT_NOTE,	/* accepted with one log line: it has no effect */
 	OPT_HELP,	/* -h: usage and help on stdout */
 	OPT_VERSION	/* --version */
 };
 
-/* flags */
-enum {
-	OPT_REQUIRED = 1,	/* "--load dir" unbracketed in usage; the program checks it */
-	OPT_ALIAS = 2,		/* another spelling of the entry before it: in -h, not in usage */
-	OPT_REPEAT = 4		/* OPT_STR: every occurrence kept, in a struct opt_list */
-};
+/*
+ * flags: OPT_REQUIRED is unbracketed in usage ("--load dir"; the program
+ * checks it); OPT_ALIAS is another spelling of the entry before it (in
+ * -h, not in usage); OPT_REPEAT (OPT_STR) keeps each occurrence, in a
+ * struct opt_list.
+ */
+enum { OPT_REQUIRED = 1, OPT_ALIAS = 2, OPT_REPEAT = 4 };
 
 /* The arguments of an OPT_STR | OPT_REPEAT option, in order. */
 struct opt_list {
@@ -43,7 +44,7 @@ struct opt_list {
 struct opt {
 	const char *name;	/* "workers": --workers */
 	int key;		/* 'k': -k too; 0: none */
-	const char *arg;	/* the argument's name in usage and -h; NULL: none */
+	const char *arg;	/* the argument's name in usage, -h; NULL: none */
 	int type;		/* OPT_* */
 	void *p;		/* the target */
 	double min, max;	/* the range of numbers */
@@ -56,26 +57,26 @@ struct opt {
 	 */
 	int (*check)(const struct opt *o, const char *arg, char *err,
 	    size_t errsize);
-	int tag;		/* the program's own (gpt-train: a checkpoint class) */
+	int tag;		/* the program's own (gpt-train's checkpoint class) */
 };
 
 struct opt_prog {
 	const char *name;	/* the program, as its man page names it */
 	const struct opt *opt;
 	size_t n;
-	const char *operands;	/* "[file ...]" at the end of usage; NULL: none */
-	int helpcol;		/* where -h's texts start (0: after the longest, plus 2) */
-	const int *quiet;	/* OPT_NOTE lines are not written while *quiet */
+	const char *operands;	/* "[file ...]" at the end of usage, or NULL */
+	int helpcol;		/* where -h's texts start (0: the longest + 2) */
+	const int *quiet;	/* no OPT_NOTE lines while *quiet */
 };
 
 /*
- * Parse argv by the table (getopt_long: options and operands may mix, "--"
- * ends the options). given[i] (n of them, zeroed by the caller; or NULL)
- * is set for every option given, an alias's on the entry it spells. *optindp is
- * the first operand. Returns 0; OPT_HELP or OPT_VERSION at the first -h
- * or --version; or -1 with *code XUSAGE: err holds the message, or is
- * empty when getopt_long has already said why on stderr (an unknown
- * option, a missing argument).
+ * Parse argv by the table (getopt_long: options and operands may mix,
+ * "--" ends the options). given[i] (n of them, zeroed by the caller; or
+ * NULL) is set for every option given, an alias's on the entry it
+ * spells. *optindp is the first operand. Returns 0; OPT_HELP or
+ * OPT_VERSION at the first -h or --version; or -1 with *code XUSAGE: err
+ * holds the message, or is empty when getopt_long has already said why
+ * on stderr (an unknown option, a missing argument).
  */
 int opt_parse(const struct opt_prog *p, int argc, char **argv, char *given,
     int *optindp, char *err, size_t errsize, int *code);
