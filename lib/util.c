@@ -1,7 +1,5 @@
 /* util.c - exit codes, diagnostics, checked allocation, the process */
 #include <errno.h>
-#include <limits.h>
-#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
