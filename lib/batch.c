@@ -191,10 +191,8 @@ emit(struct batch_loop *l, struct batch *b)
 		if (l->o.bad)
 			l->o.bad[n->reason].n++;
 		l->status = XDATA;
-		if (!l->o.keep_going) {
-			flush(l);
+		if (!l->o.keep_going)
 			l->stopped = 1;
-		}
 	}
 	put(l, l->o.out, l->o.outname, b->out.p + op, b->out.len - op);
 	put(l, l->o.rep, l->o.repname, b->rep.p + rp, b->rep.len - rp);
@@ -321,8 +319,9 @@ batch_poll(struct batch_loop *l)
 	return l->stopped;
 }
 
-int
-batch_sync(struct batch_loop *l)
+/* Hand on the batch being filled; write every batch in flight. */
+static void
+drain(struct batch_loop *l)
 {
 	struct batch *b;
 
@@ -330,6 +329,12 @@ batch_sync(struct batch_loop *l)
 		submit(l);
 	while ((b = par_get(l->par)) != NULL)
 		finish(l, b);
+}
+
+int
+batch_sync(struct batch_loop *l)
+{
+	drain(l);
 	flush(l);
 	return l->stopped;
 }
@@ -347,7 +352,7 @@ batch_end(struct batch_loop *l, char *err, size_t errsize, int *code)
 	struct batch *b;
 	int r;
 
-	batch_sync(l);
+	drain(l);
 	par_stop(l->par);
 	batch_free(l->cur);
 	while ((b = l->spare) != NULL) {

@@ -107,10 +107,12 @@ int batch_sync(struct batch_loop *l);
 /* The batches in flight (not the one being filled) and their input bytes. */
 size_t batch_inflight(const struct batch_loop *l, size_t *bytes);
 /*
- * Finish the batches in flight, write them, flush, and free the loop.
- * Returns XOK, XDATA (a note, with or without keep_going), or -1 with
- * err and *code: a read error the reader met (batch_run), or a write
- * error ("write error on standard output: ...", errno kept).
+ * Finish the batches in flight, write them, and free the loop; the
+ * caller flushes and closes the outputs (a write error the buffer still
+ * holds shows there). Returns XOK, XDATA (a note, with or without
+ * keep_going), or -1 with err and *code: a read error the reader met
+ * (batch_run), or a write error ("write error on standard output: ...",
+ * errno kept).
  */
 int batch_end(struct batch_loop *l, char *err, size_t errsize, int *code);
 

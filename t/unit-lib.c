@@ -911,6 +911,7 @@ test_loop_errors(const char *dir)
 		OK(1, "# SKIP no /dev/full");
 		return;
 	}
+	setvbuf(o.out, NULL, _IONBF, 0);	/* the error at the write */
 	o.outname = "full";
 	r = batch_run(&o, paths + 1, 1, err, sizeof err, &code);
 	OK(r == -1 && code == XSYS && strcmp(err, "full: write error: No space "
