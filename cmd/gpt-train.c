@@ -33,7 +33,7 @@ static const char usage_line[] =
     "[--min-loss-scale x] [--min-lr x] [--mock-data] [--no-load-optim] [--num-attention-heads n] "
     "[--num-layers n] [--override-opt_param-scheduler] "
     "[--pipeline-model-parallel-size n] [--save dir] [--save-interval n] "
-    "[--seed n] [--seq-length n] [--split s] "
+    "[--seed n] [--seq-length n] [--split s] [--split-rounding how] "
     "[--tensor-model-parallel-size n] [--train-iters n] [--train-samples n] "
     "[--version] [--vocab-size n] [--weight-decay x] [--workers n]\n";
 
@@ -89,6 +89,7 @@ static const char options_help[] =
     "      --seed n                     data order, initial weights, dropout (1234)\n"
     "      --seq-length n               tokens per sequence (1024)\n"
     "      --split s                    train, valid, test weights (969, 30, 1)\n"
+    "      --split-rounding how         legacy (Megatron v2.5's) or core (legacy)\n"
     "      --tensor-model-parallel-size n  must be 1\n"
     "      --train-iters n              iterations to train\n"
     "      --train-samples n            samples to train (instead of --train-iters)\n"
@@ -113,7 +114,7 @@ static struct {
 	double wd, clip, beta1, beta2, eps, exit_mins;
 	double initial_scale, min_scale;
 	uint64_t scale_window, hysteresis;
-	const char *split, *device, *save, *load, *log_json;
+	const char *split, *split_rounding, *device, *save, *load, *log_json;
 	uint64_t seed, save_interval, eval_interval, eval_iters, log_interval,
 	    exit_interval;
 	int mock, finetune, force, no_load_optim, override_sched, quiet, workers;
@@ -124,6 +125,7 @@ static struct {
 	.lr = 6e-4, .min_lr = 6e-5, .warmup_fraction = 0.01,
 	.decay_style = "cosine", .wd = 0.1, .clip = 1.0, .beta1 = 0.9,
 	.beta2 = 0.95, .eps = 1e-8, .split = "969, 30, 1",
+	.split_rounding = "legacy",
 	.initial_scale = 4294967296.0, .min_scale = 1, .scale_window = 1000,
 	.hysteresis = 2,
 	.seed = 1234, .eval_interval = 1000, .eval_iters = 100,
@@ -187,6 +189,7 @@ static const struct optdef {
 	{ "seed", T_U64, &o.seed, 0, 4294967295.0, C_ARG, NULL },
 	{ "seq-length", T_INT, &o.seq, 1, 1 << 20, C_ARG, NULL },
 	{ "split", T_STR, &o.split, 0, 0, C_ARG, NULL },
+	{ "split-rounding", T_STR, &o.split_rounding, 0, 0, C_ARG, NULL },
 	{ "tensor-model-parallel-size", T_INT, &o.tp, 1, 1 << 16, C_NONE, NULL },
 	{ "train-iters", T_U64, &o.train_iters, 1, 1e15, C_ARG, NULL },
 	{ "train-samples", T_U64, &o.train_samples, 1, 1e15, C_ARG, NULL },
@@ -614,6 +617,9 @@ main(int argc, char **argv)
 		if (!GIVEN("seed"))
 			o.seed = tr.st.seed;
 		merge_args(path, tjson_get(state_doc, "args"), 0);
+		/* saved before --split-rounding: Megatron-core's order */
+		if (!GIVEN("split-rounding"))
+			o.split_rounding = "core";
 		if (!(have & CKPT_F_OPTIM))
 			owt_warn("%s: no optimizer.safetensors: resuming with "
 			    "new AdamW moments (--no-load-optim)", path);
@@ -723,7 +729,8 @@ main(int argc, char **argv)
 	args_text = args_json();
 
 	if (gpt_data_open(&data, o.mock ? NULL : data_args, ndata_args,
-	    o.split, (uint32_t)o.seed, o.seq, (uint32_t)o.vocab, train_samples,
+	    o.split, o.split_rounding, (uint32_t)o.seed, o.seq,
+	    (uint32_t)o.vocab, train_samples,
 	    (o.train_iters / o.eval_interval + 1) * o.eval_iters * G,
 	    o.eval_iters * G, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
