@@ -32,7 +32,7 @@ static struct {
 	double wd, clip, beta1, beta2, eps, exit_mins;
 	double initial_scale, min_scale;
 	uint64_t scale_window, hysteresis;
-	const char *split, *device, *save, *load, *log_json;
+	const char *split, *split_rounding, *device, *save, *load, *log_json;
 	uint64_t seed, save_interval, eval_interval, eval_iters, log_interval,
 	    exit_interval;
 	int mock, finetune, force, no_load_optim, override_sched, quiet, workers;
@@ -43,6 +43,7 @@ static struct {
 	.lr = 6e-4, .min_lr = 6e-5, .warmup_fraction = 0.01,
 	.decay_style = "cosine", .wd = 0.1, .clip = 1.0, .beta1 = 0.9,
 	.beta2 = 0.95, .eps = 1e-8, .split = "969, 30, 1",
+	.split_rounding = "legacy",
 	.initial_scale = 4294967296.0, .min_scale = 1, .scale_window = 1000,
 	.hysteresis = 2,
 	.seed = 1234, .eval_interval = 1000, .eval_iters = 100,
@@ -191,6 +192,9 @@ static const struct opt opts[] = {
 	    .help = "tokens per sequence (1024)" },
 	{ .name = "split", .arg = "s", .type = OPT_STR, .p = &o.split,
 	    .tag = C_ARG, .help = "train, valid, test weights (969, 30, 1)" },
+	{ .name = "split-rounding", .arg = "how", .type = OPT_STR,
+	    .p = &o.split_rounding, .tag = C_ARG,
+	    .help = "legacy (Megatron v2.5's) or core (legacy)" },
 	{ .name = "tensor-model-parallel-size", .arg = "n", .type = OPT_INT,
 	    .p = &o.tp, .min = 1, .max = 1 << 16, .help = "must be 1" },
 	{ .name = "train-iters", .arg = "n", .type = OPT_U64,
@@ -559,6 +563,9 @@ main(int argc, char **argv)
 		if (!GIVEN("seed"))
 			o.seed = tr.st.seed;
 		merge_args(path, tjson_get(state_doc, "args"), 0);
+		/* saved before --split-rounding: Megatron-core's order */
+		if (!GIVEN("split-rounding"))
+			o.split_rounding = "core";
 		if (!(have & CKPT_F_OPTIM))
 			owt_warn("%s: no optimizer.safetensors: resuming with "
 			    "new AdamW moments (--no-load-optim)", path);
@@ -668,7 +675,8 @@ main(int argc, char **argv)
 	args_text = args_json();
 
 	if (gpt_data_open(&data, o.mock ? NULL : data_paths.v,
-	    (int)data_paths.n, o.split, (uint32_t)o.seed, o.seq, (uint32_t)o.vocab, train_samples,
+	    (int)data_paths.n, o.split, o.split_rounding, (uint32_t)o.seed,
+	    o.seq, (uint32_t)o.vocab, train_samples,
 	    (o.train_iters / o.eval_interval + 1) * o.eval_iters * G,
 	    o.eval_iters * G, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);

@@ -27,12 +27,14 @@ struct gpt_data_set;
 struct gpt_data {
 	struct sample_src src[3];	/* train, valid, test */
 	int have[3];			/* the split has samples */
-	char desc[1024];		/* what was opened, for the log */
+	char desc[4096];		/* what was opened, for the log */
 	/* private */
 	struct gpt_data_mock mock[3];
 	struct gpt_data_set *ds;
 	int nds;
-	double *w;			/* blending weights */
+	int weighted;			/* --data-path gave weights */
+	int rounding;			/* SAMPLER_LEGACY or SAMPLER_CORE */
+	double *w;			/* the weights, normalised */
 	struct gpt_data_blend {
 		uint64_t n;
 		uint16_t *didx;
@@ -43,16 +45,26 @@ struct gpt_data {
 };
 
 /*
- * Open the datasets of --data-path (args: "PREFIX", or "W1 P1 W2 P2 ...",
- * or several prefixes weighted by their tokens), split them by split
- * ("969, 30, 1"), and build each split's order for ntrain, nvalid and
- * ntest samples of L+1 tokens, as Megatron does with seed. Token ids must
- * be below vocab. With args NULL, mock data (struct gpt_data_mock). 0, or -1
- * with err ("PREFIX.idx: what") and *code XDATA, XSYS or XUSAGE.
+ * Open the datasets of --data-path (args: "PREFIX", "W1 P1 W2 P2 ...", or
+ * "P1 P2 ..."), split them by split ("969, 30, 1") with rounding ("legacy"
+ * or "core", sampler.h), and build each split's order for ntrain, nvalid
+ * and ntest samples of L+1 tokens, as Megatron does with seed:
+ *  - one prefix without a weight: exactly the samples asked for;
+ *  - weights (one prefix or more): each dataset asked for its share and
+ *    0.5% more (sampler_blend_need), blended by the weights, normalised
+ *    once v2.5's way (Python's sum) or core's (numpy's) and once more
+ *    with numpy's for the interleave;
+ *  - several prefixes without weights (core's rule; v2.5 refuses them):
+ *    one epoch of each dataset's split, blended by their samples, which
+ *    must hold the samples asked for.
+ * Token ids must be below vocab. With args NULL, mock data (struct
+ * gpt_data_mock). 0, or -1 with err ("PREFIX.idx: what") and *code XDATA,
+ * XSYS or XUSAGE.
  */
 int gpt_data_open(struct gpt_data *d, char **args, int nargs, const char *split,
-    uint32_t seed, int L, uint32_t vocab, uint64_t ntrain, uint64_t nvalid,
-    uint64_t ntest, char *err, size_t errsize, int *code);
+    const char *rounding, uint32_t seed, int L, uint32_t vocab,
+    uint64_t ntrain, uint64_t nvalid, uint64_t ntest, char *err,
+    size_t errsize, int *code);
 void gpt_data_close(struct gpt_data *d);
 
 #endif

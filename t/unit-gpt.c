@@ -924,13 +924,6 @@ test_sampler(void)
 		{ 12, 0, 5, 2, 0, "2 2 4 1 0 3 4 0 1 3 | (0,0) (0,4) (1,1) (1,5) (2,2) (3,0) (4,1) (5,0) (6,0) (6,4) (7,2) (8,1) (9,2) | 3 11 2 1 7 5 4 0 8 6 10 9" },
 		{ 3, 3, 5, 2, 0, "3 4 3 4 | (0,0) (1,0) (1,4) (2,2) (3,2) | 1 2 3 0" },
 	};
-	static const struct { uint64_t n; const char *split; uint64_t b[3], e[3]; } sp[] = {
-		{ 10, "900,50,50", { 0, 9, 10 }, { 9, 10, 10 } },
-		{ 45, "900,50,50", { 0, 40, 43 }, { 40, 43, 45 } },
-		{ 8013769, "900,50,50", { 0, 7212392, 7613081 }, { 7212392, 7613081, 8013769 } },
-		{ 12345, "949, 50, 1", { 0, 11715, 12333 }, { 11715, 12333, 12345 } },
-		{ 100, "98,2", { 0, 98, 0 }, { 98, 100, 0 } },
-	};
 	struct sampler_index x;
 	struct mt19937 r;
 	char s[1024], err[256];
@@ -939,6 +932,7 @@ test_sampler(void)
 	uint64_t sidx[10], b[3], e[3];
 	double w[3], bw[2] = { 0.7, 0.3 };
 	size_t i;
+	int k;
 
 	mt19937_seed(&r, 5489);
 	OK(mt19937_next(&r) == 3499211612u, "MT19937: the reference first output for seed 5489");
@@ -964,25 +958,370 @@ test_sampler(void)
 	OK(sampler_index_build(&x, vec_len, NULL, 2, 2, 1, 4, 1, err, sizeof err) < 0,
 	    "index: an empty range is refused");
 	SAMES(err, "no tokens", "index: ... saying so");
-	for (i = 0; i < sizeof sp / sizeof *sp; i++) {
-		OK(sampler_split_parse(sp[i].split, w) == 0, "split: parse '%s'", sp[i].split);
-		sampler_split_ranges(w, sp[i].n, b, e);
-		OK(memcmp(b, sp[i].b, sizeof b) == 0 && memcmp(e, sp[i].e, sizeof e) == 0,
-		    "split: '%s' of %llu as Megatron-core: [%llu,%llu) [%llu,%llu) "
-		    "[%llu,%llu)", sp[i].split, (unsigned long long)sp[i].n,
-		    (unsigned long long)b[0], (unsigned long long)e[0],
-		    (unsigned long long)b[1], (unsigned long long)e[1],
-		    (unsigned long long)b[2], (unsigned long long)e[2]);
-	}
-	OK(sampler_split_parse("0, 0", w) < 0 && sampler_split_parse("", w) < 0 &&
-	    sampler_split_parse("1,2,3,4", w) < 0, "split: no weight, zero sum, four weights refused");
+	OK(sampler_index_build(&x, vec_len, NULL, 0, 5, 0, 4, 1234, err, sizeof err) == 0 &&
+	    x.epochs == 1 && !x.separate_last && x.nsamples == 6,
+	    "index: 0 samples asks for one epoch, (25 - 1) / 4 samples");
+	sampler_index_free(&x);
+	OK(sampler_index_build(&x, vec_len, NULL, 1, 2, 0, 4, 1234, err, sizeof err) < 0,
+	    "index: one epoch shorter than a sample is refused");
+	SAMES(err, "its 3 tokens hold no sample of 5", "index: ... saying so");
+	OK(sampler_rounding("legacy") == SAMPLER_LEGACY &&
+	    sampler_rounding("core") == SAMPLER_CORE && sampler_rounding("Core") < 0 &&
+	    sampler_rounding("") < 0, "rounding: legacy and core, nothing else");
+	for (k = 0; k < 2; k++)
+		OK(sampler_split_parse("0, 0", k, w) < 0 && sampler_split_parse("", k, w) < 0 &&
+		    sampler_split_parse("x", k, w) < 0, "split: no weight or a zero sum refused (%s)",
+		    k ? "core" : "legacy");
+	OK(sampler_split_parse("1,2,3,4", SAMPLER_CORE, w) < 0,
+	    "split: core refuses four weights");
+	OK(sampler_split_parse("1,2,3,x", SAMPLER_LEGACY, w) < 0 &&
+	    sampler_split_parse("90,10,", SAMPLER_LEGACY, w) < 0 &&
+	    sampler_split_parse("90:10", SAMPLER_LEGACY, w) < 0 &&
+	    sampler_split_parse("0x10,1", SAMPLER_LEGACY, w) < 0 &&
+	    sampler_split_parse("-1,2", SAMPLER_LEGACY, w) < 0 &&
+	    sampler_split_parse("inf,1", SAMPLER_LEGACY, w) < 0,
+	    "split: v2.5 refuses what float() refuses, and here negative or "
+	    "infinite weights");
+	OK(sampler_split_parse(" 98 ,\t2 ", SAMPLER_LEGACY, w) == 0 && w[0] == 0.98 &&
+	    w[2] == 0, "split: v2.5 takes spaces around its numbers");
+	sampler_split_ranges(w, SAMPLER_LEGACY, 0, b, e);
+	OK(b[0] == 0 && e[0] == 0 && b[1] == 0 && e[1] == 0,
+	    "split: no sequences, every range empty");
 	sampler_blend_build(bw, 2, 10, didx, sidx);
 	for (i = 0; i < 10; i++)
 		s[i] = (char)('0' + didx[i]);
 	s[10] = '\0';
 	SAMES(s, "0100100100", "blend: Megatron's greedy interleave of 0.7 and 0.3");
 	OK(sidx[9] == 6 && sidx[7] == 2, "blend: each dataset's samples in order");
-	OK(sampler_blend_need(0.7, 1000) == 704, "blend: a dataset is asked for its share plus 0.5%%");
+}
+
+/* ---- Megatron's order: t/data/megatron-order.txt (contrib/megatron-order.py) ---- */
+
+#define VEC_DS 10000000u	/* token t of sequence s of dataset d: */
+#define VEC_SEQ 1000u		/* d VEC_DS + s VEC_SEQ + t */
+
+struct vec_data {
+	char name[16];
+	uint32_t *len;
+	int n;
+};
+
+static uint64_t
+fnv_u32(uint64_t h, const uint32_t *v, size_t n)
+{
+	size_t i;
+	int k;
+
+	for (i = 0; i < n; i++)
+		for (k = 0; k < 4; k++) {
+			h ^= (v[i] >> (8 * k)) & 0xff;
+			h *= 0x100000001b3ULL;
+		}
+	return h;
+}
+
+/* The next tab-separated field of *p. */
+static char *
+vec_field(char **p)
+{
+	char *f = *p, *t;
+
+	if (f == NULL)
+		return "";
+	if ((t = strchr(f, '\t')) != NULL) {
+		*t = '\0';
+		*p = t + 1;
+	} else {
+		*p = NULL;
+	}
+	return f;
+}
+
+/* PREFIX.bin/.idx, int32: sequence s of dataset d is d VEC_DS + s VEC_SEQ + t. */
+static void
+write_dataset32(const char *prefix, const struct vec_data *v, uint32_t d)
+{
+	unsigned char hdr[34] = "MMIDIDX\0\0", b[8];
+	char path[4200];
+	uint64_t p = 0;
+	FILE *f;
+	int s;
+	uint32_t t;
+
+	snprintf(path, sizeof path, "%s.bin", prefix);
+	f = fopen(path, "wb");
+	for (s = 0; s < v->n; s++)
+		for (t = 0; t < v->len[s]; t++) {
+			put_le(b, d * VEC_DS + (uint32_t)s * VEC_SEQ + t, 4);
+			fwrite(b, 1, 4, f);
+		}
+	fclose(f);
+	snprintf(path, sizeof path, "%s.idx", prefix);
+	f = fopen(path, "wb");
+	put_le(hdr + 9, 1, 8);
+	hdr[17] = 4;
+	put_le(hdr + 18, (uint64_t)v->n, 8);
+	put_le(hdr + 26, (uint64_t)v->n + 1, 8);
+	fwrite(hdr, 1, 34, f);
+	for (s = 0; s < v->n; s++) {
+		put_le(b, v->len[s], 4);
+		fwrite(b, 1, 4, f);
+	}
+	for (s = 0; s < v->n; s++) {
+		put_le(b, p, 8);
+		fwrite(b, 1, 8, f);
+		p += 4 * v->len[s];
+	}
+	for (s = 0; s <= v->n; s++) {
+		put_le(b, (uint64_t)s, 8);
+		fwrite(b, 1, 8, f);
+	}
+	fclose(f);
+}
+
+/* "d:s.o-s.o": a sample's first and last token. */
+static void
+vec_describe(const uint32_t *tok, int L, char *s, size_t size)
+{
+	uint32_t a = tok[0], z = tok[L];
+
+	snprintf(s, size, "%u:%u.%u-%u.%u", a / VEC_DS, a % VEC_DS / VEC_SEQ,
+	    a % VEC_SEQ, z % VEC_DS / VEC_SEQ, z % VEC_SEQ);
+}
+
+/* split ROUNDING S SPLIT RANGES */
+static void
+vec_split(char *p)
+{
+	const char *how = vec_field(&p);
+	uint64_t n = strtoull(vec_field(&p), NULL, 10), b[3], e[3];
+	const char *split = vec_field(&p), *want = vec_field(&p);
+	int rounding = sampler_rounding(how), i;
+	char got[256];
+	size_t k = 0;
+	double w[3];
+
+	if (sampler_split_parse(split, rounding, w) < 0 ||
+	    sampler_split_ranges(w, rounding, n, b, e) < 0) {
+		snprintf(got, sizeof got, "error");
+	} else {
+		for (i = 0; i < 3; i++)
+			if (e[i] > b[i])
+				k += (size_t)snprintf(got + k, sizeof got - k, "%s%llu-%llu",
+				    i ? " " : "", (unsigned long long)b[i],
+				    (unsigned long long)e[i]);
+			else
+				k += (size_t)snprintf(got + k, sizeof got - k, "%snone",
+				    i ? " " : "");
+	}
+	SAMES(got, want, "split: '%s' of %llu as %s", split, (unsigned long long)n,
+	    rounding == SAMPLER_LEGACY ? "Megatron v2.5" : "Megatron-core");
+}
+
+/* blend ROUNDING N WEIGHTS NEEDS FIRST DIGEST SUM */
+static void
+vec_blend(char *p)
+{
+	const char *how = vec_field(&p);
+	uint64_t n = strtoull(vec_field(&p), NULL, 10), *sidx;
+	char *ws = vec_field(&p), *needs = vec_field(&p), *first = vec_field(&p);
+	char *digest = vec_field(&p), *sum = vec_field(&p), got[1024], *tok, *save;
+	int rounding = sampler_rounding(how), nw = 0, i;
+	double w[16], bw[16];
+	uint32_t *d32;
+	uint16_t *didx;
+	size_t k = 0;
+
+	for (tok = strtok_r(ws, " ", &save); tok && nw < 16;
+	    tok = strtok_r(NULL, " ", &save))
+		w[nw++] = strtod(tok, NULL);
+	sampler_normalize(w, nw, rounding == SAMPLER_CORE);
+	for (i = 0; i < nw; i++)
+		k += (size_t)snprintf(got + k, sizeof got - k, "%s%llu", i ? " " : "",
+		    (unsigned long long)sampler_blend_need(w[i], n, rounding));
+	SAMES(got, needs, "blend: %s asks each of %d datasets for its share of %llu "
+	    "and 0.5%%", rounding == SAMPLER_LEGACY ? "v2.5" : "core", nw,
+	    (unsigned long long)n);
+	memcpy(bw, w, sizeof w);
+	sampler_normalize(bw, nw, 1);
+	didx = xmalloc(n * sizeof *didx);
+	sidx = xmalloc(n * sizeof *sidx);
+	d32 = xmalloc(n * sizeof *d32);
+	sampler_blend_build(bw, nw, n, didx, sidx);
+	for (i = 0; i < 60 && (uint64_t)i < n; i++)
+		got[i] = "0123456789abcdef"[didx[i]];
+	got[i] = '\0';
+	for (k = 0; k < n; k++)
+		d32[k] = didx[k];
+	snprintf(got + i + 1, sizeof got - (size_t)i - 1, "%016llx",
+	    (unsigned long long)fnv_u32(0xcbf29ce484222325ULL, d32, n));
+	OK(strcmp(got, first) == 0 && strcmp(got + i + 1, digest) == 0,
+	    "blend: the %s interleave of %d datasets, all %llu samples",
+	    rounding == SAMPLER_LEGACY ? "v2.5" : "core", nw, (unsigned long long)n);
+	if (strcmp(sum, "pairwise") == 0) {
+		/* the vector tells numpy's pairwise sum from a plain one */
+		memcpy(bw, w, sizeof w);
+		sampler_normalize(bw, nw, 0);
+		sampler_blend_build(bw, nw, n, didx, sidx);
+		for (k = 0; k < n; k++)
+			d32[k] = didx[k];
+		snprintf(got, sizeof got, "%016llx",
+		    (unsigned long long)fnv_u32(0xcbf29ce484222325ULL, d32, n));
+		OK(strcmp(got, digest) != 0, "blend: ... which a left-to-right "
+		    "sum of %d weights would not give", nw);
+	}
+	free(didx);
+	free(sidx);
+	free(d32);
+}
+
+/* order NAME ROUNDING SEED L SPLIT NEEDS DATA-PATH, then its lines */
+static void
+vec_order(char *p, FILE *f, const char *dir, const struct vec_data *data, int ndata)
+{
+	const char *name = vec_field(&p), *how = vec_field(&p);
+	uint32_t seed = (uint32_t)strtoul(vec_field(&p), NULL, 10);
+	int L = atoi(vec_field(&p)), nargs = 0, i, j, opened, code, weighted;
+	const char *split = vec_field(&p);
+	char *needs = vec_field(&p), *paths = vec_field(&p), *args[64], *tok, *save;
+	char prefixes[64][256], *line = NULL, err[512], got[2048];
+	uint64_t need[3], n, k;
+	size_t size = 0, m;
+	struct gpt_data d;
+	uint32_t *tokens = xmalloc((size_t)(L + 1) * sizeof *tokens);
+	uint64_t h;
+
+	need[0] = strtoull(strtok_r(needs, " ", &save), NULL, 10);
+	need[1] = strtoull(strtok_r(NULL, " ", &save), NULL, 10);
+	need[2] = strtoull(strtok_r(NULL, " ", &save), NULL, 10);
+	for (tok = strtok_r(paths, " ", &save); tok && nargs < 64;
+	    tok = strtok_r(NULL, " ", &save))
+		args[nargs++] = tok;
+	/* the prefixes, each after its weight when there are weights */
+	weighted = nargs > 1 && nargs % 2 == 0 &&
+	    strspn(args[0], "0123456789.") == strlen(args[0]);
+	for (i = j = 0; i < nargs; i++) {
+		int ds;
+
+		if (weighted && i % 2 == 0)
+			continue;
+		for (ds = 0; ds < ndata && strcmp(data[ds].name, args[i]) != 0; ds++)
+			;
+		if (ds == ndata) {
+			OK(0, "order %s: dataset %s in the vectors", name, args[i]);
+			return;
+		}
+		snprintf(prefixes[i], sizeof prefixes[i], "%s/%s.%d", dir, args[i], j);
+		write_dataset32(prefixes[i], &data[ds], (uint32_t)j);
+		args[i] = prefixes[i];
+		j++;
+	}
+	opened = gpt_data_open(&d, args, nargs, split, how, seed, L, 100000000u,
+	    need[0], need[1], need[2], err, sizeof err, &code) == 0;
+	while (getline(&line, &size, f) > 0) {
+		char *q = line, *what, *want;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0] == '#')
+			continue;
+		what = vec_field(&q);
+		if (strcmp(what, "end") == 0)
+			break;
+		if (strcmp(what, "error") == 0) {
+			OK(!opened, "order %s (%s): Megatron cannot build it, nor "
+			    "gpt-train (%s)", name, how, opened ? "opened" : err);
+			continue;
+		}
+		if (!opened) {
+			OK(0, "order %s (%s): open: %s", name, how, err);
+			continue;
+		}
+		i = atoi(vec_field(&q));
+		if (strcmp(what, "sample") == 0) {
+			want = vec_field(&q);
+
+			m = 0;
+			got[0] = '\0';
+			for (k = 0; k < 12 && k < need[i]; k++) {
+				if (d.src[i].get(d.src[i].arg, k, tokens, err,
+				    sizeof err, &code) < 0)
+					break;
+				vec_describe(tokens, L, got + m + (m > 0),
+				    sizeof got - m - 1);
+				if (m > 0)
+					got[m] = ' ';
+				m += strlen(got + m);
+			}
+			SAMES(got, want, "order %s (%s): the first %s samples, "
+			    "seed %u", name, how, i == 0 ? "train" : i == 1 ?
+			    "valid" : "test", seed);
+		} else if (strcmp(what, "digest") == 0) {
+			n = strtoull(vec_field(&q), NULL, 10);
+			h = 0xcbf29ce484222325ULL;
+			for (k = 0; k < n; k++) {
+				if (d.src[i].get(d.src[i].arg, k, tokens, err,
+				    sizeof err, &code) < 0)
+					break;
+				h = fnv_u32(h, tokens, (size_t)L + 1);
+			}
+			snprintf(got, sizeof got, "%016llx", (unsigned long long)h);
+			want = vec_field(&q);
+			SAMES(got, want, "order %s (%s): all %llu %s samples",
+			    name, how, (unsigned long long)n, i == 0 ? "train" :
+			    i == 1 ? "valid" : "test");
+		}
+	}
+	if (opened)
+		gpt_data_close(&d);
+	free(line);
+	free(tokens);
+}
+
+static void
+test_vectors(const char *dir)
+{
+	const char *src = getenv("OWT_SRC");
+	struct vec_data data[32];
+	char path[4096], *line = NULL, *p, *what, *tok, *save;
+	size_t size = 0;
+	int ndata = 0, i, n;
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/t/data/megatron-order.txt", src ? src : ".");
+	if ((f = fopen(path, "r")) == NULL) {
+		OK(0, "vectors: open %s", path);
+		return;
+	}
+	while (getline(&line, &size, f) > 0) {
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0] == '#' || line[0] == '\0')
+			continue;
+		p = line;
+		what = vec_field(&p);
+		if (strcmp(what, "dataset") == 0 && ndata < 32) {
+			struct vec_data *v = &data[ndata++];
+
+			snprintf(v->name, sizeof v->name, "%s", vec_field(&p));
+			v->len = NULL;
+			n = 0;
+			for (tok = strtok_r(p, " ", &save); tok;
+			    tok = strtok_r(NULL, " ", &save)) {
+				v->len = xrealloc(v->len, (size_t)(n + 1) * sizeof *v->len);
+				v->len[n++] = (uint32_t)strtoul(tok, NULL, 10);
+			}
+			v->n = n;
+		} else if (strcmp(what, "split") == 0) {
+			vec_split(p);
+		} else if (strcmp(what, "blend") == 0) {
+			vec_blend(p);
+		} else if (strcmp(what, "order") == 0) {
+			vec_order(p, f, dir, data, ndata);
+		}
+	}
+	fclose(f);
+	free(line);
+	for (i = 0; i < ndata; i++)
+		free(data[i].len);
 }
 
 /* ---- datasets: the order gpt-train reads them in ---- */
@@ -1055,7 +1394,7 @@ test_data(const char *dir)
 	write_dataset(a, vec_sizes, 5, 0);
 	write_dataset(b, lens2, 3, 5000);
 	args[0] = a;
-	OK(gpt_data_open(&d, args, 1, "100,0,0", 1234, 4, 6000, 5, 0, 0, err,
+	OK(gpt_data_open(&d, args, 1, "100,0,0", "core", 1234, 4, 6000, 5, 0, 0, err,
 	    sizeof err, &code) == 0, "data: open a dataset");
 	OK(d.have[0] && !d.have[1] && !d.have[2],
 	    "data: --split 100,0,0 leaves no validation or test range");
@@ -1072,7 +1411,7 @@ test_data(const char *dir)
 	args[1] = a;
 	args[2] = "0.5";
 	args[3] = b;
-	OK(gpt_data_open(&d, args, 4, "100,0,0", 1234, 4, 6000, 8, 0, 0, err,
+	OK(gpt_data_open(&d, args, 4, "100,0,0", "core", 1234, 4, 6000, 8, 0, 0, err,
 	    sizeof err, &code) == 0, "data: blend two datasets");
 	for (i = 0; i < 8; i++) {
 		d.src[0].get(d.src[0].arg, (uint64_t)i, tok, err, sizeof err, &code);
@@ -1082,29 +1421,74 @@ test_data(const char *dir)
 	gpt_data_close(&d);
 
 	args[0] = a;
-	OK(gpt_data_open(&d, args, 1, "100,0,0", 1234, 4, 300, 5, 0, 0, err,
+	OK(gpt_data_open(&d, args, 1, "100,0,0", "core", 1234, 4, 300, 5, 0, 0, err,
 	    sizeof err, &code) == 0, "data: a vocabulary smaller than the ids opens");
 	OK(d.src[0].get(d.src[0].arg, 0, tok, err, sizeof err, &code) < 0 &&
 	    code == XDATA, "data: ... but reading an id beyond it is bad data");
 	like_err(err, "/a.bin: token id 300 is not below the vocabulary size 300 (--vocab-size)",
 	    "data: ... naming the id and the dataset");
 	gpt_data_close(&d);
-	OK(gpt_data_open(&d, args, 1, "0,1,0", 1234, 4, 6000, 5, 1, 0, err,
+	OK(gpt_data_open(&d, args, 1, "0,1,0", "core", 1234, 4, 6000, 5, 1, 0, err,
 	    sizeof err, &code) < 0 && code == XDATA, "data: an empty train split is bad data");
 	like_err(err, "/a: the train split of --split '0,1,0' is empty",
 	    "data: ... saying so");
 	snprintf(bad, sizeof bad, "%s/nosuch", dir);
 	args[0] = bad;
-	OK(gpt_data_open(&d, args, 1, "1", 1234, 4, 6000, 5, 0, 0, err,
+	OK(gpt_data_open(&d, args, 1, "1", "core", 1234, 4, 6000, 5, 0, 0, err,
 	    sizeof err, &code) < 0 && code == XDATA, "data: a missing dataset is bad data");
 	args[0] = "0.5";
 	args[1] = a;
 	args[2] = "x";
-	OK(gpt_data_open(&d, args, 3, "1", 1234, 4, 6000, 5, 0, 0, err,
+	OK(gpt_data_open(&d, args, 3, "1", "core", 1234, 4, 6000, 5, 0, 0, err,
 	    sizeof err, &code) < 0 && code == XUSAGE,
 	    "data: an unpaired weight is a usage error");
 	SAMES(err, "--data-path: weights and prefixes must pair up ('x' has no prefix)",
 	    "data: ... naming it");
+	args[0] = "1e308";
+	args[2] = "1e308";
+	args[3] = b;
+	OK(gpt_data_open(&d, args, 4, "1", "core", 1234, 4, 6000, 5, 0, 0, err,
+	    sizeof err, &code) < 0 && code == XUSAGE,
+	    "data: weights summing beyond a double are a usage error");
+	SAMES(err, "--data-path: the weights sum to infinity", "data: ... saying so");
+
+	/* a holds (25 - 1) / 4 = 6 samples, b (27 - 1) / 4 = 6 */
+	args[0] = a;
+	args[1] = b;
+	OK(gpt_data_open(&d, args, 2, "100,0,0", "core", 1234, 4, 6000, 20, 0, 0,
+	    err, sizeof err, &code) < 0 && code == XDATA,
+	    "data: an unweighted blend shorter than the run is bad data");
+	SAMES(err, "--data-path: one epoch of the unweighted blend holds 12 train "
+	    "samples, the run needs 20; give weights", "data: ... saying what it holds");
+	OK(gpt_data_open(&d, args, 2, "100,0,0", "legacy", 1234, 4, 6000, 12, 0, 0,
+	    err, sizeof err, &code) == 0, "data: ... one as long as the run opens");
+	for (i = 0, from_b = 0; i < 12; i++) {
+		d.src[0].get(d.src[0].arg, (uint64_t)i, tok, err, sizeof err, &code);
+		from_b += tok[0] >= 5000;
+	}
+	OK(from_b == 6, "data: ... and draws all of both (%d of 12 from b)", from_b);
+	gpt_data_close(&d);
+	OK(gpt_data_open(&d, args, 1, "1", "v2.5", 1234, 4, 6000, 5, 0, 0, err,
+	    sizeof err, &code) < 0 && code == XUSAGE, "data: another rounding is a usage error");
+	SAMES(err, "--split-rounding: 'v2.5' is not legacy or core", "data: ... naming it");
+	OK(gpt_data_open(&d, args, 1, "90:10", "legacy", 1234, 4, 6000, 5, 0, 0, err,
+	    sizeof err, &code) < 0 && code == XUSAGE,
+	    "data: a split v2.5 cannot read is a usage error");
+	SAMES(err, "--split: '90:10' is not numbers separated by ',' or '/', not all 0, "
+	    "as Megatron v2.5 reads it", "data: ... saying how v2.5 reads it");
+	OK(gpt_data_open(&d, args, 1, "90:10", "core", 1234, 4, 6000, 5, 1, 0, err,
+	    sizeof err, &code) == 0 && d.have[0] && d.have[1],
+	    "data: ... which Megatron-core reads as 90 and 10");
+	gpt_data_close(&d);
+	args[0] = b;
+	OK(gpt_data_open(&d, args, 1, "0,50,50", "legacy", 1234, 4, 6000, 5, 0, 0, err,
+	    sizeof err, &code) < 0 && code == XDATA,
+	    "data: a split v2.5's rounding puts below sequence 0 is bad data");
+	like_err(err, "/b: --split '0,50,50' of 3 sequences puts a range below sequence 0 "
+	    "with v2.5's rounding (Megatron v2.5 fails on it)", "data: ... saying so");
+	OK(gpt_data_open(&d, args, 1, "0,50,50", "core", 1234, 2, 6000, 0, 1, 1, err,
+	    sizeof err, &code) < 0 && code == XDATA,
+	    "data: ... and Megatron-core's, with no train range, too");
 }
 
 /*
@@ -1347,6 +1731,7 @@ main(int argc, char **argv)
 	test_checkpoint(dir);
 	test_sampler();
 	test_data(dir);
+	test_vectors(dir);
 	remove_dir(dir);
 	return unit_done();
 }
