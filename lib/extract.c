@@ -112,7 +112,8 @@ enum {
 	N_INCODE = 256,		/* has a <code> ancestor (see ancestry) */
 	N_INFIG = 512,		/* has a <figure> ancestor */
 	N_DTKNOWN = 1024,	/* is_data_table's answer is cached ... */
-	N_DTYES = 2048		/* ... and it is yes */
+	N_DTYES = 2048,		/* ... and it is yes */
+	N_HIDDEN = 4096		/* hidden by an attribute or style */
 };
 
 struct node {
@@ -395,7 +396,7 @@ build(struct ctx *c, TidyNode tn, int parent, int depth)
 			head_meta(c, ch);
 			continue;
 		}
-		if (d->tag == T_DROP || d->tag == T_LINK || hidden(ch))
+		if (d->tag == T_DROP || d->tag == T_LINK)
 			continue;
 		if (d->tag == T_HEAD) {
 			build(c, ch, -1, depth + 1);
@@ -423,6 +424,8 @@ build(struct ctx *c, TidyNode tn, int parent, int depth)
 			c->n[i].fl |= N_BYLINE;
 		if (d->tag == T_A && (s = attr(ch, "href")) != NULL && s[0] == '#')
 			c->n[i].fl |= N_HASHLINK;
+		if (hidden(ch))
+			c->n[i].fl |= N_HIDDEN;
 		if (d->tag == T_BODY && c->body < 0)
 			c->body = i;
 		if (d->tag == T_TABLE && (attr(ch, "summary") != NULL))
@@ -862,6 +865,28 @@ single_child(struct ctx *c, int i, int tag)
 
 /* ---- the Readability passes ---- */
 
+/*
+ * Remove the hidden nodes, except one that holds most of the page's text:
+ * a page whose markup leaves a hidden menu open nests the rest of the
+ * page, article and all, inside it (a browser shows it, or the page's
+ * script does).
+ */
+static void
+unhide(struct ctx *c)
+{
+	int i, next, total = c->n[c->body].nchar;
+
+	for (i = c->body; i >= 0; i = next) {
+		if ((c->n[i].fl & N_HIDDEN) && !(c->n[i].nchar > 500 &&
+		    2 * c->n[i].nchar > total)) {
+			next = next_in(c, i, c->body, 1);
+			remove_node(c, i);
+			continue;
+		}
+		next = next_in(c, i, c->body, 0);
+	}
+}
+
 static void
 prepare(struct ctx *c, struct buf *tmp)
 {
@@ -871,6 +896,7 @@ prepare(struct ctx *c, struct buf *tmp)
 	int have_byline = 0;
 
 	stats(c);
+	unhide(c);
 	for (i = c->body; i >= 0; i = next) {
 		struct node *n = &c->n[i];
 		const char *m;
