@@ -34,6 +34,10 @@ test_charset(void)
 		  "\xd6\xd0", NULL, "GB18030", "meta",
 		  "<META http-equiv=Content-Type content=\"text/html; charset=gb2312\">"
 		  "\xe4\xb8\xad" },
+		{ "<meta charset=gb2312>\xe4\xb8\xad", NULL, "UTF-8", "detected",
+		  "<meta charset=gb2312>\xe4\xb8\xad" },
+		{ "\xe4\xb8\xad", "text/html; charset=Shift_JIS", "UTF-8", "detected",
+		  "\xe4\xb8\xad" },
 		{ "\xef\xbb\xbfx\xc3\xa9", "text/html; charset=latin1", "UTF-8", "bom",
 		  "x\xc3\xa9" },
 		{ "<?xml version=\"1.0\" encoding=\"koi8-r\"?>\xf0", NULL, "KOI8-R", "meta",
