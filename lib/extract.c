@@ -1401,6 +1401,37 @@ clean_header(struct ctx *c, int i, const struct agg *unused)
 	return class_weight(c, i) < 0;
 }
 
+static const char *const discard[] = { "comment", "disqus", "respond",
+	"reply", NULL };
+
+static int
+discarded(struct ctx *c, int i)
+{
+	char ms[512];
+
+	if (!c->weight_classes || getenv("XNODISC"))
+		return 0;
+	return match_any(match_string(c, i, ms, sizeof ms), discard);
+}
+
+/* Remove the boilerplate sections under root that their names give away. */
+static void
+prune(struct ctx *c, int root)
+{
+	int j, next;
+
+	for (j = c->n[root].first; j >= 0; j = next) {
+		if (c->n[j].tag != T_TEXT && discarded(c, j)) {
+			next = next_in(c, j, root, 1);
+			remove_node(c, j);
+		} else if (c->n[j].tag == T_PRE || c->n[j].tag == T_CODE) {
+			next = next_in(c, j, root, 1);
+		} else {
+			next = next_in(c, j, root, 0);
+		}
+	}
+}
+
 /* Readability's _prepArticle on one subtree of the article. */
 static void
 prep_article(struct ctx *c, int root)
@@ -1532,8 +1563,14 @@ grab(struct ctx *c, struct buf *out)
 		n = siblings(c, top, art, c->nn + 1, &c->tmp);
 	}
 	ancestry(c);
-	for (k = 0; k < n; k++)
+	for (k = 0; k < n; k++) {
+		if (art[k] != top && discarded(c, art[k])) {
+			remove_node(c, art[k]);
+			continue;
+		}
+		prune(c, art[k]);
 		prep_article(c, art[k]);
+	}
 	c->raw.len = 0;
 	for (k = 0; k < n; k++)
 		if (!gone(c, art[k]))
