@@ -140,6 +140,8 @@ struct agg {
 	int under[U_NUNDER];
 };
 
+struct line;
+
 struct ctx {
 	TidyDoc doc;
 	struct node *n;
@@ -154,6 +156,8 @@ struct ctx {
 	size_t nagg, aggcap;
 	int *art;		/* the article's nodes */
 	size_t artcap;
+	struct line *lines;	/* emit's lines */
+	size_t nlines, lcap;
 	struct buf t, raw, best, cur, tmp;	/* scratch, kept for the free */
 
 	/*
@@ -1380,6 +1384,12 @@ clean_tag(struct ctx *c, int root, int t,
 
 /* ---- after the article is found ---- */
 
+/*
+ * Lines at the article's edges shorter than this many words that end no
+ * sentence are taken for headlines, datelines, bylines and tool bars.
+ */
+#define EDGE_WORDS 10
+
 static int
 clean_share(struct ctx *c, int i)
 {
@@ -1409,7 +1419,7 @@ discarded(struct ctx *c, int i)
 {
 	char ms[512];
 
-	if (!c->weight_classes || getenv("XNODISC"))
+	if (!c->weight_classes)
 		return 0;
 	return match_any(match_string(c, i, ms, sizeof ms), discard);
 }
@@ -1463,28 +1473,64 @@ prep_article(struct ctx *c, int root)
 	clean_tag(c, root, T_DIV, should_clean);
 }
 
-/* Append the text of the subtree of i: blocks and <br> end lines. */
+/*
+ * A line of the article's raw text as emit writes it: where it starts,
+ * and how many of its bytes are in links and in headings.
+ */
+struct line {
+	size_t off;
+	int link, head;
+};
+
+static void
+line_start(struct ctx *c, size_t off)
+{
+	c->lines = xgrow(c->lines, &c->lcap, c->nlines + 1, sizeof *c->lines);
+	c->lines[c->nlines].off = off;
+	c->lines[c->nlines].link = c->lines[c->nlines].head = 0;
+	c->nlines++;
+}
+
+static void
+line_end(struct ctx *c, struct buf *out)
+{
+	buf_addc(out, '\n');
+	line_start(c, out->len);
+}
+
+/*
+ * Append the text of the subtree of i: blocks and <br> end lines (noted
+ * in c->lines, which the caller starts).
+ */
 static void
 emit(struct ctx *c, int i, struct buf *out)
 {
-	int j = i;
+	int j = i, in_a = 0, in_h = 0;
 
 	for (;;) {
 		const struct node *n = &c->n[j];
 
 		spend(c, 1);
-		if (n->tag == T_TEXT)
+		if (n->tag == T_TEXT) {
 			buf_add(out, c->a.p + n->text, n->tlen);
-		else if (n->tag == T_BR || (flags_of(n->tag) & F_BLOCK))
-			buf_addc(out, '\n');
+			if (in_a)
+				c->lines[c->nlines - 1].link += n->tlen;
+			if (in_h)
+				c->lines[c->nlines - 1].head += n->tlen;
+		} else if (n->tag == T_BR || (flags_of(n->tag) & F_BLOCK))
+			line_end(c, out);
+		in_a += n->tag == T_A;
+		in_h += is_heading(n->tag);
 		if (n->first >= 0) {
 			j = n->first;
 			continue;
 		}
 		/* Leave finished elements, ending a line after each block. */
 		for (;;) {
+			in_a -= c->n[j].tag == T_A;
+			in_h -= is_heading(c->n[j].tag);
 			if (flags_of(c->n[j].tag) & F_BLOCK)
-				buf_addc(out, '\n');
+				line_end(c, out);
 			if (j == i)
 				return;
 			if (c->n[j].next >= 0) {
@@ -1494,6 +1540,123 @@ emit(struct ctx *c, int i, struct buf *out)
 			j = c->n[j].parent;
 		}
 	}
+}
+
+/*
+ * Words of a line for the edge test: runs of letters and digits, each
+ * CJK, kana or hangul character half a word (they are written without
+ * spaces); *end is set when the line ends a sentence.
+ */
+static double
+line_words(const char *s, size_t n, int *end)
+{
+	double w = 0;
+	size_t i = 0, e = n;
+	int in = 0;
+
+	while (e > 0 && s[e - 1] == ' ')
+		e--;
+	*end = 0;
+	if (e > 0) {
+		unsigned char l = s[e - 1];
+
+		*end = strchr(".!?:;\"')]", l) != NULL && l != '\0';
+		/* 。！？」』）… as their last UTF-8 byte after E3 80 / EF BC. */
+		if (e >= 3 && ((unsigned char)s[e - 3] == 0xe3 ||
+		    (unsigned char)s[e - 3] == 0xef || (unsigned char)s[e - 3] == 0xe2))
+			*end = 1;
+	}
+	while (i < e) {
+		unsigned char ch = s[i];
+
+		if (ch >= 0xe3 && ch <= 0xed) {
+			w += 0.5;
+			in = 0;
+			i += 3;
+			continue;
+		}
+		if (isalnum(ch) || ch >= 0x80) {
+			if (!in)
+				w++;
+			in = 1;
+		} else {
+			in = 0;
+		}
+		i++;
+	}
+	return w;
+}
+
+/*
+ * Whether line k of raw (from..to) is boilerplate at an edge of the
+ * article: mostly links, a heading that repeats the title, or, when not
+ * a heading (at the head, where headings open the text), a short line
+ * that ends no sentence: the headline, date, byline, tool and share
+ * lines that sit above an article and the link lists below it.
+ */
+static int
+edge_junk(struct ctx *c, const char *s, size_t n, const struct line *l,
+    int tail, struct buf *tmp)
+{
+	int end, bytes = 0;
+	size_t i;
+	double w;
+
+	for (i = 0; i < n; i++)
+		bytes += s[i] != ' ';
+	if (bytes == 0)
+		return 1;
+	if (2 * l->link >= bytes)
+		return 1;
+	if (l->head * 2 >= bytes) {
+		const char *title = c->ogtitle.len ? c->ogtitle.p : c->title.p ? c->title.p : "";
+
+		tmp->len = 0;
+		buf_add(tmp, s, n);
+		buf_addc(tmp, '\0');
+		if (similarity(title, tmp->p) > 0.75)
+			return 1;
+		if (!tail)
+			return 0;
+	}
+	w = line_words(s, n, &end);
+	return w < EDGE_WORDS && !end;
+}
+
+/*
+ * The article's text without the boilerplate lines at its two edges
+ * (edge_junk), into [*from, *to) of raw; all of it when that would leave
+ * too little.
+ */
+static void
+trim_edges(struct ctx *c, const char *raw, size_t len, size_t *from, size_t *to)
+{
+	size_t a = 0, b = c->nlines, k;
+
+	*from = 0;
+	*to = len;
+	if (!c->weight_classes)
+		return;
+	for (k = 0; k < c->nlines; k++) {
+		size_t s = c->lines[k].off, e = k + 1 < c->nlines ?
+		    c->lines[k + 1].off - 1 : len;
+
+		if (!edge_junk(c, raw + s, e - s, &c->lines[k], 0, &c->tmp))
+			break;
+		a = k + 1;
+	}
+	for (k = c->nlines; k > a; k--) {
+		size_t s = c->lines[k - 1].off, e = k < c->nlines ?
+		    c->lines[k].off - 1 : len;
+
+		if (!edge_junk(c, raw + s, e - s, &c->lines[k - 1], 1, &c->tmp))
+			break;
+		b = k - 1;
+	}
+	if (a >= b)
+		return;
+	*from = c->lines[a].off;
+	*to = b < c->nlines ? c->lines[b].off : len;
 }
 
 /* Trim every line, collapse spaces, drop empty lines. */
@@ -1545,7 +1708,7 @@ static void
 grab(struct ctx *c, struct buf *out)
 {
 	int top, *art;
-	size_t n, k;
+	size_t n, k, from, to;
 
 	ctx_reset(c);
 	build(c, tidyGetRoot(c->doc), -1, 0);
@@ -1572,10 +1735,13 @@ grab(struct ctx *c, struct buf *out)
 		prep_article(c, art[k]);
 	}
 	c->raw.len = 0;
+	c->nlines = 0;
+	line_start(c, 0);
 	for (k = 0; k < n; k++)
 		if (!gone(c, art[k]))
 			emit(c, art[k], &c->raw);
-	tidy_lines(c->raw.p ? c->raw.p : "", c->raw.len, out);
+	trim_edges(c, c->raw.p ? c->raw.p : "", c->raw.len, &from, &to);
+	tidy_lines(c->raw.p ? c->raw.p + from : "", to - from, out);
 }
 
 static int
@@ -1773,6 +1939,7 @@ extract_html_work(const char *html, size_t n, unsigned long budget,
 	free(c->stack);
 	free(c->agg);
 	free(c->art);
+	free(c->lines);
 	buf_free(&c->a);
 	buf_free(&c->title);
 	buf_free(&c->ogtitle);
