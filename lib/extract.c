@@ -156,6 +156,8 @@ struct ctx {
 	size_t nagg, aggcap;
 	int *art;		/* the article's nodes */
 	size_t artcap;
+	struct extract_meta *meta;	/* NULL, or the caller's, until the first pass is built */
+	int date_rank, lang_rank;
 	struct line *lines;	/* emit's lines */
 	size_t nlines, lcap;
 	struct buf t, raw, best, cur, tmp;	/* scratch, kept for the free */
@@ -348,16 +350,128 @@ text_of(struct ctx *c, TidyNode tn, struct buf *b)
 	tidyBufFree(&tb);
 }
 
+/* ---- the page's date and language ---- */
+
+/*
+ * Where a date or language was found, best first; a later find replaces
+ * an earlier one only when it ranks better.
+ */
+enum {
+	D_LDJSON = 1, D_METAPUB, D_TIMEPUB, D_META, D_TIME, D_NONE
+};
+enum {
+	L_HTML = 1, L_META, L_LDJSON, L_NONE
+};
+
+static void
+set_date(struct ctx *c, const char *v, size_t n, int rank)
+{
+	char iso[40];
+
+	if (c->meta == NULL || rank >= c->date_rank ||
+	    extract_iso_date(v, n, iso, sizeof iso) < 0)
+		return;
+	c->meta->date.len = 0;
+	buf_adds(&c->meta->date, iso);
+	c->date_rank = rank;
+}
+
+static void
+set_lang(struct ctx *c, const char *v, size_t n, int rank)
+{
+	char tag[40];
+
+	if (c->meta == NULL || rank >= c->lang_rank ||
+	    extract_lang_tag(v, n, tag, sizeof tag) < 0)
+		return;
+	c->meta->lang.len = 0;
+	buf_adds(&c->meta->lang, tag);
+	c->lang_rank = rank;
+}
+
+/* The string value of the first "key": "value" in a JSON text, or NULL. */
+static const char *
+json_value(const char *s, size_t n, const char *key, size_t *len)
+{
+	const char *end = s + n, *p = s, *q;
+	size_t k = strlen(key);
+
+	while ((p = memmem(p, end - p, key, k)) != NULL) {
+		p += k;
+		if (p[-k - 1] != '"' || p >= end || *p != '"')
+			continue;
+		for (q = p + 1; q < end && (*q == ' ' || *q == '\t' ||
+		    *q == '\n' || *q == '\r'); q++)
+			;
+		if (q >= end || *q != ':')
+			continue;
+		for (q++; q < end && (*q == ' ' || *q == '\t' || *q == '\n' ||
+		    *q == '\r'); q++)
+			;
+		if (q >= end || *q != '"')
+			continue;
+		p = ++q;
+		while (q < end && *q != '"' && *q != '\\')
+			q++;
+		if (q >= end || *q != '"')
+			continue;
+		*len = q - p;
+		return p;
+	}
+	return NULL;
+}
+
+/* A <script type="application/ld+json">: schema.org's datePublished, inLanguage. */
+static void
+ld_json(struct ctx *c, TidyNode tn)
+{
+	const char *s = attr(tn, "type"), *v;
+	struct buf *t = &c->t;
+	size_t n;
+
+	if (s == NULL || strcasestr(s, "ld+json") == NULL)
+		return;
+	t->len = 0;
+	for (TidyNode x = tidyGetChild(tn); x; x = tidyGetNext(x))
+		text_of(c, x, t);
+	if (t->len == 0)
+		return;
+	if ((v = json_value(t->p, t->len, "datePublished", &n)) != NULL)
+		set_date(c, v, n, D_LDJSON);
+	if ((v = json_value(t->p, t->len, "inLanguage", &n)) != NULL)
+		set_lang(c, v, n, L_LDJSON);
+}
+
 static void
 head_meta(struct ctx *c, TidyNode tn)
 {
-	const char *k = attr(tn, "property"), *v = attr(tn, "content");
+	static const char *const pub[] = { "article:published_time",
+	    "og:published_time", "datepublished", "publish-date",
+	    "publish_date", "publishdate", "pubdate", "sailthru.date",
+	    "parsely-pub-date", "dc.date.issued", "dcterms.issued", NULL };
+	static const char *const other[] = { "date", "dc.date",
+	    "dcterms.date", "dcterms.created", "dc.date.created", NULL };
+	const char *k, *v = attr(tn, "content");
+	const char *const *w;
 
-	if (k == NULL)
-		k = attr(tn, "name");
-	if (k && v && c->ogtitle.len == 0 &&
+	if (v && (k = attr(tn, "http-equiv")) != NULL &&
+	    strcasecmp(k, "content-language") == 0) {
+		set_lang(c, v, strlen(v), L_META);
+		return;
+	}
+	if ((k = attr(tn, "property")) == NULL && (k = attr(tn, "name")) == NULL)
+		k = attr(tn, "itemprop");
+	if (k == NULL || v == NULL)
+		return;
+	if (c->ogtitle.len == 0 &&
 	    (strcasecmp(k, "og:title") == 0 || strcasecmp(k, "twitter:title") == 0))
 		buf_adds(&c->ogtitle, v);
+	for (w = pub; *w; w++)
+		if (strcasecmp(k, *w) == 0)
+			set_date(c, v, strlen(v), D_METAPUB);
+	for (w = other; *w; w++)
+		if (strcasecmp(k, *w) == 0)
+			set_date(c, v, strlen(v), D_META);
 }
 
 /* Copy tidy's subtree under tn into our tree as children of parent. */
@@ -400,8 +514,22 @@ build(struct ctx *c, TidyNode tn, int parent, int depth)
 			head_meta(c, ch);
 			continue;
 		}
-		if (d->tag == T_DROP || d->tag == T_LINK)
+		if (d->tag == T_DROP || d->tag == T_LINK) {
+			if (c->meta && strcasecmp(name, "script") == 0)
+				ld_json(c, ch);
 			continue;
+		}
+		if (c->meta && d->tag == T_HTML && ((s = attr(ch, "lang")) ||
+		    (s = attr(ch, "xml:lang"))))
+			set_lang(c, s, strlen(s), L_HTML);
+		if (c->meta && strcasecmp(name, "time") == 0 &&
+		    (s = attr(ch, "datetime")) != NULL) {
+			const char *ip = attr(ch, "itemprop");
+
+			set_date(c, s, strlen(s), attr(ch, "pubdate") ||
+			    (ip && strcasecmp(ip, "datePublished") == 0) ?
+			    D_TIMEPUB : D_TIME);
+		}
 		if (d->tag == T_HEAD) {
 			build(c, ch, -1, depth + 1);
 			continue;
@@ -1846,6 +1974,7 @@ passes(struct ctx *c, struct buf *title, struct buf *text)
 		c->weight_classes = pass < 2;
 		c->clean_cond = pass < 3;
 		grab(c, &c->cur);
+		c->meta = NULL;	/* found in the first pass's build */
 		if (pass == 0 || c->cur.len > c->best.len) {
 			struct buf t = c->best;
 
@@ -1867,17 +1996,168 @@ extract_budget(size_t n)
 	return w < EXTRACT_WORK_MAX ? (unsigned long)w : EXTRACT_WORK_MAX;
 }
 
+static int
+digits(const char *s, size_t n, int k, int *v)
+{
+	int i;
+
+	if ((size_t)k > n)
+		return -1;
+	for (*v = 0, i = 0; i < k; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return -1;
+		*v = *v * 10 + s[i] - '0';
+	}
+	return 0;
+}
+
+/* 1..12 for an English month name or its first three letters, else 0. */
+static int
+month_of(const char *s, size_t n)
+{
+	static const char m[] = "janfebmaraprmayjunjulaugsepoctnovdec";
+	char low[3];
+	int i;
+
+	if (n < 3)
+		return 0;
+	for (i = 0; i < 3; i++)
+		low[i] = tolower((unsigned char)s[i]);
+	for (i = 0; i < 12; i++)
+		if (memcmp(m + 3 * i, low, 3) == 0)
+			return i + 1;
+	return 0;
+}
+
+int
+extract_iso_date(const char *s, size_t n, char *out, size_t size)
+{
+	const char *e;
+	int y, mo = 0, d = 0, h, mi, sec = 0, k;
+	char zone[16] = "";
+
+	while (n && isspace((unsigned char)*s))
+		s++, n--;
+	while (n && isspace((unsigned char)s[n - 1]))
+		n--;
+	e = s + n;
+	if (digits(s, n, 4, &y) == 0 && n >= 10 && (s[4] == '-' || s[4] == '/') &&
+	    s[7] == s[4] && digits(s + 5, 2, 2, &mo) == 0 &&
+	    digits(s + 8, 2, 2, &d) == 0 && (n == 10 || !isdigit((unsigned char)s[10]))) {
+		s += 10;
+		/* THH:MM[:SS[.f]][Z|+HH[:]MM] */
+		if (s < e && (*s == 'T' || *s == ' ') && e - s >= 6 &&
+		    digits(s + 1, e - s - 1, 2, &h) == 0 && s[3] == ':' &&
+		    digits(s + 4, e - s - 4, 2, &mi) == 0 && h < 24 && mi < 60) {
+			s += 6;
+			if (s < e && *s == ':' && digits(s + 1, e - s - 1, 2, &sec) == 0) {
+				s += 3;
+				while (s < e && (*s == '.' || *s == ',' ||
+				    isdigit((unsigned char)*s)))
+					s++;
+			}
+			if (s < e && *s == 'Z')
+				snprintf(zone, sizeof zone, "Z");
+			else if (s < e && (*s == '+' || *s == '-') &&
+			    digits(s + 1, e - s - 1, 2, &k) == 0 && k < 24) {
+				int zm = 0;
+				const char *z = s + 3;
+
+				if (z < e && *z == ':')
+					z++;
+				if (digits(z, e - z, 2, &zm) < 0)
+					zm = 0;
+				zone[0] = *s;
+				zone[1] = '0' + k / 10;
+				zone[2] = '0' + k % 10;
+				zone[3] = ':';
+				zone[4] = '0' + zm / 10 % 6;
+				zone[5] = '0' + zm % 10;
+				zone[6] = '\0';
+			}
+			if (sec > 60)
+				return -1;
+			if (y < 1900 || y > 2099 || mo < 1 || mo > 12 || d < 1 || d > 31)
+				return -1;
+			return snprintf(out, size, "%04d-%02d-%02dT%02d:%02d:%02d%s",
+			    y, mo, d, h, mi, sec, zone) < (int)size ? 0 : -1;
+		}
+	} else {
+		/* "Tue, 8 Jan 2008 ...", "8 January 2008", "January 8, 2008" */
+		const char *p = s;
+		int day = 0, mon = 0, year = 0;
+
+		y = 0;
+		while (p < e && !(day && mon && year)) {
+			const char *w = p;
+
+			while (p < e && isalnum((unsigned char)*p))
+				p++;
+			if (p - w >= 1 && p - w <= 2 && isdigit((unsigned char)*w) &&
+			    !day && digits(w, p - w, p - w, &d) == 0)
+				day = 1;
+			else if (p - w == 4 && !year && digits(w, 4, 4, &y) == 0)
+				year = 1;
+			else if (p - w >= 3 && !mon && (mo = month_of(w, p - w)) > 0)
+				mon = 1;
+			else if (p > w && isdigit((unsigned char)*w))
+				return -1;
+			while (p < e && !isalnum((unsigned char)*p))
+				p++;
+		}
+		if (!(day && mon && year))
+			return -1;
+	}
+	if (y < 1900 || y > 2099 || mo < 1 || mo > 12 || d < 1 || d > 31)
+		return -1;
+	return snprintf(out, size, "%04d-%02d-%02d", y, mo, d) < (int)size ? 0 : -1;
+}
+
+int
+extract_lang_tag(const char *s, size_t n, char *out, size_t size)
+{
+	size_t i = 0, k = 0, sub = 0;
+
+	while (i < n && isspace((unsigned char)s[i]))
+		i++;
+	for (; i < n && s[i] != ',' && s[i] != ';' && !isspace((unsigned char)s[i]); i++) {
+		char ch = tolower((unsigned char)s[i]);
+
+		if (ch == '_')
+			ch = '-';
+		if (k + 1 >= size)
+			return -1;
+		if (ch == '-') {
+			/* The first subtag: 2 or 3 letters; each later one 1 to 8. */
+			if ((k == sub && k > 0) || (sub == 0 && (k < 2 || k > 3)) ||
+			    k - sub > 8)
+				return -1;
+			out[k++] = ch;
+			sub = k;
+			continue;
+		}
+		if (!(ch >= 'a' && ch <= 'z') && !(sub > 0 && isdigit((unsigned char)ch)))
+			return -1;
+		out[k++] = ch;
+	}
+	if (k == sub || (sub == 0 && (k < 2 || k > 3)) || k - sub > 8)
+		return -1;
+	out[k] = '\0';
+	return 0;
+}
+
 int
 extract_html(const char *html, size_t n, struct buf *title, struct buf *text,
     char *err, size_t errsize)
 {
-	return extract_html_work(html, n, extract_budget(n), title, text, err,
-	    errsize);
+	return extract_html_work(html, n, extract_budget(n), title, text, NULL,
+	    err, errsize);
 }
 
 int
 extract_html_work(const char *html, size_t n, unsigned long budget,
-    struct buf *title, struct buf *text, char *err, size_t errsize)
+    struct buf *title, struct buf *text, struct extract_meta *meta, char *err,
+    size_t errsize)
 {
 	struct ctx *c;
 	TidyBuffer in, errbuf;
@@ -1904,6 +2184,11 @@ extract_html_work(const char *html, size_t n, unsigned long budget,
 	c = xcalloc(1, sizeof *c);
 	c->budget = budget;
 	c->work = load;
+	c->meta = meta;
+	c->date_rank = D_NONE;
+	c->lang_rank = L_NONE;
+	if (meta != NULL)
+		meta->date.len = meta->lang.len = 0;
 	c->doc = tidyCreate();
 	tidyBufInit(&errbuf);
 	tidySetErrorBuffer(c->doc, &errbuf);
@@ -1955,14 +2240,16 @@ extract_html_work(const char *html, size_t n, unsigned long budget,
 
 int
 extract_page(const char *p, size_t n, const char *ctype, struct buf *title,
-    struct buf *text, const char **enc, char *err, size_t errsize)
+    struct buf *text, struct extract_meta *meta, const char **enc, char *err,
+    size_t errsize)
 {
 	struct buf u = { 0 };
 	int rc;
 
 	*enc = charset_detect(p, n, ctype, NULL);
 	charset_to_utf8(p, n, *enc, &u);
-	rc = extract_html(u.p ? u.p : "", u.len, title, text, err, errsize);
+	rc = extract_html_work(u.p ? u.p : "", u.len, extract_budget(u.len),
+	    title, text, meta, err, errsize);
 	buf_free(&u);
 	return rc;
 }
