@@ -1963,11 +1963,39 @@ html5_doctype(const char *html, size_t n, struct buf *out)
 	buf_add(out, s, end - s);
 }
 
-/* Readability's retries: fewer heuristics when too little text is left. */
+/*
+ * The bytes of text's lines that read as prose: ten words or more ending a
+ * sentence, or twenty-five words or more.
+ */
+static size_t
+prose(const char *s, size_t n)
+{
+	size_t i = 0, sum = 0;
+
+	while (i < n) {
+		const char *nl = memchr(s + i, '\n', n - i);
+		size_t e = nl ? (size_t)(nl - s) : n;
+		int end;
+		double w = line_words(s + i, e - i, &end);
+
+		if ((w >= EDGE_WORDS && end) || w >= 25)
+			sum += e - i;
+		i = e + 1;
+	}
+	return sum;
+}
+
+/*
+ * Readability's retries: fewer heuristics when too little text is left.
+ * Of the tries, the one with the most prose is kept (Readability keeps
+ * the longest, which is often a list of links or a table of headlines
+ * when the article is short).
+ */
 static void
 passes(struct ctx *c, struct buf *title, struct buf *text)
 {
 	int pass;
+	size_t cur_p, best_p = 0;
 
 	for (pass = 0; pass < 4; pass++) {
 		c->strip_unlikely = pass < 1;
@@ -1975,7 +2003,9 @@ passes(struct ctx *c, struct buf *title, struct buf *text)
 		c->clean_cond = pass < 3;
 		grab(c, &c->cur);
 		c->meta = NULL;	/* found in the first pass's build */
-		if (pass == 0 || c->cur.len > c->best.len) {
+		cur_p = prose(c->cur.p ? c->cur.p : "", c->cur.len);
+		if (pass == 0 || cur_p > best_p) {
+			best_p = cur_p;
 			struct buf t = c->best;
 
 			c->best = c->cur;

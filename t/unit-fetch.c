@@ -481,6 +481,31 @@ test_extract_clean(void)
 	    "</div></body></html>");
 	OK(extract_html(page.p, page.len, &title, &text, err, sizeof err) == 0 &&
 	    strstr(text.p, "hidden paragraph") == NULL, "a small hidden node is dropped");
+
+	/*
+	 * A short article beside a long table of headlines: the first try
+	 * keeps the article (under 500 characters), the retries find the
+	 * table, longer but no prose; the article is kept.
+	 */
+	page.len = want.len = text.len = 0;
+	buf_adds(&page, "<html><body><div class=\"sidebar\"><table>");
+	for (i = 0; i < 30; i++)
+		buf_printf(&page, "<tr><td>Headline number %d of the day, with "
+		    "commas, and, more, commas, here</td></tr>", i);
+	buf_adds(&page, "</table></div><div class=\"article\">");
+	for (i = 0; i < 3; i++) {
+		buf_printf(&page, "<p>This is sentence %d of a short article, long "
+		    "enough to be scored as a paragraph here.</p>", i);
+		buf_printf(&want, "%sThis is sentence %d of a short article, long "
+		    "enough to be scored as a paragraph here.", i ? "\n" : "", i);
+	}
+	buf_adds(&page, "</div></body></html>");
+	buf_addc(&want, '\0');
+	OK(extract_html(page.p, page.len, &title, &text, err, sizeof err) == 0,
+	    "a short article beside a table extracts");
+	buf_addc(&text, '\0');
+	SAMES(text.p, want.p, "of Readability's tries, the one with the most prose "
+	    "(the short article), not the longest (the table of headlines)");
 	buf_free(&page);
 	buf_free(&want);
 	buf_free(&title);
