@@ -156,6 +156,9 @@ struct ctx {
 	size_t nagg, aggcap;
 	int *art;		/* the article's nodes */
 	size_t artcap;
+	struct node *saved;	/* the tree as built, for the later tries */
+	size_t nsaved, savecap;	/* nsaved: its node count + 1, 0 before the build */
+	int saved_body;
 	struct extract_meta *meta;	/* NULL, or the caller's, until the first pass is built */
 	int date_rank, lang_rank;
 	struct line *lines;	/* emit's lines */
@@ -1838,8 +1841,24 @@ grab(struct ctx *c, struct buf *out)
 	int top, *art;
 	size_t n, k, from, to;
 
-	ctx_reset(c);
-	build(c, tidyGetRoot(c->doc), -1, 0);
+	if (c->nsaved == 0) {
+		ctx_reset(c);
+		build(c, tidyGetRoot(c->doc), -1, 0);
+		/*
+		 * The tries after the first start from this tree again: a
+		 * copy of the nodes, the arena as it is (the passes only add
+		 * nodes), not another walk of libtidy's tree, whose text
+		 * values it decodes anew at each call.
+		 */
+		c->saved = xgrow(c->saved, &c->savecap, c->nn + 1, sizeof *c->saved);
+		memcpy(c->saved, c->n, c->nn * sizeof *c->n);
+		c->nsaved = c->nn + 1;
+		c->saved_body = c->body;
+	} else {
+		memcpy(c->n, c->saved, (c->nsaved - 1) * sizeof *c->n);
+		c->nn = c->nsaved - 1;
+		c->body = c->saved_body;
+	}
 	out->len = 0;
 	if (c->body < 0)
 		return;
@@ -2255,6 +2274,7 @@ extract_html_work(const char *html, size_t n, unsigned long budget,
 	free(c->agg);
 	free(c->art);
 	free(c->lines);
+	free(c->saved);
 	buf_free(&c->a);
 	buf_free(&c->title);
 	buf_free(&c->ogtitle);
