@@ -1548,11 +1548,10 @@ static const char *const discard[] = { "comment", "disqus", "respond",
 static int
 discarded(struct ctx *c, int i)
 {
-	char ms[512];
-
 	if (!c->weight_classes)
 		return 0;
-	return match_any(match_string(c, i, ms, sizeof ms), discard);
+	return match_any(c->a.p + c->n[i].cls, discard) ||
+	    match_any(c->a.p + c->n[i].id, discard);
 }
 
 /* Remove the boilerplate sections under root that their names give away. */
