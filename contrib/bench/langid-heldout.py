@@ -13,7 +13,8 @@
 # Run by /usr/bin/python3 (stdlib only):
 #   langid-heldout.py [--dev langid-dev.jsonl] OUT.jsonl
 # Writes {"text", "lang", "source"} lines, ISO 639-1 codes (zh for both
-# Chinese scripts). The same machine and seed give the same file.
+# Chinese scripts). The same installed packages give the same file; other
+# packages, other texts (keep the copy you measured).
 import argparse
 import gettext
 import glob

@@ -111,13 +111,16 @@ echo "  kept as English of the first $(wc -l <"$BW/one.jsonl") documents of the 
 # langid-dev.jsonl, and on the held-out set that contrib/bench/
 # langid-heldout.py builds from this machine's Debian translations and
 # manual pages (never tuned on; HELDOUT names a copy built before, else it
-# is built here, a few minutes). Its speed: owt-dedup and langdetect on it
+# is built here, a few minutes; it depends on the packages installed, so
+# its checksum is printed). Its speed: owt-dedup and langdetect on it
 # as above, each a fresh process.
 held=${HELDOUT:-}
 if [ -z "$held" ]; then
 	held=$BW/heldout.jsonl
 	"$py" "$OWT_SRC/contrib/bench/langid-heldout.py" --dev "$dev" "$held" 2>/dev/null
 fi
+# The set is built from the packages installed: say which one was measured.
+echo "held-out set: $(wc -l <"$held" | tr -d ' ') texts, sha256 $(sha256sum <"$held" | cut -c 1-16)"
 for set in dev held; do
 	if [ $set = dev ]; then
 		in=$dev what=langid-dev
