@@ -1690,11 +1690,16 @@ line_words(const char *s, size_t n, int *end)
 	if (e > 0) {
 		unsigned char l = s[e - 1];
 
+		/* 。」』 ！）？ … ’ ” (UTF-8) */
+		static const char *const wide[] = { "\xe3\x80\x82",
+		    "\xe3\x80\x8d", "\xe3\x80\x8f", "\xef\xbc\x81",
+		    "\xef\xbc\x89", "\xef\xbc\x9f", "\xe2\x80\xa6",
+		    "\xe2\x80\x99", "\xe2\x80\x9d", NULL };
+		const char *const *w;
+
 		*end = strchr(".!?:;\"')]", l) != NULL && l != '\0';
-		/* 。！？」』）… as their last UTF-8 byte after E3 80 / EF BC. */
-		if (e >= 3 && ((unsigned char)s[e - 3] == 0xe3 ||
-		    (unsigned char)s[e - 3] == 0xef || (unsigned char)s[e - 3] == 0xe2))
-			*end = 1;
+		for (w = wide; *w && !*end && e >= 3; w++)
+			*end = memcmp(s + e - 3, *w, 3) == 0;
 	}
 	while (i < e) {
 		unsigned char ch = s[i];

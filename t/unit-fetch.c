@@ -482,6 +482,23 @@ test_extract_clean(void)
 	OK(extract_html(page.p, page.len, &title, &text, err, sizeof err) == 0 &&
 	    strstr(text.p, "hidden paragraph") == NULL, "a small hidden node is dropped");
 
+	/* Sentence ends in CJK text: 。 ends one, a kana does not. */
+	page.len = want.len = text.len = 0;
+	buf_adds(&page, "<html><body><div>");
+	for (i = 0; i < 8; i++) {
+		buf_adds(&page, "<p>肉をくわえたイヌが、橋を渡っていました。ふと下を見ると、"
+		    "川の中にも肉をくわえたイヌがいます。</p>");
+		buf_printf(&want, "%s肉をくわえたイヌが、橋を渡っていました。ふと下を見ると、"
+		    "川の中にも肉をくわえたイヌがいます。", i ? "\n" : "");
+	}
+	buf_adds(&page, "<p>おしまい</p></div></body></html>");
+	buf_addc(&want, '\0');
+	OK(extract_html(page.p, page.len, &title, &text, err, sizeof err) == 0,
+	    "a Japanese page extracts");
+	buf_addc(&text, '\0');
+	SAMES(text.p, want.p, "a short closing line without 。 is trimmed, the "
+	    "paragraphs that end in 。 are not");
+
 	/*
 	 * A short article beside a long table of headlines: the first try
 	 * keeps the article (under 500 characters), the retries find the
