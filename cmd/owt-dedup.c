@@ -158,7 +158,7 @@ static struct progress prog;
 static struct par *par;
 static struct batch **batches, **spare;
 static size_t nbatches, nspare;
-static const char *want[4];
+static const char *want[5];
 static size_t nwant;
 
 /* Write b to f once it holds 1 MB, or with force anything it holds. */
@@ -326,7 +326,7 @@ work(struct worker *w, struct batch *b, struct rec *r)
 	char err[512];
 	struct jsonl_edit ed;
 	uint64_t nh[2];
-	size_t n, un;
+	size_t n, un, hn;
 	int e;
 
 	if (r->drop)
@@ -371,7 +371,13 @@ work(struct worker *w, struct batch *b, struct rec *r)
 		n = w->fixed.len;
 	}
 	if (opt.stage[S_LANG]) {
-		langid_detect(text, n, &r->lang);
+		const char *hint = jsonl_str(&w->jr, "lang_hint", &hn, &why);
+		char h[16];
+
+		/* owt-fetch's lang_hint: what the page declares (langid.h). */
+		snprintf(h, sizeof h, "%.*s", hint && hn < sizeof h ? (int)hn : 0,
+		    hint ? hint : "");
+		langid_detect_hint(text, n, h[0] ? h : NULL, &r->lang);
 		if (strcmp(r->lang.code, opt.lang) != 0) {
 			r->drop = strcmp(r->lang.code, "un") == 0 ? R_UNKNOWN : R_LANG;
 			return;
@@ -466,7 +472,8 @@ pool_start(void)
 {
 	want[0] = opt.text_key;
 	want[1] = "url";
-	nwant = 2;
+	want[2] = "lang_hint";
+	nwant = 3;
 	if (opt.signed_in) {
 		want[0] = "file";
 		want[2] = "text_hash";
