@@ -364,9 +364,15 @@ xfer(struct comm *c, int path, struct batch *b, const char *op,
 			last = now;
 			ns = 20000;
 		} else if (now - last > c->timeout) {
+			/*
+			 * NCCL finishes a batch as a whole: there every
+			 * peer of the batch is named.
+			 */
 			missing(c, ops, b, who, sizeof who);
-			if (ops != c->w->mpi)
+			if (ops != c->w->mpi) {
 				comm_nccl_abort(c->dev_group);
+				c->dev_group = NULL;
+			}
 			return fail(c, err, errsize, code, "%s of '%s': no answer "
 			    "from %s in %g s (dead or hung)", op, what, who,
 			    c->timeout);

@@ -31,7 +31,8 @@
  * call fails: the caller reports and exits (the launcher then ends the
  * other ranks). Data collectives take backend memory: host memory, or
  * device memory once comm_device_attach has put NCCL under them.
- * Every rank of a group makes the same calls on it in the same order.
+ * Every rank of a group makes the same calls on it in the same order,
+ * from one thread (MPI is started for the main thread only).
  */
 struct comm_world;
 
