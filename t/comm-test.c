@@ -1,6 +1,7 @@
 /* comm-test - lib/comm.c's collectives, run by t/0006-comm.t alone and under mpirun */
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,10 +27,33 @@ static char err[1024];
 static int code;
 static struct comm *world;
 
+/*
+ * "comm-test: msg" in one write: the lines of ranks that fail together
+ * reach mpirun's stderr whole. (owt_warn writes a line in pieces.)
+ */
+static void
+die(int status, const char *fmt, ...)
+{
+	char line[2048];
+	va_list ap;
+	int n;
+
+	n = snprintf(line, sizeof line, "%s: ", owt_prog);
+	va_start(ap, fmt);
+	n += vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof line - 2)
+		n = (int)sizeof line - 2;
+	line[n++] = '\n';
+	if (write(2, line, (size_t)n) < 0)
+		exit(status);
+	exit(status);
+}
+
 static void
 die_comm(void)
 {
-	owt_die(code, "rank %d: %s", world ? world->world_rank : -1, err);
+	die(code, "rank %d: %s", world ? world->world_rank : -1, err);
 }
 
 /* Rank q's element i: floats of both signs over 20 binary orders. */
@@ -353,7 +377,7 @@ main(int argc, char **argv)
 	owt_setprog(argv[0]);
 	if (strcmp(mode, "env") == 0) {
 		if (comm_launch(&l, err, sizeof err, &code) == -1)
-			owt_die(code, "%s", err);
+			die(code, "%s", err);
 		if (l.launcher == NULL)
 			printf("alone\n");
 		else if (l.size < 0)
@@ -366,7 +390,7 @@ main(int argc, char **argv)
 	if (strcmp(mode, "hang") == 0 && argc == 4)
 		minutes = atof(argv[3]);
 	if (comm_init(&world, minutes * 60, err, sizeof err, &code) == -1)
-		owt_die(code, "%s", err);
+		die(code, "%s", err);
 	if (strcmp(mode, "init") == 0) {
 		printf("%s rank %d of %d, %s, local %d of %d, mpi %s\n",
 		    world->impl, world->rank, world->size,
@@ -391,7 +415,7 @@ main(int argc, char **argv)
 		return XUSAGE;
 	}
 	if (comm_finish(world, err, sizeof err, &code) == -1)
-		owt_die(code, "%s", err);
+		die(code, "%s", err);
 	for (int k = 0; k < nchecks; k++)
 		if (failed[k])
 			return 1;
