@@ -793,7 +793,7 @@ nccl_join(struct comm *c, char *err, size_t errsize, int *code)
 		return -1;
 	c->dev_group = comm_nccl_group(id, c->size, c->rank, msg, sizeof msg);
 	if (c->dev_group == NULL)
-		return fail(c, err, errsize, code, "nccl: group of %d ranks: %s",
+		return fail(c, err, errsize, code, "nccl: a group of %d: %s",
 		    c->size, msg);
 	return 0;
 }
@@ -864,8 +864,8 @@ comm_device_attach(struct comm *world, const struct comm_device *dev,
 		return fail(NULL, err, errsize, code, "comm_device_attach: "
 		    "after comm_group");
 	if (comm_nccl_load(dev, msg, sizeof msg) == -1)
-		return fail(world, err, errsize, code, "%d ranks on GPUs need "
-		    "NCCL: %s", world->size, msg);
+		return fail(world, err, errsize, code, "collectives on GPUs "
+		    "need NCCL: %s", msg);
 	w->device = dev;
 	w->dev = &comm_nccl_ops;
 	if (nccl_join(world, err, errsize, code) == -1)

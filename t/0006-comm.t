@@ -45,6 +45,15 @@ run alone "$ct" check
 is "$rc" 0 "every collective in a world of one"
 is "$(grep -c '^ok ' out)" 17 "17 checks pass in a world of one"
 
+# NCCL: nothing in a world of one unless $OWT_COMM asks for it; a
+# library that is not there is named. (With a GPU, OWT_COMM=nccl
+# comm-test nccl starts a one-rank NCCL communicator: make check-gpu.)
+run alone "$ct" nccl
+is "$(cat out)" "self rank 0 of 1" "a world of one does not load NCCL"
+fails 3 "^comm-test: rank 0: collectives on GPUs need NCCL: /nonexistent: cannot open shared object file: No such file or directory$" \
+    "NCCL asked for but missing" alone OWT_COMM=nccl OWT_NCCL=/nonexistent \
+    "$ct" nccl
+
 command -v mpirun >/dev/null 2>&1 || {
 	skip "no mpirun (openmpi-bin): the launched tests"
 	done_testing

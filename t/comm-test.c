@@ -13,6 +13,7 @@
 /*
  * comm-test env              the launcher comm_launch sees
  * comm-test init             the world; whether MPI is in this process
+ * comm-test nccl             NCCL under a world of one ($OWT_COMM=nccl)
  * comm-test check [segment]  every collective against sums made here
  * comm-test hang RANK MIN    RANK stops answering; timeout MIN minutes
  * comm-test kill RANK        RANK dies by SIGKILL inside a collective
@@ -367,6 +368,40 @@ bench(size_t n, int reps)
 	free(x);
 }
 
+/*
+ * NCCL under a world of one with host memory standing in for a GPU's: it
+ * sends nothing (one rank), so this checks loading libnccl.so.2 and
+ * starting a communicator, which needs a GPU.
+ */
+static int
+host_query(void *stream)
+{
+	return 1;
+}
+
+static void
+host_add(float *dst, const float *src, size_t n, void *stream)
+{
+	for (size_t i = 0; i < n; i++)
+		dst[i] += src[i];
+}
+
+static void
+host_copy(void *dst, const void *src, size_t size, void *stream)
+{
+	memcpy(dst, src, size);
+}
+
+static void *
+host_alloc(size_t size)
+{
+	return calloc(1, size);
+}
+
+static const struct comm_device host_device = {
+	NULL, host_query, host_add, host_copy, host_alloc, free
+};
+
 int
 main(int argc, char **argv)
 {
@@ -397,6 +432,12 @@ main(int argc, char **argv)
 		    world->launcher ? world->launcher : "alone",
 		    world->local_rank, world->local_size,
 		    mpi_mapped() ? "mapped" : "not mapped");
+	} else if (strcmp(mode, "nccl") == 0) {
+		if (comm_device_attach(world, &host_device, err, sizeof err,
+		    &code) == -1)
+			die_comm();
+		printf("%s rank %d of %d\n", world->impl, world->rank,
+		    world->size);
 	} else if (strcmp(mode, "check") == 0) {
 		do_check(argc > 2 ? strtoul(argv[2], NULL, 10) : 0);
 	} else if (strcmp(mode, "hang") == 0 && argc == 4) {
@@ -410,8 +451,9 @@ main(int argc, char **argv)
 	} else if (strcmp(mode, "bench") == 0 && argc == 4) {
 		bench(strtoul(argv[2], NULL, 10), atoi(argv[3]));
 	} else {
-		fprintf(stderr, "usage: comm-test env | init | check [segment] | "
-		    "hang rank minutes | kill rank | bench n reps\n");
+		fprintf(stderr, "usage: comm-test env | init | nccl | "
+		    "check [segment] | hang rank minutes | kill rank | "
+		    "bench n reps\n");
 		return XUSAGE;
 	}
 	if (comm_finish(world, err, sizeof err, &code) == -1)
