@@ -325,10 +325,12 @@ missing(struct comm *c, const struct comm_ops *ops, const struct batch *b,
 /*
  * Post the batch and wait for it. MPI moves a large message in fragments
  * only while it is called, so the wait polls without sleeping (yielding
- * the processor to ranks that share it) until 5 ms pass without a message
- * finished; then it sleeps from 20 us up to 1 ms between polls, so that a
- * rank waiting for a slow one leaves the cores to it. A wait with no
- * message finished for c->timeout seconds fails.
+ * the processor to ranks that share it, as OpenMPI does when
+ * oversubscribed) for as long as the data left could take to move at a
+ * slow 200 MB/s, plus 50 ms; then it sleeps from 20 us up to 1 ms between
+ * polls, so that a rank waiting for a slow one leaves the cores to it. A
+ * message finished starts over. A wait with no message finished for
+ * c->timeout seconds fails.
  */
 static int
 xfer(struct comm *c, int path, struct batch *b, const char *op,
@@ -337,9 +339,9 @@ xfer(struct comm *c, int path, struct batch *b, const char *op,
 	const struct comm_ops *ops = path == HOST ? c->w->mpi : c->w->dev;
 	struct timespec ts = { 0, 0 };
 	char msg[512], who[256];
-	double last, now;
+	double last, now, spin = 0;
 	void *h;
-	int r, i, done = 0, n;
+	int r, i, done = -1, n;
 	long ns = 20000;
 
 	if (b->n == 0)
@@ -360,6 +362,8 @@ xfer(struct comm *c, int path, struct batch *b, const char *op,
 			n += b->m[i].done;
 		now = owt_now();
 		if (n > done) {
+			for (spin = 0.05, i = 0; i < b->n; i++)
+				spin += b->m[i].done ? 0 : b->m[i].size / 2e8;
 			done = n;
 			last = now;
 			ns = 20000;
@@ -377,7 +381,7 @@ xfer(struct comm *c, int path, struct batch *b, const char *op,
 			    "from %s in %g s (dead or hung)", op, what, who,
 			    c->timeout);
 		}
-		if (now - last < 0.005) {
+		if (now - last < spin) {
 			sched_yield();
 			continue;
 		}
