@@ -19,7 +19,8 @@
 
 static const char usage_line[] =
     "usage: gpt-train [-hq] [--adam-beta1 x] [--adam-beta2 x] [--adam-eps x] "
-    "[--attention-dropout p] [--bf16] [--clip-grad x] "
+    "[--attention-dropout p] [--bf16] [--checkpoint-activations] "
+    "[--checkpoint-num-layers n] [--clip-grad x] "
     "[--data-path [weight] prefix ...] [--device dev] [--eval-interval n] "
     "[--eval-iters n] [--exit-duration-in-mins x] [--exit-interval n] "
     "[--finetune] [--force] [--fp16] [--fp32] "
@@ -32,7 +33,9 @@ static const char usage_line[] =
     "[--max-position-embeddings n] [--micro-batch-size n] "
     "[--min-loss-scale x] [--min-lr x] [--mock-data] [--no-load-optim] [--num-attention-heads n] "
     "[--num-layers n] [--override-opt_param-scheduler] "
-    "[--pipeline-model-parallel-size n] [--save dir] [--save-interval n] "
+    "[--pipeline-model-parallel-size n] [--recompute-activations] "
+    "[--recompute-granularity g] [--recompute-method m] "
+    "[--recompute-num-layers n] [--save dir] [--save-interval n] "
     "[--seed n] [--seq-length n] [--split s] "
     "[--tensor-model-parallel-size n] [--train-iters n] [--train-samples n] "
     "[--version] [--vocab-size n] [--weight-decay x] [--workers n]\n";
@@ -45,6 +48,8 @@ static const char options_help[] =
     "      --adam-eps x                 AdamW epsilon (1e-8)\n"
     "      --attention-dropout p        dropout on attention probabilities (0.0; Megatron 0.1)\n"
     "      --bf16                       bf16 matrix products (cuda; the default on sm_80 and newer)\n"
+    "      --checkpoint-activations     recompute every layer in the backward pass (Megatron v2.5)\n"
+    "      --checkpoint-num-layers n    layers per recomputed chunk (1)\n"
     "      --clip-grad x                clip the global gradient norm to x; 0: off (1.0)\n"
     "      --data-path [weight] prefix ...  datasets PREFIX.bin/.idx, blended by weight\n"
     "      --device dev                 auto, cpu or cuda ($OWT_DEVICE, else auto)\n"
@@ -84,6 +89,10 @@ static const char options_help[] =
     "      --num-layers n               transformer layers (12)\n"
     "      --override-opt_param-scheduler  the options' learning-rate schedule, not the checkpoint's\n"
     "      --pipeline-model-parallel-size n  must be 1\n"
+    "      --recompute-activations      recompute the attention probabilities (selective)\n"
+    "      --recompute-granularity g    full or selective\n"
+    "      --recompute-method m         full: uniform (chunks) or block (the first n layers)\n"
+    "      --recompute-num-layers n     full: layers per chunk, or layers recomputed (1)\n"
     "      --save dir                   save checkpoints under dir\n"
     "      --save-interval n            save every n iterations (at the end only)\n"
     "      --seed n                     data order, initial weights, dropout (1234)\n"
@@ -118,6 +127,8 @@ static struct {
 	    exit_interval;
 	int mock, finetune, force, no_load_optim, override_sched, quiet, workers;
 	int fp16, bf16, fp32, tp, pp;
+	int ckpt_act, recompute_act, recompute_n;
+	const char *recompute_gran, *recompute_method;
 } o = {
 	.layers = 12, .hidden = 768, .heads = 12, .seq = 1024, .maxpos = 1024,
 	.vocab = 50257, .vocab_div = 128, .init_std = 0.02, .micro = 4,
@@ -127,7 +138,7 @@ static struct {
 	.initial_scale = 4294967296.0, .min_scale = 1, .scale_window = 1000,
 	.hysteresis = 2,
 	.seed = 1234, .eval_interval = 1000, .eval_iters = 100,
-	.log_interval = 100, .tp = 1, .pp = 1,
+	.log_interval = 100, .tp = 1, .pp = 1, .recompute_n = 1,
 };
 
 static const struct optdef {
@@ -143,6 +154,8 @@ static const struct optdef {
 	{ "adam-eps", T_DBL, &o.eps, 1e-30, 1, C_ARG, NULL },
 	{ "attention-dropout", T_DBL, &o.attn_dropout, 0, 0.99, C_ARG, NULL },
 	{ "bf16", T_FLAG, &o.bf16, 0, 0, C_NONE, NULL },
+	{ "checkpoint-activations", T_FLAG, &o.ckpt_act, 0, 0, C_NONE, NULL },
+	{ "checkpoint-num-layers", T_INT, &o.recompute_n, 1, 1 << 12, C_NONE, NULL },
 	{ "clip-grad", T_DBL, &o.clip, 0, 1e30, C_ARG, NULL },
 	{ "data-path", T_STR, NULL, 0, 0, C_NONE, NULL },
 	{ "device", T_STR, &o.device, 0, 0, C_NONE, NULL },
@@ -182,6 +195,10 @@ static const struct optdef {
 	{ "num-layers", T_INT, &o.layers, 1, 1 << 12, C_MODEL, "n_layer" },
 	{ "override-opt_param-scheduler", T_FLAG, &o.override_sched, 0, 0, C_NONE, NULL },
 	{ "pipeline-model-parallel-size", T_INT, &o.pp, 1, 1 << 16, C_NONE, NULL },
+	{ "recompute-activations", T_FLAG, &o.recompute_act, 0, 0, C_NONE, NULL },
+	{ "recompute-granularity", T_STR, &o.recompute_gran, 0, 0, C_NONE, NULL },
+	{ "recompute-method", T_STR, &o.recompute_method, 0, 0, C_NONE, NULL },
+	{ "recompute-num-layers", T_INT, &o.recompute_n, 1, 1 << 12, C_NONE, NULL },
 	{ "save", T_STR, &o.save, 0, 0, C_NONE, NULL },
 	{ "save-interval", T_U64, &o.save_interval, 1, 1e15, C_NONE, NULL },
 	{ "seed", T_U64, &o.seed, 0, 4294967295.0, C_ARG, NULL },
@@ -558,6 +575,7 @@ main(int argc, char **argv)
 	struct gpt_data data;
 	struct tjson *state_doc = NULL;
 	struct step_result r;
+	struct gpt_recompute rc;
 	char err[1024], path[4096], cfgpath[4200], list[256];
 	uint64_t G, first_iter, log_iters = 0, log_skipped = 0, train_samples;
 	double t0, tlast, loss_sum = 0;
@@ -569,6 +587,10 @@ main(int argc, char **argv)
 
 	if (o.fp16 + o.bf16 + o.fp32 > 1)
 		owt_die(XUSAGE, "--fp16, --bf16 and --fp32 exclude each other");
+	if (gpt_recompute_parse(&rc, o.ckpt_act, o.recompute_act,
+	    o.recompute_gran, o.recompute_method, o.recompute_n, err,
+	    sizeof err) < 0)
+		owt_die(XUSAGE, "%s", err);
 	if (o.tp != 1 || o.pp != 1)
 		owt_die(XUSAGE, "--%s-model-parallel-size: only 1 is supported",
 		    o.tp != 1 ? "tensor" : "pipeline");
@@ -691,6 +713,7 @@ main(int argc, char **argv)
 		owt_die(XUSAGE, "%s", err);
 	if (gpt_init(&model, &cfg, dev.be, err, sizeof err) < 0)
 		owt_die(XUSAGE, "%s", err);
+	gpt_set_recompute(&model, &rc);
 	if (gpt_set_batch(&model, o.micro, o.seq, err, sizeof err) < 0)
 		owt_die(XUSAGE, "%s", err);
 	if (from_ckpt)
@@ -731,6 +754,10 @@ main(int argc, char **argv)
 	say("GPT-2: %d layers, %d hidden, %d heads, %d positions, vocabulary "
 	    "%d (padded to %d): %zu parameters", cfg.nlayer, cfg.nembd,
 	    cfg.nhead, cfg.maxpos, cfg.vocab, cfg.vocab_pad, gpt_nparams(&cfg));
+	gpt_recompute_desc(&model, list, sizeof list);
+	say("activations: %zu bytes for micro-batches of %d x %d tokens; "
+	    "recomputation: %s", gpt_acts_bytes(&model, o.micro, o.seq),
+	    o.micro, o.seq, list);
 	say("%s", gpt_device_desc(&dev, o.workers));
 	say("%s", data.desc);
 	if (tr.st.iteration > 0)
