@@ -704,9 +704,9 @@ gpt_backward(struct gpt *m)
 		be->matmul_backward(a->dbtc, P(g, GPT_ATTPROJW, l),
 		    P(g, GPT_ATTPROJB, l), dproj, x.atty, P(w, GPT_ATTPROJW, l),
 		    BT, C, C);
-		/* selective: the probabilities again, from the kept qkv (a->tmp is free) */
+		/* selective: the probabilities again, from the kept qkv */
 		if (m->rc.granularity == GPT_RECOMPUTE_SELECTIVE && l != L - 1)
-			be->attention_forward(a->tmp, x.att, x.qkv, B, T, C, NH,
+			be->attention_forward(NULL, x.att, x.qkv, B, T, C, NH,
 			    ap, site_key(m->key, l, 0));
 		be->attention_backward(a->dbt4c, a->datt, a->dbtc, x.qkv, x.att,
 		    B, T, C, NH, ap, site_key(m->key, l, 0));

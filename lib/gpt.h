@@ -110,7 +110,8 @@ struct gpt_backend {
 	    int OC);
 	/*
 	 * out (B,T,C), att (B,NH,T,T) the softmax probabilities before
-	 * dropout (zero above the diagonal); qkv (B,T,3C)
+	 * dropout (zero above the diagonal); qkv (B,T,3C). With out NULL,
+	 * only att (selective recomputation).
 	 */
 	void (*attention_forward)(float *out, float *att, const float *qkv,
 	    int B, int T, int C, int NH, float p, uint64_t key);
