@@ -782,7 +782,7 @@ test_checkpoint(const char *dir)
 	struct gpt m, m2;
 	struct train_state st = { 7, 56, 8, 56, 99, 32768, 12, 1 }, st2;
 	struct tjson *doc;
-	struct gpt_config c;
+	struct gpt_config c = { 0 };	/* ckpt_read_config sets the shape only */
 	float *a = xmalloc(sizeof(float) << 20), *b = xmalloc(sizeof(float) << 20);
 	char err[512], path[4096], ck[4200], cfg[4300];
 	int code, i, ok, kind;
