@@ -206,6 +206,13 @@ test_launchers(int prec)
 		    "(dropout %g)", pn, p);
 		CHECK(dr + btc, att, natt, tol_mm[prec] * 2, "%s attention "
 		    "probabilities (dropout %g)", pn, p);
+		/* the probabilities alone (out NULL): the same bits */
+		cu->attention_forward(NULL, dd3, dx, B, T, C, NH, p, key);
+		cu->get(out3, dd3, natt * sizeof *out3);
+		cu->get(out2, dr + btc, natt * sizeof *out2);
+		OK(memcmp(out3, out2, natt * sizeof *out3) == 0, "%s attention "
+		    "probabilities alone, without the output (dropout %g): the "
+		    "same bits", pn, p);
 		/* the backward pass from the CPU's probabilities on both */
 		cu->put(dr + btc, att, natt * sizeof *att);
 		cpu->attention_backward(out2, out2 + 3 * btc, dout, x, att, B, T,
