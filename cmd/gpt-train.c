@@ -37,6 +37,8 @@ static struct {
 	    exit_interval;
 	int mock, finetune, force, no_load_optim, override_sched, quiet, workers;
 	int fp16, bf16, fp32, tp, pp;
+	int ckpt_act, recompute_act, recompute_n;
+	const char *recompute_gran, *recompute_method;
 } o = {
 	.layers = 12, .hidden = 768, .heads = 12, .seq = 1024, .maxpos = 1024,
 	.vocab = 50257, .vocab_div = 128, .init_std = 0.02, .micro = 4,
@@ -47,7 +49,7 @@ static struct {
 	.initial_scale = 4294967296.0, .min_scale = 1, .scale_window = 1000,
 	.hysteresis = 2,
 	.seed = 1234, .eval_interval = 1000, .eval_iters = 100,
-	.log_interval = 100, .tp = 1, .pp = 1,
+	.log_interval = 100, .tp = 1, .pp = 1, .recompute_n = 1,
 };
 
 static struct opt_list data_paths;	/* --data-path's words, then the operands */
@@ -71,6 +73,12 @@ static const struct opt opts[] = {
 	{ .name = "bf16", .type = OPT_FLAG, .p = &o.bf16,
 	    .help = "bf16 matrix products (cuda; the default on sm_80 and "
 	    "newer)" },
+	{ .name = "checkpoint-activations", .type = OPT_FLAG, .p = &o.ckpt_act,
+	    .help = "recompute every layer in the backward pass (Megatron "
+	    "v2.5)" },
+	{ .name = "checkpoint-num-layers", .arg = "n", .type = OPT_INT,
+	    .p = &o.recompute_n, .min = 1, .max = 1 << 12,
+	    .help = "layers per recomputed chunk (1)" },
 	{ .name = "clip-grad", .arg = "x", .type = OPT_DOUBLE, .p = &o.clip,
 	    .max = 1e30, .tag = C_ARG,
 	    .help = "clip the global gradient norm to x; 0: off (1.0)" },
@@ -179,6 +187,17 @@ static const struct opt opts[] = {
 	    "checkpoint's" },
 	{ .name = "pipeline-model-parallel-size", .arg = "n", .type = OPT_INT,
 	    .p = &o.pp, .min = 1, .max = 1 << 16, .help = "must be 1" },
+	{ .name = "recompute-activations", .type = OPT_FLAG,
+	    .p = &o.recompute_act,
+	    .help = "recompute the attention probabilities (selective)" },
+	{ .name = "recompute-granularity", .arg = "g", .type = OPT_STR,
+	    .p = &o.recompute_gran, .help = "full or selective" },
+	{ .name = "recompute-method", .arg = "m", .type = OPT_STR,
+	    .p = &o.recompute_method,
+	    .help = "full: uniform (chunks) or block (the first n layers)" },
+	{ .name = "recompute-num-layers", .arg = "n", .type = OPT_INT,
+	    .p = &o.recompute_n, .min = 1, .max = 1 << 12,
+	    .help = "full: layers per chunk, or layers recomputed (1)" },
 	{ .name = "save", .arg = "dir", .type = OPT_STR, .p = &o.save,
 	    .help = "save checkpoints under dir" },
 	{ .name = "save-interval", .arg = "n", .type = OPT_U64,
@@ -507,6 +526,7 @@ main(int argc, char **argv)
 	struct gpt_data data;
 	struct tjson *state_doc = NULL;
 	struct step_result r;
+	struct gpt_recompute rc;
 	char err[1024], path[4096], cfgpath[4200], list[256];
 	uint64_t G, first_iter, log_iters = 0, log_skipped = 0, train_samples;
 	double t0, tlast, loss_sum = 0;
@@ -518,6 +538,10 @@ main(int argc, char **argv)
 
 	if (o.fp16 + o.bf16 + o.fp32 > 1)
 		owt_die(XUSAGE, "--fp16, --bf16 and --fp32 exclude each other");
+	if (gpt_recompute_parse(&rc, o.ckpt_act, o.recompute_act,
+	    o.recompute_gran, o.recompute_method, o.recompute_n, err,
+	    sizeof err) < 0)
+		owt_die(XUSAGE, "%s", err);
 	if (o.tp != 1 || o.pp != 1)
 		owt_die(XUSAGE, "--%s-model-parallel-size: only 1 is supported",
 		    o.tp != 1 ? "tensor" : "pipeline");
@@ -643,6 +667,7 @@ main(int argc, char **argv)
 		owt_die(XUSAGE, "%s", err);
 	if (gpt_init(&model, &cfg, dev.be, err, sizeof err) < 0)
 		owt_die(XUSAGE, "%s", err);
+	gpt_set_recompute(&model, &rc);
 	if (gpt_set_batch(&model, o.micro, o.seq, err, sizeof err) < 0)
 		owt_die(XUSAGE, "%s", err);
 	if (from_ckpt)
@@ -684,6 +709,10 @@ main(int argc, char **argv)
 	say("GPT-2: %d layers, %d hidden, %d heads, %d positions, vocabulary "
 	    "%d (padded to %d): %zu parameters", cfg.nlayer, cfg.nembd,
 	    cfg.nhead, cfg.maxpos, cfg.vocab, cfg.vocab_pad, gpt_nparams(&cfg));
+	gpt_recompute_desc(&model, list, sizeof list);
+	say("activations: %zu bytes for micro-batches of %d x %d tokens; "
+	    "recomputation: %s", gpt_acts_bytes(&model, o.micro, o.seq),
+	    o.micro, o.seq, list);
 	say("%s", gpt_device_desc(&dev, o.workers));
 	say("%s", data.desc);
 	if (tr.st.iteration > 0)

@@ -782,7 +782,7 @@ test_checkpoint(const char *dir)
 	struct gpt m, m2;
 	struct train_state st = { 7, 56, 8, 56, 99, 32768, 12, 1 }, st2;
 	struct tjson *doc;
-	struct gpt_config c;
+	struct gpt_config c = { 0 };	/* ckpt_read_config sets the shape only */
 	float *a = xmalloc(sizeof(float) << 20), *b = xmalloc(sizeof(float) << 20);
 	char err[512], path[4096], ck[4200], cfg[4300];
 	int code, i, ok, kind;
@@ -1700,6 +1700,152 @@ test_scaler(void)
 	}
 }
 
+/*
+ * Activation recomputation: every mode trains to the same bits as keeping
+ * everything (losses, gradients, weights), with dropout on, on a shape
+ * whose slices need padding; the memory each mode allocates, against the
+ * formula, at the GPT-2 124M shape.
+ */
+static void
+test_recompute(void)
+{
+	enum { B = 3, T = 7, STEPS = 3, NMODE = 9 };
+	static const struct gpt_config c0 = {
+		.nlayer = 5, .nhead = 4, .nembd = 48, .maxpos = 16, .vocab = 300,
+		.vocab_pad = 384, .ln_eps = 1e-5f, .hidden_dropout = 0.1f,
+		.attn_dropout = 0.1f,
+	};
+	static const struct { struct gpt_recompute r; const char *desc; } mode[NMODE] = {
+		{ { GPT_RECOMPUTE_NONE, 0, 1 }, "none" },
+		{ { GPT_RECOMPUTE_SELECTIVE, 0, 1 }, "selective (attention probabilities)" },
+		{ { GPT_RECOMPUTE_FULL, GPT_RECOMPUTE_UNIFORM, 1 }, "full, uniform, 1 layer per chunk" },
+		{ { GPT_RECOMPUTE_FULL, GPT_RECOMPUTE_UNIFORM, 2 }, "full, uniform, 2 layers per chunk" },
+		{ { GPT_RECOMPUTE_FULL, GPT_RECOMPUTE_UNIFORM, 3 }, "full, uniform, 3 layers per chunk" },
+		{ { GPT_RECOMPUTE_FULL, GPT_RECOMPUTE_UNIFORM, 9 }, "full, uniform, 5 layers per chunk" },
+		{ { GPT_RECOMPUTE_FULL, GPT_RECOMPUTE_BLOCK, 2 }, "full, block, the first 2 of 5 layers" },
+		{ { GPT_RECOMPUTE_FULL, GPT_RECOMPUTE_BLOCK, 5 }, "full, block, the first 5 of 5 layers" },
+		{ { GPT_RECOMPUTE_NONE, 0, 1 }, "none" },	/* without dropout */
+	};
+	struct gpt_data_mock md = { 11, 0, T, 300 };
+	struct sample_src src = { gpt_data_mock_get, &md };
+	struct gpt_config c = c0;
+	struct step_result r;
+	struct trainer tr;
+	struct gpt m;
+	double loss[STEPS], loss0[STEPS];
+	float *p0 = NULL, *g0 = NULL, *p, *g;
+	size_t bytes0 = 0, bytes, np;
+	char err[256], desc[128];
+	int code, i, k;
+
+	for (k = 0; k < NMODE; k++) {
+		if (k == NMODE - 1)
+			c.hidden_dropout = c.attn_dropout = 0;
+		die_if(gpt_init(&m, &c, &gpt_cpu, err, sizeof err) < 0, "init",
+		    err);
+		gpt_init_weights(&m, 5, 0.02f);
+		gpt_set_recompute(&m, &mode[k].r);
+		die_if(gpt_set_batch(&m, B, T, err, sizeof err) < 0, "batch",
+		    err);
+		gpt_recompute_desc(&m, desc, sizeof desc);
+		SAMES(desc, mode[k].desc, "recompute mode %d described", k);
+		memset(&tr, 0, sizeof tr);
+		tr.m = &m;
+		tr.micro = B;
+		tr.T = T;
+		tr.nmicro = 2;
+		tr.lr = (struct schedule){ SCHEDULE_CONSTANT, 1e-3, 0, 0, 1 };
+		tr.adam = (struct adamw){ 0.9f, 0.95f, 1e-8f, 0.1f };
+		tr.clip = 1.0f;
+		tr.st.seed = 9;
+		train_init(&tr);
+		for (i = 0; i < STEPS; i++) {
+			die_if(train_iteration(&tr, &src, &r, err, sizeof err,
+			    &code) != 0, "train", err);
+			loss[i] = r.loss;
+		}
+		np = m.nparams;
+		p = xmalloc(np * sizeof *p);
+		g = xmalloc(np * sizeof *g);
+		gpt_get(&m, GPT_PARAMS, p);
+		gpt_get(&m, GPT_GRADS, g);
+		bytes = gpt_acts_bytes(&m, B, T);
+		if (k == 0) {
+			p0 = p;
+			g0 = g;
+			bytes0 = bytes;
+			memcpy(loss0, loss, sizeof loss);
+		} else if (k < NMODE - 1) {
+			OK(memcmp(loss, loss0, sizeof loss) == 0 &&
+			    memcmp(g, g0, np * sizeof *g) == 0 &&
+			    memcmp(p, p0, np * sizeof *p) == 0, "recompute %s: "
+			    "%d iterations of 2 micro-batches with dropout 0.1 "
+			    "give bit-identical losses, gradients and weights "
+			    "(loss %.9g)", desc, STEPS, loss[STEPS - 1]);
+			/* one chunk of every layer is the live one: nothing recomputed */
+			OK(k == 5 ? bytes == bytes0 : bytes < bytes0,
+			    "recompute %s: %zu bytes of activations against %zu",
+			    desc, bytes, bytes0);
+		} else {
+			OK(memcmp(g, g0, np * sizeof *g) != 0,
+			    "the same run without dropout has other gradients: "
+			    "the comparisons above ran with dropout on");
+		}
+		if (k > 0) {
+			free(p);
+			free(g);
+		}
+		train_free(&tr);
+		gpt_free(&m);
+	}
+	free(p0);
+	free(g0);
+}
+
+/*
+ * The bytes gpt_set_batch allocates at the GPT-2 124M shape, B=4, T=1024
+ * (every slice a multiple of 256 bytes), against the per-layer formula:
+ * 16 BTC + 4 BT + B NH T^2 floats a layer, of which full recomputation
+ * keeps BTC (the input) and selective all but B NH T^2.
+ */
+static void
+test_recompute_bytes(void)
+{
+	static const struct gpt_config g124 = {
+		.nlayer = 12, .nhead = 12, .nembd = 768, .maxpos = 1024,
+		.vocab = 50257, .vocab_pad = 50304, .ln_eps = 1e-5f,
+	};
+	enum { B = 4, T = 1024 };
+	const size_t BT = (size_t)B * T, BTC = BT * 768;
+	const size_t att = (size_t)B * 12 * T * T, f = sizeof(float);
+	const size_t work = 15 * BTC + 4 * BT + att;	/* a layer less its input */
+	const size_t other = (2 * BTC + 3 * BT + BT * 50257 + 11 * BTC + att) *
+	    f + 2 * BT * sizeof(int32_t);
+	static const struct { struct gpt_recompute r; size_t layers; } want[] = {
+		{ { GPT_RECOMPUTE_NONE, 0, 1 }, 12 * (16 * BTC + 4 * BT + att) },
+		{ { GPT_RECOMPUTE_SELECTIVE, 0, 1 }, 12 * (16 * BTC + 4 * BT) + att },
+		{ { GPT_RECOMPUTE_FULL, GPT_RECOMPUTE_UNIFORM, 1 }, 12 * BTC + work },
+		/* 4 chunk outputs, 3 layers' working sets, 2 of them with outputs */
+		{ { GPT_RECOMPUTE_FULL, GPT_RECOMPUTE_UNIFORM, 3 }, 4 * BTC + 3 * work + 2 * BTC },
+		/* one working set for the first 4, 8 layers kept, 12 outputs */
+		{ { GPT_RECOMPUTE_FULL, GPT_RECOMPUTE_BLOCK, 4 }, 12 * BTC + 9 * work },
+	};
+	struct gpt m;
+	char err[256], desc[128];
+	size_t k, got;
+
+	die_if(gpt_layout(&m, &g124, err, sizeof err) < 0, "layout", err);
+	for (k = 0; k < sizeof want / sizeof *want; k++) {
+		gpt_set_recompute(&m, &want[k].r);
+		gpt_recompute_desc(&m, desc, sizeof desc);
+		got = gpt_acts_bytes(&m, B, T);
+		OK(got == want[k].layers * f + other, "124M, B=4, T=1024, "
+		    "recompute %s: %zu bytes, %.2f GiB of them the layers' "
+		    "(want %zu)", desc, got, (double)want[k].layers * f /
+		    (1 << 30), want[k].layers * f + other);
+	}
+}
+
 static int
 rm_one(const char *path, const struct stat *st, int type, struct FTW *f)
 {
@@ -1727,6 +1873,8 @@ main(int argc, char **argv)
 	test_sgemm();
 	test_lr();
 	test_scaler();
+	test_recompute();
+	test_recompute_bytes();
 	test_layers(&gpt_cpu);
 	test_checkpoint(dir);
 	test_sampler();
