@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include "ckpt.h"
+#include "json.h"
 #include "outfile.h"
 #include "safetensors.h"
-#include "tjson.h"
 #include "util.h"
 
 #define LATEST "latest_checkpointed_iteration.txt"
@@ -150,13 +150,13 @@ ckpt_config_json(const struct gpt_config *c)
 
 /* An integer member in [1, 2^30]: 1 found, 0 absent, -1 bad. */
 static int
-get_int(const struct tjson *doc, const char *key, int *out)
+get_int(const struct json_val *doc, const char *key, int *out)
 {
-	const struct tjson *v = tjson_get(doc, key);
+	const struct json_val *v = json_doc_get(doc, key);
 
-	if (v == NULL || v->type == TJ_NULL)
+	if (v == NULL || v->type == JV_NULL)
 		return 0;
-	if (v->type != TJ_NUMBER || v->num != floor(v->num) || v->num < 1 ||
+	if (v->type != JV_NUMBER || v->num != floor(v->num) || v->num < 1 ||
 	    v->num > (1 << 30))
 		return -1;
 	*out = (int)v->num;
@@ -178,8 +178,8 @@ ckpt_read_config(const char *path, struct gpt_config *c, char *err,
 		{ "n_positions", offsetof(struct gpt_config, maxpos) },
 	};
 	struct buf b = { 0 };
-	struct tjson *doc;
-	const struct tjson *v;
+	struct json_val *doc;
+	const struct json_val *v;
 	char jerr[128];
 	size_t i;
 	int r, inner;
@@ -189,10 +189,10 @@ ckpt_read_config(const char *path, struct gpt_config *c, char *err,
 		return r < 0 ? -1 : data_err(err, errsize, code, path,
 		    "no such file");
 	}
-	doc = tjson_parse(b.p, b.len, jerr, sizeof jerr);
+	doc = json_doc_parse(b.p, b.len, jerr, sizeof jerr, code);
 	buf_free(&b);
-	if (doc == NULL || doc->type != TJ_OBJECT) {
-		tjson_free(doc);
+	if (doc == NULL || doc->type != JV_MAP) {
+		json_doc_free(doc);
 		return data_err(err, errsize, code, path, "%s",
 		    doc ? "not a JSON object" : jerr);
 	}
@@ -210,26 +210,26 @@ ckpt_read_config(const char *path, struct gpt_config *c, char *err,
 		}
 	}
 	c->ln_eps = 1e-5f;
-	if ((v = tjson_get(doc, "layer_norm_epsilon")) != NULL) {
-		if (v->type != TJ_NUMBER || !(v->num > 0 && v->num < 1)) {
+	if ((v = json_doc_get(doc, "layer_norm_epsilon")) != NULL) {
+		if (v->type != JV_NUMBER || !(v->num > 0 && v->num < 1)) {
 			data_err(err, errsize, code, path, "bad "
 			    "'layer_norm_epsilon'");
 			goto out;
 		}
 		c->ln_eps = (float)v->num;
 	}
-	if ((v = tjson_get(doc, "activation_function")) != NULL &&
-	    (v->type != TJ_STRING || (strcmp(v->str, "gelu_new") != 0 &&
+	if ((v = json_doc_get(doc, "activation_function")) != NULL &&
+	    (v->type != JV_STRING || (strcmp(v->str, "gelu_new") != 0 &&
 	    strcmp(v->str, "gelu_pytorch_tanh") != 0))) {
 		data_err(err, errsize, code, path, "activation_function '%s' "
 		    "is not supported (only the tanh GELU, gelu_new)",
-		    v->type == TJ_STRING ? v->str : "?");
+		    v->type == JV_STRING ? v->str : "?");
 		goto out;
 	}
-	if ((v = tjson_get(doc, "model_type")) != NULL &&
-	    (v->type != TJ_STRING || strcmp(v->str, "gpt2") != 0)) {
+	if ((v = json_doc_get(doc, "model_type")) != NULL &&
+	    (v->type != JV_STRING || strcmp(v->str, "gpt2") != 0)) {
 		data_err(err, errsize, code, path, "model_type '%s' is not "
-		    "gpt2", v->type == TJ_STRING ? v->str : "?");
+		    "gpt2", v->type == JV_STRING ? v->str : "?");
 		goto out;
 	}
 	if ((r = get_int(doc, "n_inner", &inner)) != 0 &&
@@ -238,8 +238,8 @@ ckpt_read_config(const char *path, struct gpt_config *c, char *err,
 		data_err(err, errsize, code, path, "n_inner must be 4 * n_embd");
 		goto out;
 	}
-	if ((v = tjson_get(doc, "tie_word_embeddings")) != NULL &&
-	    v->type == TJ_BOOL && v->num == 0) {
+	if ((v = json_doc_get(doc, "tie_word_embeddings")) != NULL &&
+	    v->type == JV_BOOL && v->num == 0) {
 		r = -1;
 		data_err(err, errsize, code, path, "untied output embeddings "
 		    "are not supported");
@@ -247,7 +247,7 @@ ckpt_read_config(const char *path, struct gpt_config *c, char *err,
 	}
 	r = 0;
 out:
-	tjson_free(doc);
+	json_doc_free(doc);
 	return r;
 }
 
@@ -428,18 +428,18 @@ static int
 owt_state(const char *dir)
 {
 	struct buf b = { 0 };
-	struct tjson *doc;
-	const struct tjson *v;
+	struct json_val *doc;
+	const struct json_val *v;
 	char p[4200], jerr[128];
 	int r = 0, code;
 
 	snprintf(p, sizeof p, "%s/trainer_state.json", dir);
-	if (slurp(p, &b, jerr, sizeof jerr, &code) == 0 &&
-	    (doc = tjson_parse(b.p, b.len, jerr, sizeof jerr)) != NULL) {
-		v = tjson_get(doc, "format");
-		r = v && v->type == TJ_STRING &&
+	if (slurp(p, &b, jerr, sizeof jerr, &code) == 0 && (doc =
+	    json_doc_parse(b.p, b.len, jerr, sizeof jerr, &code)) != NULL) {
+		v = json_doc_get(doc, "format");
+		r = v && v->type == JV_STRING &&
 		    strncmp(v->str, "owt gpt-train ", 14) == 0;
-		tjson_free(doc);
+		json_doc_free(doc);
 	}
 	buf_free(&b);
 	return r;
@@ -747,7 +747,7 @@ ckpt_load_optim(const char *path, struct gpt *m, char *err, size_t errsize,
     int *code)
 {
 	struct safetensors_file f;
-	const struct tjson *step;
+	const struct json_val *step;
 	char file[4096], *end;
 	float *host;
 	struct stat sb;
@@ -759,8 +759,8 @@ ckpt_load_optim(const char *path, struct gpt *m, char *err, size_t errsize,
 		return 1;
 	if (safetensors_open(&f, file, err, errsize, code) < 0)
 		return -1;
-	step = tjson_get(tjson_get(f.hdr, "__metadata__"), "step");
-	if (step == NULL || step->type != TJ_STRING) {
+	step = json_doc_get(json_doc_get(f.hdr, "__metadata__"), "step");
+	if (step == NULL || step->type != JV_STRING) {
 		safetensors_close(&f);
 		return data_err(err, errsize, code, file, "no step in the "
 		    "metadata");
@@ -791,7 +791,7 @@ ckpt_load_optim(const char *path, struct gpt *m, char *err, size_t errsize,
 }
 
 int
-ckpt_load_state(const char *path, struct train_state *st, struct tjson **doc,
+ckpt_load_state(const char *path, struct train_state *st, struct json_val **doc,
     char *err, size_t errsize, int *code)
 {
 	static const struct {
@@ -807,7 +807,7 @@ ckpt_load_state(const char *path, struct train_state *st, struct tjson **doc,
 		{ "loss_scale_growth", offsetof(struct train_state, ls_growth), 1 },
 		{ "loss_scale_hysteresis", offsetof(struct train_state, ls_hyst), 1 },
 	};
-	const struct tjson *ls;
+	const struct json_val *ls;
 	struct buf b = { 0 };
 	char file[4096], jerr[128];
 	size_t i;
@@ -819,21 +819,21 @@ ckpt_load_state(const char *path, struct train_state *st, struct tjson **doc,
 		buf_free(&b);
 		return r;
 	}
-	*doc = tjson_parse(b.p, b.len, jerr, sizeof jerr);
+	*doc = json_doc_parse(b.p, b.len, jerr, sizeof jerr, code);
 	buf_free(&b);
-	if (*doc == NULL || (*doc)->type != TJ_OBJECT) {
+	if (*doc == NULL || (*doc)->type != JV_MAP) {
 		r = data_err(err, errsize, code, file, "%s",
 		    *doc ? "not a JSON object" : jerr);
 		goto bad;
 	}
 	for (i = 0; i < sizeof fields / sizeof *fields; i++) {
-		const struct tjson *v = tjson_get(*doc, fields[i].key);
+		const struct json_val *v = json_doc_get(*doc, fields[i].key);
 
 		if (v == NULL && fields[i].optional) {
 			*(uint64_t *)((char *)st + fields[i].off) = 0;
 			continue;
 		}
-		if (v == NULL || v->type != TJ_NUMBER || v->num < 0 ||
+		if (v == NULL || v->type != JV_NUMBER || v->num < 0 ||
 		    v->num != floor(v->num) || v->num > 9007199254740992.0) {
 			r = data_err(err, errsize, code, file, "%s '%s'",
 			    v ? "bad" : "missing", fields[i].key);
@@ -842,8 +842,8 @@ ckpt_load_state(const char *path, struct train_state *st, struct tjson **doc,
 		*(uint64_t *)((char *)st + fields[i].off) = (uint64_t)v->num;
 	}
 	st->loss_scale = 0;
-	if ((ls = tjson_get(*doc, "loss_scale")) != NULL) {
-		if (ls->type != TJ_NUMBER || !(ls->num > 0)) {
+	if ((ls = json_doc_get(*doc, "loss_scale")) != NULL) {
+		if (ls->type != JV_NUMBER || !(ls->num > 0)) {
 			r = data_err(err, errsize, code, file, "bad 'loss_scale'");
 			goto bad;
 		}
@@ -851,7 +851,7 @@ ckpt_load_state(const char *path, struct train_state *st, struct tjson **doc,
 	}
 	return 0;
 bad:
-	tjson_free(*doc);
+	json_doc_free(*doc);
 	*doc = NULL;
 	return r;
 }
