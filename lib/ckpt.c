@@ -117,34 +117,60 @@ char *
 ckpt_config_json(const struct gpt_config *c)
 {
 	struct buf b = { 0 };
+	struct json_w w;
 
-	buf_printf(&b, "{\n"
-	    "  \"activation_function\": \"gelu_new\",\n"
-	    "  \"architectures\": [\"GPT2LMHeadModel\"],\n"
-	    "  \"attn_pdrop\": %.9g,\n", c->attn_dropout);
-	if (c->vocab == 50257)
-		buf_printf(&b, "  \"bos_token_id\": 50256,\n");
-	buf_printf(&b, "  \"embd_pdrop\": %.9g,\n", c->hidden_dropout);
-	if (c->vocab == 50257)
-		buf_printf(&b, "  \"eos_token_id\": 50256,\n");
-	buf_printf(&b,
-	    "  \"initializer_range\": 0.02,\n"
-	    "  \"layer_norm_epsilon\": %.9g,\n"
-	    "  \"model_type\": \"gpt2\",\n"
-	    "  \"n_ctx\": %d,\n"
-	    "  \"n_embd\": %d,\n"
-	    "  \"n_head\": %d,\n"
-	    "  \"n_inner\": null,\n"
-	    "  \"n_layer\": %d,\n"
-	    "  \"n_positions\": %d,\n"
-	    "  \"resid_pdrop\": %.9g,\n"
-	    "  \"scale_attn_weights\": true,\n"
-	    "  \"tie_word_embeddings\": true,\n"
-	    "  \"torch_dtype\": \"float32\",\n"
-	    "  \"use_cache\": true,\n"
-	    "  \"vocab_size\": %d\n"
-	    "}\n", c->ln_eps, c->maxpos, c->nembd, c->nhead, c->nlayer,
-	    c->maxpos, c->hidden_dropout, c->vocab);
+	json_w_init(&w, &b, JSON_PRETTY);
+	json_w_obj(&w);
+	json_w_key(&w, "activation_function");
+	json_w_strz(&w, "gelu_new");
+	json_w_key(&w, "architectures");
+	json_w_arr(&w);
+	json_w_strz(&w, "GPT2LMHeadModel");
+	json_w_end(&w);
+	json_w_key(&w, "attn_pdrop");
+	json_w_num(&w, "%.9g", c->attn_dropout);
+	if (c->vocab == 50257) {
+		json_w_key(&w, "bos_token_id");
+		json_w_int(&w, 50256);
+	}
+	json_w_key(&w, "embd_pdrop");
+	json_w_num(&w, "%.9g", c->hidden_dropout);
+	if (c->vocab == 50257) {
+		json_w_key(&w, "eos_token_id");
+		json_w_int(&w, 50256);
+	}
+	json_w_key(&w, "initializer_range");
+	json_w_raw(&w, "0.02", 4);
+	json_w_key(&w, "layer_norm_epsilon");
+	json_w_num(&w, "%.9g", c->ln_eps);
+	json_w_key(&w, "model_type");
+	json_w_strz(&w, "gpt2");
+	json_w_key(&w, "n_ctx");
+	json_w_int(&w, c->maxpos);
+	json_w_key(&w, "n_embd");
+	json_w_int(&w, c->nembd);
+	json_w_key(&w, "n_head");
+	json_w_int(&w, c->nhead);
+	json_w_key(&w, "n_inner");
+	json_w_null(&w);
+	json_w_key(&w, "n_layer");
+	json_w_int(&w, c->nlayer);
+	json_w_key(&w, "n_positions");
+	json_w_int(&w, c->maxpos);
+	json_w_key(&w, "resid_pdrop");
+	json_w_num(&w, "%.9g", c->hidden_dropout);
+	json_w_key(&w, "scale_attn_weights");
+	json_w_bool(&w, 1);
+	json_w_key(&w, "tie_word_embeddings");
+	json_w_bool(&w, 1);
+	json_w_key(&w, "torch_dtype");
+	json_w_strz(&w, "float32");
+	json_w_key(&w, "use_cache");
+	json_w_bool(&w, 1);
+	json_w_key(&w, "vocab_size");
+	json_w_int(&w, c->vocab);
+	json_w_end(&w);
+	buf_addc(&b, '\n');
 	return b.p;
 }
 
@@ -287,6 +313,7 @@ save_files(const char *tmp, struct gpt *m, const struct train_state *st,
 {
 	struct safetensors_out *t, *t2;
 	struct buf b = { 0 };
+	struct json_w w;
 	char path[4200], meta[64];
 	float *host = xmalloc(m->nparams * sizeof *host);
 	float *host2 = NULL;
@@ -323,19 +350,35 @@ save_files(const char *tmp, struct gpt *m, const struct train_state *st,
 		if (safetensors_write(path, meta, t, 2 * n, err, errsize) < 0)
 			goto out;
 	}
-	buf_printf(&b, "{\n  \"format\": \"owt gpt-train 1\",\n"
-	    "  \"iteration\": %" PRIu64 ",\n"
-	    "  \"consumed_train_samples\": %" PRIu64 ",\n"
-	    "  \"consumed_valid_samples\": %" PRIu64 ",\n"
-	    "  \"scheduler_samples\": %" PRIu64 ",\n"
-	    "  \"seed\": %" PRIu64 ",\n", st->iteration, st->consumed_train,
-	    st->consumed_valid, st->sched_samples, st->seed);
-	if (st->loss_scale > 0)
-		buf_printf(&b, "  \"loss_scale\": %.17g,\n"
-		    "  \"loss_scale_growth\": %" PRIu64 ",\n"
-		    "  \"loss_scale_hysteresis\": %" PRIu64 ",\n",
-		    st->loss_scale, st->ls_growth, st->ls_hyst);
-	buf_printf(&b, "  \"args\": %s\n}\n", args_json ? args_json : "{}");
+	json_w_init(&w, &b, JSON_PRETTY);
+	json_w_obj(&w);
+	json_w_key(&w, "format");
+	json_w_strz(&w, "owt gpt-train 1");
+	json_w_key(&w, "iteration");
+	json_w_u64(&w, st->iteration);
+	json_w_key(&w, "consumed_train_samples");
+	json_w_u64(&w, st->consumed_train);
+	json_w_key(&w, "consumed_valid_samples");
+	json_w_u64(&w, st->consumed_valid);
+	json_w_key(&w, "scheduler_samples");
+	json_w_u64(&w, st->sched_samples);
+	json_w_key(&w, "seed");
+	json_w_u64(&w, st->seed);
+	if (st->loss_scale > 0) {
+		json_w_key(&w, "loss_scale");
+		json_w_num(&w, "%.17g", st->loss_scale);
+		json_w_key(&w, "loss_scale_growth");
+		json_w_u64(&w, st->ls_growth);
+		json_w_key(&w, "loss_scale_hysteresis");
+		json_w_u64(&w, st->ls_hyst);
+	}
+	json_w_key(&w, "args");
+	if (args_json != NULL)
+		json_w_raw(&w, args_json, strlen(args_json));
+	else
+		json_w_raw(&w, "{}", 2);
+	json_w_end(&w);
+	buf_addc(&b, '\n');
 	snprintf(path, sizeof path, "%s/trainer_state.json", tmp);
 	r = write_file(path, b.p, b.len, err, errsize);
 out:

@@ -1,4 +1,6 @@
-/* json.c - JSON on yajl: small documents as a tree, and string literals */
+/* json.c - JSON on yajl: small documents as a tree, and the one writer */
+#include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +8,7 @@
 #include <yajl/yajl_parse.h>
 
 #include "json.h"
+#include "utf8.h"
 #include "util.h"
 
 /* ---- documents ---- */
@@ -387,4 +390,218 @@ json_string(struct buf *b, const char *s, size_t n)
 	}
 	buf_add(b, s + run, n - run);
 	buf_addc(b, '"');
+}
+
+void
+json_string_lossy(struct buf *b, const char *s, size_t n)
+{
+	struct buf t = { 0 };
+	size_t i = 0, k;
+
+	if (utf8_valid(s, n) == n) {
+		json_string(b, s, n);
+		return;
+	}
+	while (i < n) {
+		k = utf8_valid(s + i, n - i);
+		buf_add(&t, s + i, k);
+		if ((i += k) < n) {
+			buf_adds(&t, "\357\277\275");
+			while (++i < n && ((unsigned char)s[i] & 0xc0) == 0x80)
+				;
+		}
+	}
+	json_string(b, t.p, t.len);
+	buf_free(&t);
+}
+
+void
+json_ids(struct buf *b, const uint32_t *ids, size_t n)
+{
+	size_t i;
+
+	buf_addc(b, '[');
+	for (i = 0; i < n; i++)
+		buf_printf(b, "%s%" PRIu32, i ? ", " : "", ids[i]);
+	buf_addc(b, ']');
+}
+
+/* ---- the writer ---- */
+
+#define BIT(d) ((uint64_t)1 << ((d) & 63))
+
+void
+json_w_init(struct json_w *w, struct buf *b, int style)
+{
+	memset(w, 0, sizeof *w);
+	w->b = b;
+	w->style = style;
+}
+
+void
+json_w_within(struct json_w *w, struct buf *b, int style)
+{
+	json_w_init(w, b, style);
+	w->depth = 1;
+	w->more = BIT(1);
+}
+
+/* Whether level d is written inline (SPACED's separators in PRETTY). */
+static int
+inline_at(const struct json_w *w, int d)
+{
+	return w->style != JSON_PRETTY || (w->inl > 0 && d >= w->inl);
+}
+
+static void
+indent(struct json_w *w, int d)
+{
+	buf_addc(w->b, '\n');
+	while (d-- > 0)
+		buf_add(w->b, "  ", 2);
+}
+
+/* Before a key, or a value that has no key: the separator and indentation. */
+static void
+sep(struct json_w *w)
+{
+	int d = w->depth;
+
+	if (w->afterkey) {
+		w->afterkey = 0;
+		return;
+	}
+	if (d == 0)
+		return;
+	if (w->more & BIT(d)) {
+		buf_addc(w->b, ',');
+		if (w->style == JSON_SPACED || (w->style == JSON_PRETTY &&
+		    inline_at(w, d)))
+			buf_addc(w->b, ' ');
+	}
+	w->more |= BIT(d);
+	if (!inline_at(w, d))
+		indent(w, d);
+}
+
+static void
+w_open(struct json_w *w, char ch, int arr)
+{
+	sep(w);
+	buf_addc(w->b, ch);
+	w->depth++;
+	w->more &= ~BIT(w->depth);
+	if (arr) {
+		w->arr |= BIT(w->depth);
+		if (w->style == JSON_PRETTY && w->inl == 0)
+			w->inl = w->depth;
+	} else {
+		w->arr &= ~BIT(w->depth);
+	}
+}
+
+void
+json_w_obj(struct json_w *w)
+{
+	w_open(w, '{', 0);
+}
+
+void
+json_w_arr(struct json_w *w)
+{
+	w_open(w, '[', 1);
+}
+
+void
+json_w_end(struct json_w *w)
+{
+	int d = w->depth;
+
+	if (!inline_at(w, d) && (w->more & BIT(d)))
+		indent(w, d - 1);
+	buf_addc(w->b, w->arr & BIT(d) ? ']' : '}');
+	if (w->inl == d)
+		w->inl = 0;
+	w->more &= ~BIT(d);
+	w->depth--;
+}
+
+void
+json_w_key(struct json_w *w, const char *key)
+{
+	sep(w);
+	json_string(w->b, key, strlen(key));
+	if (w->style == JSON_COMPACT)
+		buf_addc(w->b, ':');
+	else
+		buf_add(w->b, ": ", 2);
+	w->afterkey = 1;
+}
+
+void
+json_w_str(struct json_w *w, const char *s, size_t n)
+{
+	sep(w);
+	json_string(w->b, s, n);
+}
+
+void
+json_w_strz(struct json_w *w, const char *s)
+{
+	json_w_str(w, s, strlen(s));
+}
+
+void
+json_w_num(struct json_w *w, const char *fmt, double v)
+{
+	sep(w);
+	if (!isfinite(v)) {
+		buf_adds(w->b, "null");
+		return;
+	}
+	buf_printf(w->b, fmt, v);
+}
+
+void
+json_w_u64(struct json_w *w, uint64_t v)
+{
+	sep(w);
+	buf_printf(w->b, "%" PRIu64, v);
+}
+
+void
+json_w_int(struct json_w *w, long long v)
+{
+	sep(w);
+	buf_printf(w->b, "%lld", v);
+}
+
+void
+json_w_bool(struct json_w *w, int v)
+{
+	sep(w);
+	buf_adds(w->b, v ? "true" : "false");
+}
+
+void
+json_w_null(struct json_w *w)
+{
+	sep(w);
+	buf_adds(w->b, "null");
+}
+
+void
+json_w_raw(struct json_w *w, const char *json, size_t n)
+{
+	sep(w);
+	buf_add(w->b, json, n);
+}
+
+void
+json_w_raw_members(struct json_w *w, const char *json, size_t n)
+{
+	if (n == 0)
+		return;
+	sep(w);
+	buf_add(w->b, json, n);
 }

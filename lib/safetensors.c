@@ -349,23 +349,41 @@ safetensors_write(const char *path, const char *meta,
     const struct safetensors_out *t, size_t n, char *err, size_t errsize)
 {
 	struct buf h = { 0 };
+	struct json_w w;
 	size_t i, off = 0, nelem, pad;
 	unsigned char len[8];
 	int fd, r = -1;
 
-	buf_printf(&h, "{\"__metadata__\":{\"format\":\"pt\"%s%s}",
-	    meta ? "," : "", meta ? meta : "");
+	json_w_init(&w, &h, JSON_COMPACT);
+	json_w_obj(&w);
+	json_w_key(&w, "__metadata__");
+	json_w_obj(&w);
+	json_w_key(&w, "format");
+	json_w_strz(&w, "pt");
+	if (meta != NULL)
+		json_w_raw_members(&w, meta, strlen(meta));
+	json_w_end(&w);
 	for (i = 0; i < n; i++) {
 		nelem = (size_t)t[i].shape[0] * (t[i].rank > 1 ? (size_t)t[i].shape[1] : 1);
-		buf_printf(&h, ",\"%s\":{\"dtype\":\"F32\",\"shape\":[%" PRId64,
-		    t[i].name, t[i].shape[0]);
+		json_w_key(&w, t[i].name);
+		json_w_obj(&w);
+		json_w_key(&w, "dtype");
+		json_w_strz(&w, "F32");
+		json_w_key(&w, "shape");
+		json_w_arr(&w);
+		json_w_int(&w, t[i].shape[0]);
 		if (t[i].rank > 1)
-			buf_printf(&h, ",%" PRId64, t[i].shape[1]);
-		buf_printf(&h, "],\"data_offsets\":[%zu,%zu]}", off,
-		    off + nelem * 4);
+			json_w_int(&w, t[i].shape[1]);
+		json_w_end(&w);
+		json_w_key(&w, "data_offsets");
+		json_w_arr(&w);
+		json_w_u64(&w, off);
+		json_w_u64(&w, off + nelem * 4);
+		json_w_end(&w);
+		json_w_end(&w);
 		off += nelem * 4;
 	}
-	buf_addc(&h, '}');
+	json_w_end(&w);
 	for (pad = (8 - h.len % 8) % 8; pad > 0; pad--)
 		buf_addc(&h, ' ');
 	for (i = 0; i < 8; i++)

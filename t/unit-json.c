@@ -1,4 +1,5 @@
-/* unit-json.c - the JSON layer: documents as a tree, string literals */
+/* unit-json.c - the JSON layer: documents as a tree, the writer in its three styles, strings and ids */
+#include <math.h>
 #include <stdlib.h>
 
 #include "json.h"
@@ -100,14 +101,164 @@ test_doc(void)
 	}
 }
 
+/* The same values through a writer of each style. */
+static void
+write_sample(struct buf *b, int style)
+{
+	struct json_w w;
+
+	json_w_init(&w, b, style);
+	json_w_obj(&w);
+	json_w_key(&w, "s");
+	json_w_strz(&w, "a\"\n");
+	json_w_key(&w, "n");
+	json_w_num(&w, "%.9g", 0.1f);
+	json_w_key(&w, "inf");
+	json_w_num(&w, "%.17g", INFINITY);
+	json_w_key(&w, "nan");
+	json_w_num(&w, "%.17g", NAN);
+	json_w_key(&w, "u");
+	json_w_u64(&w, UINT64_MAX);
+	json_w_key(&w, "i");
+	json_w_int(&w, -42);
+	json_w_key(&w, "a");
+	json_w_arr(&w);
+	json_w_bool(&w, 1);
+	json_w_obj(&w);
+	json_w_key(&w, "k");
+	json_w_null(&w);
+	json_w_end(&w);
+	json_w_arr(&w);
+	json_w_end(&w);
+	json_w_end(&w);
+	json_w_key(&w, "o");
+	json_w_obj(&w);
+	json_w_key(&w, "e");
+	json_w_obj(&w);
+	json_w_end(&w);
+	json_w_key(&w, "f");
+	json_w_bool(&w, 0);
+	json_w_raw_members(&w, "\"m\":1", 5);
+	json_w_end(&w);
+	json_w_key(&w, "r");
+	json_w_raw(&w, "{\"x\": [1]}", 10);
+	json_w_end(&w);
+}
+
+static void
+test_writer(void)
+{
+	static const char *const want[] = {
+		"{\"s\":\"a\\\"\\n\",\"n\":0.100000001,\"inf\":null,\"nan\":null,"
+		"\"u\":18446744073709551615,\"i\":-42,"
+		"\"a\":[true,{\"k\":null},[]],\"o\":{\"e\":{},\"f\":false,\"m\":1},"
+		"\"r\":{\"x\": [1]}}",
+
+		"{\"s\": \"a\\\"\\n\", \"n\": 0.100000001, \"inf\": null, "
+		"\"nan\": null, \"u\": 18446744073709551615, \"i\": -42, "
+		"\"a\": [true, {\"k\": null}, []], \"o\": {\"e\": {}, "
+		"\"f\": false, \"m\":1}, \"r\": {\"x\": [1]}}",
+
+		"{\n"
+		"  \"s\": \"a\\\"\\n\",\n"
+		"  \"n\": 0.100000001,\n"
+		"  \"inf\": null,\n"
+		"  \"nan\": null,\n"
+		"  \"u\": 18446744073709551615,\n"
+		"  \"i\": -42,\n"
+		"  \"a\": [true, {\"k\": null}, []],\n"
+		"  \"o\": {\n"
+		"    \"e\": {},\n"
+		"    \"f\": false,\n"
+		"    \"m\":1\n"
+		"  },\n"
+		"  \"r\": {\"x\": [1]}\n"
+		"}",
+	};
+	static const char *const name[] = { "compact", "spaced", "pretty" };
+	struct buf b = { 0 };
+	struct json_w w;
+	struct json_val *v;
+	char err[128];
+	int style, code;
+
+	for (style = JSON_COMPACT; style <= JSON_PRETTY; style++) {
+		b.len = 0;
+		write_sample(&b, style);
+		SAMES(b.p, want[style], "writer: %s", name[style]);
+		v = json_doc_parse(b.p, b.len, err, sizeof err, &code);
+		OK(v != NULL && json_doc_get(v, "u")->num == 0x1p64 &&
+		    json_doc_get(json_doc_get(v, "o"), "m")->num == 1,
+		    "writer: %s output parses back", name[style]);
+		json_doc_free(v);
+	}
+
+	b.len = 0;
+	json_w_init(&w, &b, JSON_PRETTY);
+	json_w_arr(&w);
+	json_w_obj(&w);
+	json_w_key(&w, "k");
+	json_w_arr(&w);
+	json_w_end(&w);
+	json_w_end(&w);
+	json_w_end(&w);
+	json_w_obj(&w);
+	json_w_end(&w);
+	SAMES(b.p, "[{\"k\": []}]{}",
+	    "writer: pretty arrays are inline; values follow at the top");
+
+	b.len = 0;
+	buf_adds(&b, "{\"a\":1");
+	json_w_within(&w, &b, JSON_COMPACT);
+	json_w_key(&w, "b");
+	json_w_str(&w, "xy", 1);
+	json_w_key(&w, "c");
+	json_w_arr(&w);
+	json_w_int(&w, 0);
+	json_w_end(&w);
+	buf_addc(&b, '}');
+	SAMES(b.p, "{\"a\":1,\"b\":\"x\",\"c\":[0]}",
+	    "writer: members added to an object that is open");
+
+	b.len = 0;
+	json_w_init(&w, &b, JSON_COMPACT);
+	json_w_obj(&w);
+	json_w_raw_members(&w, "", 0);
+	json_w_raw_members(&w, "\"a\":1", 5);
+	json_w_key(&w, "b");
+	json_w_int(&w, 2);
+	json_w_end(&w);
+	SAMES(b.p, "{\"a\":1,\"b\":2}",
+	    "writer: raw members first, then a key; empty ones add nothing");
+	buf_free(&b);
+}
+
 static void
 test_strings(void)
 {
+	static const uint32_t ids[] = { 0, 50256, 4294967295u };
 	struct buf b = { 0 };
 
 	json_string(&b, "a\"b\\c\n\t\x01\x1f\xc3\xa9", 11);
 	SAMES(b.p, "\"a\\\"b\\\\c\\n\\t\\u0001\\u001f\xc3\xa9\"",
 	    "json_string escapes quotes, backslashes and controls, keeps UTF-8");
+	b.len = 0;
+	json_string_lossy(&b, "\xc3\xa9x\"", 4);
+	SAMES(b.p, "\"\xc3\xa9x\\\"\"", "json_string_lossy: valid UTF-8 as json_string");
+	b.len = 0;
+	json_string_lossy(&b, "a\xff" "b\xe2\x82z\xf0\x9f\x98", 9);
+	SAMES(b.p, "\"a\xef\xbf\xbd" "b\xef\xbf\xbdz\xef\xbf\xbd\"",
+	    "json_string_lossy: a bad byte, a cut sequence and one cut at the "
+	    "end each become U+FFFD");
+	b.len = 0;
+	json_string_lossy(&b, "", 0);
+	SAMES(b.p, "\"\"", "json_string_lossy: empty");
+	b.len = 0;
+	json_ids(&b, ids, 3);
+	SAMES(b.p, "[0, 50256, 4294967295]", "json_ids: an array of ids");
+	b.len = 0;
+	json_ids(&b, ids, 0);
+	SAMES(b.p, "[]", "json_ids: none");
 	buf_free(&b);
 }
 
@@ -115,6 +266,7 @@ int
 main(void)
 {
 	test_doc();
+	test_writer();
 	test_strings();
 	return unit_done();
 }
