@@ -307,9 +307,11 @@ ckpt_tensors(const struct gpt *m, const float *buf, const char *pre, size_t *n)
 	return t;
 }
 
+/* mm, mv: the moments on the host, or NULL for m's */
 static int
-save_files(const char *tmp, struct gpt *m, const struct train_state *st,
-    const char *args_json, int with_optim, char *err, size_t errsize)
+save_files(const char *tmp, struct gpt *m, const float *mm, const float *mv,
+    const struct train_state *st, const char *args_json, int with_optim,
+    char *err, size_t errsize)
 {
 	struct safetensors_out *t, *t2;
 	struct buf b = { 0 };
@@ -334,15 +336,19 @@ save_files(const char *tmp, struct gpt *m, const struct train_state *st,
 		goto out;
 	r = -1;
 	if (with_optim) {
-		host2 = xmalloc(m->nparams * sizeof *host2);
-		gpt_get(m, GPT_ADAM_M, host);
-		gpt_get(m, GPT_ADAM_V, host2);
+		if (mm == NULL) {
+			host2 = xmalloc(m->nparams * sizeof *host2);
+			gpt_get(m, GPT_ADAM_M, host);
+			gpt_get(m, GPT_ADAM_V, host2);
+			mm = host;
+			mv = host2;
+		}
 		free(t);
 		t = xcalloc(2 * n, sizeof *t);
-		t2 = ckpt_tensors(m, host, "exp_avg.", &n);
+		t2 = ckpt_tensors(m, mm, "exp_avg.", &n);
 		memcpy(t, t2, n * sizeof *t);
 		free(t2);
-		t2 = ckpt_tensors(m, host2, "exp_avg_sq.", &n);
+		t2 = ckpt_tensors(m, mv, "exp_avg_sq.", &n);
 		memcpy(t + n, t2, n * sizeof *t);
 		free(t2);
 		snprintf(meta, sizeof meta, "\"step\":\"%" PRIu64 "\"", m->step);
@@ -394,6 +400,15 @@ ckpt_save(const char *dir, struct gpt *m, const struct train_state *st,
     const char *args_json, int with_optim, char *err, size_t errsize,
     int *code)
 {
+	return ckpt_save_moments(dir, m, NULL, NULL, st, args_json,
+	    with_optim, err, errsize, code);
+}
+
+int
+ckpt_save_moments(const char *dir, struct gpt *m, const float *mm,
+    const float *mv, const struct train_state *st, const char *args_json,
+    int with_optim, char *err, size_t errsize, int *code)
+{
 	struct outfile o;
 	char final[4096], num[32];
 	int n;
@@ -407,7 +422,8 @@ ckpt_save(const char *dir, struct gpt *m, const struct train_state *st,
 	snprintf(final, sizeof final, "%s/iter_%07" PRIu64, dir, st->iteration);
 	if (outfile_open_dir(&o, final, err, errsize, code) < 0)
 		return -1;
-	if (save_files(o.tmp, m, st, args_json, with_optim, err, errsize) < 0) {
+	if (save_files(o.tmp, m, mm, mv, st, args_json, with_optim, err,
+	    errsize) < 0) {
 		*code = XSYS;
 		outfile_abort(&o);
 		return -1;

@@ -62,6 +62,16 @@ int ckpt_read_config(const char *path, struct gpt_config *c, char *err,
 int ckpt_save(const char *dir, struct gpt *m, const struct train_state *st,
     const char *args_json, int with_optim, char *err, size_t errsize,
     int *code);
+/*
+ * The same with the AdamW moments from host buffers mm and mv (nparams
+ * floats each, as gpt_get lays them out), or NULL for m's: the moments of
+ * an optimizer sharded over ranks, gathered (train_gather_moments). The
+ * files do not depend on how the run was laid out over ranks; every rank
+ * loads them with ckpt_load_model and ckpt_load_optim and keeps its part.
+ */
+int ckpt_save_moments(const char *dir, struct gpt *m, const float *mm,
+    const float *mv, const struct train_state *st, const char *args_json,
+    int with_optim, char *err, size_t errsize, int *code);
 
 /* What a --load directory holds (ckpt_resolve). */
 enum {

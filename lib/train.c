@@ -1,28 +1,124 @@
 /* train.c - training: iterations with accumulation and clipping, the fp16 loss scaler, evaluation */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "train.h"
 #include "util.h"
+
+/*
+ * The gradient norm's chunks: a norm under ZeRO adds the sums of squares
+ * of these slices of the flat buffer in order, as gpt_grad_norm does on
+ * the CPU (its sumsq's chunks), and shards are cut at them.
+ */
+#define NORM_CHUNK 16384
+
+static int
+ndp(const struct trainer *tr)
+{
+	return tr->dist ? tr->dist->dp : 1;
+}
+
+static int
+dp_rank(const struct trainer *tr)
+{
+	return tr->dist ? tr->dist->dp_rank : 0;
+}
+
+static float *
+balloc(const struct gpt *m, size_t n)
+{
+	float *p = m->be->alloc(n * sizeof *p);
+
+	if (p == NULL && n > 0)
+		owt_die(XSYS, "out of %s memory allocating %zu bytes",
+		    m->be->name, n * sizeof *p);
+	return p;
+}
+
+/* Move moments m holds (a loaded checkpoint) into the shard: m keeps none. */
+static void
+take_moments(struct trainer *tr)
+{
+	struct gpt *m = tr->m;
+	size_t a = tr->shard[dp_rank(tr)], n = tr->shard[dp_rank(tr) + 1] - a;
+	float *host = xmalloc((n ? n : 1) * sizeof *host);
+	float **mv[2] = { &m->m, &m->v }, *z[2] = { tr->zm, tr->zv };
+
+	for (int i = 0; i < 2; i++) {
+		if (*mv[i] == NULL)
+			continue;
+		m->be->get(host, *mv[i] + a, n * sizeof *host);
+		m->be->put(z[i], host, n * sizeof *host);
+		m->be->free(*mv[i]);
+		*mv[i] = NULL;
+	}
+	free(host);
+}
 
 void
 train_init(struct trainer *tr)
 {
 	size_t n = (size_t)tr->micro * tr->T;
+	struct gpt *m = tr->m;
+	int d = ndp(tr);
 
+	if (tr->dist) {
+		if (tr->dist->tp != 1 || tr->dist->pp != 1)
+			owt_fatal("train_init: tensor and pipeline parallelism "
+			    "are not implemented");
+		tr->nmicro = tr->dist->micro;
+	}
 	tr->tokens = xmalloc((size_t)tr->micro * (tr->T + 1) * sizeof *tr->tokens);
 	tr->inputs = xmalloc(n * sizeof *tr->inputs);
 	tr->targets = xmalloc(n * sizeof *tr->targets);
+	if (tr->nmicro > 1)
+		tr->acc = balloc(m, m->nparams);
+	tr->nctl = (size_t)tr->nmicro * d + 1;
+	if (tr->zero) {
+		size_t a, len;
+
+		tr->shard = xmalloc(((size_t)d + 1) * sizeof *tr->shard);
+		dist_split(m->nparams, d, NORM_CHUNK, tr->shard);
+		a = tr->shard[dp_rank(tr)];
+		len = tr->shard[dp_rank(tr) + 1] - a;
+		tr->zm = balloc(m, len ? len : 1);
+		tr->zv = balloc(m, len ? len : 1);
+		take_moments(tr);
+		tr->nctl += (m->nparams + NORM_CHUNK - 1) / NORM_CHUNK;
+	}
+	tr->ctl = xcalloc(tr->nctl, sizeof *tr->ctl);
 }
 
 void
 train_free(struct trainer *tr)
 {
+	const struct gpt_backend *be = tr->m ? tr->m->be : NULL;
+
 	free(tr->tokens);
 	free(tr->inputs);
 	free(tr->targets);
 	tr->tokens = NULL;
 	tr->inputs = tr->targets = NULL;
+	if (be) {
+		if (tr->acc)
+			be->free(tr->acc);
+		if (tr->zm)
+			be->free(tr->zm);
+		if (tr->zv)
+			be->free(tr->zv);
+	}
+	tr->acc = tr->zm = tr->zv = NULL;
+	free(tr->shard);
+	free(tr->ctl);
+	tr->shard = NULL;
+	tr->ctl = NULL;
+}
+
+uint64_t
+train_batch(const struct trainer *tr)
+{
+	return (uint64_t)tr->micro * tr->nmicro * ndp(tr);
 }
 
 /* Samples first .. first + micro into inputs and targets. */
@@ -71,31 +167,130 @@ train_scaler_update(const struct loss_scaler *s, struct train_state *st,
 	}
 }
 
+/*
+ * One micro-batch's gradients into m->grads, then added to the
+ * iteration's sum: micro-batch 0's buffer becomes the sum, later ones are
+ * computed into zeroed buffers and added (out = out + b is the backend's
+ * residual without dropout, elementwise: the same on every backend).
+ */
+static void
+accumulate(struct trainer *tr, int j)
+{
+	struct gpt *m = tr->m;
+	float *t;
+
+	if (tr->nmicro == 1)
+		return;
+	if (j == 0) {
+		t = m->grads;
+		m->grads = tr->acc;
+		tr->acc = t;
+		return;
+	}
+	m->be->residual_forward(tr->acc, tr->acc, m->grads, m->nparams, 0, 0);
+	if (j + 1 < tr->nmicro)
+		return;
+	t = m->grads;
+	m->grads = tr->acc;
+	tr->acc = t;
+}
+
+/*
+ * AdamW on this rank's shard only (the tensors' pieces in it, each with
+ * its own decay), as gpt_update does on the whole; then every rank's
+ * shard to every rank.
+ */
+static int
+zero_update(struct trainer *tr, float lr, float gscale, char *err,
+    size_t errsize, int *code)
+{
+	struct gpt *m = tr->m;
+	const struct adamw *o = &tr->adam;
+	size_t a = tr->shard[dp_rank(tr)], b = tr->shard[dp_rank(tr) + 1];
+	float bc1, bc2;
+
+	m->step++;
+	bc1 = (float)(1 - pow(o->beta1, (double)m->step));
+	bc2 = (float)(1 - pow(o->beta2, (double)m->step));
+	for (int k = 0; k < GPT_NPARAM; k++) {
+		const struct gpt_tensor *t = &m->t[k];
+		size_t lo = t->off > a ? t->off : a;
+		size_t hi = t->off + t->n < b ? t->off + t->n : b;
+
+		if (lo >= hi)
+			continue;
+		m->be->adamw(m->params + lo, m->grads + lo, tr->zm + (lo - a),
+		    tr->zv + (lo - a), hi - lo, lr, o->beta1, o->beta2, o->eps,
+		    t->decay ? o->wd : 0, bc1, bc2, gscale);
+	}
+	return comm_allgather(tr->dp, m->params, tr->shard, "parameters", err,
+	    errsize, code);
+}
+
 int
 train_iteration(struct trainer *tr, const struct sample_src *src,
     struct step_result *r, char *err, size_t errsize, int *code)
 {
 	struct gpt *m = tr->m;
 	double scale = tr->st.loss_scale > 0 ? tr->st.loss_scale : 1;
-	float dloss = (float)(scale / ((double)tr->micro * tr->T * tr->nmicro));
+	int d = ndp(tr), me = dp_rank(tr);
+	size_t gmicro = (size_t)tr->nmicro * d, i, nchunk = 0;
+	float dloss = (float)(scale / ((double)tr->micro * tr->T * gmicro));
 	uint64_t first = tr->st.consumed_train, key;
-	uint64_t batch = (uint64_t)tr->micro * tr->nmicro;
-	double loss = 0, coef = 1;
+	uint64_t batch = train_batch(tr);
+	double loss = 0, coef = 1, *ctl = tr->ctl, sumsq = 0;
 	int j;
 
+	memset(ctl, 0, tr->nctl * sizeof *ctl);
 	gpt_zero_grad(m);
 	for (j = 0; j < tr->nmicro; j++) {
-		if (fetch(tr, src, first + (uint64_t)j * tr->micro, err,
-		    errsize, code) < 0)
+		/* global micro-batch g: samples first + g * micro, Megatron's order */
+		uint64_t g = (uint64_t)j * d + me;
+
+		if (j > 0)
+			gpt_zero_grad(m);
+		if (fetch(tr, src, first + g * tr->micro, err, errsize,
+		    code) < 0)
 			return -1;
-		/* dropout masks: a function of the seed and the micro-batch */
+		/* dropout masks: a function of the seed and the global micro-batch */
 		key = owt_mix64(tr->st.seed ^ owt_mix64(tr->st.iteration *
-		    (uint64_t)tr->nmicro + (uint64_t)j));
-		loss += gpt_forward(m, tr->inputs, tr->targets, dloss, key);
+		    (uint64_t)gmicro + g));
+		ctl[g] = gpt_forward(m, tr->inputs, tr->targets, dloss, key);
 		gpt_backward(m);
+		accumulate(tr, j);
 	}
-	r->loss = loss / tr->nmicro;
-	r->grad_norm = gpt_grad_norm(m) / scale;
+	ctl[gmicro] = tr->stop;
+	if (d > 1 && !tr->zero && comm_sum_ordered(tr->dp, m->grads,
+	    m->nparams, "gradients", err, errsize, code) < 0)
+		return -1;
+	if (tr->zero) {
+		size_t a = tr->shard[me], b = tr->shard[me + 1];
+
+		if (d > 1 && comm_reduce_scatter_ordered(tr->dp, m->grads,
+		    tr->shard, "gradients", err, errsize, code) < 0)
+			return -1;
+		/* the sums of squares of this shard's chunks; 0 for the others' */
+		nchunk = (m->nparams + NORM_CHUNK - 1) / NORM_CHUNK;
+		for (i = a / NORM_CHUNK; i * NORM_CHUNK < b; i++)
+			ctl[gmicro + 1 + i] = m->be->sumsq(m->grads +
+			    i * NORM_CHUNK, (i + 1) * NORM_CHUNK < b ?
+			    NORM_CHUNK : b - i * NORM_CHUNK);
+	}
+	/* losses, the stop flag and the norm's parts: one message */
+	if (d > 1 && comm_ctl_allreduce(tr->dp, ctl, gmicro + 1 + nchunk,
+	    COMM_SUM, "losses", err, errsize, code) < 0)
+		return -1;
+	for (i = 0; i < gmicro; i++)
+		loss += (float)ctl[i];
+	tr->stop = ctl[gmicro];
+	r->loss = loss / (double)gmicro;
+	if (tr->zero) {
+		for (i = 0; i < nchunk; i++)
+			sumsq += ctl[gmicro + 1 + i];
+		r->grad_norm = sqrt(sumsq) / scale;
+	} else {
+		r->grad_norm = gpt_grad_norm(m) / scale;
+	}
 	r->lr = schedule_lr_at(&tr->lr, tr->st.sched_samples);
 	r->loss_scale = tr->st.loss_scale;
 	r->skipped = 0;
@@ -114,7 +309,13 @@ train_iteration(struct trainer *tr, const struct sample_src *src,
 		return 1;
 	if (tr->clip > 0 && tr->clip / (r->grad_norm + 1e-6) < 1)
 		coef = tr->clip / (r->grad_norm + 1e-6);
-	gpt_update(m, &tr->adam, (float)r->lr, (float)(coef / scale));
+	if (tr->zero) {
+		if (zero_update(tr, (float)r->lr, (float)(coef / scale), err,
+		    errsize, code) < 0)
+			return -1;
+	} else {
+		gpt_update(m, &tr->adam, (float)r->lr, (float)(coef / scale));
+	}
 	tr->st.iteration++;
 	tr->st.consumed_train += batch;
 	tr->st.sched_samples += batch;
@@ -125,15 +326,68 @@ int
 train_eval(struct trainer *tr, const struct sample_src *src, uint64_t first,
     int iters, double *loss, char *err, size_t errsize, int *code)
 {
-	double sum = 0;
-	long i, n = (long)iters * tr->nmicro;
+	int d = ndp(tr), me = dp_rank(tr);
+	size_t i, n = (size_t)iters * tr->nmicro * d;
+	double sum = 0, *l = xcalloc(n ? n : 1, sizeof *l);
 
-	for (i = 0; i < n; i++) {
+	/* global micro-batch i on replica i mod DP, as in training */
+	for (i = me; i < n; i += d) {
 		if (fetch(tr, src, first + (uint64_t)i * tr->micro, err,
-		    errsize, code) < 0)
+		    errsize, code) < 0) {
+			free(l);
 			return -1;
-		sum += gpt_forward(tr->m, tr->inputs, tr->targets, 0, 0);
+		}
+		l[i] = gpt_forward(tr->m, tr->inputs, tr->targets, 0, 0);
 	}
-	*loss = n > 0 ? sum / n : 0;
+	if (d > 1 && n > 0 && comm_ctl_allreduce(tr->dp, l, n, COMM_SUM,
+	    "validation losses", err, errsize, code) < 0) {
+		free(l);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		sum += (float)l[i];
+	free(l);
+	*loss = n > 0 ? sum / (double)n : 0;
+	return 0;
+}
+
+int
+train_gather_moments(struct trainer *tr, float *hm, float *hv, char *err,
+    size_t errsize, int *code)
+{
+	struct gpt *m = tr->m;
+	int d = ndp(tr), me = dp_rank(tr);
+	float *z[2] = { tr->zm, tr->zv }, *h[2] = { hm, hv };
+
+	if (!tr->zero) {
+		if (me == 0) {
+			gpt_get(m, GPT_ADAM_M, hm);
+			gpt_get(m, GPT_ADAM_V, hv);
+		}
+		return 0;
+	}
+	for (int i = 0; i < 2; i++) {
+		size_t a = tr->shard[me], n = tr->shard[me + 1] - a;
+
+		if (me == 0) {
+			m->be->get(h[i], z[i], n * sizeof(float));
+			for (int q = 1; q < d; q++)
+				if (comm_sendrecv(tr->dp, NULL, 0, -1,
+				    h[i] + tr->shard[q], (tr->shard[q + 1] -
+				    tr->shard[q]) * sizeof(float), q,
+				    "optimizer state", err, errsize, code) < 0)
+					return -1;
+		} else {
+			float *host = xmalloc((n ? n : 1) * sizeof *host);
+			int rc;
+
+			m->be->get(host, z[i], n * sizeof *host);
+			rc = comm_sendrecv(tr->dp, host, n * sizeof *host, 0,
+			    NULL, 0, -1, "optimizer state", err, errsize, code);
+			free(host);
+			if (rc < 0)
+				return -1;
+		}
+	}
 	return 0;
 }

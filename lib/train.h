@@ -6,6 +6,8 @@
 #include <stdint.h>
 
 #include "ckpt.h"
+#include "comm.h"
+#include "dist.h"
 #include "gpt.h"
 #include "schedule.h"
 
@@ -40,11 +42,42 @@ void train_scaler_start(const struct loss_scaler *s, struct train_state *st,
 void train_scaler_update(const struct loss_scaler *s, struct train_state *st,
     int overflow);
 
+/*
+ * Data parallelism: DP ranks each hold the whole model and take their
+ * share of every global batch, Megatron's mapping (dist_sample): micro
+ * step j of replica dp is global micro-batch j * DP + dp. Every
+ * micro-batch's gradients are computed into zeroed buffers and then
+ * added, ((g0 + g1) + g2) + ..., on one rank as over the ranks (comm's
+ * ordered sum); dropout masks and losses go by the global micro-batch.
+ * So DP ranks with one micro-batch each train bit for bit as one process
+ * does on the same global batch; with several each, the losses of an
+ * iteration are the same and the gradients agree to rounding (the sum
+ * associates per rank first).
+ *
+ * With zero set (--use-distributed-optimizer, ZeRO-1) the gradients are
+ * reduce-scattered instead, each rank keeps the AdamW moments of its
+ * shard of the flat buffers only (cut at the norm's chunks, so the
+ * gradient norm adds the same partial sums as one process), updates its
+ * shard, and the parameters are all-gathered: AdamW is elementwise, so
+ * this trains bit for bit as plain data parallelism does.
+ *
+ * Tensor and pipeline parallelism are not done here yet: dist's tp and
+ * pp must be 1.
+ */
 struct trainer {
 	struct gpt *m;
 	int micro;		/* sequences per micro-batch */
 	int T;			/* sequence length */
-	int nmicro;		/* micro-batches per iteration */
+	int nmicro;		/* micro-batches per iteration, on this rank */
+	const struct dist *dist;	/* the layout; NULL alone */
+	struct comm *dp;	/* the data-parallel group; NULL alone */
+	int zero;		/* shard the optimizer over dp (ZeRO-1) */
+	/*
+	 * Set by the caller before an iteration on any rank (a signal,
+	 * rank 0's clock); after it, the sum over the ranks, the same on
+	 * every rank, so that every rank stops at the same iteration.
+	 */
+	double stop;
 	struct schedule lr;
 	struct adamw adam;
 	float clip;		/* global-norm clipping; 0 for none */
@@ -52,6 +85,13 @@ struct trainer {
 	struct train_state st;
 	uint32_t *tokens;	/* (micro, T+1) */
 	int32_t *inputs, *targets;	/* (micro, T) */
+
+	/* private */
+	float *acc;		/* backend: the micro-batches' sum (nmicro > 1) */
+	size_t *shard;		/* zero: DP + 1 offsets into the flat buffers */
+	float *zm, *zv;		/* zero: the moments of this rank's shard */
+	double *ctl;		/* the control all-reduce's values */
+	size_t nctl;
 };
 
 struct step_result {
@@ -62,16 +102,25 @@ struct step_result {
 	int skipped;		/* the gradients overflowed: no update (fp16) */
 };
 
-/* Allocate the buffers; m must be set up for (micro, T). */
+/*
+ * Allocate the buffers; m must be set up for (micro, T), and dist, dp and
+ * zero set (nmicro is then dist's micro). Under zero, moments that m
+ * holds (a loaded checkpoint) are moved into the shard and m's freed.
+ */
 void train_init(struct trainer *tr);
 void train_free(struct trainer *tr);
 
+/* The global batch: micro * nmicro * DP samples. */
+uint64_t train_batch(const struct trainer *tr);
+
 /*
- * One iteration on samples consumed_train .. + micro * nmicro: forward and
- * backward per micro-batch, the gradients averaged, clipped, one AdamW
- * step; the state advanced. Returns 0; 1 when the loss or the gradient
+ * One iteration on the global batch from sample consumed_train: forward
+ * and backward per micro-batch, the gradients summed over micro-batches
+ * and ranks, clipped, one AdamW step; the state advanced. Every rank
+ * gets the same result. Returns 0; 1 when the loss or the gradient
  * is not finite (the weights are not updated, the state not advanced);
- * -1 with err and *code from the source. With loss scaling, gradients
+ * -1 with err and *code from the source or the ranks (a rank that does
+ * not answer: XSYS, after which the world is broken). With loss scaling, gradients
  * that overflow are not an error: the iteration is skipped as Megatron
  * skips it (r->skipped; counted and its samples consumed, no update, the
  * learning-rate schedule not advanced) and 0 is returned.
@@ -80,11 +129,22 @@ int train_iteration(struct trainer *tr, const struct sample_src *src,
     struct step_result *r, char *err, size_t errsize, int *code);
 
 /*
- * The mean loss over iters batches of micro * nmicro samples of src from
- * sample first, without dropout. 0, or -1 with err and *code.
+ * The mean loss over iters global batches of src from sample first,
+ * without dropout, the micro-batches shared out over the ranks as in
+ * training and their losses added in global order. 0, or -1 with err
+ * and *code.
  */
 int train_eval(struct trainer *tr, const struct sample_src *src,
     uint64_t first, int iters, double *loss, char *err, size_t errsize,
     int *code);
+
+/*
+ * Under zero, the AdamW moments of the whole model into host buffers m
+ * and v (nparams floats each) on data-parallel rank 0 (NULL elsewhere), a
+ * collective over dp: to save them. Without zero, gpt_get's. 0, or -1
+ * with err and *code.
+ */
+int train_gather_moments(struct trainer *tr, float *m, float *v, char *err,
+    size_t errsize, int *code);
 
 #endif

@@ -1,0 +1,127 @@
+#!/bin/sh
+# Data parallelism (lib/train.c over lib/comm.c) through t/train-test.c:
+# DP ranks with one micro-batch each train bit for bit as one process on
+# the same global batch (logs and checkpoint files), with and without the
+# distributed optimizer; with two micro-batches each, the losses of the
+# first iteration are the same and the rest agree to rounding;
+# checkpoints move between layouts; a rank that asks to stop stops every
+# rank; a rank that hangs or dies ends the job, the last checkpoint
+# intact.
+. "${OWT_SRC:-.}/t/lib.sh"
+
+need_mpi
+tt=$OWT_BUILD/t/train-test
+cd "$T" || exit 3
+it5=iter_0000005
+it10=iter_0000010
+
+# Same checkpoint files: model and optimizer.
+same_ckpt() {
+	if cmp -s "$1/model.safetensors" "$2/model.safetensors" &&
+	    cmp -s "$1/optimizer.safetensors" "$2/optimizer.safetensors"; then
+		ok "$3"
+	else
+		not_ok "$3"
+	fi
+}
+
+# One process, G=4 in micro-batches of 2: the reference.
+run "$tt" -s one -S 5 10 4 2
+is "$rc" 0 "one process trains"
+mv out one.log
+is "$(wc -l <one.log | tr -d ' ')" 11 "ten iterations and a validation loss"
+
+mpi_run 2 "$tt" -s dp2 -S 5 10 4 2
+is "$rc" 0 "DP2 trains"
+same out one.log "DP2: the losses, learning rates, norms and validation loss of one process, bit for bit"
+same_ckpt dp2/$it5 one/$it5 "DP2: the checkpoint at 5 is one process's, byte for byte"
+same_ckpt dp2/$it10 one/$it10 "DP2: the checkpoint at 10 is one process's, byte for byte"
+
+mpi_run 2 "$tt" -z -s zero2 -S 5 10 4 2
+is "$rc" 0 "DP2 with the distributed optimizer trains"
+same out one.log "DP2 + ZeRO-1: one process's log, bit for bit"
+same_ckpt zero2/$it5 one/$it5 "DP2 + ZeRO-1: the gathered checkpoint at 5 is one process's"
+same_ckpt zero2/$it10 one/$it10 "DP2 + ZeRO-1: the gathered checkpoint at 10 is one process's"
+
+# Four ranks of one sample each against one process in micro-batches of 1.
+run "$tt" -s one1 10 4 1
+mv out one1.log
+mpi_run 4 "$tt" -z -s zero4 10 4 1
+is "$rc" 0 "DP4 with the distributed optimizer trains"
+same out one1.log "DP4 + ZeRO-1: one process's log, bit for bit"
+same_ckpt zero4/$it10 one1/$it10 "DP4 + ZeRO-1: one process's checkpoint"
+
+# Two micro-batches per rank: (g0 + g2) + (g1 + g3) is not
+# ((g0 + g1) + g2) + g3, so only the first loss is exact. The rest:
+# |loss difference| <= 2e-5 |loss|, final weights |dw|/|w| <= 1e-5.
+run "$tt" -s one8 10 8 2
+mv out one8.log
+mpi_run 2 "$tt" -s dp2m2 10 8 2
+is "$rc" 0 "DP2 with two micro-batches each trains"
+is "$(sed -n 1p out | cut -d" " -f4)" "$(sed -n 1p one8.log | cut -d" " -f4)" \
+    "DP2 m=2: the first iteration's loss is exact"
+awk 'NR == FNR { l[FNR] = $4; next }
+    { d = $4 - l[FNR]; if (d < 0) d = -d; if (d > 2e-5 * l[FNR]) bad++ }
+    END { exit bad > 0 }' one8.log out
+is "$?" 0 "DP2 m=2: every loss within 2e-5 of one process's"
+if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+	/usr/bin/python3 - one8/$it10/model.safetensors \
+	    dp2m2/$it10/model.safetensors >rel <<'EOF'
+import json, struct, sys
+import numpy as np
+def load(p):
+    b = open(p, 'rb').read()
+    n = struct.unpack('<Q', b[:8])[0]
+    h = json.loads(b[8:8 + n])
+    return {k: np.frombuffer(b[8 + n + v['data_offsets'][0]:8 + n +
+        v['data_offsets'][1]], dtype='<f4') for k, v in h.items()
+        if k != '__metadata__'}
+a, b = load(sys.argv[1]), load(sys.argv[2])
+num = sum(float(((a[k].astype('f8') - b[k]) ** 2).sum()) for k in a)
+den = sum(float((a[k].astype('f8') ** 2).sum()) for k in a)
+print('ok' if 0 < num ** 0.5 / den ** 0.5 <= 1e-5 else
+    'off %g' % (num ** 0.5 / den ** 0.5))
+EOF
+	is "$(cat rel)" ok "DP2 m=2: final weights within 1e-5 (relative L2), and not identical"
+else
+	skip "no numpy for /usr/bin/python3: the weights' tolerance"
+fi
+
+# Checkpoints are layout-free: DP2 + ZeRO's save at 5 resumed by one
+# process, and one process's by DP2 + ZeRO, both give the uninterrupted run.
+sed -n '6,$p' one.log >tail.log
+run "$tt" -l zero2/$it5 -s res1 10 4 2
+same out tail.log "DP2 + ZeRO's checkpoint resumed by one process: the same iterations 6-10"
+same_ckpt res1/$it10 one/$it10 "... and the same checkpoint at 10"
+mpi_run 2 "$tt" -z -l one/$it5 -s res2 10 4 2
+same out tail.log "one process's checkpoint resumed by DP2 + ZeRO: the same iterations 6-10"
+same_ckpt res2/$it10 one/$it10 "... and the same checkpoint at 10"
+
+# Rank 1 alone asks to stop before iteration 4 (a signal there): the
+# control all-reduce stops both after iteration 4.
+mpi_run 2 "$tt" -t 3 10 4 2
+is "$rc" 0 "a stop asked on rank 1 exits 0"
+is "$(grep '^stopped' out)" "stopped at iteration 4" "every rank stops at the same iteration"
+
+# Rank 1 stops answering (SIGSTOP) at iteration 3 with a 3 s timeout:
+# rank 0 names it and exits 3, and mpirun ends the job.
+mpi_run 2 "$tt" -w 0.05 -p 3 10 4 2
+is "$rc" 3 "a rank that hangs: the job exits 3"
+like err "^train-test: rank 0: ordered sum of 'gradients': no answer from ranks? 1 in 3 s \(dead or hung\)$" \
+    "the rank that does not answer is named"
+
+# Rank 1 dies by SIGKILL at iteration 3 after a save at 2: mpirun ends
+# the job; the checkpoint at 2 is complete and resumes.
+mpi_run 2 "$tt" -k 3 -s killed -S 2 10 4 2
+is "$rc" 137 "a rank killed by SIGKILL ends the job (128 + 9)"
+is "$(cat killed/latest_checkpointed_iteration.txt)" 2 "the latest checkpoint is the one before the kill"
+sed -n '3,$p' one.log >tail2.log
+run "$tt" -l killed -s after 10 4 2
+same out tail2.log "it resumes to one process's run"
+same_ckpt after/$it10 one/$it10 "... and its checkpoint"
+
+fails 2 "^train-test: rank [01]: --global-batch-size 3 is not a multiple of --micro-batch-size 1 x 2 data-parallel ranks$" \
+    "a global batch that the ranks cannot share" \
+    timeout 120 mpirun -np 2 --bind-to none "$tt" 10 3 1
+
+done_testing

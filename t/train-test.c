@@ -1,0 +1,212 @@
+/* train-test - lib/train.c's data parallelism and layout-free checkpoints, run by t/6101-dist.t alone and under mpirun */
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ckpt.h"
+#include "comm.h"
+#include "dist.h"
+#include "gpt.h"
+#include "gpt_data.h"
+#include "json.h"
+#include "train.h"
+#include "util.h"
+
+/*
+ * train-test [-z] [-s dir] [-l dir] [-w minutes] [-k iter] [-p iter]
+ *     [-t iter] iters global micro
+ * trains a tiny GPT-2 (L=4, C=32, NH=4, T=16, V=256, dropout 0.1 and 0.1)
+ * on mock data for iters iterations of global samples in micro-batches
+ * of micro, over the ranks it was launched as (data-parallel), one
+ * thread each. World rank 0 prints every iteration's loss, learning rate
+ * and gradient norm (%.17g: bit for bit) and, at the end, the validation
+ * loss over 2 global batches.
+ *	-z	the distributed optimizer (ZeRO-1)
+ *	-s dir	save there at the end (rank 0 writes, moments gathered)
+ *	-l dir	resume from the checkpoint there (every rank reads it)
+ *	-w min	the collective timeout in minutes (10)
+ *	-k iter	world rank 1 dies by SIGKILL before iteration iter
+ *	-p iter	world rank 1 stops (SIGSTOP) before iteration iter
+ *	-t iter	world rank 1 alone asks to stop after iteration iter: every
+ *		rank stops there (the control all-reduce)
+ *	-S n	also save every n iterations
+ */
+
+static char err[1024];
+static int code;
+static struct comm *world;
+
+/* "train-test: rank R: msg" in one write, as a rank's message must reach mpirun whole. */
+static void
+die(int status, const char *fmt, ...) OWT_PRINTF(2, 3) OWT_NORETURN;
+
+static void
+die(int status, const char *fmt, ...)
+{
+	char line[2048];
+	va_list ap;
+	int n;
+
+	n = snprintf(line, sizeof line, "%s: rank %d: ", owt_prog,
+	    world ? world->world_rank : 0);
+	va_start(ap, fmt);
+	n += vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof line - 2)
+		n = (int)sizeof line - 2;
+	line[n++] = '\n';
+	if (write(2, line, (size_t)n) < 0)
+		exit(status);
+	exit(status);
+}
+
+static void
+save(struct trainer *tr, const char *dir)
+{
+	struct gpt *m = tr->m;
+	float *hm = NULL, *hv = NULL;
+	int me = tr->dist->dp_rank;
+
+	if (me == 0) {
+		hm = xmalloc(m->nparams * sizeof *hm);
+		hv = xmalloc(m->nparams * sizeof *hv);
+	}
+	if (train_gather_moments(tr, hm, hv, err, sizeof err, &code) < 0)
+		die(code, "%s", err);
+	if (me == 0 && ckpt_save_moments(dir, m, hm, hv, &tr->st, NULL, 1,
+	    err, sizeof err, &code) < 0)
+		die(code, "%s", err);
+	free(hm);
+	free(hv);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct gpt_config cfg = { .nlayer = 4, .nhead = 4, .nembd = 32,
+	    .maxpos = 16, .vocab = 256, .vocab_pad = 256, .ln_eps = 1e-5f,
+	    .hidden_dropout = 0.1f, .attn_dropout = 0.1f };
+	struct gpt_data_mock mock[2] = { { 1234, 0, 16, 256 },
+	    { 1234, 1, 16, 256 } };
+	struct sample_src src[2] = { { gpt_data_mock_get, &mock[0] },
+	    { gpt_data_mock_get, &mock[1] } };
+	struct gpt model;
+	struct trainer tr = { 0 };
+	struct dist d;
+	struct step_result r;
+	struct comm *dp;
+	const char *save_dir = NULL, *load_dir = NULL;
+	char path[4096];
+	double minutes = 10, vloss;
+	long iters, kill_at = -1, stop_at = -1, ask_at = -1, save_every = 0;
+	int c, zero = 0, global, micro, kind, n, *ranks, k;
+
+	owt_setprog(argv[0]);
+	while ((c = getopt(argc, argv, "zs:l:w:k:p:t:S:")) != -1) {
+		switch (c) {
+		case 'z': zero = 1; break;
+		case 's': save_dir = optarg; break;
+		case 'l': load_dir = optarg; break;
+		case 'w': minutes = atof(optarg); break;
+		case 'k': kill_at = atol(optarg); break;
+		case 'p': stop_at = atol(optarg); break;
+		case 't': ask_at = atol(optarg); break;
+		case 'S': save_every = atol(optarg); break;
+		default: return XUSAGE;
+		}
+	}
+	if (argc - optind != 3) {
+		fprintf(stderr, "usage: train-test [-z] [-s dir] [-l dir] "
+		    "[-w minutes] [-k iter] [-p iter] [-t iter] [-S n] iters "
+		    "global micro\n");
+		return XUSAGE;
+	}
+	iters = atol(argv[optind]);
+	global = atoi(argv[optind + 1]);
+	micro = atoi(argv[optind + 2]);
+
+	if (comm_init(&world, minutes * 60, err, sizeof err, &code) < 0)
+		die(code, "%s", err);
+	if (dist_init(&d, world->size, world->rank, 1, 1, &cfg, 128, micro,
+	    global, err, sizeof err, &code) < 0)
+		die(code, "%s", err);
+	ranks = xmalloc((size_t)world->size * sizeof *ranks);
+	n = dist_group(&d, world->rank, DIST_DP, ranks);
+	if (comm_group(world, ranks, n, &dp, err, sizeof err, &code) < 0)
+		die(code, "%s", err);
+	free(ranks);
+
+	if (gpt_init(&model, &cfg, &gpt_cpu, err, sizeof err) < 0 ||
+	    gpt_set_batch(&model, micro, 16, err, sizeof err) < 0)
+		die(XUSAGE, "%s", err);
+	gpt_init_weights(&model, 1234, 0.02f);
+	tr.st.seed = 1234;
+	if (load_dir) {
+		struct json_val *doc = NULL;
+
+		if (ckpt_resolve(load_dir, path, sizeof path, &kind, err,
+		    sizeof err, &code) < 0 || kind != CKPT_RUN)
+			die(kind != CKPT_RUN ? XDATA : code, "%s", kind !=
+			    CKPT_RUN ? "no checkpoint" : err);
+		if (ckpt_load_model(path, &model, err, sizeof err, &code) < 0 ||
+		    ckpt_load_optim(path, &model, err, sizeof err, &code) < 0 ||
+		    ckpt_load_state(path, &tr.st, &doc, err, sizeof err,
+		    &code) != 0)
+			die(code, "%s", err);
+		json_doc_free(doc);
+	}
+	tr.m = &model;
+	tr.micro = micro;
+	tr.T = 16;
+	tr.dist = &d;
+	tr.dp = dp;
+	tr.zero = zero;
+	tr.lr = (struct schedule){ SCHEDULE_COSINE, 1e-2, 1e-3, 2 * global,
+	    (uint64_t)iters * global };
+	tr.adam = (struct adamw){ 0.9f, 0.95f, 1e-8f, 0.1f };
+	tr.clip = 1.0f;
+	train_init(&tr);
+
+	while ((long)tr.st.iteration < iters) {
+		if (world->rank == 1 && (long)tr.st.iteration == kill_at)
+			raise(SIGKILL);
+		if (world->rank == 1 && (long)tr.st.iteration == stop_at)
+			raise(SIGSTOP);
+		tr.stop = world->rank == 1 && (long)tr.st.iteration == ask_at;
+		if ((k = train_iteration(&tr, &src[0], &r, err, sizeof err,
+		    &code)) < 0)
+			die(code, "%s", err);
+		if (k > 0)
+			die(XDATA, "iteration %" PRIu64 ": not finite",
+			    tr.st.iteration + 1);
+		if (world->rank == 0)
+			printf("iteration %" PRIu64 " loss %.17g lr %.17g norm "
+			    "%.17g\n", tr.st.iteration, r.loss, r.lr,
+			    r.grad_norm);
+		if (save_dir && save_every && tr.st.iteration % save_every == 0)
+			save(&tr, save_dir);
+		if (tr.stop > 0) {
+			if (world->rank == 0)
+				printf("stopped at iteration %" PRIu64 "\n",
+				    tr.st.iteration);
+			break;
+		}
+	}
+	if (train_eval(&tr, &src[1], 0, 2, &vloss, err, sizeof err, &code) < 0)
+		die(code, "%s", err);
+	if (world->rank == 0)
+		printf("valid loss %.17g\n", vloss);
+	if (save_dir)
+		save(&tr, save_dir);
+	fflush(stdout);
+	train_free(&tr);
+	gpt_free(&model);
+	comm_group_free(dp);
+	if (comm_finish(world, err, sizeof err, &code) < 0)
+		die(code, "%s", err);
+	return 0;
+}
