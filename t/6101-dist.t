@@ -120,6 +120,28 @@ run "$tt" -l killed -s after 10 4 2
 same out tail2.log "it resumes to one process's run"
 same_ckpt after/$it10 one/$it10 "... and its checkpoint"
 
+# The 1F1B schedule (lib/pipeline.c) with a toy model, t/pipe-test.c:
+# Megatron's order of steps per stage, and the gradients of stages run
+# over ranks equal those of the stages run one after the other.
+pt=$OWT_BUILD/t/pipe-test
+run "$pt" serial 4 6 8
+cat >want <<'EOF'
+order F0 F1 F2 F3 B0 F4 B1 F5 B2 B3 B4 B5 held 4
+order F0 F1 F2 B0 F3 B1 F4 B2 F5 B3 B4 B5 held 3
+order F0 F1 B0 F2 B1 F3 B2 F4 B3 F5 B4 B5 held 2
+order F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5 held 1
+EOF
+sed 's/.* order/order/' out >got
+same got want "1F1B: warm-up, steady pairs and cool-down per stage, as Megatron's"
+for pm in "2 6" "3 6" "4 6" "4 2"; do
+	set -- $pm
+	run "$pt" serial $1 $2 1000
+	mv out serial.out
+	mpi_run $1 "$pt" run $2 1000
+	sort out >got
+	same got serial.out "PP$1 over $2 micro-batches: every stage's order, depth and gradient (bit for bit)"
+done
+
 fails 2 "^train-test: rank [01]: --global-batch-size 3 is not a multiple of --micro-batch-size 1 x 2 data-parallel ranks$" \
     "a global batch that the ranks cannot share" \
     timeout 120 mpirun -np 2 --bind-to none "$tt" 10 3 1
