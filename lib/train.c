@@ -391,3 +391,61 @@ train_gather_moments(struct trainer *tr, float *hm, float *hv, char *err,
 	}
 	return 0;
 }
+
+int
+train_ranks_open(struct train_ranks *r, struct trainer *tr, double timeout,
+    int tp, int pp, const struct gpt_config *cfg, int vocab_div, int global,
+    char *err, size_t errsize, int *code)
+{
+	int *ranks, n;
+
+	memset(r, 0, sizeof *r);
+	if (comm_init(&r->world, timeout, err, errsize, code) < 0)
+		return -1;
+	if (dist_init(&r->dist, r->world->size, r->world->rank, tp, pp, cfg,
+	    vocab_div, tr->micro, global, err, errsize, code) < 0)
+		return -1;
+	ranks = xmalloc((size_t)r->world->size * sizeof *ranks);
+	n = dist_group(&r->dist, r->world->rank, DIST_DP, ranks);
+	n = comm_group(r->world, ranks, n, &r->dp, err, errsize, code);
+	free(ranks);
+	if (n < 0)
+		return -1;
+	tr->dist = &r->dist;
+	tr->dp = r->dp;
+	return 0;
+}
+
+int
+train_ranks_close(struct train_ranks *r, char *err, size_t errsize, int *code)
+{
+	if (r->dp)
+		comm_group_free(r->dp);
+	r->dp = NULL;
+	if (r->world == NULL)
+		return 0;
+	return comm_finish(r->world, err, errsize, code);
+}
+
+int
+train_save(struct trainer *tr, const char *dir, const char *args_json,
+    char *err, size_t errsize, int *code)
+{
+	struct gpt *m = tr->m;
+	float *hm = NULL, *hv = NULL;
+	int r = 0, me = dp_rank(tr);
+
+	if (me == 0) {
+		hm = xmalloc(m->nparams * sizeof *hm);
+		hv = xmalloc(m->nparams * sizeof *hv);
+	}
+	if (train_gather_moments(tr, hm, hv, err, errsize, code) < 0)
+		r = -1;
+	else if ((tr->dist == NULL || tr->dist->rank == 0) &&
+	    ckpt_save_moments(dir, m, hm, hv, &tr->st, args_json, 1, err,
+	    errsize, code) < 0)
+		r = -1;
+	free(hm);
+	free(hv);
+	return r;
+}

@@ -139,6 +139,34 @@ int train_eval(struct trainer *tr, const struct sample_src *src,
     int *code);
 
 /*
+ * The ranks of a launched run: the world (comm_init; timeout in seconds,
+ * --distributed-timeout-minutes), its layout (dist_init, from tr->micro
+ * and the global batch: its errors are usage errors) and the
+ * data-parallel group, set into tr->dist and tr->dp (tr->zero is the
+ * caller's). A process alone is a world of one: nothing is loaded and
+ * every collective returns at once. 0, or -1 with err and *code.
+ */
+struct train_ranks {
+	struct comm *world, *dp;
+	struct dist dist;
+};
+int train_ranks_open(struct train_ranks *r, struct trainer *tr,
+    double timeout, int tp, int pp, const struct gpt_config *cfg,
+    int vocab_div, int global, char *err, size_t errsize, int *code);
+/* The end of a successful run (comm_finish): every rank waits for the others. */
+int train_ranks_close(struct train_ranks *r, char *err, size_t errsize,
+    int *code);
+
+/*
+ * Save tr's model, moments and state under dir (ckpt_save_moments), one
+ * checkpoint whatever the layout: a collective over the data-parallel
+ * group (the distributed optimizer's moments are gathered); world rank 0
+ * writes, the others return at once. 0, or -1 with err and *code.
+ */
+int train_save(struct trainer *tr, const char *dir, const char *args_json,
+    char *err, size_t errsize, int *code);
+
+/*
  * Under zero, the AdamW moments of the whole model into host buffers m
  * and v (nparams floats each) on data-parallel rank 0 (NULL elsewhere), a
  * collective over dp: to save them. Without zero, gpt_get's. 0, or -1

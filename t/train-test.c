@@ -67,21 +67,8 @@ die(int status, const char *fmt, ...)
 static void
 save(struct trainer *tr, const char *dir)
 {
-	struct gpt *m = tr->m;
-	float *hm = NULL, *hv = NULL;
-	int me = tr->dist->dp_rank;
-
-	if (me == 0) {
-		hm = xmalloc(m->nparams * sizeof *hm);
-		hv = xmalloc(m->nparams * sizeof *hv);
-	}
-	if (train_gather_moments(tr, hm, hv, err, sizeof err, &code) < 0)
+	if (train_save(tr, dir, NULL, err, sizeof err, &code) < 0)
 		die(code, "%s", err);
-	if (me == 0 && ckpt_save_moments(dir, m, hm, hv, &tr->st, NULL, 1,
-	    err, sizeof err, &code) < 0)
-		die(code, "%s", err);
-	free(hm);
-	free(hv);
 }
 
 int
@@ -96,14 +83,13 @@ main(int argc, char **argv)
 	    { gpt_data_mock_get, &mock[1] } };
 	struct gpt model;
 	struct trainer tr = { 0 };
-	struct dist d;
+	struct train_ranks ranks;
 	struct step_result r;
-	struct comm *dp;
 	const char *save_dir = NULL, *load_dir = NULL;
 	char path[4096];
 	double minutes = 10, vloss;
 	long iters, kill_at = -1, stop_at = -1, ask_at = -1, save_every = 0;
-	int c, zero = 0, global, micro, kind, n, *ranks, k;
+	int c, zero = 0, global, micro, kind, k;
 
 	owt_setprog(argv[0]);
 	while ((c = getopt(argc, argv, "zs:l:w:k:p:t:S:")) != -1) {
@@ -129,16 +115,13 @@ main(int argc, char **argv)
 	global = atoi(argv[optind + 1]);
 	micro = atoi(argv[optind + 2]);
 
-	if (comm_init(&world, minutes * 60, err, sizeof err, &code) < 0)
+	tr.micro = micro;
+	if (train_ranks_open(&ranks, &tr, minutes * 60, 1, 1, &cfg, 128,
+	    global, err, sizeof err, &code) < 0) {
+		world = ranks.world;
 		die(code, "%s", err);
-	if (dist_init(&d, world->size, world->rank, 1, 1, &cfg, 128, micro,
-	    global, err, sizeof err, &code) < 0)
-		die(code, "%s", err);
-	ranks = xmalloc((size_t)world->size * sizeof *ranks);
-	n = dist_group(&d, world->rank, DIST_DP, ranks);
-	if (comm_group(world, ranks, n, &dp, err, sizeof err, &code) < 0)
-		die(code, "%s", err);
-	free(ranks);
+	}
+	world = ranks.world;
 
 	if (gpt_init(&model, &cfg, &gpt_cpu, err, sizeof err) < 0 ||
 	    gpt_set_batch(&model, micro, 16, err, sizeof err) < 0)
@@ -160,10 +143,7 @@ main(int argc, char **argv)
 		json_doc_free(doc);
 	}
 	tr.m = &model;
-	tr.micro = micro;
 	tr.T = 16;
-	tr.dist = &d;
-	tr.dp = dp;
 	tr.zero = zero;
 	tr.lr = (struct schedule){ SCHEDULE_COSINE, 1e-2, 1e-3, 2 * global,
 	    (uint64_t)iters * global };
@@ -205,8 +185,7 @@ main(int argc, char **argv)
 	fflush(stdout);
 	train_free(&tr);
 	gpt_free(&model);
-	comm_group_free(dp);
-	if (comm_finish(world, err, sizeof err, &code) < 0)
+	if (train_ranks_close(&ranks, err, sizeof err, &code) < 0)
 		die(code, "%s", err);
 	return 0;
 }
