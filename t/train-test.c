@@ -1,5 +1,6 @@
 /* train-test - lib/train.c's data parallelism and layout-free checkpoints, run by t/6101-dist.t alone and under mpirun */
 #include <inttypes.h>
+#include <omp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "blas.h"
 #include "ckpt.h"
 #include "comm.h"
 #include "dist.h"
@@ -34,6 +36,9 @@
  *	-t iter	world rank 1 alone asks to stop after iteration iter: every
  *		rank stops there (the control all-reduce)
  *	-S n	also save every n iterations
+ *	-M L,C,NH,T,V	another model shape (no dropout), for benchmarks
+ *	-j n	threads per rank (1)
+ *	-q	print each iteration's milliseconds instead (rank 0's clock)
  */
 
 static char err[1024];
@@ -89,10 +94,11 @@ main(int argc, char **argv)
 	char path[4096];
 	double minutes = 10, vloss;
 	long iters, kill_at = -1, stop_at = -1, ask_at = -1, save_every = 0;
-	int c, zero = 0, global, micro, kind, k;
+	int c, zero = 0, global, micro, kind, k, threads = 1, quiet = 0, T = 16;
+	double t0 = 0;
 
 	owt_setprog(argv[0]);
-	while ((c = getopt(argc, argv, "zs:l:w:k:p:t:S:")) != -1) {
+	while ((c = getopt(argc, argv, "zs:l:w:k:p:t:S:M:j:q")) != -1) {
 		switch (c) {
 		case 'z': zero = 1; break;
 		case 's': save_dir = optarg; break;
@@ -102,6 +108,18 @@ main(int argc, char **argv)
 		case 'p': stop_at = atol(optarg); break;
 		case 't': ask_at = atol(optarg); break;
 		case 'S': save_every = atol(optarg); break;
+		case 'j': threads = atoi(optarg); break;
+		case 'q': quiet = 1; break;
+		case 'M':
+			if (sscanf(optarg, "%d,%d,%d,%d,%d", &cfg.nlayer,
+			    &cfg.nembd, &cfg.nhead, &T, &cfg.vocab) != 5)
+				return XUSAGE;
+			cfg.maxpos = T;
+			cfg.vocab_pad = gpt_pad_vocab(cfg.vocab, 128);
+			cfg.hidden_dropout = cfg.attn_dropout = 0;
+			mock[0].T = mock[1].T = T;
+			mock[0].vocab = mock[1].vocab = (uint32_t)cfg.vocab;
+			break;
 		default: return XUSAGE;
 		}
 	}
@@ -111,6 +129,8 @@ main(int argc, char **argv)
 		    "global micro\n");
 		return XUSAGE;
 	}
+	omp_set_num_threads(threads);
+	blas_init(threads);
 	iters = atol(argv[optind]);
 	global = atoi(argv[optind + 1]);
 	micro = atoi(argv[optind + 2]);
@@ -124,7 +144,7 @@ main(int argc, char **argv)
 	world = ranks.world;
 
 	if (gpt_init(&model, &cfg, &gpt_cpu, err, sizeof err) < 0 ||
-	    gpt_set_batch(&model, micro, 16, err, sizeof err) < 0)
+	    gpt_set_batch(&model, micro, T, err, sizeof err) < 0)
 		die(XUSAGE, "%s", err);
 	gpt_init_weights(&model, 1234, 0.02f);
 	tr.st.seed = 1234;
@@ -143,7 +163,7 @@ main(int argc, char **argv)
 		json_doc_free(doc);
 	}
 	tr.m = &model;
-	tr.T = 16;
+	tr.T = T;
 	tr.zero = zero;
 	tr.lr = (struct schedule){ SCHEDULE_COSINE, 1e-2, 1e-3, 2 * global,
 	    (uint64_t)iters * global };
@@ -157,13 +177,16 @@ main(int argc, char **argv)
 		if (world->rank == 1 && (long)tr.st.iteration == stop_at)
 			raise(SIGSTOP);
 		tr.stop = world->rank == 1 && (long)tr.st.iteration == ask_at;
+		t0 = owt_now();
 		if ((k = train_iteration(&tr, &src[0], &r, err, sizeof err,
 		    &code)) < 0)
 			die(code, "%s", err);
 		if (k > 0)
 			die(XDATA, "iteration %" PRIu64 ": not finite",
 			    tr.st.iteration + 1);
-		if (world->rank == 0)
+		if (world->rank == 0 && quiet)
+			printf("%.1f\n", (owt_now() - t0) * 1000);
+		else if (world->rank == 0)
 			printf("iteration %" PRIu64 " loss %.17g lr %.17g norm "
 			    "%.17g\n", tr.st.iteration, r.loss, r.lr,
 			    r.grad_norm);
@@ -176,9 +199,9 @@ main(int argc, char **argv)
 			break;
 		}
 	}
-	if (train_eval(&tr, &src[1], 0, 2, &vloss, err, sizeof err, &code) < 0)
+	if (!quiet && train_eval(&tr, &src[1], 0, 2, &vloss, err, sizeof err, &code) < 0)
 		die(code, "%s", err);
-	if (world->rank == 0)
+	if (world->rank == 0 && !quiet)
 		printf("valid loss %.17g\n", vloss);
 	if (save_dir)
 		save(&tr, save_dir);
