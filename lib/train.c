@@ -78,7 +78,8 @@ train_iteration(struct trainer *tr, const struct sample_src *src,
 	struct gpt *m = tr->m;
 	double scale = tr->st.loss_scale > 0 ? tr->st.loss_scale : 1;
 	float dloss = (float)(scale / ((double)tr->micro * tr->T * tr->nmicro));
-	uint64_t first = tr->st.consumed_train, key;
+	uint64_t first = tr->st.consumed_train;
+	uint64_t key = owt_mix64(tr->st.seed);
 	uint64_t batch = (uint64_t)tr->micro * tr->nmicro;
 	double loss = 0, coef = 1;
 	int j;
@@ -88,10 +89,9 @@ train_iteration(struct trainer *tr, const struct sample_src *src,
 		if (fetch(tr, src, first + (uint64_t)j * tr->micro, err,
 		    errsize, code) < 0)
 			return -1;
-		/* dropout masks: a function of the seed and the micro-batch */
-		key = owt_mix64(tr->st.seed ^ owt_mix64(tr->st.iteration *
-		    (uint64_t)tr->nmicro + (uint64_t)j));
-		loss += gpt_forward(m, tr->inputs, tr->targets, dloss, key);
+		/* dropout masks: a function of the seed and the sample */
+		loss += gpt_forward(m, tr->inputs, tr->targets, dloss, key,
+		    first + (uint64_t)j * tr->micro);
 		gpt_backward(m);
 	}
 	r->loss = loss / tr->nmicro;
@@ -132,7 +132,7 @@ train_eval(struct trainer *tr, const struct sample_src *src, uint64_t first,
 		if (fetch(tr, src, first + (uint64_t)i * tr->micro, err,
 		    errsize, code) < 0)
 			return -1;
-		sum += gpt_forward(tr->m, tr->inputs, tr->targets, 0, 0);
+		sum += gpt_forward(tr->m, tr->inputs, tr->targets, 0, 0, 0);
 	}
 	*loss = n > 0 ? sum / n : 0;
 	return 0;
