@@ -546,14 +546,29 @@ layer_acts(struct gpt *m, int l, struct layer *x)
 /* Pointers to tensor k of layer l in a flat buffer. */
 #define P(buf, k, l) ((buf) + m->t[k].off + (size_t)(l) * (m->t[k].n / L))
 
+/* The first element of the hidden states of the last forward, in the run. */
+static uint64_t
+hidden_i0(const struct gpt *m)
+{
+	return m->s0 * (uint64_t)m->T * (uint64_t)m->cfg.nembd;
+}
+
+/* Layer l's attention mask (struct gpt_mask). */
+static struct gpt_mask
+att_mask(const struct gpt *m, int l)
+{
+	return (struct gpt_mask){ site_key(m->key, l, 0), m->s0, 0,
+	    m->cfg.nhead };
+}
+
 /*
  * Layer l's forward pass from x->in into x, with dropout probabilities hp
- * (hidden) and ap (attention) under key; with out 0, all but the layer's
- * output x->res3 (kept from the first pass).
+ * (hidden) and ap (attention) under m->key and m->s0; with out 0, all but
+ * the layer's output x->res3 (kept from the first pass).
  */
 static void
 layer_forward(struct gpt *m, int l, const struct layer *x, float hp, float ap,
-    uint64_t key, int out)
+    int out)
 {
 	const struct gpt_backend *be = m->be;
 	const struct gpt_config *c = &m->cfg;
@@ -562,16 +577,18 @@ layer_forward(struct gpt *m, int l, const struct layer *x, float hp, float ap,
 	size_t btc = (size_t)BT * C;
 	const float *w = m->params;
 	float *tmp = m->a.tmp;
+	struct gpt_mask mk = att_mask(m, l);
+	uint64_t i0 = hidden_i0(m);
 
 	be->layernorm_forward(x->ln1, x->ln1_mean, x->ln1_rstd, x->in,
 	    P(w, GPT_LN1W, l), P(w, GPT_LN1B, l), BT, C, c->ln_eps);
 	be->matmul_forward(x->qkv, x->ln1, P(w, GPT_QKVW, l), P(w, GPT_QKVB, l),
 	    BT, C, 3 * C);
-	be->attention_forward(x->atty, x->att, x->qkv, B, T, C, NH, ap,
-	    site_key(key, l, 0));
+	be->attention_forward(x->atty, x->att, x->qkv, B, T, C, NH, ap, &mk);
 	be->matmul_forward(tmp, x->atty, P(w, GPT_ATTPROJW, l),
 	    P(w, GPT_ATTPROJB, l), BT, C, C);
-	be->residual_forward(x->res2, x->in, tmp, btc, hp, site_key(key, l, 1));
+	be->residual_forward(x->res2, x->in, tmp, btc, hp, site_key(m->key, l, 1),
+	    i0);
 	be->layernorm_forward(x->ln2, x->ln2_mean, x->ln2_rstd, x->res2,
 	    P(w, GPT_LN2W, l), P(w, GPT_LN2B, l), BT, C, c->ln_eps);
 	be->matmul_forward(x->fch, x->ln2, P(w, GPT_FCW, l), P(w, GPT_FCB, l),
@@ -581,12 +598,13 @@ layer_forward(struct gpt *m, int l, const struct layer *x, float hp, float ap,
 		return;
 	be->matmul_forward(tmp, x->fchg, P(w, GPT_FCPROJW, l),
 	    P(w, GPT_FCPROJB, l), BT, 4 * C, C);
-	be->residual_forward(x->res3, x->res2, tmp, btc, hp, site_key(key, l, 2));
+	be->residual_forward(x->res3, x->res2, tmp, btc, hp, site_key(m->key, l, 2),
+	    i0);
 }
 
 float
 gpt_forward(struct gpt *m, const int32_t *inputs, const int32_t *targets,
-    float dloss, uint64_t key)
+    float dloss, uint64_t key, uint64_t s0)
 {
 	const struct gpt_backend *be = m->be;
 	const struct gpt_config *c = &m->cfg;
@@ -600,18 +618,20 @@ gpt_forward(struct gpt *m, const int32_t *inputs, const int32_t *targets,
 
 	m->train = dloss != 0;
 	m->key = key;
+	m->s0 = s0;
 	if (m->train) {
 		hp = c->hidden_dropout;
 		ap = c->attn_dropout;
 	}
 	be->put(a->inputs, inputs, (size_t)BT * sizeof *inputs);
 	be->encoder_forward(a->encoded, a->inputs, w + m->t[GPT_WTE].off,
-	    w + m->t[GPT_WPE].off, B, T, C);
+	    w + m->t[GPT_WPE].off, B, T, C, 0, c->vocab_pad);
 	if (hp > 0)
-		be->dropout(a->encoded, a->encoded, btc, hp, site_key(key, L, 0));
+		be->dropout(a->encoded, a->encoded, btc, hp, site_key(key, L, 0),
+		    hidden_i0(m));
 	for (l = 0; l < L; l++) {
 		layer_acts(m, l, &x);
-		layer_forward(m, l, &x, hp, ap, key, 1);
+		layer_forward(m, l, &x, hp, ap, 1);
 	}
 	be->layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, x.res3,
 	    w + m->t[GPT_LNFW].off, w + m->t[GPT_LNFB].off, BT, C, c->ln_eps);
@@ -652,7 +672,7 @@ dropout_grad(struct gpt *m, int l, int site)
 	if (m->cfg.hidden_dropout == 0)
 		return m->a.dres;
 	m->be->dropout(m->a.tmp, m->a.dres, n, m->cfg.hidden_dropout,
-	    site_key(m->key, l, site));
+	    site_key(m->key, l, site), hidden_i0(m));
 	return m->a.tmp;
 }
 
@@ -668,6 +688,7 @@ gpt_backward(struct gpt *m)
 	float hp = c->hidden_dropout, ap = c->attn_dropout;
 	const float *dproj, *w = m->params;
 	float *g = buffer(m, GPT_GRADS);
+	struct gpt_mask mk;
 	struct layer x;
 
 	if (!m->train)
@@ -684,7 +705,7 @@ gpt_backward(struct gpt *m)
 		if (chunk_of(m, l, &s, &e, &live) && l == e - 1 && l != live)
 			for (k = s; k < e; k++) {
 				layer_acts(m, k, &x);
-				layer_forward(m, k, &x, hp, ap, m->key, k < e - 1);
+				layer_forward(m, k, &x, hp, ap, k < e - 1);
 			}
 		layer_acts(m, l, &x);
 		/* res3 = res2 + dropout(fcproj(gelu(fc(ln2(res2))))) */
@@ -705,11 +726,12 @@ gpt_backward(struct gpt *m)
 		    P(g, GPT_ATTPROJB, l), dproj, x.atty, P(w, GPT_ATTPROJW, l),
 		    BT, C, C);
 		/* selective: the probabilities again, from the kept qkv */
+		mk = att_mask(m, l);
 		if (m->rc.granularity == GPT_RECOMPUTE_SELECTIVE && l != L - 1)
 			be->attention_forward(NULL, x.att, x.qkv, B, T, C, NH,
-			    ap, site_key(m->key, l, 0));
+			    ap, &mk);
 		be->attention_backward(a->dbt4c, a->datt, a->dbtc, x.qkv, x.att,
-		    B, T, C, NH, ap, site_key(m->key, l, 0));
+		    B, T, C, NH, ap, &mk);
 		be->matmul_backward(a->dbtc, P(g, GPT_QKVW, l), P(g, GPT_QKVB, l),
 		    a->dbt4c, x.ln1, P(w, GPT_QKVW, l), BT, C, 3 * C);
 		be->layernorm_backward(a->dres, P(g, GPT_LN1W, l),
@@ -717,9 +739,10 @@ gpt_backward(struct gpt *m)
 		    x.ln1_mean, x.ln1_rstd, BT, C);
 	}
 	if (hp > 0)
-		be->dropout(a->dres, a->dres, btc, hp, site_key(m->key, L, 0));
+		be->dropout(a->dres, a->dres, btc, hp, site_key(m->key, L, 0),
+		    hidden_i0(m));
 	be->encoder_backward(g + m->t[GPT_WTE].off, g + m->t[GPT_WPE].off,
-	    a->dres, a->inputs, B, T, C);
+	    a->dres, a->inputs, B, T, C, 0, c->vocab_pad);
 	m->train = 0;
 }
 

@@ -71,13 +71,32 @@ struct gpt_tensor {
 void gpt_param_name(char *buf, size_t size, int k, int l, int prefix);
 
 /*
+ * Where an attention call's probabilities lie in the run: the mask of
+ * probability (b, h, t, t2) of a call is element
+ *	(((s0 + b) * nh + h0 + h) * T + t) * T + t2
+ * under key, (s0 + b) the global sample, h0 + h the global head of nh.
+ * A call over heads [h0, h0 + NH) of nh (tensor parallelism) therefore
+ * draws the masks the whole model draws for those heads, and a
+ * micro-batch those of its samples, whatever the layout.
+ */
+/* The chunks of the canonical gradient norm (gpt_norm_parts), in elements. */
+#define GPT_NORM_CHUNK 16384
+
+struct gpt_mask {
+	uint64_t key;		/* the site's key */
+	uint64_t s0;		/* the global sample of b = 0 */
+	int h0, nh;		/* the first head, and the heads of the model */
+};
+
+/*
  * A backend: memory and one function per layer. The CPU functions in
  * gpt_cpu.c are one implementation; a CUDA one plugs in the same way and
  * must agree with it. Pointers are backend memory. Every function
  * overwrites its outputs, except those marked "+=", which accumulate
  * (parameter gradients, across micro-batches). Dropout masks are a
- * function of (key, element index) only (gpt_dropout_keep), so the
- * backward pass recomputes them and a resumed run draws the same ones.
+ * function of (key, global element index) only (gpt_dropout_keep), so
+ * the backward pass recomputes them, a resumed run draws the same ones,
+ * and so does every parallel layout (struct gpt_mask).
  */
 struct gpt_backend {
 	const char *name;
@@ -87,12 +106,20 @@ struct gpt_backend {
 	void (*get)(void *dst, const void *src, size_t size);	/* backend to host */
 	void (*zero)(void *p, size_t size);
 
-	/* out (B,T,C) = wte[inp] + wpe[t]; inp (B,T), wte (Vp,C), wpe (maxT,C) */
+	/*
+	 * out (B,T,C) = wte[inp - v0] + wpe[t] for the tokens in [v0, v0 +
+	 * nrows), the rows wte holds, and 0 for the others (a
+	 * vocabulary-parallel part: the owner adds, the others give zeros);
+	 * inp (B,T), wte (nrows,C), wpe (maxT,C). The whole table: 0, Vp.
+	 */
 	void (*encoder_forward)(float *out, const int32_t *inp, const float *wte,
-	    const float *wpe, int B, int T, int C);
-	/* dwte (Vp,C) +=, dwpe (maxT,C) +=; dout (B,T,C), inp (B,T) */
+	    const float *wpe, int B, int T, int C, int v0, int nrows);
+	/*
+	 * dwte (nrows,C) += for the tokens in [v0, v0 + nrows) only, dwpe
+	 * (maxT,C) += for all; dout (B,T,C), inp (B,T)
+	 */
 	void (*encoder_backward)(float *dwte, float *dwpe, const float *dout,
-	    const int32_t *inp, int B, int T, int C);
+	    const int32_t *inp, int B, int T, int C, int v0, int nrows);
 	/* out (N,C), mean (N), rstd (N); inp (N,C), w (C), b (C) */
 	void (*layernorm_forward)(float *out, float *mean, float *rstd,
 	    const float *inp, const float *w, const float *b, int N, int C,
@@ -111,28 +138,36 @@ struct gpt_backend {
 	/*
 	 * out (B,T,C), att (B,NH,T,T) the softmax probabilities before
 	 * dropout (zero above the diagonal); qkv (B,T,3C). With out NULL,
-	 * only att (selective recomputation).
+	 * only att (selective recomputation). mk places the dropout mask
+	 * (unused when p is 0: it may be NULL then).
 	 */
 	void (*attention_forward)(float *out, float *att, const float *qkv,
-	    int B, int T, int C, int NH, float p, uint64_t key);
+	    int B, int T, int C, int NH, float p, const struct gpt_mask *mk);
 	/* dqkv (B,T,3C) =, scratch (B,NH,T,T); dout (B,T,C), qkv (B,T,3C), att (B,NH,T,T) */
 	void (*attention_backward)(float *dqkv, float *scratch, const float *dout,
 	    const float *qkv, const float *att, int B, int T, int C, int NH,
-	    float p, uint64_t key);
+	    float p, const struct gpt_mask *mk);
 	/* out (N) = gelu(inp (N)), tanh form */
 	void (*gelu_forward)(float *out, const float *inp, size_t N);
 	/* dinp (N) = gelu'(inp) * dout */
 	void (*gelu_backward)(float *dinp, const float *inp, const float *dout,
 	    size_t N);
-	/* out (N) = a + dropout(b); a may be out */
+	/*
+	 * out (N) = a + dropout(b); a may be out. Element i's mask is
+	 * element i0 + i's under key: i0 places the call in the tensor of
+	 * the whole run (sample s0's first element: s0 * T * C).
+	 */
 	void (*residual_forward)(float *out, const float *a, const float *b,
-	    size_t N, float p, uint64_t key);
+	    size_t N, float p, uint64_t key, uint64_t i0);
 	/*
 	 * out (N) = dropout(inp (N)): kept elements scaled by 1/(1-p); out
-	 * may be inp. The backward pass is the same call on the gradient.
+	 * may be inp; masks as residual_forward's. The backward pass is the
+	 * same call on the gradient.
 	 */
 	void (*dropout)(float *out, const float *inp, size_t N, float p,
-	    uint64_t key);
+	    uint64_t key, uint64_t i0);
+	/* out (N) += a (N), element by element (gradient accumulation) */
+	void (*add)(float *out, const float *a, size_t N);
 	/* logits (N,V) = inp (N,C) @ wte[:V]^T; wte (Vp,C) */
 	void (*lmhead_forward)(float *logits, const float *inp, const float *wte,
 	    int N, int C, int V);
@@ -147,6 +182,24 @@ struct gpt_backend {
 	void (*crossentropy)(float *losses, float *logits, const int32_t *targets,
 	    int N, int V, float dloss);
 	/*
+	 * The cross-entropy over a vocabulary split in parts (tensor
+	 * parallelism), in three calls with a reduction over the parts after
+	 * each of the first two, so that no part holds all the logits.
+	 * logits (N,V) are this part's columns, vocabulary [v0, v0 + V).
+	 * ce_rowmax: mx (N) = each row's max (-inf with V 0); then the max
+	 * over the parts. ce_rowsum: sx (2N) = each row's sum of exp(x - mx)
+	 * in double, then the logit at the target where the part holds it,
+	 * else 0; then the sum over the parts. ce_grad: losses (N) = log(sum)
+	 * - (xt - mx); with dloss != 0, the logits replaced by their
+	 * gradient, as crossentropy's.
+	 */
+	void (*ce_rowmax)(float *mx, const float *logits, int N, int V);
+	void (*ce_rowsum)(double *sx, const float *logits, const int32_t *targets,
+	    const float *mx, int N, int V, int v0);
+	void (*ce_grad)(float *losses, float *logits, const int32_t *targets,
+	    const float *mx, const double *sx, int N, int V, int v0,
+	    float dloss);
+	/*
 	 * AdamW on n elements: g' = g * gscale; m, v updated; p -=
 	 * lr * (m / bc1 / (sqrt(v / bc2) + eps) + wd * p), where bc1, bc2 are
 	 * the bias corrections 1 - beta^step.
@@ -156,6 +209,11 @@ struct gpt_backend {
 	    float bc1, float bc2, float gscale);
 	/* The sum of squares of x (n), in a fixed order (NaN and inf propagate). */
 	double (*sumsq)(const float *x, size_t n);
+	/*
+	 * part (host, ceil(n / GPT_NORM_CHUNK)) = the sums of squares of x's
+	 * chunks of GPT_NORM_CHUNK elements, each in a fixed order.
+	 */
+	void (*sumsq_chunks)(double *part, const float *x, size_t n);
 
 	/*
 	 * Inference with a key/value cache (gpt_infer.h). Tokens come
@@ -314,7 +372,7 @@ struct gpt {
 	struct gpt_acts a;
 	float *host_losses;	/* (B,T) */
 	int train;		/* the last forward prepared a backward pass */
-	uint64_t key;		/* dropout key of the last forward */
+	uint64_t key, s0;	/* dropout key and first sample of the last forward */
 };
 
 /*
@@ -370,12 +428,20 @@ void gpt_recompute_desc(const struct gpt *m, char *buf, size_t size);
 /*
  * The forward pass on inputs (B,T) with targets (B,T) or NULL; returns
  * the mean loss (0 without targets). With dloss != 0 it is a training
- * pass: dropout is on, drawn with key, and the gradient of
- * dloss * sum(losses) is ready for gpt_backward. Otherwise m->a.logits
- * holds the logits (B,T,V). Token ids must be < V.
+ * pass: dropout is on, and the gradient of dloss * sum(losses) is ready
+ * for gpt_backward. Otherwise m->a.logits holds the logits (B,T,V).
+ * Token ids must be < V. Dropout masks are a function of the run's key
+ * (owt_mix64(seed), the same all run) and the global position of each
+ * element: s0 is the global index of the batch's first sample (samples
+ * consumed before it), so a sample's masks do not depend on the
+ * micro-batch, data-parallel rank or layout that computes it:
+ *	hidden state (s, t, c) of layer l (L: the embedding), site 1
+ *	(attention) or 2 (MLP): element (s * T + t) * C + c under
+ *	owt_mix64(key + 4 l + site); attention as struct gpt_mask says,
+ *	site 0.
  */
 float gpt_forward(struct gpt *m, const int32_t *inputs, const int32_t *targets,
-    float dloss, uint64_t key);
+    float dloss, uint64_t key, uint64_t s0);
 /* Accumulate the gradients of the last training forward into m->grads. */
 void gpt_backward(struct gpt *m);
 void gpt_zero_grad(struct gpt *m);

@@ -11,7 +11,7 @@
  * of these slices of the flat buffer in order, as gpt_grad_norm does on
  * the CPU (its sumsq's chunks), and shards are cut at them.
  */
-#define NORM_CHUNK 16384
+#define NORM_CHUNK GPT_NORM_CHUNK
 
 static int
 ndp(const struct trainer *tr)
@@ -170,8 +170,8 @@ train_scaler_update(const struct loss_scaler *s, struct train_state *st,
 /*
  * One micro-batch's gradients into m->grads, then added to the
  * iteration's sum: micro-batch 0's buffer becomes the sum, later ones are
- * computed into zeroed buffers and added (out = out + b is the backend's
- * residual without dropout, elementwise: the same on every backend).
+ * computed into zeroed buffers and added (the backend's add,
+ * elementwise: the same on every backend).
  */
 static void
 accumulate(struct trainer *tr, int j)
@@ -187,7 +187,7 @@ accumulate(struct trainer *tr, int j)
 		tr->acc = t;
 		return;
 	}
-	m->be->residual_forward(tr->acc, tr->acc, m->grads, m->nparams, 0, 0);
+	m->be->add(tr->acc, m->grads, m->nparams);
 	if (j + 1 < tr->nmicro)
 		return;
 	t = m->grads;
@@ -236,7 +236,8 @@ train_iteration(struct trainer *tr, const struct sample_src *src,
 	int d = ndp(tr), me = dp_rank(tr);
 	size_t gmicro = (size_t)tr->nmicro * d, i, nchunk = 0;
 	float dloss = (float)(scale / ((double)tr->micro * tr->T * gmicro));
-	uint64_t first = tr->st.consumed_train, key;
+	uint64_t first = tr->st.consumed_train;
+	uint64_t key = owt_mix64(tr->st.seed);
 	uint64_t batch = train_batch(tr);
 	double loss = 0, coef = 1, *ctl = tr->ctl, sumsq = 0;
 	int j;
@@ -252,10 +253,9 @@ train_iteration(struct trainer *tr, const struct sample_src *src,
 		if (fetch(tr, src, first + g * tr->micro, err, errsize,
 		    code) < 0)
 			return -1;
-		/* dropout masks: a function of the seed and the global micro-batch */
-		key = owt_mix64(tr->st.seed ^ owt_mix64(tr->st.iteration *
-		    (uint64_t)gmicro + g));
-		ctl[g] = gpt_forward(m, tr->inputs, tr->targets, dloss, key);
+		/* dropout masks: a function of the seed and the sample */
+		ctl[g] = gpt_forward(m, tr->inputs, tr->targets, dloss, key,
+		    first + g * tr->micro);
 		gpt_backward(m);
 		accumulate(tr, j);
 	}
@@ -271,10 +271,9 @@ train_iteration(struct trainer *tr, const struct sample_src *src,
 			return -1;
 		/* the sums of squares of this shard's chunks; 0 for the others' */
 		nchunk = (m->nparams + NORM_CHUNK - 1) / NORM_CHUNK;
-		for (i = a / NORM_CHUNK; i * NORM_CHUNK < b; i++)
-			ctl[gmicro + 1 + i] = m->be->sumsq(m->grads +
-			    i * NORM_CHUNK, (i + 1) * NORM_CHUNK < b ?
-			    NORM_CHUNK : b - i * NORM_CHUNK);
+		if (b > a)
+			m->be->sumsq_chunks(ctl + gmicro + 1 + a / NORM_CHUNK,
+			    m->grads + a, b - a);
 	}
 	/* losses, the stop flag and the norm's parts: one message */
 	if (d > 1 && comm_ctl_allreduce(tr->dp, ctl, gmicro + 1 + nchunk,
@@ -337,7 +336,7 @@ train_eval(struct trainer *tr, const struct sample_src *src, uint64_t first,
 			free(l);
 			return -1;
 		}
-		l[i] = gpt_forward(tr->m, tr->inputs, tr->targets, 0, 0);
+		l[i] = gpt_forward(tr->m, tr->inputs, tr->targets, 0, 0, 0);
 	}
 	if (d > 1 && n > 0 && comm_ctl_allreduce(tr->dp, l, n, COMM_SUM,
 	    "validation losses", err, errsize, code) < 0) {

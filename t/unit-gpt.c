@@ -384,7 +384,7 @@ struct op {
 	int n, m;
 	int B, T, C, NH, OC, V;
 	float p;
-	uint64_t key;
+	struct gpt_mask mk;	/* attention's dropout mask */
 	const double *aux;	/* fixed inputs */
 	const int32_t *ids;
 };
@@ -473,7 +473,9 @@ ref_attention(const struct op *o, const double *x, double *out)
 			for (t = 0; t < T; t++) {
 				const double *q = x + (b * T + t) * 3 * C + h * HS;
 				double max = -1e300, sum = 0;
-				uint64_t idx = ((uint64_t)(b * NH + h) * T + t) * T;
+				uint64_t idx = (((o->mk.s0 + (uint64_t)b) *
+				    (uint64_t)o->mk.nh + (uint64_t)(o->mk.h0 + h)) *
+				    (uint64_t)T + (uint64_t)t) * (uint64_t)T;
 
 				for (t2 = 0; t2 <= t; t2++) {
 					const double *k = x + (b * T + t2) * 3 * C + C + h * HS;
@@ -492,7 +494,7 @@ ref_attention(const struct op *o, const double *x, double *out)
 					double a = att[t2] / sum;
 
 					if (o->p > 0)
-						a = gpt_dropout_keep(o->key, idx + t2, o->p) ?
+						a = gpt_dropout_keep(o->mk.key, idx + t2, o->p) ?
 						    a / (1 - (double)o->p) : 0;
 					for (i = 0; i < HS; i++)
 						out[(b * T + t) * C + h * HS + i] += a * v[i];
@@ -581,20 +583,24 @@ test_layers(const struct gpt_backend *be)
 	free(xd);
 	free(doutd);
 
-	/* attention, without and with dropout */
+	/*
+	 * attention, without and with dropout: the second call as heads 1
+	 * and 2 of a model of 5, from sample 3 (struct gpt_mask)
+	 */
 	for (pass = 0; pass < 2; pass++) {
 		o = (struct op){ ref_attention, B * T * 3 * C, B * T * C, .B = B,
-		    .T = T, .C = C, .NH = NH, .p = pass ? 0.3f : 0, .key = 99 };
+		    .T = T, .C = C, .NH = NH, .p = pass ? 0.3f : 0,
+		    .mk = { 99, pass ? 3 : 0, pass ? 1 : 0, pass ? 5 : NH } };
 		fill(x, (size_t)o.n, 1.5f);
 		fill(dout, B * T * C, 1);
 		xd = to_double(x, (size_t)o.n);
 		doutd = to_double(dout, B * T * C);
-		be->attention_forward(out, att, x, B, T, C, NH, o.p, o.key);
+		be->attention_forward(out, att, x, B, T, C, NH, o.p, &o.mk);
 		ref_attention(&o, xd, ref);
 		OK(rel_diff(out, ref, B * T * C) < 1e-5, "%s attention forward%s",
 		    be->name, pass ? ", dropout 0.3" : "");
 		be->attention_backward(dx, scratch, dout, x, att, B, T, C, NH,
-		    o.p, o.key);
+		    o.p, &o.mk);
 		fd_grad(&o, xd, doutd, g);
 		OK(rel_diff(dx, g, B * T * 3 * C) < 1e-4,
 		    "%s attention backward (q, k, v)%s", be->name,
@@ -646,7 +652,7 @@ test_layers(const struct gpt_backend *be)
 
 		for (k = 0; k < ND; k++)
 			a[k] = 1;
-		be->dropout(b, a, ND, 0.25f, 5);
+		be->dropout(b, a, ND, 0.25f, 5, 0);
 		for (k = 0; k < ND; k++) {
 			kept += b[k] != 0;
 			right += b[k] == 0 || b[k] == 1 / 0.75f;
@@ -654,12 +660,12 @@ test_layers(const struct gpt_backend *be)
 		OK(kept > 74000 && kept < 76000 && right == ND,
 		    "%s dropout 0.25 keeps %zu of %d, scaled by 1/0.75", be->name,
 		    kept, ND);
-		be->residual_forward(a, a, b, ND, 0.25f, 5);
+		be->residual_forward(a, a, b, ND, 0.25f, 5, 0);
 		for (k = 0; k < ND; k++)
 			same += a[k] == 1 + b[k] * (1.0f / 0.75f);
 		OK(same == ND, "%s residual dropout draws the same mask for the same key",
 		    be->name);
-		be->dropout(b, b, ND, 0, 5);
+		be->dropout(b, b, ND, 0, 5, 0);
 		OK(b[0] == 0 || b[0] == 1 / 0.75f, "%s dropout 0 is the identity", be->name);
 		free(a);
 		free(b);
@@ -685,6 +691,209 @@ test_layers(const struct gpt_backend *be)
 	}
 	free(ref);
 	free(g);
+}
+
+/*
+ * Dropout masks are a function of the global position: attention over
+ * heads [h0, h0 + nh) of a model (tensor parallelism), or over the
+ * second sample of a batch alone (another micro-batch or data-parallel
+ * rank), draws the masks of the matching part of the whole call, so
+ * outputs, probabilities and gradients are the same bits. The same for
+ * the hidden states' dropout with i0.
+ */
+static void
+test_mask_parts(const struct gpt_backend *be)
+{
+	enum { B = 2, T = 6, NH = 6, HS = 4, C = NH * HS, TP = 3, NL = NH / TP };
+	enum { CL = NL * HS };
+	const float p = 0.3f;
+	size_t nq = (size_t)B * T * 3 * C, ny = (size_t)B * T * C;
+	size_t na = (size_t)B * NH * T * T;
+	float *qkv = xmalloc(nq * sizeof *qkv), *dout = xmalloc(ny * sizeof *dout);
+	float *y = xmalloc(ny * sizeof *y), *att = xmalloc(na * sizeof *att);
+	float *dq = xmalloc(nq * sizeof *dq), *scr = xmalloc(na * sizeof *scr);
+	float *lq = xmalloc(nq * sizeof *lq), *ldo = xmalloc(ny * sizeof *ldo);
+	float *ly = xmalloc(ny * sizeof *ly), *la = xmalloc(na * sizeof *la);
+	float *ldq = xmalloc(nq * sizeof *ldq);
+	struct gpt_mask full = { 1234, 7, 0, NH }, part;
+	int r, b, t, j, h, same, kept = 0;
+	size_t i;
+
+	fill(qkv, nq, 2);
+	fill(dout, ny, 1);
+	be->attention_forward(y, att, qkv, B, T, C, NH, p, &full);
+	be->attention_backward(dq, scr, dout, qkv, att, B, T, C, NH, p, &full);
+	for (i = 0; i < ny; i++)
+		kept += y[i] != 0;
+	for (r = 0; r < TP; r++) {
+		/* rank r's qkv (B,T,3 CL): q, k, v of its heads, as Megatron splits */
+		for (b = 0; b < B; b++)
+			for (t = 0; t < T; t++)
+				for (j = 0; j < 3; j++) {
+					memcpy(lq + ((size_t)(b * T + t) * 3 + j) * CL,
+					    qkv + (size_t)(b * T + t) * 3 * C + j * C + r * CL,
+					    CL * sizeof *lq);
+					if (j == 0)
+						memcpy(ldo + (size_t)(b * T + t) * CL,
+						    dout + (size_t)(b * T + t) * C + r * CL,
+						    CL * sizeof *ldo);
+				}
+		part = (struct gpt_mask){ 1234, 7, r * NL, NH };
+		be->attention_forward(ly, la, lq, B, T, CL, NL, p, &part);
+		be->attention_backward(ldq, scr, ldo, lq, la, B, T, CL, NL, p,
+		    &part);
+		same = 1;
+		for (b = 0; b < B; b++)
+			for (t = 0; t < T; t++) {
+				same &= memcmp(ly + (size_t)(b * T + t) * CL,
+				    y + (size_t)(b * T + t) * C + r * CL,
+				    CL * sizeof *ly) == 0;
+				for (j = 0; j < 3; j++)
+					same &= memcmp(ldq + ((size_t)(b * T + t) * 3 + j) * CL,
+					    dq + (size_t)(b * T + t) * 3 * C + j * C + r * CL,
+					    CL * sizeof *ldq) == 0;
+			}
+		for (b = 0; b < B; b++)
+			for (h = 0; h < NL; h++)
+				same &= memcmp(la + (size_t)(b * NL + h) * T * T,
+				    att + (size_t)(b * NH + r * NL + h) * T * T,
+				    T * T * sizeof *la) == 0;
+		OK(same, "%s attention, dropout %.1f, over heads [%d, %d) of %d: "
+		    "output, probabilities and gradients are the whole call's, "
+		    "bit for bit", be->name, p, r * NL, r * NL + NL, NH);
+	}
+	/* the second sample alone, as sample 8 */
+	part = (struct gpt_mask){ 1234, 8, 0, NH };
+	be->attention_forward(ly, la, qkv + nq / B, 1, T, C, NH, p, &part);
+	be->attention_backward(ldq, scr, dout + ny / B, qkv + nq / B, la, 1, T,
+	    C, NH, p, &part);
+	OK(memcmp(ly, y + ny / B, ny / B * sizeof *ly) == 0 &&
+	    memcmp(ldq, dq + nq / B, nq / B * sizeof *ldq) == 0 &&
+	    memcmp(la, att + na / B, na / B * sizeof *la) == 0,
+	    "%s attention, dropout %.1f, over sample 8 alone: the whole call's "
+	    "second sample, bit for bit", be->name, p);
+	/* hidden states: samples 7 and 8 at once, and 8 alone */
+	be->dropout(y, dout, ny, p, 55, (uint64_t)7 * T * C);
+	be->residual_forward(ly, qkv, dout + ny / B, ny / B, p, 55,
+	    (uint64_t)8 * T * C);
+	same = 1;
+	for (i = 0; i < ny / B; i++)
+		same &= ly[i] == qkv[i] + y[ny / B + i];
+	OK(same, "%s dropout from element i0: sample 8 alone draws the masks "
+	    "of the batch from sample 7", be->name);
+	OK(kept > 0, "%s the attention's output is not all dropped", be->name);
+	free(qkv);
+	free(dout);
+	free(y);
+	free(att);
+	free(dq);
+	free(scr);
+	free(lq);
+	free(ldo);
+	free(ly);
+	free(la);
+	free(ldq);
+}
+
+/*
+ * The backend functions of the parallel layouts: the embedding of a
+ * vocabulary part (the owner adds, the others give zeros: parts sum to
+ * the whole exactly), the cross-entropy over vocabulary parts in three
+ * calls against the fused one, add, and the chunked sums of squares.
+ */
+static void
+test_parts_backend(const struct gpt_backend *be)
+{
+	enum { B = 2, T = 5, C = 8, Vp = 24, V = 21, N = B * T, P = 3, VR = Vp / P };
+	float wte[Vp * C], wpe[T * C], dout[N * C], out[N * C], sum[N * C];
+	float dw[Vp * C], dwp[T * C], pw[P][VR * C], pwp[P][T * C];
+	float x[N * V], g[N * V], lp[N * V], loss[N], ploss[N], mx[N], m2[N];
+	double sx[2 * N], s2[2 * N];
+	int32_t tok[N], tg[N];
+	float *big;
+	size_t i, nb = 3 * GPT_NORM_CHUNK + 5;
+	double part[4], whole;
+	int r, n, same;
+
+	fill(wte, Vp * C, 1);
+	fill(wpe, T * C, 1);
+	fill(dout, N * C, 1);
+	for (i = 0; i < N; i++) {
+		tok[i] = (int32_t)rnd(V);
+		tg[i] = (int32_t)rnd(V);
+	}
+	tok[0] = tok[1] = 20;	/* a repeated token, in the last part */
+	be->encoder_forward(out, tok, wte, wpe, B, T, C, 0, Vp);
+	memset(sum, 0, sizeof sum);
+	memset(dw, 0, sizeof dw);
+	memset(dwp, 0, sizeof dwp);
+	be->encoder_backward(dw, dwp, dout, tok, B, T, C, 0, Vp);
+	same = 1;
+	for (r = 0; r < P; r++) {
+		float o[N * C];
+
+		be->encoder_forward(o, tok, wte + r * VR * C, wpe, B, T, C,
+		    r * VR, VR);
+		be->add(sum, o, N * C);
+		memset(pw[r], 0, sizeof pw[r]);
+		memset(pwp[r], 0, sizeof pwp[r]);
+		be->encoder_backward(pw[r], pwp[r], dout, tok, B, T, C, r * VR, VR);
+		same &= memcmp(pw[r], dw + r * VR * C, sizeof pw[r]) == 0 &&
+		    memcmp(pwp[r], dwp, sizeof dwp) == 0;
+	}
+	OK(memcmp(sum, out, sizeof out) == 0, "%s embedding of %d vocabulary "
+	    "parts: their sum is the whole's, bit for bit", be->name, P);
+	OK(same, "%s embedding gradient of each vocabulary part: its rows of "
+	    "the whole's, bit for bit, and the positions' whole", be->name);
+
+	/* cross-entropy: three parts of 7 columns of V = 21 */
+	fill(x, N * V, 8);
+	memcpy(g, x, sizeof x);
+	be->crossentropy(loss, g, tg, N, V, 0.5f);
+	for (n = 0; n < N; n++)
+		m2[n] = -INFINITY;
+	memset(s2, 0, sizeof s2);
+	for (r = 0; r < P; r++) {
+		for (n = 0; n < N; n++)
+			memcpy(lp + n * 7 + r * N * 7, x + n * V + r * 7,
+			    7 * sizeof *lp);
+		be->ce_rowmax(mx, lp + r * N * 7, N, 7);
+		for (n = 0; n < N; n++)
+			m2[n] = mx[n] > m2[n] ? mx[n] : m2[n];
+	}
+	for (r = 0; r < P; r++) {
+		be->ce_rowsum(sx, lp + r * N * 7, tg, m2, N, 7, r * 7);
+		for (n = 0; n < 2 * N; n++)
+			s2[n] += sx[n];
+	}
+	same = 1;
+	for (r = 0; r < P; r++) {
+		be->ce_grad(ploss, lp + r * N * 7, tg, m2, s2, N, 7, r * 7, 0.5f);
+		for (n = 0; n < N; n++)
+			for (i = 0; i < 7; i++)
+				same &= fabsf(lp[r * N * 7 + n * 7 + i] -
+				    g[n * V + r * 7 + i]) <= 1e-6f *
+				    (fabsf(g[n * V + r * 7 + i]) + 1e-3f);
+		for (n = 0; n < N; n++)
+			same &= fabsf(ploss[n] - loss[n]) <= 1e-6f * loss[n];
+	}
+	OK(same, "%s cross-entropy over %d vocabulary parts in three calls: "
+	    "the fused call's losses and gradient to 1e-6", be->name, P);
+
+	/* the norm's chunks */
+	big = xmalloc(nb * sizeof *big);
+	fill(big, nb, 1);
+	be->sumsq_chunks(part, big, nb);
+	whole = 0;
+	for (r = 0; r < 4; r++)
+		whole += part[r];
+	for (i = 0, sx[0] = 0; i < GPT_NORM_CHUNK; i++)
+		sx[0] += (double)big[i] * big[i];
+	OK(whole == be->sumsq(big, nb) && fabs(part[0] - sx[0]) <= 1e-12 * sx[0] &&
+	    part[3] == be->sumsq(big + 3 * GPT_NORM_CHUNK, 5),
+	    "%s sums of squares by chunks of %d: in order, the whole's",
+	    be->name, GPT_NORM_CHUNK);
+	free(big);
 }
 
 /* ---- checkpoints ---- */
@@ -1490,7 +1699,7 @@ dump(const char *dir)
 		}
 
 	out = xcalloc(3 + 2 * GPT_NPARAM * (size_t)small.nlayer, sizeof *out);
-	loss = gpt_forward(&m, in, tg, 0, 0);
+	loss = gpt_forward(&m, in, tg, 0, 0, 0);
 	logits = xmalloc((size_t)B * T * small.vocab * sizeof *logits);
 	memcpy(logits, m.a.logits, (size_t)B * T * small.vocab * sizeof *logits);
 	snprintf(out[nout].name, sizeof out->name, "logits");
@@ -1503,7 +1712,7 @@ dump(const char *dir)
 	out[nout].shape[0] = 1;
 	out[nout++].data = &loss;
 	gpt_zero_grad(&m);
-	gpt_forward(&m, in, tg, 1.0f / (B * T), 0);
+	gpt_forward(&m, in, tg, 1.0f / (B * T), 0, 0);
 	gpt_backward(&m);
 	grads = xmalloc(m.nparams * sizeof *grads);
 	gpt_get(&m, GPT_GRADS, grads);
@@ -1831,6 +2040,8 @@ main(int argc, char **argv)
 	test_recompute();
 	test_recompute_bytes();
 	test_layers(&gpt_cpu);
+	test_mask_parts(&gpt_cpu);
+	test_parts_backend(&gpt_cpu);
 	test_checkpoint(dir);
 	test_sampler();
 	test_data(dir);
