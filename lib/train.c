@@ -392,15 +392,20 @@ train_gather_moments(struct trainer *tr, float *hm, float *hv, char *err,
 }
 
 int
-train_ranks_open(struct train_ranks *r, struct trainer *tr, double timeout,
-    int tp, int pp, const struct gpt_config *cfg, int vocab_div, int global,
-    char *err, size_t errsize, int *code)
+train_ranks_open(struct train_ranks *r, double timeout, char *err,
+    size_t errsize, int *code)
+{
+	memset(r, 0, sizeof *r);
+	return comm_init(&r->world, timeout, err, errsize, code);
+}
+
+int
+train_ranks_layout(struct train_ranks *r, struct trainer *tr, int tp, int pp,
+    const struct gpt_config *cfg, int vocab_div, int global, char *err,
+    size_t errsize, int *code)
 {
 	int *ranks, n;
 
-	memset(r, 0, sizeof *r);
-	if (comm_init(&r->world, timeout, err, errsize, code) < 0)
-		return -1;
 	if (dist_init(&r->dist, r->world->size, r->world->rank, tp, pp, cfg,
 	    vocab_div, tr->micro, global, err, errsize, code) < 0)
 		return -1;

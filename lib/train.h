@@ -139,20 +139,24 @@ int train_eval(struct trainer *tr, const struct sample_src *src,
     int *code);
 
 /*
- * The ranks of a launched run: the world (comm_init; timeout in seconds,
- * --distributed-timeout-minutes), its layout (dist_init, from tr->micro
- * and the global batch: its errors are usage errors) and the
- * data-parallel group, set into tr->dist and tr->dp (tr->zero is the
- * caller's). A process alone is a world of one: nothing is loaded and
- * every collective returns at once. 0, or -1 with err and *code.
+ * The ranks of a launched run. train_ranks_open: the world (comm_init;
+ * timeout in seconds, --distributed-timeout-minutes), first thing, so
+ * that every message can name its rank. train_ranks_layout: the layout
+ * (dist_init, from tr->micro and the global batch: its errors are usage
+ * errors) and the data-parallel group, set into tr->dist and tr->dp
+ * (tr->zero is the caller's). A process alone is a world of one: nothing
+ * is loaded and every collective returns at once. 0, or -1 with err and
+ * *code.
  */
 struct train_ranks {
 	struct comm *world, *dp;
 	struct dist dist;
 };
-int train_ranks_open(struct train_ranks *r, struct trainer *tr,
-    double timeout, int tp, int pp, const struct gpt_config *cfg,
-    int vocab_div, int global, char *err, size_t errsize, int *code);
+int train_ranks_open(struct train_ranks *r, double timeout, char *err,
+    size_t errsize, int *code);
+int train_ranks_layout(struct train_ranks *r, struct trainer *tr, int tp,
+    int pp, const struct gpt_config *cfg, int vocab_div, int global,
+    char *err, size_t errsize, int *code);
 /* The end of a successful run (comm_finish): every rank waits for the others. */
 int train_ranks_close(struct train_ranks *r, char *err, size_t errsize,
     int *code);

@@ -136,12 +136,13 @@ main(int argc, char **argv)
 	micro = atoi(argv[optind + 2]);
 
 	tr.micro = micro;
-	if (train_ranks_open(&ranks, &tr, minutes * 60, 1, 1, &cfg, 128,
-	    global, err, sizeof err, &code) < 0) {
-		world = ranks.world;
+	if (train_ranks_open(&ranks, minutes * 60, err, sizeof err,
+	    &code) < 0)
 		die(code, "%s", err);
-	}
 	world = ranks.world;
+	if (train_ranks_layout(&ranks, &tr, 1, 1, &cfg, 128, global, err,
+	    sizeof err, &code) < 0)
+		die(code, "%s", err);
 
 	if (gpt_init(&model, &cfg, &gpt_cpu, err, sizeof err) < 0 ||
 	    gpt_set_batch(&model, micro, T, err, sizeof err) < 0)
