@@ -12,10 +12,6 @@
 #include "uniclass.h"
 #include "utf8.h"
 
-#ifndef OWT_DATADIR
-#define OWT_DATADIR "/usr/local/share/owt"
-#endif
-
 #define K1 0x9e3779b97f4a7c15ULL
 #define NONE 0xffffffffu
 #define NOTMERGE 0x80000000u	/* vslot.len flag: a token bpe_encode never makes */
@@ -42,6 +38,8 @@ struct vslot {
 
 struct bpe {
 	uint32_t n, eod;
+	uint32_t nrank;		/* ranks are 0 .. nrank - 1 */
+	int image;		/* the arrays are an image's, not allocated */
 	uint32_t *off;		/* token id is pool[off[id] .. off[id + 1]) */
 	char *pool;
 	uint32_t *rank;		/* merge priority, NONE for tokens never made */
@@ -93,23 +91,44 @@ struct bpe_state {
 };
 
 /*
- * Memory for a big table, in 2 MB pages where the system allows (Linux
- * transparent huge pages): random lookups then miss the TLB less.
+ * Memory for a big table, zeroed, in 2 MB pages where the system allows
+ * (Linux transparent huge pages): random lookups then miss the TLB less.
+ * Fresh pages from the system: those never touched cost nothing.
  */
+#define HUGEPAGE ((size_t)2 << 20)
+
 static void *
 table_alloc(size_t size)
 {
-	size_t huge = (size_t)2 << 20;
-	void *p;
+	char *p, *q;
+	size_t map;
 
-	if (size < huge)
+	if (size < HUGEPAGE)
 		return xcalloc(1, size);
-	size = (size + huge - 1) & ~(huge - 1);
-	if (posix_memalign(&p, huge, size) != 0)
+	size = (size + HUGEPAGE - 1) & ~(HUGEPAGE - 1);
+	map = size + HUGEPAGE;
+	p = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	    -1, 0);
+	if (p == MAP_FAILED)
 		owt_die(XSYS, "out of memory allocating %zu bytes", size);
-	madvise(p, size, MADV_HUGEPAGE);
-	memset(p, 0, size);
-	return p;
+	q = (char *)(((uintptr_t)p + HUGEPAGE - 1) & ~(uintptr_t)(HUGEPAGE - 1));
+	if (q > p)
+		munmap(p, (size_t)(q - p));
+	if (q + size < p + map)
+		munmap(q + size, (size_t)(p + map - (q + size)));
+	madvise(q, size, MADV_HUGEPAGE);
+	return q;
+}
+
+static void
+table_free(void *p, size_t size)
+{
+	if (p == NULL)
+		return;
+	if (size < HUGEPAGE)
+		free(p);
+	else
+		munmap(p, (size + HUGEPAGE - 1) & ~(HUGEPAGE - 1));
 }
 
 /* ---- hashing ---- */
@@ -697,6 +716,7 @@ load_merges(struct loader *l, const char *path)
 			v->rank[id] = rank++;
 		}
 	}
+	v->nrank = rank;
 	v->id_of_rank = xmalloc(rank * sizeof *v->id_of_rank);
 	for (id = 0; id < v->n; id++)
 		if (v->rank[id] != NONE)
@@ -717,33 +737,177 @@ out:
 	return rc;
 }
 
+/* ---- the image ---- */
+
+/*
+ * A loaded vocabulary written out whole, for bpe_load to use in place:
+ * a header, then each array at a multiple of 64 bytes. The build writes
+ * the default vocabulary's (contrib/bpe/mkimage.c) and links it into this
+ * file, so that a program starts with every table ready and pages in only
+ * what it reads. It is read by the code that wrote it, on the same host:
+ * the header's check catches a stale or foreign image, not a hostile one.
+ */
+#define IMAGE_MAGIC "owt-bpe\n"
+#define IMAGE_VERSION 1
+#define NSECT 8
+
+struct image_hdr {
+	char magic[8];
+	uint32_t version, hdrsize;	/* IMAGE_VERSION, sizeof (struct image_hdr) */
+	uint32_t n, eod, nrank, vbits, pbits, maxmerged;
+	uint32_t byte_id[256], byte_rank[256];
+	uint64_t at[NSECT], size[NSECT];	/* each array's offset and size */
+};
+
+/* v's arrays in image order, and their sizes. */
+static void
+image_sections(const struct bpe *v, const void *p[NSECT], uint64_t size[NSECT])
+{
+	p[0] = v->off;
+	size[0] = ((uint64_t)v->n + 1) * sizeof *v->off;
+	p[1] = v->pool;
+	size[1] = (uint64_t)v->off[v->n] + 8;
+	p[2] = v->rank;
+	size[2] = (uint64_t)v->n * sizeof *v->rank;
+	p[3] = v->id_of_rank;
+	size[3] = (uint64_t)v->nrank * sizeof *v->id_of_rank;
+	p[4] = v->bytepair;
+	size[4] = 65536 * sizeof *v->bytepair;
+	p[5] = v->vt;
+	size[5] = ((uint64_t)1 << v->vbits) * sizeof *v->vt;
+	p[6] = v->pt;
+	size[6] = ((uint64_t)1 << v->pbits) * sizeof *v->pt;
+	p[7] = v->pfilter;
+	size[7] = ((uint64_t)1 << FBITS) / 8;
+}
+
+void
+bpe_image_write(const struct bpe *v, struct buf *out)
+{
+	struct image_hdr h;
+	const void *p[NSECT];
+	uint64_t at;
+	size_t k, base = out->len;
+
+	memset(&h, 0, sizeof h);
+	memcpy(h.magic, IMAGE_MAGIC, 8);
+	h.version = IMAGE_VERSION;
+	h.hdrsize = sizeof h;
+	h.n = v->n;
+	h.eod = v->eod;
+	h.nrank = v->nrank;
+	h.vbits = v->vbits;
+	h.pbits = v->pbits;
+	h.maxmerged = v->maxmerged;
+	memcpy(h.byte_id, v->byte_id, sizeof h.byte_id);
+	memcpy(h.byte_rank, v->byte_rank, sizeof h.byte_rank);
+	image_sections(v, p, h.size);
+	for (at = sizeof h, k = 0; k < NSECT; k++) {
+		at = (at + 63) & ~(uint64_t)63;
+		h.at[k] = at;
+		at += h.size[k];
+	}
+	buf_add(out, (const char *)&h, sizeof h);
+	for (k = 0; k < NSECT; k++) {
+		while (out->len - base < h.at[k])
+			buf_addc(out, 0);
+		buf_add(out, p[k], h.size[k]);
+	}
+}
+
+/* The vocabulary whose image is img[0..size), or NULL if it is not one. */
+static struct bpe *
+image_open(const unsigned char *img, size_t size)
+{
+	const struct image_hdr *h = (const void *)img;
+	struct bpe *v;
+	const void *p[NSECT];
+	uint64_t want[NSECT];
+	size_t k;
+
+	if (size < sizeof *h || ((uintptr_t)img & 63) != 0 ||
+	    memcmp(h->magic, IMAGE_MAGIC, 8) != 0 ||
+	    h->version != IMAGE_VERSION || h->hdrsize != sizeof *h)
+		return NULL;
+	for (k = 0; k < NSECT; k++)
+		if (h->at[k] % 64 != 0 || h->at[k] > size ||
+		    h->size[k] > size - h->at[k])
+			return NULL;
+	v = xcalloc(1, sizeof *v);
+	v->image = 1;
+	v->n = h->n;
+	v->eod = h->eod;
+	v->nrank = h->nrank;
+	v->vbits = h->vbits;
+	v->pbits = h->pbits;
+	v->maxmerged = h->maxmerged;
+	memcpy(v->byte_id, h->byte_id, sizeof v->byte_id);
+	memcpy(v->byte_rank, h->byte_rank, sizeof v->byte_rank);
+	v->off = (uint32_t *)(img + h->at[0]);
+	v->pool = (char *)(img + h->at[1]);
+	v->rank = (uint32_t *)(img + h->at[2]);
+	v->id_of_rank = (uint32_t *)(img + h->at[3]);
+	v->bytepair = (uint32_t *)(img + h->at[4]);
+	v->vt = (struct vslot *)(img + h->at[5]);
+	v->pt = (uint64_t *)(img + h->at[6]);
+	v->pfilter = (uint64_t *)(img + h->at[7]);
+	if (h->size[0] != ((uint64_t)v->n + 1) * sizeof *v->off) {
+		free(v);
+		return NULL;
+	}
+	image_sections(v, p, want);
+	for (k = 0; k < NSECT; k++)
+		if (want[k] != h->size[k]) {
+			free(v);
+			return NULL;
+		}
+	return v;
+}
+
+#ifdef BPE_IMAGE
+/* The default vocabulary's image, as the build wrote it (Makefile). */
+__asm__(".pushsection .rodata.owt_bpe_image, \"a\", @progbits\n"
+    ".balign 64\n"
+    "owt_bpe_image:\n"
+    ".incbin \"" BPE_IMAGE "\"\n"
+    "owt_bpe_image_end:\n"
+    ".popsection\n");
+extern const unsigned char owt_bpe_image[] __attribute__((visibility("hidden")));
+extern const unsigned char owt_bpe_image_end[] __attribute__((visibility("hidden")));
+#else
+static const unsigned char owt_bpe_image[1], *const owt_bpe_image_end = owt_bpe_image;
+#endif
+
+/* The default vocabulary, or NULL with err. */
+static struct bpe *
+load_default(int *code, char *err, size_t errsize)
+{
+	struct bpe *v;
+
+	v = image_open(owt_bpe_image, (size_t)(owt_bpe_image_end - owt_bpe_image));
+	if (v == NULL) {
+		*code = XSYS;
+		snprintf(err, errsize, "this program was built without a "
+		    "usable GPT-2 vocabulary image");
+	}
+	return v;
+}
+
 struct bpe *
 bpe_load(const char *encoder_json, const char *vocab_bpe, int *code,
     char *err, size_t errsize)
 {
 	struct loader l;
 	struct bpe *v;
-	char dir[PATH_MAX], enc[PATH_MAX + 16], mer[PATH_MAX + 16];
 	unsigned char byte;
 	unsigned b;
 	uint32_t id;
 
+	if (encoder_json == NULL || vocab_bpe == NULL)
+		return load_default(code, err, errsize);
 	memset(&l, 0, sizeof l);
 	l.err = err;
 	l.errsize = errsize;
-	if (encoder_json == NULL && vocab_bpe == NULL) {
-		if (bpe_default_dir(dir, sizeof dir) == NULL) {
-			*code = XSYS;
-			snprintf(err, errsize, "cannot find the GPT-2 vocabulary "
-			    "(encoder.json, vocab.bpe) next to the program or in "
-			    "%s/gpt2", OWT_DATADIR);
-			return NULL;
-		}
-		snprintf(enc, sizeof enc, "%s/encoder.json", dir);
-		snprintf(mer, sizeof mer, "%s/vocab.bpe", dir);
-		encoder_json = enc;
-		vocab_bpe = mer;
-	}
 	v = l.v = xcalloc(1, sizeof *v);
 	byte_alphabet(l.uni2byte, l.rank_of_byte);
 	l.name = encoder_json;
@@ -785,50 +949,17 @@ bpe_free(struct bpe *v)
 {
 	if (v == NULL)
 		return;
-	free(v->off);
-	free(v->pool);
-	free(v->rank);
-	free(v->id_of_rank);
-	free(v->bytepair);
-	free(v->pfilter);
-	free(v->vt);
-	free(v->pt);
-	free(v);
-}
-
-static int
-has_vocab(const char *dir)
-{
-	char path[PATH_MAX + 16];
-
-	snprintf(path, sizeof path, "%s/encoder.json", dir);
-	if (access(path, R_OK) != 0)
-		return 0;
-	snprintf(path, sizeof path, "%s/vocab.bpe", dir);
-	return access(path, R_OK) == 0;
-}
-
-const char *
-bpe_default_dir(char *buf, size_t size)
-{
-	static const char *const rel[] = { "/../../data/gpt2", "/../share/owt/gpt2" };
-	char exe[PATH_MAX], *slash;
-	ssize_t n;
-	size_t i;
-
-	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		if ((slash = strrchr(exe, '/')) != NULL)
-			*slash = '\0';
-		for (i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-			snprintf(buf, size, "%s%s", exe, rel[i]);
-			if (has_vocab(buf))
-				return buf;
-		}
+	if (!v->image) {
+		free(v->off);
+		free(v->pool);
+		free(v->rank);
+		free(v->id_of_rank);
+		free(v->bytepair);
+		free(v->pfilter);
+		table_free(v->vt, ((size_t)1 << v->vbits) * sizeof *v->vt);
+		table_free(v->pt, ((size_t)1 << v->pbits) * sizeof *v->pt);
 	}
-	snprintf(buf, size, "%s/gpt2", OWT_DATADIR);
-	return has_vocab(buf) ? buf : NULL;
+	free(v);
 }
 
 uint32_t
@@ -985,7 +1116,7 @@ bpe_state_free(struct bpe_state *s)
 {
 	if (s == NULL)
 		return;
-	free(s->cache);
+	table_free(s->cache, (s->cmask + 1) * sizeof *s->cache);
 	free(s->part);
 	free(s->heap);
 	free(s->tmp.v);

@@ -40,9 +40,11 @@ struct bpe_ids {
  * order, then the merge results in file order; a token that is neither
  * (<|endoftext|>) is never produced by bpe_encode.
  *
- * With both paths NULL, the default vocabulary (bpe_default_dir).
+ * With both paths NULL, the default vocabulary: GPT-2's, from the image
+ * that the build made of data/gpt2 and linked in (bpe_image_write), ready
+ * at once and read in place.
  * Returns the vocabulary, or NULL with *code (XDATA: a missing or malformed
- * file; XSYS: a read error, or no default vocabulary was found) and err
+ * file; XSYS: a read error, or the program has no image) and err
  * ("FILE: what", "FILE:LINE: what").
  */
 struct bpe *bpe_load(const char *encoder_json, const char *vocab_bpe,
@@ -50,13 +52,12 @@ struct bpe *bpe_load(const char *encoder_json, const char *vocab_bpe,
 void bpe_free(struct bpe *v);
 
 /*
- * The directory of the default vocabulary, the first of these that holds
- * encoder.json and vocab.bpe: EXEDIR/../../data/gpt2 (a build tree's
- * build/bin), EXEDIR/../share/owt/gpt2 (an installed PREFIX/bin), and the
- * compiled-in OWT_DATADIR/gpt2, where EXEDIR is the directory of the running
- * executable (/proc/self/exe). Returns buf, or NULL when none does.
+ * Append the image of v to out: its tables as they are in memory, which
+ * bpe_load uses in place when it is linked in (the Makefile has
+ * contrib/bpe/mkimage.c write it). It is for the program that wrote it,
+ * on the same host.
  */
-const char *bpe_default_dir(char *buf, size_t size);
+void bpe_image_write(const struct bpe *v, struct buf *out);
 
 /* The number of ids (they are 0 .. bpe_nvocab() - 1). */
 uint32_t bpe_nvocab(const struct bpe *v);
