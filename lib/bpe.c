@@ -1,9 +1,10 @@
 /* bpe.c - GPT-2 byte-level BPE: load a vocabulary, encode text as tiktoken's gpt2, decode */
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <sys/mman.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include <yajl/yajl_parse.h>
 
@@ -17,12 +18,12 @@
 #define NOTMERGE 0x80000000u	/* vslot.len flag: a token bpe_encode never makes */
 
 /*
- * Whole tokens by their bytes, a slot half a cache line: the first VINLINE
- * bytes (zero-padded), so that most lookups read nothing else.
+ * Whole tokens by their bytes, four slots a cache line: the first 8 bytes
+ * (zero-padded), which with the length tell most tokens apart; longer
+ * ones are compared in the pool.
  */
-#define VINLINE 24
 struct vslot {
-	unsigned char b[VINLINE];
+	uint64_t w0;
 	uint32_t id;
 	uint32_t len;		/* 0: empty slot */
 };
@@ -39,6 +40,7 @@ struct vslot {
 struct bpe {
 	uint32_t n, eod;
 	uint32_t nrank;		/* ranks are 0 .. nrank - 1 */
+	int rank_is_id;		/* each token's rank is its id (GPT-2's are) */
 	int image;		/* the arrays are an image's, not allocated */
 	uint32_t *off;		/* token id is pool[off[id] .. off[id + 1]) */
 	char *pool;
@@ -52,6 +54,27 @@ struct bpe {
 	uint64_t *pfilter;	/* a bit per hash of the pairs in pt, to skip most misses */
 	unsigned vbits, pbits;
 	uint32_t maxmerged;	/* the length of the longest mergeable token */
+
+	/*
+	 * The backtracking encoder's tables, by rank, for the tokens that
+	 * merging makes (the bytes, and each token whose own bytes merge
+	 * into it); bt is 0 when the vocabulary does not allow it.
+	 */
+	int bt;
+	uint32_t *rlen;		/* the token's length in bytes */
+	uint32_t (*lr)[2];	/* the two parts its merge joins last; NONE for a byte */
+	uint32_t *pre;		/* the longest such token its bytes start with, or NONE */
+	struct dnode *da;	/* such tokens, a trie in a double array */
+	uint32_t nda;
+};
+
+/*
+ * A node of the trie: the node of byte c under it is at base + c, if
+ * that node's check is this one's index. tok: the rank of the token that
+ * ends here, or NONE. The root is at 0; a free slot's check is NONE.
+ */
+struct dnode {
+	uint32_t base, check, tok;
 };
 
 /*
@@ -71,22 +94,11 @@ struct centry {
 	unsigned char data[CDATA];
 };
 
-/* A part of a long piece being merged, at the position where it starts. */
-struct part {
-	uint32_t rank;		/* the part's token, NONE once joined to its left */
-	uint32_t joined;	/* the rank of this part joined to the next, or NONE */
-	uint32_t prev, next;
-};
-
 struct bpe_state {
 	const struct bpe *v;
 	struct centry *cache;
 	size_t cmask;		/* the cache's entries, less one */
 	size_t idsize;		/* of the ids in the cache: 2 or 4 */
-	struct part *part;
-	size_t partcap;
-	uint64_t *heap;
-	size_t heapcap;
 	struct bpe_ids tmp;
 };
 
@@ -194,9 +206,8 @@ vfind(const struct bpe *v, const unsigned char *p, size_t n, uint64_t w0,
 		s = &v->vt[i];
 		if (s->len == 0)
 			return s;
-		if ((s->len & lenmask) == n && load8(s->b) == w0 && (n <= 8 ||
-		    same8(n <= VINLINE ? s->b : (unsigned char *)v->pool +
-		    v->off[s->id], p, n)))
+		if ((s->len & lenmask) == n && s->w0 == w0 && (n <= 8 ||
+		    same8((unsigned char *)v->pool + v->off[s->id], p, n)))
 			return s;
 	}
 }
@@ -450,7 +461,7 @@ vinsert(struct bpe *v, const struct query *q, uint32_t id)
 	s = (struct vslot *)vfind(v, q->p, q->n, q->w0, q->h, ~NOTMERGE);
 	if (s->len != 0)
 		return s->id;
-	memcpy(s->b, q->p, q->n < VINLINE ? q->n : VINLINE);
+	s->w0 = q->w0;
 	s->id = id;
 	s->len = (uint32_t)q->n | NOTMERGE;
 	return NONE;
@@ -509,7 +520,7 @@ load_encoder(struct loader *l, const char *path)
 		}
 	for (i = 0; i < n; i++)
 		v->off[i + 1] += v->off[i];
-	v->pool = xmalloc(l->pool.len + 8);
+	v->pool = xcalloc(1, l->pool.len + 8);
 	for (i = 0; i < n; i++) {
 		id = l->id[i];
 		memcpy(v->pool + v->off[id], l->pool.p + l->off[i],
@@ -566,18 +577,84 @@ vlookup(const struct bpe *v, const unsigned char *p, size_t n, uint32_t lenmask)
 	return query_end(v, &q, lenmask);
 }
 
+/* The pair table of the joins split[0..n): left, right, joined (ranks). */
+static void
+pairs_fill(struct bpe *v, uint32_t (*split)[3], size_t n)
+{
+	size_t k;
+
+	v->pbits = 10;
+	while ((1u << v->pbits) < 2 * n)
+		v->pbits++;
+	v->pt = table_alloc(((size_t)1 << v->pbits) * sizeof *v->pt);
+	memset(v->pt, 0xff, ((size_t)1 << v->pbits) * sizeof *v->pt);
+	v->pfilter = xcalloc((1u << FBITS) / 64, sizeof *v->pfilter);
+	for (k = 0; k < n; k++)
+		pinsert(v, split[k][0], split[k][1], split[k][2]);
+}
+
 /*
- * The pair table holds every split of a mergeable token into two mergeable
- * tokens: tiktoken joins two parts whenever their concatenation is a
- * token, whichever merge line made it. Tokens are split in groups, all
- * lookups of a group started before any is finished.
+ * Merge the bytes p[0..n) of a token (n >= 2) as tiktoken does, with
+ * every pair that makes a token in the pair table, down to two parts:
+ * their ranks in *left and *right, or -1 when the merge stops short (the
+ * token is never made by joining). r and j: room for n ranks each.
+ */
+static int
+last_join(const struct bpe *v, const unsigned char *p, size_t n, uint32_t *r,
+    uint32_t *j, uint32_t *left, uint32_t *right)
+{
+	size_t i, m = n, at;
+	uint32_t best;
+
+	for (i = 0; i < n; i++) {
+		r[i] = v->byte_rank[p[i]];
+		j[i] = i + 1 < n ? join(v, r[i], v->byte_rank[p[i + 1]]) : NONE;
+	}
+	while (m > 2) {
+		best = NONE;
+		at = 0;
+		for (i = 0; i + 1 < m; i++)
+			if (j[i] < best) {
+				best = j[i];
+				at = i;
+			}
+		if (best == NONE)
+			return -1;
+		r[at] = best;
+		m--;
+		memmove(r + at + 1, r + at + 2, (m - at - 1) * sizeof *r);
+		memmove(j + at + 1, j + at + 2, (m - at - 1) * sizeof *j);
+		if (at > 0)
+			j[at - 1] = join(v, r[at - 1], r[at]);
+		j[at] = at + 1 < m ? join(v, r[at], r[at + 1]) : NONE;
+	}
+	if (j[0] == NONE)
+		return -1;
+	*left = r[0];
+	*right = r[1];
+	return 0;
+}
+
+/*
+ * The pair table. tiktoken joins two parts whenever their concatenation
+ * is a token, whichever merge line made it; so first every split of a
+ * mergeable token into two mergeable tokens goes in (tokens are split in
+ * groups, all lookups of a group started before any is finished). But of
+ * these only one pair per token ever joins, in any text: the two parts
+ * that merging the token's bytes alone ends with. A part made inside a
+ * longer text is made by the same joins in the same order as when its
+ * bytes are merged alone, for a join across its edges would have made a
+ * part across them, and parts only grow. A token whose bytes merge into
+ * other tokens is never made by joining (only a whole piece is it). So
+ * the table is then rebuilt with those pairs alone, which keeps it small
+ * enough to stay in cache.
  */
 static void
 build_pairs(struct bpe *v)
 {
 	const unsigned char *p;
 	struct query *q = NULL;
-	uint32_t id, t, next, left, right, (*split)[3] = NULL;
+	uint32_t id, t, next, left, right, (*split)[3] = NULL, *r;
 	size_t n, k, i, nq, qcap = 0, nsplit = 0, cap = 0;
 
 	for (id = 0; id < v->n; id = next) {
@@ -609,18 +686,166 @@ build_pairs(struct bpe *v)
 		}
 	}
 	free(q);
-	v->pbits = 10;
-	while ((1u << v->pbits) < 2 * nsplit)
-		v->pbits++;
-	v->pt = table_alloc(((size_t)1 << v->pbits) * sizeof *v->pt);
-	memset(v->pt, 0xff, ((size_t)1 << v->pbits) * sizeof *v->pt);
-	v->pfilter = xcalloc((1u << FBITS) / 64, sizeof *v->pfilter);
-	for (k = 0; k < nsplit; k++)
-		pinsert(v, split[k][0], split[k][1], split[k][2]);
-	free(split);
+	pairs_fill(v, split, nsplit);
 	v->bytepair = xmalloc(65536 * sizeof *v->bytepair);
 	for (k = 0; k < 65536; k++)
 		v->bytepair[k] = join(v, v->byte_rank[k >> 8], v->byte_rank[k & 255]);
+
+	/* Then only the pair that each token's own merge joins last. */
+	r = xmalloc(2 * v->maxmerged * sizeof *r);
+	v->lr = xmalloc(v->nrank * sizeof *v->lr);
+	v->rlen = xcalloc(v->nrank, sizeof *v->rlen);
+	for (k = 0, t = 0; t < v->n; t++) {
+		if (v->rank[t] == NONE)
+			continue;
+		n = v->off[t + 1] - v->off[t];
+		v->lr[v->rank[t]][0] = v->lr[v->rank[t]][1] = NONE;
+		if (n < 2 || last_join(v, (unsigned char *)v->pool + v->off[t],
+		    n, r, r + v->maxmerged, &left, &right) < 0) {
+			if (n == 1)
+				v->rlen[v->rank[t]] = 1;
+			continue;
+		}
+		v->rlen[v->rank[t]] = (uint32_t)n;
+		v->lr[v->rank[t]][0] = left;
+		v->lr[v->rank[t]][1] = right;
+		split[k][0] = left;
+		split[k][1] = right;
+		split[k++][2] = v->rank[t];
+	}
+	free(r);
+	table_free(v->pt, ((size_t)1 << v->pbits) * sizeof *v->pt);
+	free(v->pfilter);
+	pairs_fill(v, split, k);
+	free(split);
+}
+
+/*
+ * The backtracking encoder's trie: the tokens that merging makes (rlen
+ * is set for those alone), built as a plain trie, then laid out in a
+ * double array breadth first, each node's children at the first base
+ * where they all fit. And each token's longest proper prefix among them.
+ * The encoder needs a join to make a token of lower rank than both its
+ * parts, as merge lists do; where a vocabulary's ranks do not, bt stays 0.
+ */
+struct tnode {
+	uint32_t child, sib;	/* first child, next sibling: tnode indexes */
+	uint32_t tok;
+	uint32_t slot;		/* its index in the double array */
+	unsigned char c;
+};
+
+/* Grow the double array from cap slots to at least want, the new slots free. */
+static size_t
+da_grow(struct bpe *v, size_t cap, size_t want)
+{
+	size_t i, n = cap > 0 ? cap : 1024;
+
+	while (n < want)
+		n *= 2;
+	v->da = xrealloc(v->da, n * sizeof *v->da);
+	for (i = cap; i < n; i++) {
+		v->da[i].base = 0;
+		v->da[i].check = NONE;
+		v->da[i].tok = NONE;
+	}
+	return n;
+}
+
+static void
+build_trie(struct bpe *v)
+{
+	struct tnode *tn = NULL;
+	size_t ntn = 0, cap = 0, dcap, lo, head, b, k, i;
+	uint32_t r, x, *queue, st, nx, c, last;
+	const unsigned char *p;
+
+	for (r = 0; r < v->nrank; r++)
+		if (v->lr[r][0] != NONE && (v->lr[r][0] >= r || v->lr[r][1] >= r))
+			return;
+
+	tn = xgrow(tn, &cap, 1, sizeof *tn);
+	memset(&tn[0], 0, sizeof tn[0]);
+	tn[0].child = tn[0].sib = NONE;
+	tn[0].tok = NONE;
+	ntn = 1;
+	for (r = 0; r < v->nrank; r++) {
+		if (v->rlen[r] == 0)
+			continue;
+		p = (const unsigned char *)v->pool + v->off[v->id_of_rank[r]];
+		for (x = 0, i = 0; i < v->rlen[r]; i++) {
+			for (k = tn[x].child; k != NONE && tn[k].c != p[i]; k = tn[k].sib)
+				;
+			if (k == NONE) {
+				tn = xgrow(tn, &cap, ntn + 1, sizeof *tn);
+				k = ntn++;
+				tn[k].child = NONE;
+				tn[k].sib = tn[x].child;
+				tn[k].tok = NONE;
+				tn[k].c = p[i];
+				tn[x].child = (uint32_t)k;
+			}
+			x = (uint32_t)k;
+		}
+		tn[x].tok = r;
+	}
+
+	v->da = NULL;
+	dcap = da_grow(v, 0, ntn + 512);
+	v->da[0].check = NONE - 1;	/* taken, and never a parent's index */
+	queue = xmalloc(ntn * sizeof *queue);
+	queue[0] = 0;
+	tn[0].slot = 0;
+	v->nda = 1;
+	for (head = 0, k = 1, lo = 1; head < k; head++) {
+		x = queue[head];
+		if (tn[x].child == NONE)
+			continue;
+		while (v->da[lo].check != NONE)
+			if (++lo + 257 > dcap)
+				dcap = da_grow(v, dcap, 2 * dcap);
+		/* The lowest base that puts every child in a free slot. */
+		for (b = lo > tn[tn[x].child].c ? lo - tn[tn[x].child].c : 1;; b++) {
+			if (b + 257 > dcap)
+				dcap = da_grow(v, dcap, 2 * dcap);
+			for (c = tn[x].child; c != NONE &&
+			    v->da[b + tn[c].c].check == NONE; c = tn[c].sib)
+				;
+			if (c == NONE)
+				break;
+		}
+		v->da[tn[x].slot].base = (uint32_t)b;
+		for (c = tn[x].child; c != NONE; c = tn[c].sib) {
+			tn[c].slot = (uint32_t)(b + tn[c].c);
+			v->da[tn[c].slot].check = tn[x].slot;
+			v->da[tn[c].slot].tok = tn[c].tok;
+			if (tn[c].slot + 1 > v->nda)
+				v->nda = tn[c].slot + 1;
+			queue[k++] = c;
+		}
+	}
+	/* Room for a step from any node: base + 255 is always in the array. */
+	for (k = 0; k < v->nda; k++)
+		if (v->da[k].base + 256 > v->nda && v->da[k].check != NONE)
+			v->nda = v->da[k].base + 256;
+	v->da = xrealloc(v->da, v->nda * sizeof *v->da);
+	v->da[0].check = NONE;
+	free(queue);
+	free(tn);
+
+	v->pre = xmalloc(v->nrank * sizeof *v->pre);
+	for (r = 0; r < v->nrank; r++) {
+		v->pre[r] = last = NONE;
+		p = (const unsigned char *)v->pool + v->off[v->id_of_rank[r]];
+		for (st = 0, i = 0; i + 1 < v->rlen[r]; i++) {
+			nx = v->da[st].base + p[i];
+			st = nx;
+			if (v->da[st].tok != NONE)
+				last = v->da[st].tok;
+		}
+		v->pre[r] = last;
+	}
+	v->bt = 1;
 }
 
 /* One line of vocab.bpe on its way through load_merges. */
@@ -718,9 +943,12 @@ load_merges(struct loader *l, const char *path)
 	}
 	v->nrank = rank;
 	v->id_of_rank = xmalloc(rank * sizeof *v->id_of_rank);
+	v->rank_is_id = 1;
 	for (id = 0; id < v->n; id++)
-		if (v->rank[id] != NONE)
+		if (v->rank[id] != NONE) {
 			v->id_of_rank[v->rank[id]] = id;
+			v->rank_is_id &= v->rank[id] == id;
+		}
 
 	/* Mergeable tokens become visible to whole-piece lookups. */
 	for (k = 0; k < (size_t)1 << v->vbits; k++)
@@ -730,6 +958,7 @@ load_merges(struct loader *l, const char *path)
 				v->maxmerged = v->vt[k].len;
 		}
 	build_pairs(v);
+	build_trie(v);
 	rc = 0;
 out:
 	buf_free(&text);
@@ -749,12 +978,12 @@ out:
  */
 #define IMAGE_MAGIC "owt-bpe\n"
 #define IMAGE_VERSION 1
-#define NSECT 8
+#define NSECT 12
 
 struct image_hdr {
 	char magic[8];
 	uint32_t version, hdrsize;	/* IMAGE_VERSION, sizeof (struct image_hdr) */
-	uint32_t n, eod, nrank, vbits, pbits, maxmerged;
+	uint32_t n, eod, nrank, vbits, pbits, maxmerged, bt, nda, rank_is_id;
 	uint32_t byte_id[256], byte_rank[256];
 	uint64_t at[NSECT], size[NSECT];	/* each array's offset and size */
 };
@@ -779,6 +1008,14 @@ image_sections(const struct bpe *v, const void *p[NSECT], uint64_t size[NSECT])
 	size[6] = ((uint64_t)1 << v->pbits) * sizeof *v->pt;
 	p[7] = v->pfilter;
 	size[7] = ((uint64_t)1 << FBITS) / 8;
+	p[8] = v->rlen;
+	size[8] = (uint64_t)v->nrank * sizeof *v->rlen;
+	p[9] = v->lr;
+	size[9] = (uint64_t)v->nrank * sizeof *v->lr;
+	p[10] = v->pre;
+	size[10] = v->bt ? (uint64_t)v->nrank * sizeof *v->pre : 0;
+	p[11] = v->da;
+	size[11] = (uint64_t)v->nda * sizeof *v->da;
 }
 
 void
@@ -799,6 +1036,9 @@ bpe_image_write(const struct bpe *v, struct buf *out)
 	h.vbits = v->vbits;
 	h.pbits = v->pbits;
 	h.maxmerged = v->maxmerged;
+	h.bt = (uint32_t)v->bt;
+	h.rank_is_id = (uint32_t)v->rank_is_id;
+	h.nda = v->nda;
 	memcpy(h.byte_id, v->byte_id, sizeof h.byte_id);
 	memcpy(h.byte_rank, v->byte_rank, sizeof h.byte_rank);
 	image_sections(v, p, h.size);
@@ -841,6 +1081,9 @@ image_open(const unsigned char *img, size_t size)
 	v->vbits = h->vbits;
 	v->pbits = h->pbits;
 	v->maxmerged = h->maxmerged;
+	v->bt = (int)h->bt;
+	v->rank_is_id = (int)h->rank_is_id;
+	v->nda = h->nda;
 	memcpy(v->byte_id, h->byte_id, sizeof v->byte_id);
 	memcpy(v->byte_rank, h->byte_rank, sizeof v->byte_rank);
 	v->off = (uint32_t *)(img + h->at[0]);
@@ -851,6 +1094,10 @@ image_open(const unsigned char *img, size_t size)
 	v->vt = (struct vslot *)(img + h->at[5]);
 	v->pt = (uint64_t *)(img + h->at[6]);
 	v->pfilter = (uint64_t *)(img + h->at[7]);
+	v->rlen = (uint32_t *)(img + h->at[8]);
+	v->lr = (uint32_t (*)[2])(img + h->at[9]);
+	v->pre = (uint32_t *)(img + h->at[10]);
+	v->da = (struct dnode *)(img + h->at[11]);
 	if (h->size[0] != ((uint64_t)v->n + 1) * sizeof *v->off) {
 		free(v);
 		return NULL;
@@ -958,6 +1205,10 @@ bpe_free(struct bpe *v)
 		free(v->pfilter);
 		table_free(v->vt, ((size_t)1 << v->vbits) * sizeof *v->vt);
 		table_free(v->pt, ((size_t)1 << v->pbits) * sizeof *v->pt);
+		free(v->rlen);
+		free(v->lr);
+		free(v->pre);
+		free(v->da);
 	}
 	free(v);
 }
@@ -1117,8 +1368,6 @@ bpe_state_free(struct bpe_state *s)
 	if (s == NULL)
 		return;
 	table_free(s->cache, (s->cmask + 1) * sizeof *s->cache);
-	free(s->part);
-	free(s->heap);
 	free(s->tmp.v);
 	free(s);
 }
@@ -1134,9 +1383,9 @@ ids_reserve(struct bpe_ids *out, size_t extra)
  * The merges of tiktoken's byte_pair_merge: while two adjacent parts join
  * into a token, join the pair whose token has the lowest rank, leftmost
  * first. Short pieces keep their parts in an array and scan it for the
- * lowest rank, as tiktoken does; long ones use a heap, so that time is
- * O(n log n) however long the piece, in scratch kept for the next; huge
- * ones a tree in compact state, allocated for the piece alone.
+ * lowest rank, as tiktoken does (merge_short16, merge_short); longer ones
+ * go to the backtracking encoder, which gives the same ids in linear time
+ * (merge_bt), or else to a tree (merge_huge).
  */
 #define SHORT 64
 
@@ -1177,123 +1426,89 @@ merge_short(const struct bpe *v, const unsigned char *p, size_t n,
 	}
 }
 
-/* Min-heap of (rank << 32 | position). */
-static void
-heap_down(uint64_t *h, size_t n, size_t i)
-{
-	uint64_t x = h[i];
-	size_t c;
+#define SHORT16 32
 
-	while ((c = 2 * i + 1) < n) {
-		if (c + 1 < n && h[c + 1] < h[c])
-			c++;
-		if (h[c] >= x)
-			break;
-		h[i] = h[c];
-		i = c;
-	}
-	h[i] = x;
-}
-
-static void
-heap_up(uint64_t *h, size_t i)
-{
-	uint64_t x = h[i];
-
-	while (i > 0 && h[(i - 1) / 2] > x) {
-		h[i] = h[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	h[i] = x;
-}
-
-/* Note what the part at i and the next join into, and queue it. */
-static inline void
-queue_pair(struct bpe_state *s, size_t *nh, uint32_t i)
-{
-	struct part *pt = s->part;
-	uint32_t k = pt[i].next;
-
-	pt[i].joined = k == NONE ? NONE : join(s->v, pt[i].rank, pt[k].rank);
-	if (pt[i].joined != NONE) {
-		s->heap[*nh] = (uint64_t)pt[i].joined << 32 | i;
-		heap_up(s->heap, (*nh)++);
-	}
-}
-
+#ifdef __SSE2__
 /*
- * Merge p[0..n) of any length; the parts' ranks go to r. The parts are a
- * linked list over byte positions; the heap holds (joined rank, position)
- * of candidate pairs. An entry is stale when its part has since joined its
- * left neighbour or now joins into another token: every new pair makes a
- * longer token, so its rank differs.
+ * merge_short for pieces of at most 32 bytes where every rank fits in 16
+ * bits: the ranks of the joins by position in four vectors of 16-bit
+ * lanes, the lowest (the leftmost of equals) found with a few vector
+ * minimums; the parts stay where they start, a bit each in live.
  */
 static size_t
-merge_long(struct bpe_state *s, const unsigned char *p, size_t n,
-    uint32_t *r)
+merge_short16(const struct bpe *v, const unsigned char *p, size_t n,
+    uint32_t *out)
 {
-	const struct bpe *v = s->v;
-	struct part *pt;
-	size_t nh = 0, i, m = 0;
-	uint32_t a, b, c;
-	uint64_t e;
+	uint16_t j[SHORT16] __attribute__((aligned(16)));
+	uint32_t r[SHORT16], live, rest, before, best, at, b, q;
+	const __m128i bias = _mm_set1_epi16((short)0x8000);
+	__m128i x0, x1, x2, x3, x, bb;
+	size_t i, m = 0;
+	uint64_t mask;
 
-	if (n > s->partcap) {
-		s->partcap = n;
-		free(s->part);
-		free(s->heap);
-		s->part = xmalloc(n * sizeof *s->part);
-		s->heap = xmalloc(3 * n * sizeof *s->heap);
+	for (i = 0; i + 1 < n; i++) {
+		r[i] = v->byte_rank[p[i]];
+		j[i] = (uint16_t)v->bytepair[p[i] << 8 | p[i + 1]];
 	}
-	pt = s->part;
-	for (i = 0; i < n; i++) {
-		pt[i].rank = v->byte_rank[p[i]];
-		pt[i].joined = i + 1 < n ? v->bytepair[p[i] << 8 | p[i + 1]] : NONE;
-		pt[i].prev = (uint32_t)i - 1;
-		pt[i].next = i + 1 < n ? (uint32_t)i + 1 : NONE;
-		if (pt[i].joined != NONE)
-			s->heap[nh++] = (uint64_t)pt[i].joined << 32 | i;
+	r[n - 1] = v->byte_rank[p[n - 1]];
+	for (i = n - 1; i < SHORT16; i++)
+		j[i] = 0xffff;
+	live = n == 32 ? ~0u : (1u << n) - 1;
+	for (;;) {
+		x0 = _mm_load_si128((const __m128i *)j);
+		x1 = _mm_load_si128((const __m128i *)j + 1);
+		x2 = _mm_load_si128((const __m128i *)j + 2);
+		x3 = _mm_load_si128((const __m128i *)j + 3);
+		/* Unsigned minimum as a signed one, the sign bit flipped. */
+		x = _mm_min_epi16(_mm_min_epi16(_mm_xor_si128(x0, bias),
+		    _mm_xor_si128(x1, bias)), _mm_min_epi16(_mm_xor_si128(x2, bias),
+		    _mm_xor_si128(x3, bias)));
+		x = _mm_min_epi16(x, _mm_shuffle_epi32(x, 0x4e));
+		x = _mm_min_epi16(x, _mm_shuffle_epi32(x, 0xb1));
+		x = _mm_min_epi16(x, _mm_shufflelo_epi16(x, 0xb1));
+		best = ((uint32_t)_mm_cvtsi128_si32(x) ^ 0x8000) & 0xffff;
+		if (best == 0xffff)
+			break;
+		bb = _mm_set1_epi16((short)best);
+		mask = (uint64_t)(uint32_t)(_mm_movemask_epi8(_mm_cmpeq_epi16(x0, bb)) |
+		    _mm_movemask_epi8(_mm_cmpeq_epi16(x1, bb)) << 16) |
+		    (uint64_t)(uint32_t)(_mm_movemask_epi8(_mm_cmpeq_epi16(x2, bb)) |
+		    _mm_movemask_epi8(_mm_cmpeq_epi16(x3, bb)) << 16) << 32;
+		at = (uint32_t)__builtin_ctzll(mask) >> 1;
+		/* Join the part at at and the next one, b. */
+		b = (uint32_t)__builtin_ctz(live & (~0u << (at + 1)));
+		live &= ~(1u << b);
+		j[b] = 0xffff;
+		r[at] = best;
+		rest = live & (~0u << (at + 1));
+		j[at] = rest == 0 ? 0xffff :
+		    (uint16_t)join(v, best, r[__builtin_ctz(rest)]);
+		before = live & ((1u << at) - 1);
+		if (before != 0) {
+			q = 31 - (uint32_t)__builtin_clz(before);
+			j[q] = (uint16_t)join(v, r[q], best);
+		}
 	}
-	for (i = nh / 2; i-- > 0;)
-		heap_down(s->heap, nh, i);
-	while (nh > 0) {
-		e = s->heap[0];
-		s->heap[0] = s->heap[--nh];
-		heap_down(s->heap, nh, 0);
-		a = (uint32_t)e;
-		if (pt[a].rank == NONE || pt[a].joined != (uint32_t)(e >> 32))
-			continue;
-		b = pt[a].next;
-		pt[a].rank = pt[a].joined;
-		pt[b].rank = NONE;
-		c = pt[a].next = pt[b].next;
-		if (c != NONE)
-			pt[c].prev = a;
-		if (pt[a].prev != NONE)
-			queue_pair(s, &nh, pt[a].prev);
-		queue_pair(s, &nh, a);
-	}
-	for (a = 0; a != NONE; a = pt[a].next)
-		r[m++] = pt[a].rank;
+	for (; live != 0; live &= live - 1)
+		out[m++] = r[__builtin_ctz(live)];
 	return m;
 }
+#endif
 
 /*
- * Pieces longer than HUGE are merged in compact state, allocated for the
- * piece and freed after it, so that a thread keeps nothing in proportion
- * to the longest piece it has seen, and a piece of n bytes needs at most
- * 4.7n bytes (merge_long's would need 40n). The parts are marked by a bit
- * at their first byte; joined[i] is the rank of the token that the part
- * at i and the next one make, or NONE (also where no part starts). The
- * parts' own ranks are not kept: a part is a token, so what two parts
- * make is the token spelled by their bytes, looked up whole (merge_long's
- * pair table would need the ranks, 4n bytes more). A tree over blocks of
- * TB positions holds each block's lowest joined rank: the lowest, leftmost
- * first, is found in O(log n), and a join updates a block or three and
- * the paths above them. Where pieces this long are common (a run of one
- * letter), it is faster than the heap, whose entries miss the cache.
+ * Where the backtracking encoder cannot be used (a vocabulary whose joins
+ * make tokens of lower rank than their parts), pieces over SHORT bytes are
+ * merged in compact state, allocated for the piece and freed after it, so
+ * that a thread keeps nothing in proportion to the longest piece it has
+ * seen, and a piece of n bytes needs at most 4.7n bytes. The parts are
+ * marked by a bit at their first byte; joined[i] is the rank of the token
+ * that the part at i and the next one make, or NONE (also where no part
+ * starts). The parts' own ranks are not kept: a part is a token, so what
+ * two parts make is the token spelled by their bytes, looked up whole. A
+ * tree over blocks of TB positions holds each block's lowest joined rank:
+ * the lowest, leftmost first, is found in O(log n), and a join updates a
+ * block or three and the paths above them.
  */
-#define HUGE 4096
 #define TBITS 5
 #define TB (1u << TBITS)
 
@@ -1435,6 +1650,112 @@ merge_huge(const struct bpe *v, const unsigned char *p, size_t n, uint32_t *r)
 }
 
 /*
+ * Backtracking BPE (after the encoder of GitHub's rust-gems bpe crate):
+ * the ids of a piece are the one sequence of tokens, each made by
+ * merging, that spell it and of which each adjacent pair is what
+ * merging the pair's bytes makes. Walk the piece taking the longest such
+ * token that fits (from the trie), or failing that the next shorter
+ * prefix of it; when no token at a position pairs with the one before,
+ * step back and mark the position as one no sequence reaches, so that no
+ * position is tried twice that way. Linear in the piece's length.
+ */
+
+/*
+ * Whether merging the bytes of tokens a b (ranks) stops at a b. Merging
+ * a's bytes and b's bytes builds each from its two last parts down; a
+ * join across the boundary would take the rightmost part of a's side
+ * (a, then its right part, and so on) and the leftmost of b's side while
+ * both are current: made before, and not yet grown into their parent.
+ * Walked back in time from a b: the side whose last join came later
+ * (the higher rank; b on a tie, as the leftmost of equal joins goes
+ * first) gives up its parent, whose rank bounds the joins still to come
+ * for that side (la strictly, as a's parent joins to the left of the
+ * boundary; lb not, as b's joins to its right).
+ */
+static inline int
+valid_pair(const struct bpe *v, uint32_t a, uint32_t b)
+{
+	uint32_t la = NONE, lb = NONE, z;
+
+	for (;;) {
+		z = join(v, a, b);
+		if (z != NONE && z < la && z <= lb)
+			return 0;
+		if (v->lr[a][1] != NONE && (v->lr[b][0] == NONE || a > b)) {
+			la = a;
+			a = v->lr[a][1];
+		} else if (v->lr[b][0] != NONE) {
+			lb = b;
+			b = v->lr[b][0];
+		} else {
+			return 1;
+		}
+	}
+}
+
+/* The rank of the longest token made by merging that p[0..n) starts with. */
+static inline uint32_t
+longest(const struct bpe *v, const unsigned char *p, size_t n)
+{
+	const struct dnode *d = v->da;
+	uint32_t st = 0, nx, best = NONE;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		nx = d[st].base + p[i];
+		if (d[nx].check != st)
+			break;
+		st = nx;
+		if (d[st].tok != NONE)
+			best = d[st].tok;
+	}
+	return best;
+}
+
+#define BTWORDS 64	/* pieces under 4096 bytes: the bit map on the stack */
+
+/* Merge p[0..n); the parts' ranks go to r, their number is returned. */
+static size_t
+merge_bt(const struct bpe *v, const unsigned char *p, size_t n, uint32_t *r)
+{
+	uint64_t stack[BTWORDS], *ok = stack;
+	size_t pos = 0, m = 0, len;
+	uint32_t tok, last;
+
+	if (n + 1 > 64 * BTWORDS)
+		ok = xmalloc(((n >> 6) + 1) * sizeof *ok);
+	memset(ok, 0xff, ((n >> 6) + 1) * sizeof *ok);
+	tok = longest(v, p, n);
+	for (;;) {
+		last = m > 0 ? r[m - 1] : NONE;
+		for (;;) {
+			len = v->rlen[tok];
+			if ((ok[(pos + len) >> 6] >> ((pos + len) & 63) & 1) &&
+			    (last == NONE || valid_pair(v, last, tok))) {
+				r[m++] = tok;
+				pos += len;
+				if (pos == n)
+					goto done;
+				tok = longest(v, p + pos, n - pos);
+				break;
+			}
+			if ((tok = v->pre[tok]) == NONE) {
+				/* Nothing from pos pairs with last: back off. */
+				ok[pos >> 6] &= ~(1ULL << (pos & 63));
+				tok = last;
+				pos -= v->rlen[last];
+				m--;
+				break;
+			}
+		}
+	}
+done:
+	if (ok != stack)
+		free(ok);
+	return m;
+}
+
+/*
  * Merge p[0..n) (n >= 2) and append the ids; returns how many. Leaves
  * room for PBATCH more ids, for the rest of bpe_encode's batch.
  */
@@ -1442,15 +1763,26 @@ static size_t
 merge(struct bpe_state *s, const unsigned char *p, size_t n,
     struct bpe_ids *out)
 {
+	const struct bpe *v = s->v;
 	uint32_t *r;
 	size_t i, m;
 
 	ids_reserve(out, n + PBATCH);
 	r = out->v + out->n;
-	m = n <= SHORT ? merge_short(s->v, p, n, r) :
-	    n <= HUGE ? merge_long(s, p, n, r) : merge_huge(s->v, p, n, r);
-	for (i = 0; i < m; i++)
-		r[i] = s->v->id_of_rank[r[i]];
+#ifdef __SSE2__
+	if (n <= SHORT16 && v->nrank < 0xffff)
+		m = merge_short16(v, p, n, r);
+	else
+#endif
+	if (n <= SHORT16 || (!v->bt && n <= SHORT))
+		m = merge_short(v, p, n, r);
+	else if (v->bt)
+		m = merge_bt(v, p, n, r);
+	else
+		m = merge_huge(v, p, n, r);
+	if (!v->rank_is_id)
+		for (i = 0; i < m; i++)
+			r[i] = v->id_of_rank[r[i]];
 	out->n += m;
 	return m;
 }

@@ -14,8 +14,9 @@
  * (Unicode 16.0.0 classes, see uniclass.h), and each piece is the token whose
  * bytes it is, or else the result of merging its bytes, always the adjacent
  * pair whose concatenation is the token of lowest rank, leftmost first.
- * A literal "<|endoftext|>" in the text is ordinary text. Time is
- * O(n log n) in the length of the longest piece, never quadratic.
+ * A literal "<|endoftext|>" in the text is ordinary text. Time is linear
+ * in the length of a piece (O(n log n) for a vocabulary whose merges make
+ * a token of lower rank than its parts), never quadratic.
  *
  * Threads: a struct bpe is read-only once loaded and may be shared by any
  * number of threads; each thread encodes through its own struct bpe_state.
@@ -66,10 +67,9 @@ uint32_t bpe_eod(const struct bpe *v);
 
 /*
  * Per-thread state: a cache of merged pieces of about cache bytes (a power
- * of two of 64-byte entries, 64 KB to 16 MB; 0 for 16 MB), and scratch
- * kept between calls, at most 160 KB (pieces up to 4096 bytes). A longer
- * piece of n bytes needs at most 4.7n bytes while it is merged, freed
- * after it.
+ * of two of 64-byte entries, 64 KB to 16 MB; 0 for 16 MB). A piece of n
+ * bytes over 4 KB needs n/8 bytes while it is merged (4.7n for a
+ * vocabulary as above), freed after it.
  */
 struct bpe_state *bpe_state_new(const struct bpe *v, size_t cache);
 void bpe_state_free(struct bpe_state *s);
