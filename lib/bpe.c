@@ -1227,24 +1227,34 @@ bpe_eod(const struct bpe *v)
 
 /* ---- the pre-tokenizer ---- */
 
-static const uint8_t ascii_class[128] = {
-	['\t'] = UC_SPACE, ['\n'] = UC_SPACE, ['\v'] = UC_SPACE,
-	['\f'] = UC_SPACE, ['\r'] = UC_SPACE, [' '] = UC_SPACE,
-	['0' ... '9'] = UC_NUMBER,
-	['A' ... 'Z'] = UC_LETTER, ['a' ... 'z'] = UC_LETTER,
+/*
+ * The class of each byte: an ASCII character's own (UC_*), or UB for a
+ * byte of a longer UTF-8 sequence (or not UTF-8), whose character's class
+ * mb_class finds.
+ */
+#define UB 4
+#define L_ UC_LETTER
+#define N_ UC_NUMBER
+#define S_ UC_SPACE
+static const uint8_t byte_class[256] = {
+	['\t'] = S_, ['\n'] = S_, ['\v'] = S_, ['\f'] = S_, ['\r'] = S_,
+	[' '] = S_, ['0' ... '9'] = N_, ['A' ... 'Z'] = L_, ['a' ... 'z'] = L_,
+	[0x80 ... 0xff] = UB,
 };
+#undef L_
+#undef N_
+#undef S_
 
-/* The class of the character at s[i], and its length in *len. */
-static inline unsigned
-char_class(const unsigned char *s, size_t n, size_t i, size_t *len)
+/*
+ * The class of the character at s[i] (s[i] >= 0x80), and its length in
+ * *len. Not inlined: the ASCII paths that call it stay small.
+ */
+static __attribute__((noinline)) unsigned
+mb_class(const unsigned char *s, size_t n, size_t i, size_t *len)
 {
 	const unsigned char *c = s + i;
 	uint32_t cp;
 
-	if (*c < 0x80) {
-		*len = 1;
-		return ascii_class[*c];
-	}
 	switch ((*len = utf8_seqlen(c, n - i))) {
 	case 2:
 		cp = (uint32_t)(c[0] & 0x1f) << 6 | (c[1] & 0x3f);
@@ -1264,6 +1274,19 @@ char_class(const unsigned char *s, size_t n, size_t i, size_t *len)
 	return uniclass(cp);
 }
 
+/* The class of the character at s[i], and its length in *len. */
+static inline unsigned
+char_class(const unsigned char *s, size_t n, size_t i, size_t *len)
+{
+	unsigned k = byte_class[s[i]];
+
+	if (k != UB) {
+		*len = 1;
+		return k;
+	}
+	return mb_class(s, n, i, len);
+}
+
 #define ONES 0x0101010101010101ULL
 #define HIGH (0x80 * ONES)
 
@@ -1280,23 +1303,39 @@ not_letters(uint64_t w)
 	return ~(((x + 0x1f * ONES) & ~(x + 0x05 * ONES)) & ~w) & HIGH;
 }
 
-/* The end of the run of characters of class k that starts at s[i]. */
-static inline size_t
+/* The same for ASCII digits: x + 0x76 reaches 0x80 from 10 on. */
+static inline uint64_t
+not_digits(uint64_t w)
+{
+	return ((((w ^ 0x30 * ONES) & ~HIGH) + 0x76 * ONES) | w) & HIGH;
+}
+
+/*
+ * The end of the run of characters of class k that starts at s[i]:
+ * ASCII letters and digits 8 bytes at a time (the lowest flagged byte
+ * is exact), other ASCII a byte at a time, the rest by code point.
+ */
+static inline __attribute__((always_inline)) size_t
 run_end(const unsigned char *s, size_t n, size_t i, unsigned k)
 {
 	uint64_t m;
 	size_t len;
 
 	for (;;) {
-		/* ASCII letters go 8 at a time. */
-		for (; k == UC_LETTER && i + 8 <= n; i += 8)
-			if ((m = not_letters(load8(s + i))) != 0) {
-				i += (size_t)__builtin_ctzll(m) >> 3;
-				break;
+		if (k == UC_LETTER || k == UC_NUMBER) {
+			for (; i + 8 <= n; i += 8) {
+				m = load8(s + i);
+				m = k == UC_LETTER ? not_letters(m) : not_digits(m);
+				if (m != 0) {
+					i += (size_t)__builtin_ctzll(m) >> 3;
+					goto edge;
+				}
 			}
-		while (i < n && s[i] < 0x80 && ascii_class[s[i]] == k)
+		}
+		while (i < n && byte_class[s[i]] == k)
 			i++;
-		if (i >= n || s[i] < 0x80 || char_class(s, n, i, &len) != k)
+edge:
+		if (i >= n || s[i] < 0x80 || mb_class(s, n, i, &len) != k)
 			return i;
 		i += len;
 	}
@@ -1308,26 +1347,32 @@ run_end(const unsigned char *s, size_t n, size_t i, unsigned k)
  * non-space gives its last character to the next piece (\s+(?!\S)), unless
  * the run is that one character (\s+).
  */
-static inline size_t
+static inline __attribute__((always_inline)) size_t
 piece_end(const unsigned char *s, size_t n, size_t i)
 {
-	size_t len, len2, last, j;
-	unsigned k, k2;
+	size_t len, last, j;
+	unsigned c = s[i], k = byte_class[c];
 
-	if (s[i] == '\'' && i + 1 < n) {
-		k = s[i + 1];
-		if (k == 's' || k == 'd' || k == 'm' || k == 't')
+	if (k == UC_LETTER || k == UC_NUMBER)
+		return run_end(s, n, i + 1, k);
+	if (c == ' ' && i + 1 < n) {
+		if ((k = byte_class[s[i + 1]]) < UC_SPACE)
+			return run_end(s, n, i + 2, k);
+		if (k == UB && (k = mb_class(s, n, i + 1, &len)) != UC_SPACE)
+			return run_end(s, n, i + 1 + len, k);
+		k = UC_SPACE;
+	}
+	if (c == '\'' && i + 1 < n) {
+		c = s[i + 1];
+		if (c == 's' || c == 'd' || c == 'm' || c == 't')
 			return i + 2;
-		if (i + 2 < n && ((k == 'l' && s[i + 2] == 'l') ||
-		    (k == 'v' && s[i + 2] == 'e') || (k == 'r' && s[i + 2] == 'e')))
+		if (i + 2 < n && ((c == 'l' && s[i + 2] == 'l') ||
+		    (c == 'v' && s[i + 2] == 'e') || (c == 'r' && s[i + 2] == 'e')))
 			return i + 3;
 	}
-	if (s[i] == ' ' && i + 1 < n) {
-		k2 = char_class(s, n, i + 1, &len2);
-		if (k2 != UC_SPACE)
-			return run_end(s, n, i + 1 + len2, k2);
-	}
-	k = char_class(s, n, i, &len);
+	len = 1;
+	if (k == UB)
+		k = mb_class(s, n, i, &len);
 	if (k != UC_SPACE)
 		return run_end(s, n, i + len, k);
 	last = i;
