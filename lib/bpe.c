@@ -1480,63 +1480,74 @@ merge_short(const struct bpe *v, const unsigned char *p, size_t n,
  * lanes, the lowest (the leftmost of equals) found with a few vector
  * minimums; the parts stay where they start, a bit each in live.
  */
-static size_t
-merge_short16(const struct bpe *v, const unsigned char *p, size_t n,
-    uint32_t *out)
+static inline __attribute__((always_inline)) size_t
+merge_short16_w(const struct bpe *v, const unsigned char *p, size_t n,
+    uint32_t *out, const int wide)
 {
-	uint16_t j[SHORT16] __attribute__((aligned(16)));
+	int16_t j[SHORT16] __attribute__((aligned(16)));
 	uint32_t r[SHORT16], live, rest, before, best, at, b, q;
-	const __m128i bias = _mm_set1_epi16((short)0x8000);
 	__m128i x0, x1, x2, x3, x, bb;
 	size_t i, m = 0;
 	uint64_t mask;
 
+	/* The ranks go in with the sign bit flipped: signed minimums then work. */
 	for (i = 0; i + 1 < n; i++) {
 		r[i] = v->byte_rank[p[i]];
-		j[i] = (uint16_t)v->bytepair[p[i] << 8 | p[i + 1]];
+		j[i] = (int16_t)(v->bytepair[p[i] << 8 | p[i + 1]] ^ 0x8000);
 	}
 	r[n - 1] = v->byte_rank[p[n - 1]];
-	for (i = n - 1; i < SHORT16; i++)
-		j[i] = 0xffff;
+	for (i = n - 1; i < (wide ? 32u : 16u); i++)
+		j[i] = 0x7fff;
 	live = n == 32 ? ~0u : (1u << n) - 1;
 	for (;;) {
 		x0 = _mm_load_si128((const __m128i *)j);
 		x1 = _mm_load_si128((const __m128i *)j + 1);
-		x2 = _mm_load_si128((const __m128i *)j + 2);
-		x3 = _mm_load_si128((const __m128i *)j + 3);
-		/* Unsigned minimum as a signed one, the sign bit flipped. */
-		x = _mm_min_epi16(_mm_min_epi16(_mm_xor_si128(x0, bias),
-		    _mm_xor_si128(x1, bias)), _mm_min_epi16(_mm_xor_si128(x2, bias),
-		    _mm_xor_si128(x3, bias)));
+		x = _mm_min_epi16(x0, x1);
+		if (wide) {
+			x2 = _mm_load_si128((const __m128i *)j + 2);
+			x3 = _mm_load_si128((const __m128i *)j + 3);
+			x = _mm_min_epi16(x, _mm_min_epi16(x2, x3));
+		}
 		x = _mm_min_epi16(x, _mm_shuffle_epi32(x, 0x4e));
 		x = _mm_min_epi16(x, _mm_shuffle_epi32(x, 0xb1));
 		x = _mm_min_epi16(x, _mm_shufflelo_epi16(x, 0xb1));
 		best = ((uint32_t)_mm_cvtsi128_si32(x) ^ 0x8000) & 0xffff;
 		if (best == 0xffff)
 			break;
-		bb = _mm_set1_epi16((short)best);
-		mask = (uint64_t)(uint32_t)(_mm_movemask_epi8(_mm_cmpeq_epi16(x0, bb)) |
-		    _mm_movemask_epi8(_mm_cmpeq_epi16(x1, bb)) << 16) |
-		    (uint64_t)(uint32_t)(_mm_movemask_epi8(_mm_cmpeq_epi16(x2, bb)) |
-		    _mm_movemask_epi8(_mm_cmpeq_epi16(x3, bb)) << 16) << 32;
+		bb = _mm_shufflelo_epi16(x, 0);
+		bb = _mm_unpacklo_epi64(bb, bb);
+		mask = (uint32_t)(_mm_movemask_epi8(_mm_cmpeq_epi16(x0, bb)) |
+		    _mm_movemask_epi8(_mm_cmpeq_epi16(x1, bb)) << 16);
+		if (wide && mask == 0)
+			mask = (uint64_t)(uint32_t)(_mm_movemask_epi8(
+			    _mm_cmpeq_epi16(x2, bb)) | _mm_movemask_epi8(
+			    _mm_cmpeq_epi16(x3, bb)) << 16) << 32;
 		at = (uint32_t)__builtin_ctzll(mask) >> 1;
 		/* Join the part at at and the next one, b. */
 		b = (uint32_t)__builtin_ctz(live & (~0u << (at + 1)));
 		live &= ~(1u << b);
-		j[b] = 0xffff;
+		j[b] = 0x7fff;
 		r[at] = best;
 		rest = live & (~0u << (at + 1));
-		j[at] = rest == 0 ? 0xffff :
-		    (uint16_t)join(v, best, r[__builtin_ctz(rest)]);
+		j[at] = (int16_t)((rest == 0 ? 0xffff :
+		    join(v, best, r[__builtin_ctz(rest)])) ^ 0x8000);
 		before = live & ((1u << at) - 1);
 		if (before != 0) {
 			q = 31 - (uint32_t)__builtin_clz(before);
-			j[q] = (uint16_t)join(v, r[q], best);
+			j[q] = (int16_t)(join(v, r[q], best) ^ 0x8000);
 		}
 	}
 	for (; live != 0; live &= live - 1)
 		out[m++] = r[__builtin_ctz(live)];
 	return m;
+}
+
+static size_t
+merge_short16(const struct bpe *v, const unsigned char *p, size_t n,
+    uint32_t *out)
+{
+	return n > 16 ? merge_short16_w(v, p, n, out, 1) :
+	    merge_short16_w(v, p, n, out, 0);
 }
 #endif
 
