@@ -1311,57 +1311,131 @@ not_digits(uint64_t w)
 }
 
 /*
+ * The class of the character at s[i] (s[i] >= 0x80) as mb_class, inline
+ * for the common two- and three-byte forms.
+ */
+static inline unsigned
+mb_class_fast(const unsigned char *s, size_t n, size_t i, size_t *len)
+{
+	unsigned c = s[i];
+
+	if (c >= 0xc2 && c <= 0xdf && i + 1 < n && (s[i + 1] & 0xc0) == 0x80) {
+		*len = 2;
+		return uniclass((uint32_t)(c & 0x1f) << 6 | (s[i + 1] & 0x3f));
+	}
+	if (c >= 0xe0 && c <= 0xef && i + 2 < n && (s[i + 1] & 0xc0) == 0x80 &&
+	    (s[i + 2] & 0xc0) == 0x80 && (c != 0xe0 || s[i + 1] >= 0xa0) &&
+	    (c != 0xed || s[i + 1] <= 0x9f)) {
+		*len = 3;
+		return uniclass((uint32_t)(c & 0x0f) << 12 |
+		    (uint32_t)(s[i + 1] & 0x3f) << 6 | (s[i + 2] & 0x3f));
+	}
+	return mb_class(s, n, i, len);
+}
+
+/*
+ * run_end from a byte s[i] >= 0x80 on: characters of class k, multi-byte
+ * or ASCII. Out of line: text that is mostly ASCII rarely needs it.
+ */
+static __attribute__((noinline)) size_t
+run_end_mb(const unsigned char *s, size_t n, size_t i, unsigned k)
+{
+	size_t len;
+
+	for (;;) {
+		while (i < n && s[i] >= 0x80) {
+			if (mb_class_fast(s, n, i, &len) != k)
+				return i;
+			i += len;
+		}
+		while (i < n && byte_class[s[i]] == k)
+			i++;
+		if (i >= n || s[i] < 0x80)
+			return i;
+	}
+}
+
+/*
  * The end of the run of characters of class k that starts at s[i]:
- * ASCII letters and digits 8 bytes at a time (the lowest flagged byte
- * is exact), other ASCII a byte at a time, the rest by code point.
+ * ASCII letters and digits 8 bytes at a time (the lowest flagged byte is
+ * exact), other ASCII a byte at a time, the rest by run_end_mb.
  */
 static inline __attribute__((always_inline)) size_t
 run_end(const unsigned char *s, size_t n, size_t i, unsigned k)
 {
 	uint64_t m;
-	size_t len;
 
-	for (;;) {
-		if (k == UC_LETTER || k == UC_NUMBER) {
-			for (; i + 8 <= n; i += 8) {
-				m = load8(s + i);
-				m = k == UC_LETTER ? not_letters(m) : not_digits(m);
-				if (m != 0) {
-					i += (size_t)__builtin_ctzll(m) >> 3;
-					goto edge;
-				}
+	if (k == UC_LETTER || k == UC_NUMBER) {
+		for (; i + 8 <= n; i += 8) {
+			m = load8(s + i);
+			m = k == UC_LETTER ? not_letters(m) : not_digits(m);
+			if (m != 0) {
+				i += (size_t)__builtin_ctzll(m) >> 3;
+				goto edge;
 			}
 		}
-		while (i < n && byte_class[s[i]] == k)
-			i++;
-edge:
-		if (i >= n || s[i] < 0x80 || mb_class(s, n, i, &len) != k)
-			return i;
-		i += len;
 	}
+	while (i < n && byte_class[s[i]] == k)
+		i++;
+edge:
+	if (i >= n || s[i] < 0x80)
+		return i;
+	return run_end_mb(s, n, i, k);
+}
+
+/*
+ * The end of the run of white space that starts at s[i]: a run followed
+ * by a non-space gives its last character to the next piece (\s+(?!\S)),
+ * unless the run is that one character (\s+).
+ */
+static size_t
+space_end(const unsigned char *s, size_t n, size_t i)
+{
+	size_t len, last = i, j;
+
+	char_class(s, n, i, &len);
+	for (j = i + len; j < n; j += len) {
+		if (char_class(s, n, j, &len) != UC_SPACE)
+			return last > i ? last : j;
+		last = j;
+	}
+	return n;
+}
+
+/*
+ * piece_end where the character at s[at] decides and is not ASCII: at is
+ * i, or i + 1 after a space.
+ */
+static __attribute__((noinline)) size_t
+piece_end_mb(const unsigned char *s, size_t n, size_t i, size_t at)
+{
+	size_t len;
+	unsigned k = mb_class_fast(s, n, at, &len);
+
+	if (k != UC_SPACE)
+		return run_end(s, n, at + len, k);
+	return space_end(s, n, i);
 }
 
 /*
  * The end of the piece that starts at s[i]: the alternatives of the
- * pattern in bpe.h, first match wins. A run of white space followed by a
- * non-space gives its last character to the next piece (\s+(?!\S)), unless
- * the run is that one character (\s+).
+ * pattern in bpe.h, first match wins.
  */
 static inline __attribute__((always_inline)) size_t
 piece_end(const unsigned char *s, size_t n, size_t i)
 {
-	size_t len, last, j;
-	unsigned c = s[i], k = byte_class[c];
+	unsigned c = s[i], k = byte_class[c], k2;
 
 	if (k == UC_LETTER || k == UC_NUMBER)
 		return run_end(s, n, i + 1, k);
 	if (c == ' ' && i + 1 < n) {
-		if ((k = byte_class[s[i + 1]]) < UC_SPACE)
-			return run_end(s, n, i + 2, k);
-		if (k == UB && (k = mb_class(s, n, i + 1, &len)) != UC_SPACE)
-			return run_end(s, n, i + 1 + len, k);
-		k = UC_SPACE;
+		if ((k2 = byte_class[s[i + 1]]) < UC_SPACE)
+			return run_end(s, n, i + 2, k2);
+		if (k2 == UB)
+			return piece_end_mb(s, n, i, i + 1);
 	}
+	if (k == UB)
+		return piece_end_mb(s, n, i, i);
 	if (c == '\'' && i + 1 < n) {
 		c = s[i + 1];
 		if (c == 's' || c == 'd' || c == 'm' || c == 't')
@@ -1370,18 +1444,9 @@ piece_end(const unsigned char *s, size_t n, size_t i)
 		    (c == 'v' && s[i + 2] == 'e') || (c == 'r' && s[i + 2] == 'e')))
 			return i + 3;
 	}
-	len = 1;
-	if (k == UB)
-		k = mb_class(s, n, i, &len);
 	if (k != UC_SPACE)
-		return run_end(s, n, i + len, k);
-	last = i;
-	for (j = i + len; j < n; j += len) {
-		if (char_class(s, n, j, &len) != UC_SPACE)
-			return last > i ? last : j;
-		last = j;
-	}
-	return n;
+		return run_end(s, n, i + 1, k);
+	return space_end(s, n, i);
 }
 
 size_t
