@@ -322,11 +322,14 @@ check_text(const char *str, size_t n, size_t *at)
 			i += 6;
 			continue;
 		}
-		if ((k = utf8_seqlen(s + i, n - i)) == 0) {
-			*at = i;
-			return BAD_UTF8;
-		}
-		i += k;
+		/* Multi-byte characters in a row, as in most non-Latin text. */
+		do {
+			if ((k = utf8_seqlen(s + i, n - i)) == 0) {
+				*at = i;
+				return BAD_UTF8;
+			}
+			i += k;
+		} while (i < n && s[i] >= 0x80);
 	}
 	return 0;
 badpair:
