@@ -39,9 +39,11 @@ static const char options_help[] =
  * or two, smaller for more: each worker sees a share of the input, and a
  * cache serves the pieces that repeat most, which a small one holds too).
  * Per-record scratch a worker keeps for the next record is at most KEEP;
- * a longer record's is freed after it.
+ * a longer record's is freed after it. Batches are small so that the few
+ * in flight are reused while hot: fresh pages cost the kernel more than
+ * the handing over of batches costs.
  */
-#define BATCH_BYTES ((size_t)1 << 20)
+#define BATCH_BYTES ((size_t)256 << 10)
 #define HELD_BYTES ((size_t)8 << 20)
 #define CACHE_BYTES ((size_t)32 << 20)
 #define KEEP ((size_t)64 << 10)
