@@ -1446,6 +1446,9 @@ piece_end(const unsigned char *s, size_t n, size_t i)
 	}
 	if (k != UC_SPACE)
 		return run_end(s, n, i + 1, k);
+	/* One white space character before other ASCII: \s+ takes it alone. */
+	if (i + 1 < n && byte_class[s[i + 1]] < UC_SPACE)
+		return i + 1;
 	return space_end(s, n, i);
 }
 
