@@ -1584,12 +1584,12 @@ merge_short16_w(const struct bpe *v, const unsigned char *p, size_t n,
 			break;
 		bb = _mm_shufflelo_epi16(x, 0);
 		bb = _mm_unpacklo_epi64(bb, bb);
-		mask = (uint32_t)(_mm_movemask_epi8(_mm_cmpeq_epi16(x0, bb)) |
-		    _mm_movemask_epi8(_mm_cmpeq_epi16(x1, bb)) << 16);
+		mask = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi16(x0, bb)) |
+		    (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi16(x1, bb)) << 16;
 		if (wide && mask == 0)
-			mask = (uint64_t)(uint32_t)(_mm_movemask_epi8(
-			    _mm_cmpeq_epi16(x2, bb)) | _mm_movemask_epi8(
-			    _mm_cmpeq_epi16(x3, bb)) << 16) << 32;
+			mask = ((uint64_t)(uint32_t)_mm_movemask_epi8(
+			    _mm_cmpeq_epi16(x2, bb)) | (uint64_t)(uint32_t)
+			    _mm_movemask_epi8(_mm_cmpeq_epi16(x3, bb)) << 16) << 32;
 		at = (uint32_t)__builtin_ctzll(mask) >> 1;
 		/* Join the part at at and the next one, b. */
 		b = (uint32_t)__builtin_ctz(live & (~0u << (at + 1)));
