@@ -6,6 +6,7 @@
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
 MANDIR ?= $(PREFIX)/share/man
 DATADIR ?= $(PREFIX)/share/owt
 DESTDIR ?=
@@ -41,7 +42,7 @@ OWT_CFLAGS = -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread \
 OWT_CXXFLAGS = -std=c++11 -Wall -Wextra -Wno-unused-parameter -pthread \
 	$(SANFLAGS) $(CFLAGS)
 
-LIB_SRCS := $(sort $(wildcard lib/*.c))
+LIB_SRCS := $(filter-out lib/comm_mpi.c,$(sort $(wildcard lib/*.c)))
 LIB_CXX_SRCS := $(sort $(wildcard lib/*.cc))
 LIB_OBJS := $(patsubst %.c,$(B)/%.o,$(LIB_SRCS)) \
 	$(patsubst %.cc,$(B)/%.o,$(LIB_CXX_SRCS))
@@ -59,9 +60,9 @@ UNIT_SRCS := $(sort $(wildcard t/*.c))
 # none, from .gpu-kit/ (headers and static libraries that
 # contrib/gpu-kit.sh copies from this machine's Debian packages).
 GPU_PROGS = bpe-encode idx-pack gpt-train gpt-sample
-GPU_LIB = batch blas bpe ckpt device gemv generate gpt gpt_cpu gpt_infer \
-	gptdata input jsonl mmidx outfile par progress sampler sgemm512 tjson tok \
-	train uniclass utf8 util
+GPU_LIB = batch blas bpe buf ckpt gemv gen gpt gpt_cpu gpt_data gpt_device \
+	gpt_infer input json jsonl mmidx mt19937 opt outfile par progress \
+	safetensors sampler schedule sgemm512 tally tok train uniclass utf8 util
 ifeq ($(GPU_ONLY),1)
 PROGS := $(GPU_PROGS)
 LIB_OBJS := $(GPU_LIB:%=$(B)/lib/%.o)
@@ -101,11 +102,24 @@ CUDA_LIBS = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart \
 OWT_CPPFLAGS += -DOWT_CUDA=1 -Ikernels
 endif
 
+# The MPI plugin lib/owt/comm-mpi.so (lib/comm.c loads it in a world of
+# more than one rank, so no program links MPI), built where mpicc is found;
+# lib/comm_nccl.c is checked against nccl.h where one is found.
+MPICC ?= mpicc
+PLUGIN := $(B)/lib/owt/comm-mpi.so
+DEB_PKGS += openmpi-bin libopenmpi-dev
+NCCL_H ?= $(firstword $(wildcard /usr/include/nccl.h \
+	$(or $(CUDA_HOME),/usr/local/cuda)/include/nccl.h))
+$(B)/lib/comm.o: OWT_CPPFLAGS += -DOWT_LIBDIR='"$(LIBDIR)"'
+ifneq ($(NCCL_H),)
+$(B)/lib/comm_nccl.o: OWT_CPPFLAGS += -DOWT_NCCL_H -I$(dir $(NCCL_H))
+endif
+
 .PHONY: all deps check check-gpu gpu-tests demo bench fuzz install uninstall clean
 .SUFFIXES:
 .SECONDARY:
 
-all: $(BINS) $(CULIB)
+all: $(BINS) $(CULIB) $(PLUGIN)
 
 # Install missing Debian packages (as root), or print the command and stop.
 # NODEPS=1 skips the check.
@@ -153,6 +167,16 @@ $(B)/bin/%: $(B)/cmd/%.o $(LIB) $(CULIB)
 	    $(shell pkg-config --libs $(PKGS_$*) 2>/dev/null) $(KIT_LIBS) \
 	    $(LIBS_$*) -lm
 
+$(PLUGIN): lib/comm_mpi.c lib/comm_impl.h | deps
+	@mkdir -p $(@D)
+	@if command -v $(MPICC) >/dev/null 2>&1; then \
+	    echo "$(MPICC) -shared -fPIC -o $@ lib/comm_mpi.c"; \
+	    $(MPICC) -std=gnu11 -Wall -Wextra $(CFLAGS) -shared -fPIC -Ilib \
+	    -o $@ lib/comm_mpi.c; \
+	else \
+	    echo "owt: no $(MPICC): $@ not built (one process only)"; \
+	fi
+
 $(B)/kernels/%.o: kernels/%.cu $(wildcard kernels/*.h) | deps
 	@mkdir -p $(@D)
 	$(NVCC) $(NVCC_FLAGS) -Ilib -c -o $@ $<
@@ -198,6 +222,9 @@ install: all
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 	    $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7
 	cp $(BINS) $(DESTDIR)$(BINDIR)/
+	if [ -f $(PLUGIN) ]; then mkdir -p $(DESTDIR)$(LIBDIR)/owt && \
+	    cp $(PLUGIN) $(DESTDIR)$(LIBDIR)/owt/; fi
+	cp contrib/megatron-to-owt $(DESTDIR)$(BINDIR)/
 	cp man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	cp man/*.5 $(DESTDIR)$(MANDIR)/man5/
 	cp man/*.7 $(DESTDIR)$(MANDIR)/man7/
@@ -205,7 +232,8 @@ install: all
 	    cp -R data/. $(DESTDIR)$(DATADIR)/; fi
 
 uninstall:
-	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(PROGS))
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(PROGS) megatron-to-owt)
+	rm -rf $(DESTDIR)$(LIBDIR)/owt
 	for f in man/*.[157]; do \
 	    s=$${f##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$${f#man/}; done
 	rm -rf $(DESTDIR)$(DATADIR)

@@ -49,7 +49,7 @@ static const char options_help[] =
 #define KEEP ((size_t)64 << 10)
 #define MAXKEYS 64
 
-/* Counters for the summary; the first BAD_NREASONS are bad_name[]. */
+/* Counters for the summary; the first BAD_NREASONS are input_bad_name[]. */
 enum {
 	C_FIELD = BAD_NREASONS,	/* a key missing, or not a string */
 	C_EMPTY,		/* an empty document, without --append-eod */
@@ -182,27 +182,17 @@ write_out(const char *p, size_t n)
 }
 
 /*
- * A batch is done: write it, report its bad records, count. A bad record
- * without -k ends the stream there, with no trailer: the reader must not
- * take it for a whole one.
+ * A batch is done, about to be written (its bad records reported by the
+ * loop): count. A bad record without -k ends the stream there, with no
+ * trailer: the reader must not take it for a whole one.
  */
 static void
 finish(struct batch *b, void *arg)
 {
 	struct tok_count c = { b->count[B_DOC], b->count[B_TOK], b->count[B_SUM] };
-	size_t i, pos = 0;
+	size_t i;
 
 	(void)arg;
-	for (i = 0; i < b->nnote; i++) {
-		owt_warn("%s", b->note[i].msg);
-		count[b->note[i].reason].n++;
-		status = XDATA;
-		if (!opt.keep_going) {
-			write_out(b->out.p + pos, b->note[i].outpos - pos);
-			exit(owt_finish(XDATA));
-		}
-	}
-	write_out(b->out.p, b->out.len);
 	tok_count_add(&written, &c);
 	nrec += b->nline;
 	ndoc += b->count[B_DOC];
@@ -216,12 +206,15 @@ finish(struct batch *b, void *arg)
 static void
 encode(int argc, char **argv)
 {
-	struct batch_run run = {
+	struct batch_opts run = {
 		.nworkers = opt.workers, .bytes = BATCH_BYTES, .held = HELD_BYTES,
+		.keep_going = opt.keep_going, .bad = count, .out = stdout,
 		.init = worker_init, .work = encode_batch, .fini = worker_fini,
 		.done = finish,
 	};
 	struct buf head = { 0 };
+	char err[1024];
+	int code, k;
 
 	owt_no_tty_stdout();
 	tok_hdr_init(&hdr, bpe_nvocab(vocab), bpe_eod(vocab));
@@ -230,7 +223,14 @@ encode(int argc, char **argv)
 	tok_put_hdr(&head, &hdr);
 	write_out(head.p, head.len);
 	head.len = 0;
-	batch_run(&run, argv + optind, argc - optind);
+	if ((k = batch_run(&run, argv + optind, argc - optind, err, sizeof err,
+	    &code)) < 0)
+		owt_die(code, "%s", err);
+	if (k == XDATA) {
+		status = XDATA;
+		if (!opt.keep_going)
+			exit(owt_finish(XDATA));
+	}
 	/* Every record was encoded, or skipped under -k: the stream is whole. */
 	tok_put_end(&head, &written);
 	write_out(head.p, head.len);
@@ -317,7 +317,7 @@ summary(double secs)
 	size_t i;
 
 	for (i = 1; i < C_NCOUNT; i++)
-		count[i].name = i < BAD_NREASONS ? bad_name[i] :
+		count[i].name = i < BAD_NREASONS ? input_bad_name[i] :
 		    i == C_FIELD ? "missing or non-string field" :
 		    i == C_EMPTY ? "empty document" :
 		    i == C_TRUNC ? "bad token stream" : "not UTF-8 text";

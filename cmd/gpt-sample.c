@@ -1,5 +1,4 @@
 /* gpt-sample - generate text from GPT-2 checkpoints (owt or Hugging Face), or score texts */
-#include <getopt.h>
 #include <math.h>
 #include <omp.h>
 #include <signal.h>
@@ -10,63 +9,15 @@
 #include "blas.h"
 #include "bpe.h"
 #include "ckpt.h"
-#include "device.h"
-#include "generate.h"
+#include "gen.h"
 #include "gpt.h"
+#include "gpt_device.h"
+#include "gpt_infer.h"
 #include "input.h"
 #include "jsonl.h"
+#include "opt.h"
 #include "utf8.h"
 #include "util.h"
-
-static const char usage_line[] =
-    "usage: gpt-sample [-hkq] [--bf16] [--device dev] [--fp16] [--fp32] "
-    "[--genfile file] [--greedy] [--hidden-size n] [--ids] [--int8] [--interactive] [--json-keys key] "
-    "--load dir [--max-position-embeddings n] [--merge-file file] "
-    "[--micro-batch-size n] [--num-attention-heads n] [--num-layers n] "
-    "[--num-samples n] [--out-seq-length n] [--recompute] "
-    "[--sample-input-file file] [--score] [--score-stride n] [--seed n] "
-    "[--seq-length n] [--temperature x] [--tokenizer-type GPT2BPETokenizer] "
-    "[--top-k n] [--top-p x] [--version] [--vocab-file file] "
-    "[--workers n]\n";
-
-static const char options_help[] =
-    "  -h, --help                  print this help and exit\n"
-    "  -k, --keep-going            skip bad records (still exit 1)\n"
-    "  -q, --quiet                 no log or summary on stderr\n"
-    "      --bf16                  bf16 matrix products (cuda)\n"
-    "      --device dev            auto, cpu or cuda ($OWT_DEVICE, else auto)\n"
-    "      --fp16                  fp16 matrix products (cuda)\n"
-    "      --fp32                  fp32 throughout (the default)\n"
-    "      --genfile file          write JSONL records to file (standard output)\n"
-    "      --greedy                always the most likely token\n"
-    "      --hidden-size n         check the model's n_embd\n"
-    "      --ids                   add the token ids to JSONL records\n"
-    "      --int8                  int8 weight matrices\n"
-    "      --interactive           one prompt at a time (implied on a terminal)\n"
-    "      --json-keys key         the prompt field (prompt), with --score the text field (text)\n"
-    "      --load dir              an owt checkpoint or a Hugging Face GPT-2 directory\n"
-    "      --max-position-embeddings n  check the model's n_positions\n"
-    "      --merge-file file       the BPE merges (the shipped GPT-2 vocab.bpe)\n"
-    "      --micro-batch-size n    samples generated together (4)\n"
-    "      --num-attention-heads n  check the model's n_head\n"
-    "      --num-layers n          check the model's n_layer\n"
-    "      --num-samples n         samples per prompt (1)\n"
-    "      --out-seq-length n      tokens to generate at most (1024)\n"
-    "      --recompute             accepted for Megatron's scripts; no effect\n"
-    "      --sample-input-file file  read prompts or records from file (standard input)\n"
-    "      --score                 write each record's nll, ppl and tokens\n"
-    "      --score-stride n        --score: windows start n tokens apart (half the context)\n"
-    "      --seed n                seed of the draws (1234)\n"
-    "      --seq-length n          prompt and text at most n tokens (the model's positions)\n"
-    "      --temperature x         divide the logits by x; 0: greedy (1.0)\n"
-    "      --tokenizer-type GPT2BPETokenizer  the only one\n"
-    "      --top-k n               draw from the n most likely tokens; 0: all (0)\n"
-    "      --top_k n               the same, Megatron's spelling\n"
-    "      --top-p x               draw from the most likely tokens holding p; 0: all (0)\n"
-    "      --top_p x               the same, Megatron's spelling\n"
-    "      --version               print the version and exit\n"
-    "      --vocab-file file       the BPE vocabulary (the shipped GPT-2 encoder.json)\n"
-    "      --workers n             threads (all processors)\n";
 
 static struct {
 	int keep_going, quiet, greedy, ids, int8, interactive, score, prec;
@@ -115,148 +66,140 @@ static struct jsonl_rec rec;
 /* A log line, unless -q. */
 #define say(...) do { if (!opt.quiet) owt_warn(__VA_ARGS__); } while (0)
 
-enum {
-	O_DEVICE = 256, O_GENFILE, O_GREEDY, O_IDS, O_INT8, O_INTERACTIVE,
-	O_KEYS, O_LOAD, O_MERGES, O_BATCH, O_NSAMPLES, O_OUTLEN, O_INPUT,
-	O_SCORE, O_STRIDE, O_SEED, O_TEMP, O_TOPK, O_TOPP, O_VERSION, O_VOCAB,
-	O_WORKERS, O_LAYERS, O_HIDDEN, O_HEADS, O_MAXPOS, O_SEQ, O_TOKENIZER,
-	O_RECOMPUTE, O_FP16, O_BF16, O_FP32
+/* The model options Megatron's scripts pass, checked against config.json. */
+static const struct { const char *flag, *key; } shape_opts[4] = {
+	{ "--num-layers", "n_layer" },
+	{ "--hidden-size", "n_embd" },
+	{ "--num-attention-heads", "n_head" },
+	{ "--max-position-embeddings", "n_positions" },
 };
 
-/* The model options Megatron's scripts pass, checked against config.json. */
-static const struct { const char *flag, *key; int opt; } shape_opts[4] = {
-	{ "--num-layers", "n_layer", O_LAYERS },
-	{ "--hidden-size", "n_embd", O_HIDDEN },
-	{ "--num-attention-heads", "n_head", O_HEADS },
-	{ "--max-position-embeddings", "n_positions", O_MAXPOS },
+/* --fp16, --bf16, --fp32: the precision, in the option's tag. */
+static int
+set_prec(const struct opt *o, const char *arg, char *err, size_t errsize)
+{
+	(void)arg;
+	if (opt.prec != GPT_PREC_DEFAULT && opt.prec != o->tag) {
+		snprintf(err, errsize, "--fp16, --bf16 and --fp32 exclude each "
+		    "other");
+		return -1;
+	}
+	opt.prec = o->tag;
+	return 0;
+}
+
+static int
+check_tokenizer(const struct opt *o, const char *arg, char *err,
+    size_t errsize)
+{
+	(void)o;
+	if (strcmp(arg, "GPT2BPETokenizer") != 0) {
+		snprintf(err, errsize, "--tokenizer-type: '%s' is not "
+		    "GPT2BPETokenizer", arg);
+		return -1;
+	}
+	return 0;
+}
+
+static const struct opt opts[] = {
+	{ .name = "help", .key = 'h', .type = OPT_HELP,
+	    .help = "print this help and exit" },
+	{ .name = "keep-going", .key = 'k', .type = OPT_FLAG,
+	    .p = &opt.keep_going, .help = "skip bad records (still exit 1)" },
+	{ .name = "quiet", .key = 'q', .type = OPT_FLAG, .p = &opt.quiet,
+	    .help = "no log or summary on stderr" },
+	{ .name = "bf16", .type = OPT_FUNC, .check = set_prec, .tag = GPT_BF16,
+	    .help = "bf16 matrix products (cuda)" },
+	{ .name = "device", .arg = "dev", .type = OPT_STR, .p = &opt.device,
+	    .help = "auto, cpu or cuda ($OWT_DEVICE, else auto)" },
+	{ .name = "fp16", .type = OPT_FUNC, .check = set_prec, .tag = GPT_FP16,
+	    .help = "fp16 matrix products (cuda)" },
+	{ .name = "fp32", .type = OPT_FUNC, .check = set_prec, .tag = GPT_FP32,
+	    .help = "fp32 throughout (the default)" },
+	{ .name = "genfile", .arg = "file", .type = OPT_STR, .p = &opt.genfile,
+	    .help = "write JSONL records to file (standard output)" },
+	{ .name = "greedy", .type = OPT_FLAG, .p = &opt.greedy,
+	    .help = "always the most likely token" },
+	{ .name = "hidden-size", .arg = "n", .type = OPT_INT, .p = &opt.shape[1],
+	    .min = 1, .max = 1 << 20, .help = "check the model's n_embd" },
+	{ .name = "ids", .type = OPT_FLAG, .p = &opt.ids,
+	    .help = "add the token ids to JSONL records" },
+	{ .name = "int8", .type = OPT_FLAG, .p = &opt.int8,
+	    .help = "int8 weight matrices" },
+	{ .name = "interactive", .type = OPT_FLAG, .p = &opt.interactive,
+	    .help = "one prompt at a time (implied on a terminal)" },
+	{ .name = "json-keys", .arg = "key", .type = OPT_STR, .p = &opt.key,
+	    .help = "the prompt field (prompt), with --score the text field "
+	    "(text)" },
+	{ .name = "load", .arg = "dir", .type = OPT_STR, .p = &opt.load,
+	    .flags = OPT_REQUIRED,
+	    .help = "an owt checkpoint or a Hugging Face GPT-2 directory" },
+	{ .name = "max-position-embeddings", .arg = "n", .type = OPT_INT,
+	    .p = &opt.shape[3], .min = 1, .max = 1 << 20,
+	    .help = "check the model's n_positions" },
+	{ .name = "merge-file", .arg = "file", .type = OPT_STR, .p = &opt.merges,
+	    .help = "the BPE merges (the shipped GPT-2 vocab.bpe)" },
+	{ .name = "micro-batch-size", .arg = "n", .type = OPT_INT,
+	    .p = &opt.batch, .min = 1, .max = 1024,
+	    .help = "samples generated together (4)" },
+	{ .name = "num-attention-heads", .arg = "n", .type = OPT_INT,
+	    .p = &opt.shape[2], .min = 1, .max = 1 << 20,
+	    .help = "check the model's n_head" },
+	{ .name = "num-layers", .arg = "n", .type = OPT_INT, .p = &opt.shape[0],
+	    .min = 1, .max = 1 << 20, .help = "check the model's n_layer" },
+	{ .name = "num-samples", .arg = "n", .type = OPT_INT, .p = &opt.nsamples,
+	    .min = 1, .max = 1 << 20, .help = "samples per prompt (1)" },
+	{ .name = "out-seq-length", .arg = "n", .type = OPT_INT,
+	    .p = &opt.out_len, .max = 1 << 30,
+	    .help = "tokens to generate at most (1024)" },
+	{ .name = "recompute", .type = OPT_FLAG,
+	    .help = "accepted for Megatron's scripts; no effect" },
+	{ .name = "sample-input-file", .arg = "file", .type = OPT_STR,
+	    .p = &opt.input,
+	    .help = "read prompts or records from file (standard input)" },
+	{ .name = "score", .type = OPT_FLAG, .p = &opt.score,
+	    .help = "write each record's nll, ppl and tokens" },
+	{ .name = "score-stride", .arg = "n", .type = OPT_INT, .p = &opt.stride,
+	    .min = 1, .max = 1 << 30,
+	    .help = "--score: windows start n tokens apart (half the context)" },
+	{ .name = "seed", .arg = "n", .type = OPT_U64, .p = &opt.seed,
+	    .max = 4294967295.0, .help = "seed of the draws (1234)" },
+	{ .name = "seq-length", .arg = "n", .type = OPT_INT, .p = &opt.seq,
+	    .min = 2, .max = 1 << 20,
+	    .help = "prompt and text at most n tokens (the model's positions)" },
+	{ .name = "temperature", .arg = "x", .type = OPT_DOUBLE,
+	    .p = &opt.temperature, .max = 1e6,
+	    .help = "divide the logits by x; 0: greedy (1.0)" },
+	{ .name = "tokenizer-type", .arg = "GPT2BPETokenizer", .type = OPT_STR,
+	    .check = check_tokenizer, .help = "the only one" },
+	{ .name = "top-k", .arg = "n", .type = OPT_INT, .p = &opt.top_k,
+	    .max = 1 << 30,
+	    .help = "draw from the n most likely tokens; 0: all (0)" },
+	{ .name = "top_k", .arg = "n", .flags = OPT_ALIAS,
+	    .help = "the same, Megatron's spelling" },
+	{ .name = "top-p", .arg = "x", .type = OPT_DOUBLE, .p = &opt.top_p,
+	    .max = 1,
+	    .help = "draw from the most likely tokens holding p; 0: all (0)" },
+	{ .name = "top_p", .arg = "x", .flags = OPT_ALIAS,
+	    .help = "the same, Megatron's spelling" },
+	{ .name = "version", .type = OPT_VERSION,
+	    .help = "print the version and exit" },
+	{ .name = "vocab-file", .arg = "file", .type = OPT_STR, .p = &opt.vocab,
+	    .help = "the BPE vocabulary (the shipped GPT-2 encoder.json)" },
+	{ .name = "workers", .arg = "n", .type = OPT_INT, .p = &opt.workers,
+	    .min = 1, .max = 1024, .help = "threads (all processors)" },
 };
+
+static const struct opt_prog options = { "gpt-sample", opts,
+    sizeof opts / sizeof *opts, NULL, 30, NULL };
 
 static void
 parse(int argc, char **argv)
 {
-	static const struct option lo[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "keep-going", no_argument, NULL, 'k' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "device", required_argument, NULL, O_DEVICE },
-		{ "genfile", required_argument, NULL, O_GENFILE },
-		{ "greedy", no_argument, NULL, O_GREEDY },
-		{ "ids", no_argument, NULL, O_IDS },
-		{ "int8", no_argument, NULL, O_INT8 },
-		{ "interactive", no_argument, NULL, O_INTERACTIVE },
-		{ "json-keys", required_argument, NULL, O_KEYS },
-		{ "load", required_argument, NULL, O_LOAD },
-		{ "merge-file", required_argument, NULL, O_MERGES },
-		{ "micro-batch-size", required_argument, NULL, O_BATCH },
-		{ "num-samples", required_argument, NULL, O_NSAMPLES },
-		{ "out-seq-length", required_argument, NULL, O_OUTLEN },
-		{ "sample-input-file", required_argument, NULL, O_INPUT },
-		{ "score", no_argument, NULL, O_SCORE },
-		{ "score-stride", required_argument, NULL, O_STRIDE },
-		{ "seed", required_argument, NULL, O_SEED },
-		{ "temperature", required_argument, NULL, O_TEMP },
-		{ "top-k", required_argument, NULL, O_TOPK },
-		{ "top_k", required_argument, NULL, O_TOPK },
-		{ "top-p", required_argument, NULL, O_TOPP },
-		{ "top_p", required_argument, NULL, O_TOPP },
-		{ "version", no_argument, NULL, O_VERSION },
-		{ "vocab-file", required_argument, NULL, O_VOCAB },
-		{ "workers", required_argument, NULL, O_WORKERS },
-		{ "num-layers", required_argument, NULL, O_LAYERS },
-		{ "hidden-size", required_argument, NULL, O_HIDDEN },
-		{ "num-attention-heads", required_argument, NULL, O_HEADS },
-		{ "max-position-embeddings", required_argument, NULL, O_MAXPOS },
-		{ "seq-length", required_argument, NULL, O_SEQ },
-		{ "tokenizer-type", required_argument, NULL, O_TOKENIZER },
-		{ "recompute", no_argument, NULL, O_RECOMPUTE },
-		{ "fp16", no_argument, NULL, O_FP16 },
-		{ "bf16", no_argument, NULL, O_BF16 },
-		{ "fp32", no_argument, NULL, O_FP32 },
-		{ NULL, 0, NULL, 0 }
-	};
-	int c, prec;
+	int first = owt_options(&options, argc, argv, NULL);
 
-	while ((c = getopt_long(argc, argv, "hkq", lo, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			exit(owt_help(usage_line, options_help));
-		case 'k': opt.keep_going = 1; break;
-		case 'q': opt.quiet = 1; break;
-		case O_DEVICE: opt.device = optarg; break;
-		case O_GENFILE: opt.genfile = optarg; break;
-		case O_GREEDY: opt.greedy = 1; break;
-		case O_IDS: opt.ids = 1; break;
-		case O_INT8: opt.int8 = 1; break;
-		case O_INTERACTIVE: opt.interactive = 1; break;
-		case O_KEYS: opt.key = optarg; break;
-		case O_LOAD: opt.load = optarg; break;
-		case O_MERGES: opt.merges = optarg; break;
-		case O_BATCH:
-			opt.batch = (int)opt_int("--micro-batch-size", optarg, 1,
-			    1024);
-			break;
-		case O_NSAMPLES:
-			opt.nsamples = (int)opt_int("--num-samples", optarg, 1,
-			    1 << 20);
-			break;
-		case O_OUTLEN:
-			opt.out_len = (int)opt_int("--out-seq-length", optarg, 0,
-			    1 << 30);
-			break;
-		case O_INPUT: opt.input = optarg; break;
-		case O_SCORE: opt.score = 1; break;
-		case O_STRIDE:
-			opt.stride = (int)opt_int("--score-stride", optarg, 1,
-			    1 << 30);
-			break;
-		case O_SEED:
-			opt.seed = (uint64_t)opt_int("--seed", optarg, 0,
-			    4294967295LL);
-			break;
-		case O_TEMP:
-			opt.temperature = opt_double("--temperature", optarg, 0,
-			    1e6);
-			break;
-		case O_TOPK:
-			opt.top_k = (int)opt_int("--top-k", optarg, 0, 1 << 30);
-			break;
-		case O_TOPP:
-			opt.top_p = opt_double("--top-p", optarg, 0, 1);
-			break;
-		case O_VERSION:
-			exit(owt_version());
-		case O_VOCAB: opt.vocab = optarg; break;
-		case O_WORKERS:
-			opt.workers = (int)opt_int("--workers", optarg, 1, 1024);
-			break;
-		case O_LAYERS: case O_HIDDEN: case O_HEADS: case O_MAXPOS:
-			opt.shape[c - O_LAYERS] = (int)opt_int(
-			    shape_opts[c - O_LAYERS].flag, optarg, 1, 1 << 20);
-			break;
-		case O_SEQ:
-			opt.seq = (int)opt_int("--seq-length", optarg, 2, 1 << 20);
-			break;
-		case O_TOKENIZER:
-			if (strcmp(optarg, "GPT2BPETokenizer") != 0)
-				owt_die(XUSAGE, "--tokenizer-type: '%s' is not "
-				    "GPT2BPETokenizer", optarg);
-			break;
-		case O_RECOMPUTE:
-			break;
-		case O_FP16: case O_BF16: case O_FP32:
-			prec = c == O_FP16 ? GPT_FP16 : c == O_BF16 ? GPT_BF16 :
-			    GPT_FP32;
-			if (opt.prec != GPT_PREC_DEFAULT && opt.prec != prec)
-				owt_die(XUSAGE, "--fp16, --bf16 and --fp32 exclude "
-				    "each other");
-			opt.prec = prec;
-			break;
-		default:
-			owt_usage(usage_line);
-		}
-	}
-	if (optind < argc)
-		owt_die(XUSAGE, "unexpected operand '%s'", argv[optind]);
+	if (first < argc)
+		owt_die(XUSAGE, "unexpected operand '%s'", argv[first]);
 	if (opt.load == NULL)
 		owt_die(XUSAGE, "no model: give --load dir");
 	if ((opt.vocab == NULL) != (opt.merges == NULL))
@@ -281,18 +224,6 @@ out_check(void)
 /* A bad record: report it, count it, and stop reading unless -k. */
 #define bad(...) (owt_warn(__VA_ARGS__), nbad++, status = XDATA, \
     opt.keep_going ? 0 : -1)
-
-/* ids as a JSON array */
-static void
-json_ids(struct buf *b, const uint32_t *ids, size_t n)
-{
-	size_t i;
-
-	buf_addc(b, '[');
-	for (i = 0; i < n; i++)
-		buf_printf(b, "%s%u", i ? ", " : "", ids[i]);
-	buf_addc(b, ']');
-}
 
 /* s[0..n) as a JSON string, invalid UTF-8 sequences as U+FFFD. */
 static void

@@ -1,103 +1,22 @@
 /* gpt-train - train GPT-2 on Megatron indexed datasets, saving Hugging Face checkpoints */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <omp.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "blas.h"
 #include "ckpt.h"
-#include "device.h"
 #include "gpt.h"
-#include "gptdata.h"
-#include "tjson.h"
+#include "gpt_data.h"
+#include "gpt_device.h"
+#include "json.h"
+#include "opt.h"
 #include "train.h"
 #include "util.h"
-
-static const char usage_line[] =
-    "usage: gpt-train [-hq] [--adam-beta1 x] [--adam-beta2 x] [--adam-eps x] "
-    "[--attention-dropout p] [--bf16] [--clip-grad x] "
-    "[--data-path [weight] prefix ...] [--device dev] [--eval-interval n] "
-    "[--eval-iters n] [--exit-duration-in-mins x] [--exit-interval n] "
-    "[--finetune] [--force] [--fp16] [--fp32] "
-    "[--global-batch-size n] [--hidden-dropout p] [--hidden-size n] "
-    "[--hysteresis n] [--init-method-std x] [--initial-loss-scale x] "
-    "[--load dir] [--log-interval n] [--log-json file] "
-    "[--loss-scale-window n] [--lr x] [--lr-decay-iters n] [--lr-decay-samples n] "
-    "[--lr-decay-style style] [--lr-warmup-fraction x] [--lr-warmup-iters n] "
-    "[--lr-warmup-samples n] [--make-vocab-size-divisible-by n] "
-    "[--max-position-embeddings n] [--micro-batch-size n] "
-    "[--min-loss-scale x] [--min-lr x] [--mock-data] [--no-load-optim] [--num-attention-heads n] "
-    "[--num-layers n] [--override-opt_param-scheduler] "
-    "[--pipeline-model-parallel-size n] [--save dir] [--save-interval n] "
-    "[--seed n] [--seq-length n] [--split s] "
-    "[--tensor-model-parallel-size n] [--train-iters n] [--train-samples n] "
-    "[--version] [--vocab-size n] [--weight-decay x] [--workers n]\n";
-
-static const char options_help[] =
-    "  -h, --help                       print this help and exit\n"
-    "  -q, --quiet                      no log lines on stderr, only errors\n"
-    "      --adam-beta1 x               AdamW beta1 (0.9)\n"
-    "      --adam-beta2 x               AdamW beta2 (0.95; Megatron 0.999)\n"
-    "      --adam-eps x                 AdamW epsilon (1e-8)\n"
-    "      --attention-dropout p        dropout on attention probabilities (0.0; Megatron 0.1)\n"
-    "      --bf16                       bf16 matrix products (cuda; the default on sm_80 and newer)\n"
-    "      --clip-grad x                clip the global gradient norm to x; 0: off (1.0)\n"
-    "      --data-path [weight] prefix ...  datasets PREFIX.bin/.idx, blended by weight\n"
-    "      --device dev                 auto, cpu or cuda ($OWT_DEVICE, else auto)\n"
-    "      --eval-interval n            validation loss every n iterations (1000)\n"
-    "      --eval-iters n               batches per evaluation; 0: none (100)\n"
-    "      --exit-duration-in-mins x    save and exit after x minutes of training\n"
-    "      --exit-interval n            save and exit after iteration n, 2n, ...\n"
-    "      --finetune                   load only the weights; iteration 0, new optimizer\n"
-    "      --force                      a new run replaces the checkpoints in --save\n"
-    "      --fp16                       fp16 matrix products with dynamic loss scaling (cuda)\n"
-    "      --fp32                       fp32 throughout (the cpu backend's only mode)\n"
-    "      --global-batch-size n        sequences per iteration (the micro-batch size)\n"
-    "      --hidden-dropout p           dropout after embeddings and residual branches (0.0; Megatron 0.1)\n"
-    "      --hidden-size n              channels (768)\n"
-    "      --hysteresis n               fp16: overflows before the loss scale halves (2)\n"
-    "      --init-method-std x          standard deviation of the initial weights (0.02)\n"
-    "      --initial-loss-scale x       fp16: the first loss scale (4294967296)\n"
-    "      --load dir                   resume from a checkpoint, or start from HF weights\n"
-    "      --log-interval n             log every n iterations (100)\n"
-    "      --log-json file              also write the log as JSON lines to file\n"
-    "      --loss-scale-window n        fp16: clean iterations before the scale doubles (1000)\n"
-    "      --lr x                       peak learning rate (6e-4)\n"
-    "      --lr-decay-iters n           decay over n iterations (--train-iters)\n"
-    "      --lr-decay-samples n         decay over n samples\n"
-    "      --lr-decay-style style       constant, linear, cosine, inverse-square-root (cosine)\n"
-    "      --lr-warmup-fraction x       warm up over this fraction of the decay (0.01)\n"
-    "      --lr-warmup-iters n          warm up over n iterations\n"
-    "      --lr-warmup-samples n        warm up over n samples\n"
-    "      --make-vocab-size-divisible-by n  pad the vocabulary to a multiple of n (128)\n"
-    "      --max-position-embeddings n  positions of the model (1024)\n"
-    "      --micro-batch-size n         sequences per forward pass (4)\n"
-    "      --min-loss-scale x           fp16: the smallest loss scale (1)\n"
-    "      --min-lr x                   learning rate at the end of the decay (6e-5)\n"
-    "      --mock-data                  train on generated counting sequences\n"
-    "      --no-load-optim              resume with new AdamW moments, not the saved ones\n"
-    "      --num-attention-heads n      attention heads (12)\n"
-    "      --num-layers n               transformer layers (12)\n"
-    "      --override-opt_param-scheduler  the options' learning-rate schedule, not the checkpoint's\n"
-    "      --pipeline-model-parallel-size n  must be 1\n"
-    "      --save dir                   save checkpoints under dir\n"
-    "      --save-interval n            save every n iterations (at the end only)\n"
-    "      --seed n                     data order, initial weights, dropout (1234)\n"
-    "      --seq-length n               tokens per sequence (1024)\n"
-    "      --split s                    train, valid, test weights (969, 30, 1)\n"
-    "      --tensor-model-parallel-size n  must be 1\n"
-    "      --train-iters n              iterations to train\n"
-    "      --train-samples n            samples to train (instead of --train-iters)\n"
-    "      --version                    print the version and exit\n"
-    "      --vocab-size n               the tokenizer's vocabulary (50257)\n"
-    "      --weight-decay x             AdamW weight decay, not on biases and LayerNorm (0.1; Megatron 0.01)\n"
-    "      --workers n                  threads (all processors)\n";
-
-enum { T_INT, T_U64, T_DBL, T_STR, T_FLAG };
 
 /* What a checkpoint does to an option not given: nothing, or sets it. */
 enum { C_NONE, C_ARG, C_SCHED, C_MODEL };
@@ -113,195 +32,253 @@ static struct {
 	double wd, clip, beta1, beta2, eps, exit_mins;
 	double initial_scale, min_scale;
 	uint64_t scale_window, hysteresis;
-	const char *split, *device, *save, *load, *log_json;
+	const char *split, *split_rounding, *device, *save, *load, *log_json;
 	uint64_t seed, save_interval, eval_interval, eval_iters, log_interval,
 	    exit_interval;
 	int mock, finetune, force, no_load_optim, override_sched, quiet, workers;
 	int fp16, bf16, fp32, tp, pp;
+	int ckpt_act, recompute_act, recompute_n;
+	const char *recompute_gran, *recompute_method;
 } o = {
 	.layers = 12, .hidden = 768, .heads = 12, .seq = 1024, .maxpos = 1024,
 	.vocab = 50257, .vocab_div = 128, .init_std = 0.02, .micro = 4,
 	.lr = 6e-4, .min_lr = 6e-5, .warmup_fraction = 0.01,
 	.decay_style = "cosine", .wd = 0.1, .clip = 1.0, .beta1 = 0.9,
 	.beta2 = 0.95, .eps = 1e-8, .split = "969, 30, 1",
+	.split_rounding = "legacy",
 	.initial_scale = 4294967296.0, .min_scale = 1, .scale_window = 1000,
 	.hysteresis = 2,
 	.seed = 1234, .eval_interval = 1000, .eval_iters = 100,
-	.log_interval = 100, .tp = 1, .pp = 1,
+	.log_interval = 100, .tp = 1, .pp = 1, .recompute_n = 1,
 };
 
-static const struct optdef {
-	const char *name;
-	int type;
-	void *p;
-	double min, max;
-	int ckpt;		/* C_*: where a checkpoint sets it from */
-	const char *key;	/* config.json key, for C_MODEL */
-} opts[] = {
-	{ "adam-beta1", T_DBL, &o.beta1, 0, 0.999999, C_ARG, NULL },
-	{ "adam-beta2", T_DBL, &o.beta2, 0, 0.999999, C_ARG, NULL },
-	{ "adam-eps", T_DBL, &o.eps, 1e-30, 1, C_ARG, NULL },
-	{ "attention-dropout", T_DBL, &o.attn_dropout, 0, 0.99, C_ARG, NULL },
-	{ "bf16", T_FLAG, &o.bf16, 0, 0, C_NONE, NULL },
-	{ "clip-grad", T_DBL, &o.clip, 0, 1e30, C_ARG, NULL },
-	{ "data-path", T_STR, NULL, 0, 0, C_NONE, NULL },
-	{ "device", T_STR, &o.device, 0, 0, C_NONE, NULL },
-	{ "eval-interval", T_U64, &o.eval_interval, 1, 1e15, C_ARG, NULL },
-	{ "eval-iters", T_U64, &o.eval_iters, 0, 1e15, C_ARG, NULL },
-	{ "exit-duration-in-mins", T_DBL, &o.exit_mins, 1e-9, 1e9, C_NONE, NULL },
-	{ "exit-interval", T_U64, &o.exit_interval, 1, 1e15, C_NONE, NULL },
-	{ "finetune", T_FLAG, &o.finetune, 0, 0, C_NONE, NULL },
-	{ "force", T_FLAG, &o.force, 0, 0, C_NONE, NULL },
-	{ "fp16", T_FLAG, &o.fp16, 0, 0, C_NONE, NULL },
-	{ "fp32", T_FLAG, &o.fp32, 0, 0, C_NONE, NULL },
-	{ "global-batch-size", T_INT, &o.global, 1, 1 << 24, C_ARG, NULL },
-	{ "hidden-dropout", T_DBL, &o.hidden_dropout, 0, 0.99, C_ARG, NULL },
-	{ "hidden-size", T_INT, &o.hidden, 1, 1 << 16, C_MODEL, "n_embd" },
-	{ "hysteresis", T_U64, &o.hysteresis, 1, 1e15, C_NONE, NULL },
-	{ "init-method-std", T_DBL, &o.init_std, 0, 10, C_NONE, NULL },
-	{ "initial-loss-scale", T_DBL, &o.initial_scale, 1, 1e38, C_NONE, NULL },
-	{ "load", T_STR, &o.load, 0, 0, C_NONE, NULL },
-	{ "log-interval", T_U64, &o.log_interval, 1, 1e15, C_NONE, NULL },
-	{ "log-json", T_STR, &o.log_json, 0, 0, C_NONE, NULL },
-	{ "loss-scale-window", T_U64, &o.scale_window, 1, 1e15, C_NONE, NULL },
-	{ "lr", T_DBL, &o.lr, 0, 1e6, C_SCHED, NULL },
-	{ "lr-decay-iters", T_U64, &o.decay_iters, 1, 1e15, C_NONE, NULL },
-	{ "lr-decay-samples", T_U64, &o.decay_samples, 1, 1e15, C_SCHED, NULL },
-	{ "lr-decay-style", T_STR, &o.decay_style, 0, 0, C_SCHED, NULL },
-	{ "lr-warmup-fraction", T_DBL, &o.warmup_fraction, 0, 1, C_NONE, NULL },
-	{ "lr-warmup-iters", T_U64, &o.warmup_iters, 0, 1e15, C_NONE, NULL },
-	{ "lr-warmup-samples", T_U64, &o.warmup_samples, 0, 1e15, C_SCHED, NULL },
-	{ "make-vocab-size-divisible-by", T_INT, &o.vocab_div, 1, 1 << 16, C_NONE, NULL },
-	{ "max-position-embeddings", T_INT, &o.maxpos, 1, 1 << 20, C_MODEL, "n_positions" },
-	{ "micro-batch-size", T_INT, &o.micro, 1, 1 << 16, C_ARG, NULL },
-	{ "min-loss-scale", T_DBL, &o.min_scale, 1e-30, 1e38, C_NONE, NULL },
-	{ "min-lr", T_DBL, &o.min_lr, 0, 1e6, C_SCHED, NULL },
-	{ "mock-data", T_FLAG, &o.mock, 0, 0, C_NONE, NULL },
-	{ "no-load-optim", T_FLAG, &o.no_load_optim, 0, 0, C_NONE, NULL },
-	{ "num-attention-heads", T_INT, &o.heads, 1, 1 << 12, C_MODEL, "n_head" },
-	{ "num-layers", T_INT, &o.layers, 1, 1 << 12, C_MODEL, "n_layer" },
-	{ "override-opt_param-scheduler", T_FLAG, &o.override_sched, 0, 0, C_NONE, NULL },
-	{ "pipeline-model-parallel-size", T_INT, &o.pp, 1, 1 << 16, C_NONE, NULL },
-	{ "save", T_STR, &o.save, 0, 0, C_NONE, NULL },
-	{ "save-interval", T_U64, &o.save_interval, 1, 1e15, C_NONE, NULL },
-	{ "seed", T_U64, &o.seed, 0, 4294967295.0, C_ARG, NULL },
-	{ "seq-length", T_INT, &o.seq, 1, 1 << 20, C_ARG, NULL },
-	{ "split", T_STR, &o.split, 0, 0, C_ARG, NULL },
-	{ "tensor-model-parallel-size", T_INT, &o.tp, 1, 1 << 16, C_NONE, NULL },
-	{ "train-iters", T_U64, &o.train_iters, 1, 1e15, C_ARG, NULL },
-	{ "train-samples", T_U64, &o.train_samples, 1, 1e15, C_ARG, NULL },
-	{ "vocab-size", T_INT, &o.vocab, 2, 1 << 30, C_MODEL, "vocab_size" },
-	{ "weight-decay", T_DBL, &o.wd, 0, 1e6, C_ARG, NULL },
-	{ "workers", T_INT, &o.workers, 1, 1024, C_NONE, NULL },
+static struct opt_list data_paths;	/* --data-path's words, then the operands */
+
+static const struct opt opts[] = {
+	{ .name = "help", .key = 'h', .type = OPT_HELP,
+	    .help = "print this help and exit" },
+	{ .name = "quiet", .key = 'q', .type = OPT_FLAG, .p = &o.quiet,
+	    .help = "no log lines on stderr, only errors" },
+	{ .name = "adam-beta1", .arg = "x", .type = OPT_DOUBLE, .p = &o.beta1,
+	    .max = 0.999999, .tag = C_ARG, .help = "AdamW beta1 (0.9)" },
+	{ .name = "adam-beta2", .arg = "x", .type = OPT_DOUBLE, .p = &o.beta2,
+	    .max = 0.999999, .tag = C_ARG,
+	    .help = "AdamW beta2 (0.95; Megatron 0.999)" },
+	{ .name = "adam-eps", .arg = "x", .type = OPT_DOUBLE, .p = &o.eps,
+	    .min = 1e-30, .max = 1, .tag = C_ARG,
+	    .help = "AdamW epsilon (1e-8)" },
+	{ .name = "attention-dropout", .arg = "p", .type = OPT_DOUBLE,
+	    .p = &o.attn_dropout, .max = 0.99, .tag = C_ARG,
+	    .help = "dropout on attention probabilities (0.0; Megatron 0.1)" },
+	{ .name = "bf16", .type = OPT_FLAG, .p = &o.bf16,
+	    .help = "bf16 matrix products (cuda; the default on sm_80 and "
+	    "newer)" },
+	{ .name = "checkpoint-activations", .type = OPT_FLAG, .p = &o.ckpt_act,
+	    .help = "recompute every layer in the backward pass (Megatron "
+	    "v2.5)" },
+	{ .name = "checkpoint-num-layers", .arg = "n", .type = OPT_INT,
+	    .p = &o.recompute_n, .min = 1, .max = 1 << 12,
+	    .help = "layers per recomputed chunk (1)" },
+	{ .name = "clip-grad", .arg = "x", .type = OPT_DOUBLE, .p = &o.clip,
+	    .max = 1e30, .tag = C_ARG,
+	    .help = "clip the global gradient norm to x; 0: off (1.0)" },
+	{ .name = "data-path", .arg = "[weight] prefix ...", .type = OPT_STR,
+	    .p = &data_paths, .flags = OPT_REPEAT,
+	    .help = "datasets PREFIX.bin/.idx, blended by weight" },
+	{ .name = "device", .arg = "dev", .type = OPT_STR, .p = &o.device,
+	    .help = "auto, cpu or cuda ($OWT_DEVICE, else auto)" },
+	{ .name = "eval-interval", .arg = "n", .type = OPT_U64,
+	    .p = &o.eval_interval, .min = 1, .max = 1e15, .tag = C_ARG,
+	    .help = "validation loss every n iterations (1000)" },
+	{ .name = "eval-iters", .arg = "n", .type = OPT_U64,
+	    .p = &o.eval_iters, .max = 1e15, .tag = C_ARG,
+	    .help = "batches per evaluation; 0: none (100)" },
+	{ .name = "exit-duration-in-mins", .arg = "x", .type = OPT_DOUBLE,
+	    .p = &o.exit_mins, .min = 1e-9, .max = 1e9,
+	    .help = "save and exit after x minutes of training" },
+	{ .name = "exit-interval", .arg = "n", .type = OPT_U64,
+	    .p = &o.exit_interval, .min = 1, .max = 1e15,
+	    .help = "save and exit after iteration n, 2n, ..." },
+	{ .name = "finetune", .type = OPT_FLAG, .p = &o.finetune,
+	    .help = "load only the weights; iteration 0, new optimizer" },
+	{ .name = "force", .type = OPT_FLAG, .p = &o.force,
+	    .help = "a new run replaces the checkpoints in --save" },
+	{ .name = "fp16", .type = OPT_FLAG, .p = &o.fp16,
+	    .help = "fp16 matrix products with dynamic loss scaling (cuda)" },
+	{ .name = "fp32", .type = OPT_FLAG, .p = &o.fp32,
+	    .help = "fp32 throughout (the cpu backend's only mode)" },
+	{ .name = "global-batch-size", .arg = "n", .type = OPT_INT,
+	    .p = &o.global, .min = 1, .max = 1 << 24, .tag = C_ARG,
+	    .help = "sequences per iteration (the micro-batch size)" },
+	{ .name = "hidden-dropout", .arg = "p", .type = OPT_DOUBLE,
+	    .p = &o.hidden_dropout, .max = 0.99, .tag = C_ARG,
+	    .help = "dropout after embeddings and residual branches (0.0; "
+	    "Megatron 0.1)" },
+	{ .name = "hidden-size", .arg = "n", .type = OPT_INT, .p = &o.hidden,
+	    .min = 1, .max = 1 << 16, .tag = C_MODEL,
+	    .help = "channels (768)" },
+	{ .name = "hysteresis", .arg = "n", .type = OPT_U64,
+	    .p = &o.hysteresis, .min = 1, .max = 1e15,
+	    .help = "fp16: overflows before the loss scale halves (2)" },
+	{ .name = "init-method-std", .arg = "x", .type = OPT_DOUBLE,
+	    .p = &o.init_std, .max = 10,
+	    .help = "standard deviation of the initial weights (0.02)" },
+	{ .name = "initial-loss-scale", .arg = "x", .type = OPT_DOUBLE,
+	    .p = &o.initial_scale, .min = 1, .max = 1e38,
+	    .help = "fp16: the first loss scale (4294967296)" },
+	{ .name = "load", .arg = "dir", .type = OPT_STR, .p = &o.load,
+	    .help = "resume from a checkpoint, or start from HF weights" },
+	{ .name = "log-interval", .arg = "n", .type = OPT_U64,
+	    .p = &o.log_interval, .min = 1, .max = 1e15,
+	    .help = "log every n iterations (100)" },
+	{ .name = "log-json", .arg = "file", .type = OPT_STR, .p = &o.log_json,
+	    .help = "also write the log as JSON lines to file" },
+	{ .name = "loss-scale-window", .arg = "n", .type = OPT_U64,
+	    .p = &o.scale_window, .min = 1, .max = 1e15,
+	    .help = "fp16: clean iterations before the scale doubles (1000)" },
+	{ .name = "lr", .arg = "x", .type = OPT_DOUBLE, .p = &o.lr, .max = 1e6,
+	    .tag = C_SCHED, .help = "peak learning rate (6e-4)" },
+	{ .name = "lr-decay-iters", .arg = "n", .type = OPT_U64,
+	    .p = &o.decay_iters, .min = 1, .max = 1e15,
+	    .help = "decay over n iterations (--train-iters)" },
+	{ .name = "lr-decay-samples", .arg = "n", .type = OPT_U64,
+	    .p = &o.decay_samples, .min = 1, .max = 1e15, .tag = C_SCHED,
+	    .help = "decay over n samples" },
+	{ .name = "lr-decay-style", .arg = "style", .type = OPT_STR,
+	    .p = &o.decay_style, .tag = C_SCHED,
+	    .help = "constant, linear, cosine, inverse-square-root (cosine)" },
+	{ .name = "lr-warmup-fraction", .arg = "x", .type = OPT_DOUBLE,
+	    .p = &o.warmup_fraction, .max = 1,
+	    .help = "warm up over this fraction of the decay (0.01)" },
+	{ .name = "lr-warmup-iters", .arg = "n", .type = OPT_U64,
+	    .p = &o.warmup_iters, .max = 1e15,
+	    .help = "warm up over n iterations" },
+	{ .name = "lr-warmup-samples", .arg = "n", .type = OPT_U64,
+	    .p = &o.warmup_samples, .max = 1e15, .tag = C_SCHED,
+	    .help = "warm up over n samples" },
+	{ .name = "make-vocab-size-divisible-by", .arg = "n", .type = OPT_INT,
+	    .p = &o.vocab_div, .min = 1, .max = 1 << 16,
+	    .help = "pad the vocabulary to a multiple of n (128)" },
+	{ .name = "max-position-embeddings", .arg = "n", .type = OPT_INT,
+	    .p = &o.maxpos, .min = 1, .max = 1 << 20, .tag = C_MODEL,
+	    .help = "positions of the model (1024)" },
+	{ .name = "micro-batch-size", .arg = "n", .type = OPT_INT,
+	    .p = &o.micro, .min = 1, .max = 1 << 16, .tag = C_ARG,
+	    .help = "sequences per forward pass (4)" },
+	{ .name = "min-loss-scale", .arg = "x", .type = OPT_DOUBLE,
+	    .p = &o.min_scale, .min = 1e-30, .max = 1e38,
+	    .help = "fp16: the smallest loss scale (1)" },
+	{ .name = "min-lr", .arg = "x", .type = OPT_DOUBLE, .p = &o.min_lr,
+	    .max = 1e6, .tag = C_SCHED,
+	    .help = "learning rate at the end of the decay (6e-5)" },
+	{ .name = "mock-data", .type = OPT_FLAG, .p = &o.mock,
+	    .help = "train on generated counting sequences" },
+	{ .name = "no-load-optim", .type = OPT_FLAG, .p = &o.no_load_optim,
+	    .help = "resume with new AdamW moments, not the saved ones" },
+	{ .name = "num-attention-heads", .arg = "n", .type = OPT_INT,
+	    .p = &o.heads, .min = 1, .max = 1 << 12, .tag = C_MODEL,
+	    .help = "attention heads (12)" },
+	{ .name = "num-layers", .arg = "n", .type = OPT_INT, .p = &o.layers,
+	    .min = 1, .max = 1 << 12, .tag = C_MODEL,
+	    .help = "transformer layers (12)" },
+	{ .name = "override-opt_param-scheduler", .type = OPT_FLAG,
+	    .p = &o.override_sched,
+	    .help = "the options' learning-rate schedule, not the "
+	    "checkpoint's" },
+	{ .name = "pipeline-model-parallel-size", .arg = "n", .type = OPT_INT,
+	    .p = &o.pp, .min = 1, .max = 1 << 16, .help = "must be 1" },
+	{ .name = "recompute-activations", .type = OPT_FLAG,
+	    .p = &o.recompute_act,
+	    .help = "recompute the attention probabilities (selective)" },
+	{ .name = "recompute-granularity", .arg = "g", .type = OPT_STR,
+	    .p = &o.recompute_gran, .help = "full or selective" },
+	{ .name = "recompute-method", .arg = "m", .type = OPT_STR,
+	    .p = &o.recompute_method,
+	    .help = "full: uniform (chunks) or block (the first n layers)" },
+	{ .name = "recompute-num-layers", .arg = "n", .type = OPT_INT,
+	    .p = &o.recompute_n, .min = 1, .max = 1 << 12,
+	    .help = "full: layers per chunk, or layers recomputed (1)" },
+	{ .name = "save", .arg = "dir", .type = OPT_STR, .p = &o.save,
+	    .help = "save checkpoints under dir" },
+	{ .name = "save-interval", .arg = "n", .type = OPT_U64,
+	    .p = &o.save_interval, .min = 1, .max = 1e15,
+	    .help = "save every n iterations (at the end only)" },
+	{ .name = "seed", .arg = "n", .type = OPT_U64, .p = &o.seed,
+	    .max = 4294967295.0, .tag = C_ARG,
+	    .help = "data order, initial weights, dropout (1234)" },
+	{ .name = "seq-length", .arg = "n", .type = OPT_INT, .p = &o.seq,
+	    .min = 1, .max = 1 << 20, .tag = C_ARG,
+	    .help = "tokens per sequence (1024)" },
+	{ .name = "split", .arg = "s", .type = OPT_STR, .p = &o.split,
+	    .tag = C_ARG, .help = "train, valid, test weights (969, 30, 1)" },
+	{ .name = "split-rounding", .arg = "how", .type = OPT_STR,
+	    .p = &o.split_rounding, .tag = C_ARG,
+	    .help = "legacy (Megatron v2.5's) or core (legacy)" },
+	{ .name = "tensor-model-parallel-size", .arg = "n", .type = OPT_INT,
+	    .p = &o.tp, .min = 1, .max = 1 << 16, .help = "must be 1" },
+	{ .name = "train-iters", .arg = "n", .type = OPT_U64,
+	    .p = &o.train_iters, .min = 1, .max = 1e15, .tag = C_ARG,
+	    .help = "iterations to train" },
+	{ .name = "train-samples", .arg = "n", .type = OPT_U64,
+	    .p = &o.train_samples, .min = 1, .max = 1e15, .tag = C_ARG,
+	    .help = "samples to train (instead of --train-iters)" },
+	{ .name = "version", .type = OPT_VERSION,
+	    .help = "print the version and exit" },
+	{ .name = "vocab-size", .arg = "n", .type = OPT_INT, .p = &o.vocab,
+	    .min = 2, .max = 1 << 30, .tag = C_MODEL,
+	    .help = "the tokenizer's vocabulary (50257)" },
+	{ .name = "weight-decay", .arg = "x", .type = OPT_DOUBLE, .p = &o.wd,
+	    .max = 1e6, .tag = C_ARG,
+	    .help = "AdamW weight decay, not on biases and LayerNorm (0.1; "
+	    "Megatron 0.01)" },
+	{ .name = "workers", .arg = "n", .type = OPT_INT, .p = &o.workers,
+	    .min = 1, .max = 1024, .help = "threads (all processors)" },
 };
 #define NOPTS (sizeof opts / sizeof *opts)
-enum { O_HELP = 'h', O_QUIET = 'q', O_VERSION = 1000, O_BASE = 256 };
+
+static const struct opt_prog options = { "gpt-train", opts, NOPTS, NULL, 35,
+    NULL };
+
+/* The C_MODEL options: their keys in config.json and fields of the config. */
+static const struct { const char *opt, *key; size_t off; } model_keys[] = {
+	{ "hidden-size", "n_embd", offsetof(struct gpt_config, nembd) },
+	{ "max-position-embeddings", "n_positions",
+	    offsetof(struct gpt_config, maxpos) },
+	{ "num-attention-heads", "n_head", offsetof(struct gpt_config, nhead) },
+	{ "num-layers", "n_layer", offsetof(struct gpt_config, nlayer) },
+	{ "vocab-size", "vocab_size", offsetof(struct gpt_config, vocab) },
+};
 
 static char given[NOPTS];
-static char **data_args;
-static int ndata_args;
 static volatile sig_atomic_t stop_signal;
 
-static int
-opt_index(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < NOPTS; i++)
-		if (strcmp(opts[i].name, name) == 0)
-			return (int)i;
-	return -1;
-}
-
-#define GIVEN(name) given[opt_index(name)]
-
-static void
-set_opt(const struct optdef *d, const char *arg)
-{
-	char flag[64];
-
-	snprintf(flag, sizeof flag, "--%s", d->name);
-	switch (d->type) {
-	case T_INT:
-		*(int *)d->p = (int)opt_int(flag, arg, (long long)d->min,
-		    (long long)d->max);
-		break;
-	case T_U64:
-		*(uint64_t *)d->p = (uint64_t)opt_int(flag, arg,
-		    (long long)d->min, (long long)d->max);
-		break;
-	case T_DBL:
-		*(double *)d->p = opt_double(flag, arg, d->min, d->max);
-		break;
-	case T_STR:
-		*(const char **)d->p = arg;
-		break;
-	case T_FLAG:
-		*(int *)d->p = 1;
-		break;
-	}
-}
+#define GIVEN(name) given[opt_find(&options, name)]
 
 static void
 parse(int argc, char **argv)
 {
-	struct option *lo = xcalloc(NOPTS + 4, sizeof *lo);
-	size_t i, n = 0;
-	int c;
+	int first = owt_options(&options, argc, argv, given);
 
-	for (i = 0; i < NOPTS; i++) {
-		lo[n].name = opts[i].name;
-		lo[n].has_arg = opts[i].type == T_FLAG ? no_argument :
-		    required_argument;
-		lo[n++].val = O_BASE + (int)i;
-	}
-	lo[n++] = (struct option){ "help", no_argument, NULL, O_HELP };
-	lo[n++] = (struct option){ "quiet", no_argument, NULL, O_QUIET };
-	lo[n++] = (struct option){ "version", no_argument, NULL, O_VERSION };
-	while ((c = getopt_long(argc, argv, "hq", lo, NULL)) != -1) {
-		if (c == O_HELP) {
-			exit(owt_help(usage_line, options_help));
-		} else if (c == O_QUIET) {
-			o.quiet = 1;
-		} else if (c == O_VERSION) {
-			exit(owt_version());
-		} else if (c >= O_BASE && c < O_BASE + (int)NOPTS) {
-			const struct optdef *d = &opts[c - O_BASE];
-
-			given[c - O_BASE] = 1;
-			if (d->p == NULL) {	/* --data-path: this and the operands */
-				data_args = xrealloc(data_args,
-				    (size_t)(ndata_args + 1) * sizeof *data_args);
-				data_args[ndata_args++] = optarg;
-			} else {
-				set_opt(d, optarg);
-			}
-		} else {
-			owt_usage(usage_line);
-		}
-	}
-	free(lo);
-	if (optind < argc && ndata_args == 0)
-		owt_die(XUSAGE, "unexpected operand '%s'", argv[optind]);
+	if (first < argc && data_paths.n == 0)
+		owt_die(XUSAGE, "unexpected operand '%s'", argv[first]);
 	/* Megatron's --data-path takes several words: "0.7 A 0.3 B" */
-	while (optind < argc) {
-		data_args = xrealloc(data_args, (size_t)(ndata_args + 1) *
-		    sizeof *data_args);
-		data_args[ndata_args++] = argv[optind++];
-	}
+	data_paths.v = xrealloc(data_paths.v, (data_paths.n +
+	    (size_t)(argc - first)) * sizeof *data_paths.v);
+	while (first < argc)
+		data_paths.v[data_paths.n++] = argv[first++];
 }
 
 static int
 decay_style(const char *s)
 {
 	if (strcmp(s, "constant") == 0)
-		return LR_CONSTANT;
+		return SCHEDULE_CONSTANT;
 	if (strcmp(s, "linear") == 0)
-		return LR_LINEAR;
+		return SCHEDULE_LINEAR;
 	if (strcmp(s, "cosine") == 0)
-		return LR_COSINE;
+		return SCHEDULE_COSINE;
 	if (strcmp(s, "inverse-square-root") == 0)
-		return LR_INVSQRT;
+		return SCHEDULE_INVSQRT;
 	owt_die(XUSAGE, "--lr-decay-style: '%s' is not constant, linear, "
 	    "cosine or inverse-square-root", s);
 }
@@ -310,50 +287,42 @@ decay_style(const char *s)
 static void
 merge_config(const char *path, const struct gpt_config *c)
 {
+	const struct opt *d;
 	size_t i;
-	int v = 0;
+	int k, v;
 
-	for (i = 0; i < NOPTS; i++) {
-		const struct optdef *d = &opts[i];
-
-		if (d->ckpt != C_MODEL)
-			continue;
-		if (strcmp(d->key, "n_embd") == 0)
-			v = c->nembd;
-		else if (strcmp(d->key, "n_positions") == 0)
-			v = c->maxpos;
-		else if (strcmp(d->key, "n_head") == 0)
-			v = c->nhead;
-		else if (strcmp(d->key, "n_layer") == 0)
-			v = c->nlayer;
-		else if (strcmp(d->key, "vocab_size") == 0)
-			v = c->vocab;
-		if (given[i] && *(int *)d->p != v)
+	for (i = 0; i < sizeof model_keys / sizeof *model_keys; i++) {
+		k = opt_find(&options, model_keys[i].opt);
+		d = &opts[k];
+		v = *(const int *)((const char *)c + model_keys[i].off);
+		if (given[k] && *(int *)d->p != v)
 			owt_die(XDATA, "%s/config.json: %s is %d, but --%s is "
-			    "%d", path, d->key, v, d->name, *(int *)d->p);
+			    "%d", path, model_keys[i].key, v, d->name,
+			    *(int *)d->p);
 		*(int *)d->p = v;
 	}
 }
 
 /* The value of option d in a checkpoint's "args", as text for messages. */
 static int
-arg_from(const struct optdef *d, const struct tjson *v, char *text, size_t size)
+arg_from(const struct opt *d, const struct json_val *v, char *text,
+    size_t size)
 {
-	if (d->type == T_STR) {
-		if (v->type != TJ_STRING)
+	if (d->type == OPT_STR) {
+		if (v->type != JV_STRING)
 			return -1;
 		snprintf(text, size, "%s", v->str);
 		if (strcmp(*(const char **)d->p, v->str) == 0)
 			return 0;
 		return 1;
 	}
-	if (v->type != TJ_NUMBER)
+	if (v->type != JV_NUMBER)
 		return -1;
 	snprintf(text, size, "%.9g", v->num);
 	switch (d->type) {
-	case T_INT:
+	case OPT_INT:
 		return *(int *)d->p != (int)v->num;
-	case T_U64:
+	case OPT_U64:
 		return *(uint64_t *)d->p != (uint64_t)v->num;
 	default:
 		return *(double *)d->p != v->num;
@@ -366,7 +335,7 @@ arg_from(const struct optdef *d, const struct tjson *v, char *text, size_t size)
  * training length is iterations or samples.
  */
 static int
-given_as(const struct optdef *d)
+given_as(const struct opt *d)
 {
 	if (strcmp(d->name, "lr-warmup-samples") == 0)
 		return GIVEN("lr-warmup-samples") || GIVEN("lr-warmup-iters") ||
@@ -386,25 +355,26 @@ given_as(const struct optdef *d)
  * --override-opt_param-scheduler.
  */
 static void
-merge_args(const char *path, const struct tjson *args, int check)
+merge_args(const char *path, const struct json_val *args, int check)
 {
-	const struct tjson *v;
+	const struct json_val *v;
 	char text[256];
 	size_t i;
 	int diff;
 
 	for (i = 0; i < NOPTS; i++) {
-		const struct optdef *d = &opts[i];
+		const struct opt *d = &opts[i];
 
-		if (d->ckpt != C_ARG && d->ckpt != C_SCHED)
+		if (d->tag != C_ARG && d->tag != C_SCHED)
 			continue;
-		if ((v = tjson_get(args, d->name)) == NULL || v->type == TJ_NULL)
+		if ((v = json_doc_get(args, d->name)) == NULL ||
+		    v->type == JV_NULL)
 			continue;
 		if ((diff = arg_from(d, v, text, sizeof text)) < 0)
 			owt_die(XDATA, "%s/trainer_state.json: bad value of "
 			    "'%s'", path, d->name);
 		if (given_as(d)) {
-			if (check && diff && d->ckpt == C_SCHED &&
+			if (check && diff && d->tag == C_SCHED &&
 			    !o.override_sched)
 				owt_die(XDATA, "%s/trainer_state.json: %s is %s, "
 				    "but the options make it differ (use "
@@ -416,10 +386,10 @@ merge_args(const char *path, const struct tjson *args, int check)
 			continue;
 		given[i] = 1;
 		switch (d->type) {
-		case T_INT: *(int *)d->p = (int)v->num; break;
-		case T_U64: *(uint64_t *)d->p = (uint64_t)v->num; break;
-		case T_DBL: *(double *)d->p = v->num; break;
-		case T_STR: *(const char **)d->p = xstrdup(v->str); break;
+		case OPT_INT: *(int *)d->p = (int)v->num; break;
+		case OPT_U64: *(uint64_t *)d->p = (uint64_t)v->num; break;
+		case OPT_DOUBLE: *(double *)d->p = v->num; break;
+		case OPT_STR: *(const char **)d->p = xstrdup(v->str); break;
 		}
 	}
 }
@@ -434,20 +404,20 @@ args_json(void)
 
 	buf_addc(&b, '{');
 	for (i = 0; i < NOPTS; i++) {
-		const struct optdef *d = &opts[i];
+		const struct opt *d = &opts[i];
 
-		if (d->ckpt != C_ARG && d->ckpt != C_SCHED)
+		if (d->tag != C_ARG && d->tag != C_SCHED)
 			continue;
-		if (d->type == T_U64 && *(uint64_t *)d->p == 0 &&
-		    d->ckpt == C_ARG)
+		if (d->type == OPT_U64 && *(uint64_t *)d->p == 0 &&
+		    d->tag == C_ARG)
 			continue;	/* unset: --train-samples */
 		buf_printf(&b, "%s\n    \"%s\": ", first ? "" : ",", d->name);
 		first = 0;
 		switch (d->type) {
-		case T_INT: buf_printf(&b, "%d", *(int *)d->p); break;
-		case T_U64: buf_printf(&b, "%" PRIu64, *(uint64_t *)d->p); break;
-		case T_DBL: buf_printf(&b, "%.17g", *(double *)d->p); break;
-		case T_STR: buf_printf(&b, "\"%s\"", *(const char **)d->p); break;
+		case OPT_INT: buf_printf(&b, "%d", *(int *)d->p); break;
+		case OPT_U64: buf_printf(&b, "%" PRIu64, *(uint64_t *)d->p); break;
+		case OPT_DOUBLE: buf_printf(&b, "%.17g", *(double *)d->p); break;
+		case OPT_STR: buf_printf(&b, "\"%s\"", *(const char **)d->p); break;
 		}
 	}
 	buf_printf(&b, "\n  }");
@@ -556,8 +526,9 @@ main(int argc, char **argv)
 {
 	struct gpt_config cfg = { 0 };
 	struct gpt_data data;
-	struct tjson *state_doc = NULL;
+	struct json_val *state_doc = NULL;
 	struct step_result r;
+	struct gpt_recompute rc;
 	char err[1024], path[4096], cfgpath[4200], list[256];
 	uint64_t G, first_iter, log_iters = 0, log_skipped = 0, train_samples;
 	double t0, tlast, loss_sum = 0;
@@ -569,10 +540,14 @@ main(int argc, char **argv)
 
 	if (o.fp16 + o.bf16 + o.fp32 > 1)
 		owt_die(XUSAGE, "--fp16, --bf16 and --fp32 exclude each other");
+	if (gpt_recompute_parse(&rc, o.ckpt_act, o.recompute_act,
+	    o.recompute_gran, o.recompute_method, o.recompute_n, err,
+	    sizeof err) < 0)
+		owt_die(XUSAGE, "%s", err);
 	if (o.tp != 1 || o.pp != 1)
 		owt_die(XUSAGE, "--%s-model-parallel-size: only 1 is supported",
 		    o.tp != 1 ? "tensor" : "pipeline");
-	if (o.mock == (ndata_args > 0))
+	if (o.mock == (data_paths.n > 0))
 		owt_die(XUSAGE, "%s", o.mock ? "--mock-data and --data-path "
 		    "exclude each other" : "no data: give --data-path or "
 		    "--mock-data");
@@ -613,7 +588,10 @@ main(int argc, char **argv)
 			    k < 0 ? "" : ": no trainer_state.json");
 		if (!GIVEN("seed"))
 			o.seed = tr.st.seed;
-		merge_args(path, tjson_get(state_doc, "args"), 0);
+		merge_args(path, json_doc_get(state_doc, "args"), 0);
+		/* saved before --split-rounding: Megatron-core's order */
+		if (!GIVEN("split-rounding"))
+			o.split_rounding = "core";
 		if (!(have & CKPT_F_OPTIM))
 			owt_warn("%s: no optimizer.safetensors: resuming with "
 			    "new AdamW moments (--no-load-optim)", path);
@@ -660,12 +638,12 @@ main(int argc, char **argv)
 	o.decay_samples = tr.lr.decay;
 	o.warmup_samples = tr.lr.warmup;
 	if (from_ckpt)
-		merge_args(path, tjson_get(state_doc, "args"), 1);
+		merge_args(path, json_doc_get(state_doc, "args"), 1);
 	if (o.min_lr > o.lr)
 		owt_die(XUSAGE, "--min-lr %g%s is above --lr %g", o.min_lr,
 		    GIVEN("min-lr") ? "" : " (the default)", o.lr);
-	if (tr.lr.warmup >= tr.lr.decay && tr.lr.style != LR_CONSTANT &&
-	    tr.lr.style != LR_INVSQRT)
+	if (tr.lr.warmup >= tr.lr.decay && tr.lr.style != SCHEDULE_CONSTANT &&
+	    tr.lr.style != SCHEDULE_INVSQRT)
 		owt_die(XUSAGE, "the warmup (%" PRIu64 " samples) must be "
 		    "shorter than the decay (%" PRIu64 " samples)",
 		    tr.lr.warmup, tr.lr.decay);
@@ -691,6 +669,7 @@ main(int argc, char **argv)
 		owt_die(XUSAGE, "%s", err);
 	if (gpt_init(&model, &cfg, dev.be, err, sizeof err) < 0)
 		owt_die(XUSAGE, "%s", err);
+	gpt_set_recompute(&model, &rc);
 	if (gpt_set_batch(&model, o.micro, o.seq, err, sizeof err) < 0)
 		owt_die(XUSAGE, "%s", err);
 	if (from_ckpt)
@@ -718,12 +697,13 @@ main(int argc, char **argv)
 	if (dev.prec != GPT_FP16)
 		tr.st.loss_scale = 0;
 	else if (tr.st.loss_scale == 0)
-		scaler_start(&tr.scaler, &tr.st, o.initial_scale);
+		train_scaler_start(&tr.scaler, &tr.st, o.initial_scale);
 	train_init(&tr);
 	args_text = args_json();
 
-	if (gpt_data_open(&data, o.mock ? NULL : data_args, ndata_args,
-	    o.split, (uint32_t)o.seed, o.seq, (uint32_t)o.vocab, train_samples,
+	if (gpt_data_open(&data, o.mock ? NULL : data_paths.v,
+	    (int)data_paths.n, o.split, o.split_rounding, (uint32_t)o.seed,
+	    o.seq, (uint32_t)o.vocab, train_samples,
 	    (o.train_iters / o.eval_interval + 1) * o.eval_iters * G,
 	    o.eval_iters * G, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
@@ -731,6 +711,10 @@ main(int argc, char **argv)
 	say("GPT-2: %d layers, %d hidden, %d heads, %d positions, vocabulary "
 	    "%d (padded to %d): %zu parameters", cfg.nlayer, cfg.nembd,
 	    cfg.nhead, cfg.maxpos, cfg.vocab, cfg.vocab_pad, gpt_nparams(&cfg));
+	gpt_recompute_desc(&model, list, sizeof list);
+	say("activations: %zu bytes for micro-batches of %d x %d tokens; "
+	    "recomputation: %s", gpt_acts_bytes(&model, o.micro, o.seq),
+	    o.micro, o.seq, list);
 	say("%s", gpt_device_desc(&dev, o.workers));
 	say("%s", data.desc);
 	if (tr.st.iteration > 0)
@@ -821,10 +805,10 @@ out:
 	if (logf_json && fclose(logf_json) != 0)
 		owt_die_errno(XSYS, "%s: write error", o.log_json);
 	gpt_data_close(&data);
-	tjson_free(state_doc);
+	json_doc_free(state_doc);
 	train_free(&tr);
 	gpt_free(&model);
 	free(args_text);
-	free(data_args);
+	free(data_paths.v);
 	return owt_finish(XOK);
 }

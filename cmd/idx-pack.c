@@ -1,6 +1,5 @@
 /* idx-pack - pack token streams into Megatron indexed datasets, merge, inspect and check them */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,31 +7,11 @@
 
 #include "jsonl.h"
 #include "mmidx.h"
+#include "opt.h"
 #include "outfile.h"
 #include "progress.h"
 #include "tok.h"
 #include "util.h"
-
-static const char usage_line[] =
-    "usage: idx-pack [-fhq] [-o prefix] [--cat] [--check] [--docs range] "
-    "[--eod id] [--info] [--keep-empty] [--merge] [--progress] [--version] "
-    "[--vocab n] [file | prefix ...]\n";
-
-static const char options_help[] =
-    "  -f, --force          overwrite an existing dataset\n"
-    "  -h, --help           print this help and exit\n"
-    "  -o, --output prefix  write prefix.bin and prefix.idx\n"
-    "  -q, --quiet          no summary or progress on stderr\n"
-    "      --cat            write the datasets' documents as a token stream\n"
-    "      --check          verify every invariant of the datasets\n"
-    "      --docs range     --cat only documents K:M (from 0, M excluded)\n"
-    "      --eod id         --cat: the stream header's EOD id (50256)\n"
-    "      --info           describe the datasets in JSON, one line each\n"
-    "      --keep-empty     keep empty documents as documents of no sequence\n"
-    "      --merge          -o: concatenate the datasets named as operands\n"
-    "      --progress       show progress even when stderr is not a terminal\n"
-    "      --version        print the version and exit\n"
-    "      --vocab n        --cat: the stream header's vocabulary size (50257)\n";
 
 enum { M_PACK, M_MERGE, M_INFO, M_CAT, M_CHECK };
 
@@ -309,93 +288,100 @@ check(const char *prefix)
 }
 
 /* "K:M", "K:", ":M" or "K": documents [K, M), M excluded, or K alone. */
-static void
-parse_docs(const char *arg)
+static int
+parse_docs(const struct opt *o, const char *arg, char *err, size_t errsize)
 {
 	const char *colon = strchr(arg, ':');
+	long long v;
 	char *k;
+	int r = 0;
 
+	(void)o;
 	if (colon == NULL) {
-		opt.first = (uint64_t)opt_int("--docs", arg, 0, INT64_MAX);
+		if (opt_scan_int("--docs", arg, 0, INT64_MAX, &v, err,
+		    errsize) < 0)
+			return -1;
+		opt.first = (uint64_t)v;
 		opt.last = opt.first + 1;
-		return;
+		return 0;
 	}
 	k = xstrndup(arg, (size_t)(colon - arg));
-	if (*k)
-		opt.first = (uint64_t)opt_int("--docs", k, 0, INT64_MAX);
-	if (colon[1])
-		opt.last = (uint64_t)opt_int("--docs", colon + 1, 0, INT64_MAX);
+	if (*k && (r = opt_scan_int("--docs", k, 0, INT64_MAX, &v, err,
+	    errsize)) == 0)
+		opt.first = (uint64_t)v;
+	if (r == 0 && colon[1] && (r = opt_scan_int("--docs", colon + 1, 0,
+	    INT64_MAX, &v, err, errsize)) == 0)
+		opt.last = (uint64_t)v;
 	free(k);
+	return r;
 }
 
-static void
-set_mode(int mode)
+/* --cat, --check, --info, --merge: the mode, in the option's tag. */
+static int
+set_mode(const struct opt *o, const char *arg, char *err, size_t errsize)
 {
-	if (opt.mode != M_PACK && opt.mode != mode)
-		owt_die(XUSAGE, "--cat, --check, --info and --merge exclude "
-		    "each other");
-	opt.mode = mode;
+	(void)arg;
+	if (opt.mode != M_PACK && opt.mode != o->tag) {
+		snprintf(err, errsize, "--cat, --check, --info and --merge "
+		    "exclude each other");
+		return -1;
+	}
+	opt.mode = o->tag;
+	return 0;
 }
+
+static const struct opt opts[] = {
+	{ .name = "force", .key = 'f', .type = OPT_FLAG, .p = &opt.force,
+	    .help = "overwrite an existing dataset" },
+	{ .name = "help", .key = 'h', .type = OPT_HELP,
+	    .help = "print this help and exit" },
+	{ .name = "output", .key = 'o', .arg = "prefix", .type = OPT_STR,
+	    .p = &opt.output, .help = "write prefix.bin and prefix.idx" },
+	{ .name = "quiet", .key = 'q', .type = OPT_FLAG, .p = &opt.quiet,
+	    .help = "no summary or progress on stderr" },
+	{ .name = "cat", .type = OPT_FUNC, .check = set_mode, .tag = M_CAT,
+	    .help = "write the datasets' documents as a token stream" },
+	{ .name = "check", .type = OPT_FUNC, .check = set_mode, .tag = M_CHECK,
+	    .help = "verify every invariant of the datasets" },
+	{ .name = "docs", .arg = "range", .type = OPT_FUNC, .check = parse_docs,
+	    .help = "--cat only documents K:M (from 0, M excluded)" },
+	{ .name = "eod", .arg = "id", .type = OPT_U32, .p = &opt.eod,
+	    .max = UINT32_MAX - 1,
+	    .help = "--cat: the stream header's EOD id (50256)" },
+	{ .name = "info", .type = OPT_FUNC, .check = set_mode, .tag = M_INFO,
+	    .help = "describe the datasets in JSON, one line each" },
+	{ .name = "keep-empty", .type = OPT_FLAG, .p = &opt.keep_empty,
+	    .help = "keep empty documents as documents of no sequence" },
+	{ .name = "merge", .type = OPT_FUNC, .check = set_mode, .tag = M_MERGE,
+	    .help = "-o: concatenate the datasets named as operands" },
+	{ .name = "progress", .type = OPT_FLAG, .p = &opt.progress,
+	    .help = "show progress even when stderr is not a terminal" },
+	{ .name = "version", .type = OPT_VERSION,
+	    .help = "print the version and exit" },
+	{ .name = "vocab", .arg = "n", .type = OPT_U32, .p = &opt.vocab,
+	    .min = 1, .max = UINT32_MAX,
+	    .help = "--cat: the stream header's vocabulary size (50257)" },
+};
+#define NOPTS (sizeof opts / sizeof *opts)
+
+static const struct opt_prog options = { "idx-pack", opts, NOPTS,
+    "[file | prefix ...]", 23, NULL };
 
 int
 main(int argc, char **argv)
 {
-	enum { O_CAT = 256, O_CHECK, O_DOCS, O_EOD, O_INFO, O_KEEP, O_MERGE,
-	    O_PROG, O_VER, O_VOCAB };
-	static const struct option longopts[] = {
-		{ "force", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "cat", no_argument, NULL, O_CAT },
-		{ "check", no_argument, NULL, O_CHECK },
-		{ "docs", required_argument, NULL, O_DOCS },
-		{ "eod", required_argument, NULL, O_EOD },
-		{ "info", no_argument, NULL, O_INFO },
-		{ "keep-empty", no_argument, NULL, O_KEEP },
-		{ "merge", no_argument, NULL, O_MERGE },
-		{ "progress", no_argument, NULL, O_PROG },
-		{ "version", no_argument, NULL, O_VER },
-		{ "vocab", required_argument, NULL, O_VOCAB },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct buf out = { 0 };
-	int c, i, status = XOK, cat_opts = 0;
+	char given[NOPTS] = { 0 };
+	int c, i, status = XOK, cat_opts, first;
 	char *p;
 
 	owt_setprog(argv[0]);
-	while ((c = getopt_long(argc, argv, "fho:q", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'f': opt.force = 1; break;
-		case 'h':
-			return owt_help(usage_line, options_help);
-		case 'o': opt.output = optarg; break;
-		case 'q': opt.quiet = 1; break;
-		case O_CAT: set_mode(M_CAT); break;
-		case O_CHECK: set_mode(M_CHECK); break;
-		case O_DOCS: parse_docs(optarg); cat_opts = 1; break;
-		case O_EOD:
-			opt.eod = (uint32_t)opt_int("--eod", optarg, 0,
-			    UINT32_MAX - 1);
-			opt.have_eod = cat_opts = 1;
-			break;
-		case O_INFO: set_mode(M_INFO); break;
-		case O_KEEP: opt.keep_empty = 1; break;
-		case O_MERGE: set_mode(M_MERGE); break;
-		case O_PROG: opt.progress = 1; break;
-		case O_VER:
-			return owt_version();
-		case O_VOCAB:
-			opt.vocab = (uint32_t)opt_int("--vocab", optarg, 1,
-			    UINT32_MAX);
-			cat_opts = 1;
-			break;
-		default:
-			owt_usage(usage_line);
-		}
-	}
-	argc -= optind;
-	argv += optind;
+	first = owt_options(&options, argc, argv, given);
+	opt.have_eod = given[opt_find(&options, "eod")];
+	cat_opts = opt.have_eod || given[opt_find(&options, "docs")] ||
+	    given[opt_find(&options, "vocab")];
+	argc -= first;
+	argv += first;
 	if ((opt.mode == M_PACK || opt.mode == M_MERGE) != (opt.output != NULL))
 		owt_die(XUSAGE, opt.output ? "-o writes a dataset; --cat, "
 		    "--check and --info read one" : "-o prefix is missing");

@@ -1,37 +1,19 @@
 /* jsonl-merge - turn files and directories of text and JSONL into one JSONL stream */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "input.h"
 #include "jsonl.h"
+#include "opt.h"
 #include "progress.h"
 #include "shuffle.h"
 #include "utf8.h"
 #include "util.h"
 #include "walk.h"
 
-static const char usage_line[] =
-    "usage: jsonl-merge [-hkq] [--add-id prefix] [--json-keys key] "
-    "[--memory size] [--progress] [--seed n] [--shuffle] [--tmpdir dir] "
-    "[--version] [file | dir ...]\n";
-
-static const char options_help[] =
-    "  -h, --help           print this help and exit\n"
-    "  -k, --keep-going     skip bad records and files (still exit 1)\n"
-    "  -q, --quiet          no summary or progress on stderr\n"
-    "      --add-id prefix  add adlr_id \"prefix-0000000001\", ... in output order\n"
-    "      --json-keys key  the text field of records made from .txt files (text)\n"
-    "      --memory size    memory for --shuffle before spilling to disk (1G)\n"
-    "      --progress       show progress even when stderr is not a terminal\n"
-    "      --seed n         seed of --shuffle (1234)\n"
-    "      --shuffle        write the records in a seeded random order\n"
-    "      --tmpdir dir     where --shuffle spills ($TMPDIR or /tmp)\n"
-    "      --version        print the version and exit\n";
-
-/* Counters for the summary; the first BAD_NREASONS are bad_name[]. */
+/* Counters for the summary; the first BAD_NREASONS are input_bad_name[]. */
 enum {
 	C_MISSING = BAD_NREASONS,	/* JSONL record without the text field */
 	C_EMPTYFILE,
@@ -44,6 +26,51 @@ static struct {
 	uint64_t seed;
 	size_t memory;
 } opt = { .text_key = "text", .seed = 1234, .memory = 1UL << 30 };
+
+/* --json-keys: one field name. */
+static int
+one_key(const struct opt *o, const char *arg, char *err, size_t errsize)
+{
+	if (*arg == '\0' || strchr(arg, ',')) {
+		snprintf(err, errsize, "--json-keys: '%s' is not one field name",
+		    arg);
+		return -1;
+	}
+	*(const char **)o->p = arg;
+	return 0;
+}
+
+static const struct opt opts[] = {
+	{ .name = "help", .key = 'h', .type = OPT_HELP,
+	    .help = "print this help and exit" },
+	{ .name = "keep-going", .key = 'k', .type = OPT_FLAG,
+	    .p = &opt.keep_going,
+	    .help = "skip bad records and files (still exit 1)" },
+	{ .name = "quiet", .key = 'q', .type = OPT_FLAG, .p = &opt.quiet,
+	    .help = "no summary or progress on stderr" },
+	{ .name = "add-id", .arg = "prefix", .type = OPT_STR,
+	    .p = &opt.id_prefix,
+	    .help = "add adlr_id \"prefix-0000000001\", ... in output order" },
+	{ .name = "json-keys", .arg = "key", .type = OPT_FUNC,
+	    .p = &opt.text_key, .check = one_key,
+	    .help = "the text field of records made from .txt files (text)" },
+	{ .name = "memory", .arg = "size", .type = OPT_SIZE, .p = &opt.memory,
+	    .min = 1 << 20, .max = (double)((size_t)1 << 44),
+	    .help = "memory for --shuffle before spilling to disk (1G)" },
+	{ .name = "progress", .type = OPT_FLAG, .p = &opt.progress,
+	    .help = "show progress even when stderr is not a terminal" },
+	{ .name = "seed", .arg = "n", .type = OPT_U64, .p = &opt.seed,
+	    .max = (double)(1LL << 62), .help = "seed of --shuffle (1234)" },
+	{ .name = "shuffle", .type = OPT_FLAG, .p = &opt.shuffle,
+	    .help = "write the records in a seeded random order" },
+	{ .name = "tmpdir", .arg = "dir", .type = OPT_STR, .p = &opt.tmpdir,
+	    .help = "where --shuffle spills ($TMPDIR or /tmp)" },
+	{ .name = "version", .type = OPT_VERSION,
+	    .help = "print the version and exit" },
+};
+
+static const struct opt_prog options = { "jsonl-merge", opts,
+    sizeof opts / sizeof *opts, "[file | dir ...]", 23, NULL };
 
 static struct tally count[C_NCOUNT];
 static unsigned long long nin, nout, nfiles, nignored;
@@ -276,7 +303,7 @@ summary(double secs)
 	size_t i;
 
 	for (i = 1; i < C_NCOUNT; i++)
-		count[i].name = i < BAD_NREASONS ? bad_name[i] :
+		count[i].name = i < BAD_NREASONS ? input_bad_name[i] :
 		    i == C_MISSING ? "missing text field" : "empty file";
 	fprintf(stderr, "%s: %llu records from %llu files, %.1f MB in %.2f s",
 	    owt_prog, nout, nfiles, (double)nbytes / 1e6, secs);
@@ -290,63 +317,19 @@ summary(double secs)
 int
 main(int argc, char **argv)
 {
-	enum { O_ADDID = 256, O_KEYS, O_MEM, O_PROG, O_SEED, O_SHUF, O_TMP, O_VER };
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "keep-going", no_argument, NULL, 'k' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "add-id", required_argument, NULL, O_ADDID },
-		{ "json-keys", required_argument, NULL, O_KEYS },
-		{ "memory", required_argument, NULL, O_MEM },
-		{ "progress", no_argument, NULL, O_PROG },
-		{ "seed", required_argument, NULL, O_SEED },
-		{ "shuffle", no_argument, NULL, O_SHUF },
-		{ "tmpdir", required_argument, NULL, O_TMP },
-		{ "version", no_argument, NULL, O_VER },
-		{ NULL, 0, NULL, 0 }
-	};
-	int c, i;
+	int i, first;
 
 	owt_setprog(argv[0]);
-	while ((c = getopt_long(argc, argv, "hkq", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			return owt_help(usage_line, options_help);
-		case 'k': opt.keep_going = 1; break;
-		case 'q': opt.quiet = 1; break;
-		case O_ADDID: opt.id_prefix = optarg; break;
-		case O_KEYS:
-			if (*optarg == '\0' || strchr(optarg, ','))
-				owt_die(XUSAGE, "--json-keys: '%s' is not one "
-				    "field name", optarg);
-			opt.text_key = optarg;
-			break;
-		case O_MEM:
-			opt.memory = opt_size("--memory", optarg, 1UL << 20,
-			    (size_t)1 << 44);
-			break;
-		case O_PROG: opt.progress = 1; break;
-		case O_SEED:
-			opt.seed = (uint64_t)opt_int("--seed", optarg, 0,
-			    ((long long)1 << 62));
-			break;
-		case O_SHUF: opt.shuffle = 1; break;
-		case O_TMP: opt.tmpdir = optarg; break;
-		case O_VER:
-			return owt_version();
-		default:
-			owt_usage(usage_line);
-		}
-	}
+	first = owt_options(&options, argc, argv, NULL);
 	if (opt.tmpdir == NULL && (opt.tmpdir = getenv("TMPDIR")) == NULL)
 		opt.tmpdir = "/tmp";
 	progress_init(&prog, opt.quiet ? -1 : opt.progress, "records");
 	jsonl_rec_init(&outrec, NULL, 0);
 	if (opt.shuffle)
 		shuffle_init(&shuf, opt.seed, opt.memory, opt.tmpdir);
-	if (optind == argc)
+	if (first == argc)
 		operand("-");
-	for (i = optind; i < argc; i++)
+	for (i = first; i < argc; i++)
 		operand(argv[i]);
 	if (opt.shuffle) {
 		if (shuffle_finish(&shuf, emit, NULL) < 0)

@@ -57,7 +57,7 @@ static const char *const stage_name[S_N + 1] = {
 /* Why a document is dropped: counted in the summary, named in the report. */
 enum {
 	R_KEPT,
-	/* 1 .. BAD_NREASONS - 1: bad records, named by bad_name[] */
+	/* 1 .. BAD_NREASONS - 1: bad records, named by input_bad_name[] */
 	R_MISSING = BAD_NREASONS,
 	R_BADSIG, R_LISTED,
 	R_LANG, R_UNKNOWN, R_SHORT, R_EXACT, R_URL, R_NEAR, R_PIECES, R_EMPTY,
@@ -158,7 +158,7 @@ static struct progress prog;
 static struct par *par;
 static struct batch **batches, **spare;
 static size_t nbatches, nspare;
-static const char *want[4];
+static const char *want[5];
 static size_t nwant;
 
 /* Write b to f once it holds 1 MB, or with force anything it holds. */
@@ -326,7 +326,7 @@ work(struct worker *w, struct batch *b, struct rec *r)
 	char err[512];
 	struct jsonl_edit ed;
 	uint64_t nh[2];
-	size_t n, un;
+	size_t n, un, hn;
 	int e;
 
 	if (r->drop)
@@ -371,7 +371,13 @@ work(struct worker *w, struct batch *b, struct rec *r)
 		n = w->fixed.len;
 	}
 	if (opt.stage[S_LANG]) {
-		langid_detect(text, n, &r->lang);
+		const char *hint = jsonl_str(&w->jr, "lang_hint", &hn, &why);
+		char h[16];
+
+		/* owt-fetch's lang_hint: what the page declares (langid.h). */
+		snprintf(h, sizeof h, "%.*s", hint && hn < sizeof h ? (int)hn : 0,
+		    hint ? hint : "");
+		langid_detect_hint(text, n, h[0] ? h : NULL, &r->lang);
 		if (strcmp(r->lang.code, opt.lang) != 0) {
 			r->drop = strcmp(r->lang.code, "un") == 0 ? R_UNKNOWN : R_LANG;
 			return;
@@ -466,7 +472,8 @@ pool_start(void)
 {
 	want[0] = opt.text_key;
 	want[1] = "url";
-	nwant = 2;
+	want[2] = "lang_hint";
+	nwant = 3;
 	if (opt.signed_in) {
 		want[0] = "file";
 		want[2] = "text_hash";
@@ -533,7 +540,7 @@ report_drop(const struct batch *b, const struct rec *r, long kept, double sim,
 	if (r->drop <= R_BADSIG) {
 		buf_printf(&rep, "{\"file\":%s,\"line\":%lu,\"stage\":\"input\","
 		    "\"reason\":\"%s\",\"error\":", file_json[r->file], r->lineno,
-		    r->drop < BAD_NREASONS ? bad_name[r->drop] : reason[r->drop].name);
+		    r->drop < BAD_NREASONS ? input_bad_name[r->drop] : reason[r->drop].name);
 		json_string(&rep, b->info.p + r->who, r->wholen);
 		buf_adds(&rep, "}\n");
 		return;
@@ -934,7 +941,8 @@ summary(double secs)
 	size_t i;
 
 	for (i = 1; i < R_N; i++)
-		count[i].name = i < BAD_NREASONS ? bad_name[i] : reason[i].name;
+		count[i].name = i < BAD_NREASONS ? input_bad_name[i] :
+		    reason[i].name;
 	for (i = 0; i < TF_NFIXES; i++)
 		fixcount[i].name = textfix_name[i];
 	fprintf(stderr, "%s: %llu documents in, %llu out; %.1f MB in %.2f s, "

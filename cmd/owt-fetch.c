@@ -20,6 +20,7 @@
 #include "par.h"
 #include "progress.h"
 #include "urlfilter.h"
+#include "urlset.h"
 #include "util.h"
 
 static const char usage_line[] =
@@ -63,7 +64,7 @@ static const char options_help[] =
 /*
  * One input line: a URL (or a file with --extract) and its record. url is
  * the URL as given, which the output and the log name; job.url is what is
- * fetched, its normal form (url_normalize), the same string when equal.
+ * fetched, its normal form (urlfilter_normalize), the same string when equal.
  */
 struct item {
 	struct crawl_job job;
@@ -73,6 +74,7 @@ struct item {
 	char *ctype;		/* --extract: the record's content_type */
 	char *file;		/* the saved page */
 	struct buf title, text;
+	struct extract_meta meta;
 	const char *enc;
 	size_t bytes;
 	int bad;		/* --extract: the file could not be read */
@@ -213,6 +215,8 @@ item_free(struct item *it)
 	free(it->file);
 	buf_free(&it->title);
 	buf_free(&it->text);
+	buf_free(&it->meta.date);
+	buf_free(&it->meta.lang);
 	free(it);
 }
 
@@ -352,6 +356,10 @@ write_page(struct item *it)
 		add_str(ed, &n, &vals, "url", it->url, strlen(it->url));
 	add_str(ed, &n, &vals, "title", it->title.p ? it->title.p : "", it->title.len);
 	add_str(ed, &n, &vals, opt.text_key, it->text.p, it->text.len);
+	if (it->meta.date.len > 0)
+		add_str(ed, &n, &vals, "date", it->meta.date.p, it->meta.date.len);
+	if (it->meta.lang.len > 0)
+		add_str(ed, &n, &vals, "lang_hint", it->meta.lang.p, it->meta.lang.len);
 	if (!opt.extract) {
 		add_str(ed, &n, &vals, "final_url", j->final_url, strlen(j->final_url));
 		add_num(ed, &n, &vals, "http_status", j->status);
@@ -478,7 +486,7 @@ work(void *arg, void *unused)
 	if (opt.html_dir && !opt.extract)
 		save_html(it);
 	if (extract_page(j->body.p ? j->body.p : "", j->body.len, j->content_type,
-	    &it->title, &it->text, &it->enc, err, sizeof err) < 0) {
+	    &it->title, &it->text, &it->meta, &it->enc, err, sizeof err) < 0) {
 		j->outcome = CR_BAD_HTML;
 		snprintf(j->error, sizeof j->error, "%s", err);
 	} else if (it->text.len == 0) {
@@ -554,7 +562,8 @@ filtered(struct item *it)
 	}
 	reasons[r].n++;
 	it->job.outcome = CR_FILTERED;
-	snprintf(it->job.error, sizeof it->job.error, "%s", url_reason[r]);
+	snprintf(it->job.error, sizeof it->job.error, "%s",
+	    urlfilter_reason[r]);
 	put(it);
 	return 1;
 }
@@ -649,7 +658,7 @@ summary(double secs)
 	for (i = 0; i < CR_NOUTCOMES; i++)
 		count[i].name = crawl_outcome[i];
 	for (i = 0; i < URL_NREASONS; i++)
-		reasons[i].name = url_reason[i];
+		reasons[i].name = urlfilter_reason[i];
 	fprintf(stderr, "%s: %llu URLs in %.1f s (%.1f/s), %.1f MB of pages",
 	    owt_prog, nfinished, secs, secs > 0 ? nfinished / secs : 0,
 	    nbytes / 1e6);

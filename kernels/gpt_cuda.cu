@@ -6,9 +6,8 @@
  * the same layouts. Matrix products go through cuBLAS (row-major calls
  * turned into column-major ones by swapping the operands); attention is
  * cuBLAS batched products around a fused causal softmax; reductions that
- * feed the weights (LayerNorm and bias gradients, the gradient norm) sum
- * in a fixed order, so a run repeats exactly. The token-embedding
- * gradient is the exception: it scatters with atomicAdd.
+ * feed the weights (LayerNorm, bias and embedding gradients, the gradient
+ * norm) sum in a fixed order and use no atomics, so a run repeats exactly.
  *
  * The file is kernels first, then the launchers, then the backend table.
  */
@@ -267,29 +266,55 @@ k_encoder_pos(float *out, const int32_t *inp, const int32_t *pos,
 	}
 }
 
-/* dwte (Vp,C) += dout rows by token (atomic: tokens repeat) */
-__global__ void
-k_encoder_dwte(float *dwte, const float *dout, const int32_t *inp, int C,
-    size_t n)
-{
-	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+/*
+ * dwte (Vp,C) += dout (BT,C) rows by token inp (BT). Tokens repeat, and an
+ * atomic scatter would add a token's rows in whatever order the warps
+ * arrive. Here every element has one owner, which adds its rows in
+ * position order, as the CPU does: thread (c, r) owns column c of the
+ * tokens v with v % DWTE_OWNERS == r, and reads every id, a tile at a time
+ * from shared memory. Each row of dout is read once, by its owners.
+ */
+enum { DWTE_OWNERS = 128, DWTE_TILE = 1024, DWTE_TPB = 128 };
 
-	if (i < n)
-		atomicAdd(&dwte[(size_t)inp[i / C] * C + i % C], dout[i]);
+__global__ void
+k_encoder_dwte(float *__restrict__ dwte, const float *__restrict__ dout,
+    const int32_t *__restrict__ inp, int C, int BT)
+{
+	__shared__ int32_t ids[DWTE_TILE];
+	int c = blockIdx.x * blockDim.x + threadIdx.x, r = blockIdx.y;
+
+	for (int t0 = 0; t0 < BT; t0 += DWTE_TILE) {
+		int n = min((int)DWTE_TILE, BT - t0);
+
+		__syncthreads();
+		for (int i = threadIdx.x; i < n; i += blockDim.x)
+			ids[i] = inp[t0 + i];
+		__syncthreads();
+		if (c >= C)
+			continue;
+		for (int i = 0; i < n; i++) {
+			int v = ids[i];
+
+			if ((v & (DWTE_OWNERS - 1)) == r)
+				dwte[(size_t)v * C + c] +=
+				    dout[(size_t)(t0 + i) * C + c];
+		}
+	}
 }
 
-/* dwpe (T,C) += the sum over b of dout (B,T,C), b in order */
+/* dwpe (T,C) += dout (B,T,C) over b, b in order, added one by one as the CPU adds */
 __global__ void
 k_encoder_dwpe(float *dwpe, const float *dout, int B, int T, int C)
 {
 	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-	float s = 0;
+	float s;
 
 	if (i >= (size_t)T * C)
 		return;
+	s = dwpe[i];
 	for (int b = 0; b < B; b++)
 		s += dout[(size_t)b * T * C + i];
-	dwpe[i] += s;
+	dwpe[i] = s;
 }
 
 /* One warp per row: out (N,C), mean, rstd (N), two passes as the CPU. */
@@ -846,11 +871,10 @@ static void
 cu_encoder_backward(float *dwte, float *dwpe, const float *dout,
     const int32_t *inp, int B, int T, int C)
 {
-	size_t n = (size_t)B * T * C;
-
 	PROFILE();
 	ARG(dwte && dwpe && dout && inp && B > 0 && T > 0 && C > 0);
-	k_encoder_dwte<<<blocks(n, TPB), TPB>>>(dwte, dout, inp, C, n);
+	k_encoder_dwte<<<dim3((C + DWTE_TPB - 1) / DWTE_TPB, DWTE_OWNERS),
+	    DWTE_TPB>>>(dwte, dout, inp, C, B * T);
 	LAUNCHED();
 	k_encoder_dwpe<<<blocks((size_t)T * C, TPB), TPB>>>(dwpe, dout, B, T, C);
 	LAUNCHED();
@@ -956,11 +980,11 @@ cu_attention_forward(float *out, float *att, const float *qkv, int B, int T,
 	float *q, *k, *v, *y, *a;
 
 	PROFILE();
-	ARG(out && att && qkv && B > 0 && T > 0 && NH > 0 && C % NH == 0 &&
+	ARG(att && qkv && B > 0 && T > 0 && NH > 0 && C % NH == 0 &&
 	    p >= 0 && p < 1);
 	HS = C / NH;
 	th = (long long)T * HS;
-	q = scratch((4 * btc + (p > 0 ? natt : 0)) * sizeof(float));
+	q = scratch((4 * btc + (p > 0 && out ? natt : 0)) * sizeof(float));
 	k = q + btc;
 	v = k + btc;
 	y = v + btc;
@@ -973,6 +997,8 @@ cu_attention_forward(float *out, float *att, const float *qkv, int B, int T,
 	k_softmax_causal<<<row_blocks((size_t)B * NH * T), TPB>>>(att, T,
 	    (size_t)B * NH * T);
 	LAUNCHED();
+	if (out == NULL)
+		return;
 	a = att;
 	if (p > 0) {
 		a = y + btc;

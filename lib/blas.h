@@ -30,23 +30,6 @@ void blas_sgemm_builtin(int ta, int tb, int M, int N, int K, float alpha,
     float *C, int ldc);
 
 /*
- * Products of a few rows by a weight matrix (gemv.c), for decoding:
- * each weight is read once, without packing, and each row's result is
- * the same whatever N and the thread count. Any N works; they pay off
- * up to about GEMV_MAXN rows, sgemm beyond.
- */
-#define GEMV_MAXN 16
-/* out (N,OC) = inp (N,C) @ w (C,OC) + bias (OC, or NULL) */
-void gemv_f32(float *out, const float *inp, const float *w, const float *bias,
-    int N, int C, int OC);
-/* out (N,OC) = inp (N,C) @ w (OC,C)^T */
-void gemv_f32t(float *out, const float *inp, const float *w, int N, int C,
-    int OC);
-/* out (N,OC) = inp (N,C) @ (w (OC,C) * scale (OC))^T + bias (OC, or NULL); w int8 */
-void gemv_q8(float *out, const float *inp, const int8_t *w, const float *scale,
-    const float *bias, int N, int C, int OC);
-
-/*
  * Choose the matrix multiply once and set its thread count. OWT_BLAS in
  * the environment picks one: "avx512" (the default where the processor
  * has it), "openblas" (the OpenMP build of Debian's OpenBLAS, then any

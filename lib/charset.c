@@ -198,17 +198,19 @@ charset_detect(const char *p, size_t n, const char *ctype, const char **how)
 		if (strncmp(enc, "UTF-16", 6) == 0)
 			enc = "UTF-8";
 	}
-	if (strcmp(h ? h : "", "bom") != 0 &&
-	    (enc == NULL || strcmp(enc, "UTF-8") == 0 ||
-	    strcmp(enc, "WINDOWS-1252") == 0)) {
+	if (strcmp(h ? h : "", "bom") != 0) {
 		utf8_census(p, n, &multi, &bad);
 		if (enc == NULL) {
 			enc = bad == 0 ? "UTF-8" : "WINDOWS-1252";
 			h = bad == 0 ? "detected" : "default";
 		} else if (strcmp(enc, "UTF-8") == 0 && multi == 0 && bad > 0) {
 			enc = "WINDOWS-1252", h = "detected";
-		} else if (strcmp(enc, "WINDOWS-1252") == 0 && multi > 0 &&
-		    bad == 0) {
+		} else if (strcmp(enc, "UTF-8") != 0 && multi > 0 && bad == 0) {
+			/*
+			 * Text in another encoding is almost never valid
+			 * multibyte UTF-8 by chance; pages saved or served
+			 * as UTF-8 under their old label are common.
+			 */
 			enc = "UTF-8", h = "detected";
 		}
 	}

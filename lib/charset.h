@@ -13,8 +13,8 @@
  *   3. a <meta charset> or <meta http-equiv content="...; charset="> or
  *      <?xml encoding=""?> in the first 8 KB;
  *   4. UTF-8 when the bytes are valid UTF-8, else windows-1252.
- * A declared single-byte Western label (latin1, windows-1252, us-ascii) on
- * bytes that are valid UTF-8 with multibyte sequences is taken as UTF-8,
+ * A declared label other than UTF-8 (latin1, windows-1252, gb2312, ...)
+ * on bytes that are valid UTF-8 with multibyte sequences is taken as UTF-8,
  * and a declared UTF-8 on bytes with no valid multibyte sequence but
  * invalid ones as windows-1252: the two mislabellings the web is full of.
  * Labels are mapped as WHATWG does (latin1 and ascii are windows-1252,

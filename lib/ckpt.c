@@ -8,19 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "ckpt.h"
+#include "json.h"
 #include "outfile.h"
-#include "tjson.h"
-#include "utf8.h"
+#include "safetensors.h"
 #include "util.h"
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "safetensors are little-endian; this code assumes a little-endian host"
-#endif
 
 #define LATEST "latest_checkpointed_iteration.txt"
 
@@ -116,398 +111,78 @@ rm_rf(const char *path)
 	return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* safetensors */
-
-/* Every dtype of the safetensors format; only F32, F16 and BF16 are read. */
-static const struct {
-	const char *name;
-	int dtype;
-	size_t size;
-} st_types[] = {
-	{ "F32", ST_F32, 4 }, { "F16", ST_F16, 2 }, { "BF16", ST_BF16, 2 },
-	{ "BOOL", -1, 1 }, { "U8", -1, 1 }, { "I8", -1, 1 },
-	{ "F8_E5M2", -1, 1 }, { "F8_E4M3", -1, 1 }, { "F8_E8M0", -1, 1 },
-	{ "I16", -1, 2 }, { "U16", -1, 2 }, { "I32", -1, 4 }, { "U32", -1, 4 },
-	{ "F64", -1, 8 }, { "I64", -1, 8 }, { "U64", -1, 8 },
-};
-
-/* The safetensors library's limit on the header. */
-#define ST_MAX_HEADER 100000000
-
-static int
-by_offset(const void *a, const void *b)
-{
-	const struct st_tensor *x = a, *y = b;
-
-	if (x->begin != y->begin)
-		return x->begin < y->begin ? -1 : 1;
-	if (x->end != y->end)
-		return x->end < y->end ? -1 : 1;
-	return 0;
-}
-
-static int
-by_name(const void *a, const void *b)
-{
-	return strcmp((*(struct st_tensor *const *)a)->name,
-	    (*(struct st_tensor *const *)b)->name);
-}
-
-/* One header entry into t; 0, or -1 with err. */
-static int
-st_entry(const struct tjson *v, struct st_tensor *t, size_t dsize,
-    const char *path, char *err, size_t errsize, int *code)
-{
-	const struct tjson *dt, *sh, *off;
-	size_t j, k, elsize = 0, nbytes;
-	double b, e;
-
-	dt = tjson_get(v, "dtype");
-	sh = tjson_get(v, "shape");
-	off = tjson_get(v, "data_offsets");
-	if (dt == NULL || dt->type != TJ_STRING || sh == NULL ||
-	    sh->type != TJ_ARRAY || off == NULL || off->type != TJ_ARRAY ||
-	    off->nkids != 2)
-		return data_err(err, errsize, code, path, "bad safetensors "
-		    "entry '%s'", v->key);
-	t->name = v->key;
-	t->dtype = -1;
-	for (k = 0; k < sizeof st_types / sizeof *st_types; k++)
-		if (strcmp(dt->str, st_types[k].name) == 0) {
-			t->dtype = st_types[k].dtype;
-			elsize = st_types[k].size;
-		}
-	if (elsize == 0)
-		return data_err(err, errsize, code, path, "tensor '%s' has "
-		    "an unknown dtype '%s'", v->key, dt->str);
-	if (sh->nkids > ST_MAXRANK)
-		return data_err(err, errsize, code, path, "tensor '%s' has "
-		    "rank %zu, more than %d", v->key, sh->nkids, ST_MAXRANK);
-	t->rank = (int)sh->nkids;
-	t->nelem = 1;
-	for (j = 0; j < sh->nkids; j++) {
-		double d = sh->kids[j].num;
-
-		if (sh->kids[j].type != TJ_NUMBER || d < 0 || d >= 0x1p53 ||
-		    d != floor(d))
-			return data_err(err, errsize, code, path, "bad shape of "
-			    "'%s'", v->key);
-		t->shape[j] = (int64_t)d;
-		if (__builtin_mul_overflow(t->nelem, (size_t)d, &t->nelem))
-			return data_err(err, errsize, code, path, "the shape "
-			    "of '%s' overflows", v->key);
-	}
-	if (__builtin_mul_overflow(t->nelem, elsize, &nbytes))
-		return data_err(err, errsize, code, path, "the shape of '%s' "
-		    "overflows", v->key);
-	b = off->kids[0].num;
-	e = off->kids[1].num;
-	if (off->kids[0].type != TJ_NUMBER || off->kids[1].type != TJ_NUMBER ||
-	    b < 0 || e < b || b != floor(b) || e != floor(e) || e >= 0x1p53)
-		return data_err(err, errsize, code, path, "bad data_offsets "
-		    "of '%s'", v->key);
-	if (e > (double)dsize)
-		return data_err(err, errsize, code, path, "data of '%s' is "
-		    "outside the file (truncated?)", v->key);
-	t->begin = (size_t)b;
-	t->end = (size_t)e;
-	if (t->end - t->begin != nbytes)
-		return data_err(err, errsize, code, path, "data of '%s' does "
-		    "not match its shape", v->key);
-	return 0;
-}
-
-/*
- * The safetensors library's rules: the header at most ST_MAX_HEADER bytes
- * of UTF-8 JSON; every dtype known; each tensor's bytes its shape times
- * its dtype's size; sorted by offset, the tensors' data follows one
- * another with no gap and no overlap and ends where the file ends.
- */
-static int
-st_parse(struct st_file *f, const char *path, char *err, size_t errsize,
-    int *code)
-{
-	uint64_t hlen = 0;
-	const unsigned char *data;
-	struct st_tensor *sorted = NULL, **names = NULL;
-	size_t dsize, i, nt = 0, at;
-	char jerr[128];
-	int r = -1;
-
-	if (f->size < 8)
-		return data_err(err, errsize, code, path, "not a safetensors "
-		    "file (%zu bytes)", f->size);
-	for (i = 0; i < 8; i++)
-		hlen |= (uint64_t)f->map[i] << (8 * i);
-	if (hlen > ST_MAX_HEADER)
-		return data_err(err, errsize, code, path, "not a safetensors "
-		    "file (header size %" PRIu64 ")", hlen);
-	if (hlen > f->size - 8)
-		return data_err(err, errsize, code, path, "truncated: the "
-		    "header needs %" PRIu64 " bytes, the file has %zu", hlen + 8,
-		    f->size);
-	if (utf8_valid((const char *)f->map + 8, hlen) != hlen)
-		return data_err(err, errsize, code, path, "bad safetensors "
-		    "header: not UTF-8");
-	f->hdr = tjson_parse((const char *)f->map + 8, hlen, jerr, sizeof jerr);
-	if (f->hdr == NULL || f->hdr->type != TJ_OBJECT)
-		return data_err(err, errsize, code, path, "bad safetensors "
-		    "header: %s", f->hdr ? "not an object" : jerr);
-	data = f->map + 8 + hlen;
-	dsize = f->size - 8 - hlen;
-	f->t = xcalloc(f->hdr->nkids + 1, sizeof *f->t);
-	for (i = 0; i < f->hdr->nkids; i++) {
-		const struct tjson *v = &f->hdr->kids[i];
-
-		if (strcmp(v->key, "__metadata__") == 0)
-			continue;
-		if (st_entry(v, &f->t[nt], dsize, path, err, errsize, code) < 0)
-			return -1;
-		f->t[nt].data = data + f->t[nt].begin;
-		nt++;
-	}
-	f->n = nt;
-	sorted = xcalloc(nt + 1, sizeof *sorted);
-	names = xcalloc(nt + 1, sizeof *names);
-	memcpy(sorted, f->t, nt * sizeof *sorted);
-	qsort(sorted, nt, sizeof *sorted, by_offset);
-	for (at = 0, i = 0; i < nt; i++) {
-		if (sorted[i].begin < at) {
-			data_err(err, errsize, code, path, "data of '%s' "
-			    "overlaps that of '%s'", sorted[i].name,
-			    sorted[i - 1].name);
-			goto out;
-		}
-		if (sorted[i].begin > at) {
-			data_err(err, errsize, code, path, "a gap in the data: "
-			    "bytes %zu to %zu before '%s' belong to no tensor",
-			    at, sorted[i].begin, sorted[i].name);
-			goto out;
-		}
-		at = sorted[i].end;
-	}
-	if (at != dsize) {
-		data_err(err, errsize, code, path, "%zu bytes after the last "
-		    "tensor's data", dsize - at);
-		goto out;
-	}
-	for (i = 0; i < nt; i++)
-		names[i] = &f->t[i];
-	qsort(names, nt, sizeof *names, by_name);
-	for (i = 1; i < nt; i++)
-		if (strcmp(names[i]->name, names[i - 1]->name) == 0) {
-			data_err(err, errsize, code, path, "tensor '%s' appears "
-			    "twice", names[i]->name);
-			goto out;
-		}
-	r = 0;
-out:
-	free(sorted);
-	free(names);
-	return r;
-}
-
-int
-st_open(struct st_file *f, const char *path, char *err, size_t errsize,
-    int *code)
-{
-	struct stat st;
-	int fd;
-
-	memset(f, 0, sizeof *f);
-	if ((fd = open(path, O_RDONLY)) < 0) {
-		if (errno == ENOENT) {
-			snprintf(err, errsize, "%s: no such file", path);
-			*code = XDATA;
-			return -1;
-		}
-		return sys_err(err, errsize, code, path, "cannot open");
-	}
-	if (fstat(fd, &st) < 0) {
-		sys_err(err, errsize, code, path, "cannot stat");
-		close(fd);
-		return -1;
-	}
-	f->size = (size_t)st.st_size;
-	if (f->size > 0) {
-		f->map = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (f->map == MAP_FAILED) {
-			f->map = NULL;
-			sys_err(err, errsize, code, path, "cannot map");
-			close(fd);
-			return -1;
-		}
-	}
-	close(fd);
-	if (st_parse(f, path, err, errsize, code) < 0) {
-		st_close(f);
-		return -1;
-	}
-	return 0;
-}
-
-const struct st_tensor *
-st_find(const struct st_file *f, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < f->n; i++)
-		if (strcmp(f->t[i].name, name) == 0)
-			return &f->t[i];
-	return NULL;
-}
-
-static float
-half_to_f32(uint16_t h)
-{
-	uint32_t sign = (uint32_t)(h >> 15) << 31, e = h >> 10 & 0x1f;
-	uint32_t mant = h & 0x3ff, bits;
-	float f;
-
-	if (e == 0x1f) {
-		bits = sign | 0x7f800000 | mant << 13;
-	} else if (e != 0) {
-		bits = sign | (e + 112) << 23 | mant << 13;
-	} else {
-		f = ldexpf((float)mant, -24);
-		return sign ? -f : f;
-	}
-	memcpy(&f, &bits, 4);
-	return f;
-}
-
-void
-st_to_f32(const struct st_tensor *t, float *out)
-{
-	size_t i;
-	uint16_t h;
-	uint32_t u;
-
-	if (t->dtype == ST_F32) {
-		memcpy(out, t->data, t->nelem * sizeof *out);
-		return;
-	}
-	for (i = 0; i < t->nelem; i++) {
-		memcpy(&h, t->data + 2 * i, 2);
-		if (t->dtype == ST_F16) {
-			out[i] = half_to_f32(h);
-		} else {
-			u = (uint32_t)h << 16;
-			memcpy(&out[i], &u, 4);
-		}
-	}
-}
-
-void
-st_close(struct st_file *f)
-{
-	if (f->map)
-		munmap(f->map, f->size);
-	free(f->t);
-	tjson_free(f->hdr);
-	memset(f, 0, sizeof *f);
-}
-
-int
-st_write(const char *path, const char *meta, const struct st_out *t, size_t n,
-    char *err, size_t errsize)
-{
-	struct buf h = { 0 };
-	size_t i, off = 0, nelem, pad;
-	unsigned char len[8];
-	int fd, r = -1;
-
-	buf_printf(&h, "{\"__metadata__\":{\"format\":\"pt\"%s%s}",
-	    meta ? "," : "", meta ? meta : "");
-	for (i = 0; i < n; i++) {
-		nelem = (size_t)t[i].shape[0] * (t[i].rank > 1 ? (size_t)t[i].shape[1] : 1);
-		buf_printf(&h, ",\"%s\":{\"dtype\":\"F32\",\"shape\":[%" PRId64,
-		    t[i].name, t[i].shape[0]);
-		if (t[i].rank > 1)
-			buf_printf(&h, ",%" PRId64, t[i].shape[1]);
-		buf_printf(&h, "],\"data_offsets\":[%zu,%zu]}", off,
-		    off + nelem * 4);
-		off += nelem * 4;
-	}
-	buf_addc(&h, '}');
-	for (pad = (8 - h.len % 8) % 8; pad > 0; pad--)
-		buf_addc(&h, ' ');
-	for (i = 0; i < 8; i++)
-		len[i] = (unsigned char)((uint64_t)h.len >> (8 * i));
-	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-	    0666)) < 0) {
-		sys_err(err, errsize, NULL, path, "cannot create");
-		goto out;
-	}
-	if (outfile_write_all(fd, len, 8) < 0 ||
-	    outfile_write_all(fd, h.p, h.len) < 0)
-		goto werr;
-	for (i = 0; i < n; i++) {
-		nelem = (size_t)t[i].shape[0] * (t[i].rank > 1 ? (size_t)t[i].shape[1] : 1);
-		if (outfile_write_all(fd, t[i].data, nelem * 4) < 0)
-			goto werr;
-	}
-	if (close(fd) < 0) {
-		fd = -1;
-		goto werr;
-	}
-	r = 0;
-	goto out;
-werr:
-	sys_err(err, errsize, NULL, path, "write error");
-	if (fd >= 0)
-		close(fd);
-out:
-	buf_free(&h);
-	return r;
-}
-
 /* config.json */
 
 char *
 ckpt_config_json(const struct gpt_config *c)
 {
 	struct buf b = { 0 };
+	struct json_w w;
 
-	buf_printf(&b, "{\n"
-	    "  \"activation_function\": \"gelu_new\",\n"
-	    "  \"architectures\": [\"GPT2LMHeadModel\"],\n"
-	    "  \"attn_pdrop\": %.9g,\n", c->attn_dropout);
-	if (c->vocab == 50257)
-		buf_printf(&b, "  \"bos_token_id\": 50256,\n");
-	buf_printf(&b, "  \"embd_pdrop\": %.9g,\n", c->hidden_dropout);
-	if (c->vocab == 50257)
-		buf_printf(&b, "  \"eos_token_id\": 50256,\n");
-	buf_printf(&b,
-	    "  \"initializer_range\": 0.02,\n"
-	    "  \"layer_norm_epsilon\": %.9g,\n"
-	    "  \"model_type\": \"gpt2\",\n"
-	    "  \"n_ctx\": %d,\n"
-	    "  \"n_embd\": %d,\n"
-	    "  \"n_head\": %d,\n"
-	    "  \"n_inner\": null,\n"
-	    "  \"n_layer\": %d,\n"
-	    "  \"n_positions\": %d,\n"
-	    "  \"resid_pdrop\": %.9g,\n"
-	    "  \"scale_attn_weights\": true,\n"
-	    "  \"tie_word_embeddings\": true,\n"
-	    "  \"torch_dtype\": \"float32\",\n"
-	    "  \"use_cache\": true,\n"
-	    "  \"vocab_size\": %d\n"
-	    "}\n", c->ln_eps, c->maxpos, c->nembd, c->nhead, c->nlayer,
-	    c->maxpos, c->hidden_dropout, c->vocab);
+	json_w_init(&w, &b, JSON_PRETTY);
+	json_w_obj(&w);
+	json_w_key(&w, "activation_function");
+	json_w_strz(&w, "gelu_new");
+	json_w_key(&w, "architectures");
+	json_w_arr(&w);
+	json_w_strz(&w, "GPT2LMHeadModel");
+	json_w_end(&w);
+	json_w_key(&w, "attn_pdrop");
+	json_w_num(&w, "%.9g", c->attn_dropout);
+	if (c->vocab == 50257) {
+		json_w_key(&w, "bos_token_id");
+		json_w_int(&w, 50256);
+	}
+	json_w_key(&w, "embd_pdrop");
+	json_w_num(&w, "%.9g", c->hidden_dropout);
+	if (c->vocab == 50257) {
+		json_w_key(&w, "eos_token_id");
+		json_w_int(&w, 50256);
+	}
+	json_w_key(&w, "initializer_range");
+	json_w_raw(&w, "0.02", 4);
+	json_w_key(&w, "layer_norm_epsilon");
+	json_w_num(&w, "%.9g", c->ln_eps);
+	json_w_key(&w, "model_type");
+	json_w_strz(&w, "gpt2");
+	json_w_key(&w, "n_ctx");
+	json_w_int(&w, c->maxpos);
+	json_w_key(&w, "n_embd");
+	json_w_int(&w, c->nembd);
+	json_w_key(&w, "n_head");
+	json_w_int(&w, c->nhead);
+	json_w_key(&w, "n_inner");
+	json_w_null(&w);
+	json_w_key(&w, "n_layer");
+	json_w_int(&w, c->nlayer);
+	json_w_key(&w, "n_positions");
+	json_w_int(&w, c->maxpos);
+	json_w_key(&w, "resid_pdrop");
+	json_w_num(&w, "%.9g", c->hidden_dropout);
+	json_w_key(&w, "scale_attn_weights");
+	json_w_bool(&w, 1);
+	json_w_key(&w, "tie_word_embeddings");
+	json_w_bool(&w, 1);
+	json_w_key(&w, "torch_dtype");
+	json_w_strz(&w, "float32");
+	json_w_key(&w, "use_cache");
+	json_w_bool(&w, 1);
+	json_w_key(&w, "vocab_size");
+	json_w_int(&w, c->vocab);
+	json_w_end(&w);
+	buf_addc(&b, '\n');
 	return b.p;
 }
 
 /* An integer member in [1, 2^30]: 1 found, 0 absent, -1 bad. */
 static int
-get_int(const struct tjson *doc, const char *key, int *out)
+get_int(const struct json_val *doc, const char *key, int *out)
 {
-	const struct tjson *v = tjson_get(doc, key);
+	const struct json_val *v = json_doc_get(doc, key);
 
-	if (v == NULL || v->type == TJ_NULL)
+	if (v == NULL || v->type == JV_NULL)
 		return 0;
-	if (v->type != TJ_NUMBER || v->num != floor(v->num) || v->num < 1 ||
+	if (v->type != JV_NUMBER || v->num != floor(v->num) || v->num < 1 ||
 	    v->num > (1 << 30))
 		return -1;
 	*out = (int)v->num;
@@ -529,8 +204,8 @@ ckpt_read_config(const char *path, struct gpt_config *c, char *err,
 		{ "n_positions", offsetof(struct gpt_config, maxpos) },
 	};
 	struct buf b = { 0 };
-	struct tjson *doc;
-	const struct tjson *v;
+	struct json_val *doc;
+	const struct json_val *v;
 	char jerr[128];
 	size_t i;
 	int r, inner;
@@ -540,10 +215,10 @@ ckpt_read_config(const char *path, struct gpt_config *c, char *err,
 		return r < 0 ? -1 : data_err(err, errsize, code, path,
 		    "no such file");
 	}
-	doc = tjson_parse(b.p, b.len, jerr, sizeof jerr);
+	doc = json_doc_parse(b.p, b.len, jerr, sizeof jerr, code);
 	buf_free(&b);
-	if (doc == NULL || doc->type != TJ_OBJECT) {
-		tjson_free(doc);
+	if (doc == NULL || doc->type != JV_MAP) {
+		json_doc_free(doc);
 		return data_err(err, errsize, code, path, "%s",
 		    doc ? "not a JSON object" : jerr);
 	}
@@ -561,26 +236,26 @@ ckpt_read_config(const char *path, struct gpt_config *c, char *err,
 		}
 	}
 	c->ln_eps = 1e-5f;
-	if ((v = tjson_get(doc, "layer_norm_epsilon")) != NULL) {
-		if (v->type != TJ_NUMBER || !(v->num > 0 && v->num < 1)) {
+	if ((v = json_doc_get(doc, "layer_norm_epsilon")) != NULL) {
+		if (v->type != JV_NUMBER || !(v->num > 0 && v->num < 1)) {
 			data_err(err, errsize, code, path, "bad "
 			    "'layer_norm_epsilon'");
 			goto out;
 		}
 		c->ln_eps = (float)v->num;
 	}
-	if ((v = tjson_get(doc, "activation_function")) != NULL &&
-	    (v->type != TJ_STRING || (strcmp(v->str, "gelu_new") != 0 &&
+	if ((v = json_doc_get(doc, "activation_function")) != NULL &&
+	    (v->type != JV_STRING || (strcmp(v->str, "gelu_new") != 0 &&
 	    strcmp(v->str, "gelu_pytorch_tanh") != 0))) {
 		data_err(err, errsize, code, path, "activation_function '%s' "
 		    "is not supported (only the tanh GELU, gelu_new)",
-		    v->type == TJ_STRING ? v->str : "?");
+		    v->type == JV_STRING ? v->str : "?");
 		goto out;
 	}
-	if ((v = tjson_get(doc, "model_type")) != NULL &&
-	    (v->type != TJ_STRING || strcmp(v->str, "gpt2") != 0)) {
+	if ((v = json_doc_get(doc, "model_type")) != NULL &&
+	    (v->type != JV_STRING || strcmp(v->str, "gpt2") != 0)) {
 		data_err(err, errsize, code, path, "model_type '%s' is not "
-		    "gpt2", v->type == TJ_STRING ? v->str : "?");
+		    "gpt2", v->type == JV_STRING ? v->str : "?");
 		goto out;
 	}
 	if ((r = get_int(doc, "n_inner", &inner)) != 0 &&
@@ -589,8 +264,8 @@ ckpt_read_config(const char *path, struct gpt_config *c, char *err,
 		data_err(err, errsize, code, path, "n_inner must be 4 * n_embd");
 		goto out;
 	}
-	if ((v = tjson_get(doc, "tie_word_embeddings")) != NULL &&
-	    v->type == TJ_BOOL && v->num == 0) {
+	if ((v = json_doc_get(doc, "tie_word_embeddings")) != NULL &&
+	    v->type == JV_BOOL && v->num == 0) {
 		r = -1;
 		data_err(err, errsize, code, path, "untied output embeddings "
 		    "are not supported");
@@ -598,17 +273,18 @@ ckpt_read_config(const char *path, struct gpt_config *c, char *err,
 	}
 	r = 0;
 out:
-	tjson_free(doc);
+	json_doc_free(doc);
 	return r;
 }
 
 /* Model and optimizer tensors */
 
-struct st_out *
+struct safetensors_out *
 ckpt_tensors(const struct gpt *m, const float *buf, const char *pre, size_t *n)
 {
 	const struct gpt_config *c = &m->cfg;
-	struct st_out *t = xcalloc((size_t)GPT_NPARAM * c->nlayer, sizeof *t);
+	struct safetensors_out *t = xcalloc((size_t)GPT_NPARAM * c->nlayer,
+	    sizeof *t);
 	char name[80];
 	int k, l;
 
@@ -618,7 +294,7 @@ ckpt_tensors(const struct gpt *m, const float *buf, const char *pre, size_t *n)
 		int nl = g->layered ? c->nlayer : 1;
 
 		for (l = 0; l < nl; l++) {
-			struct st_out *o = &t[(*n)++];
+			struct safetensors_out *o = &t[(*n)++];
 
 			gpt_param_name(name, sizeof name, k, l, 1);
 			snprintf(o->name, sizeof o->name, "%s%s", pre, name);
@@ -635,8 +311,9 @@ static int
 save_files(const char *tmp, struct gpt *m, const struct train_state *st,
     const char *args_json, int with_optim, char *err, size_t errsize)
 {
-	struct st_out *t, *t2;
+	struct safetensors_out *t, *t2;
 	struct buf b = { 0 };
+	struct json_w w;
 	char path[4200], meta[64];
 	float *host = xmalloc(m->nparams * sizeof *host);
 	float *host2 = NULL;
@@ -647,7 +324,7 @@ save_files(const char *tmp, struct gpt *m, const struct train_state *st,
 	gpt_get(m, GPT_PARAMS, host);
 	t = ckpt_tensors(m, host, "", &n);
 	snprintf(path, sizeof path, "%s/model.safetensors", tmp);
-	if (st_write(path, NULL, t, n, err, errsize) < 0)
+	if (safetensors_write(path, NULL, t, n, err, errsize) < 0)
 		goto out;
 	cfg = ckpt_config_json(&m->cfg);
 	snprintf(path, sizeof path, "%s/config.json", tmp);
@@ -670,22 +347,38 @@ save_files(const char *tmp, struct gpt *m, const struct train_state *st,
 		free(t2);
 		snprintf(meta, sizeof meta, "\"step\":\"%" PRIu64 "\"", m->step);
 		snprintf(path, sizeof path, "%s/optimizer.safetensors", tmp);
-		if (st_write(path, meta, t, 2 * n, err, errsize) < 0)
+		if (safetensors_write(path, meta, t, 2 * n, err, errsize) < 0)
 			goto out;
 	}
-	buf_printf(&b, "{\n  \"format\": \"owt gpt-train 1\",\n"
-	    "  \"iteration\": %" PRIu64 ",\n"
-	    "  \"consumed_train_samples\": %" PRIu64 ",\n"
-	    "  \"consumed_valid_samples\": %" PRIu64 ",\n"
-	    "  \"scheduler_samples\": %" PRIu64 ",\n"
-	    "  \"seed\": %" PRIu64 ",\n", st->iteration, st->consumed_train,
-	    st->consumed_valid, st->sched_samples, st->seed);
-	if (st->loss_scale > 0)
-		buf_printf(&b, "  \"loss_scale\": %.17g,\n"
-		    "  \"loss_scale_growth\": %" PRIu64 ",\n"
-		    "  \"loss_scale_hysteresis\": %" PRIu64 ",\n",
-		    st->loss_scale, st->ls_growth, st->ls_hyst);
-	buf_printf(&b, "  \"args\": %s\n}\n", args_json ? args_json : "{}");
+	json_w_init(&w, &b, JSON_PRETTY);
+	json_w_obj(&w);
+	json_w_key(&w, "format");
+	json_w_strz(&w, "owt gpt-train 1");
+	json_w_key(&w, "iteration");
+	json_w_u64(&w, st->iteration);
+	json_w_key(&w, "consumed_train_samples");
+	json_w_u64(&w, st->consumed_train);
+	json_w_key(&w, "consumed_valid_samples");
+	json_w_u64(&w, st->consumed_valid);
+	json_w_key(&w, "scheduler_samples");
+	json_w_u64(&w, st->sched_samples);
+	json_w_key(&w, "seed");
+	json_w_u64(&w, st->seed);
+	if (st->loss_scale > 0) {
+		json_w_key(&w, "loss_scale");
+		json_w_num(&w, "%.17g", st->loss_scale);
+		json_w_key(&w, "loss_scale_growth");
+		json_w_u64(&w, st->ls_growth);
+		json_w_key(&w, "loss_scale_hysteresis");
+		json_w_u64(&w, st->ls_hyst);
+	}
+	json_w_key(&w, "args");
+	if (args_json != NULL)
+		json_w_raw(&w, args_json, strlen(args_json));
+	else
+		json_w_raw(&w, "{}", 2);
+	json_w_end(&w);
+	buf_addc(&b, '\n');
 	snprintf(path, sizeof path, "%s/trainer_state.json", tmp);
 	r = write_file(path, b.p, b.len, err, errsize);
 out:
@@ -778,18 +471,18 @@ static int
 owt_state(const char *dir)
 {
 	struct buf b = { 0 };
-	struct tjson *doc;
-	const struct tjson *v;
+	struct json_val *doc;
+	const struct json_val *v;
 	char p[4200], jerr[128];
 	int r = 0, code;
 
 	snprintf(p, sizeof p, "%s/trainer_state.json", dir);
-	if (slurp(p, &b, jerr, sizeof jerr, &code) == 0 &&
-	    (doc = tjson_parse(b.p, b.len, jerr, sizeof jerr)) != NULL) {
-		v = tjson_get(doc, "format");
-		r = v && v->type == TJ_STRING &&
+	if (slurp(p, &b, jerr, sizeof jerr, &code) == 0 && (doc =
+	    json_doc_parse(b.p, b.len, jerr, sizeof jerr, &code)) != NULL) {
+		v = json_doc_get(doc, "format");
+		r = v && v->type == JV_STRING &&
 		    strncmp(v->str, "owt gpt-train ", 14) == 0;
-		tjson_free(doc);
+		json_doc_free(doc);
 	}
 	buf_free(&b);
 	return r;
@@ -982,11 +675,12 @@ shape_str(char *s, size_t size, int rank, const int64_t *d)
  * from config.json, so a mismatch names it.
  */
 static int
-load_tensors(const struct st_file *f, const char *file, const struct gpt *m,
-    float *buf, const char *pre, char *err, size_t errsize, int *code)
+load_tensors(const struct safetensors_file *f, const char *file,
+    const struct gpt *m, float *buf, const char *pre, char *err,
+    size_t errsize, int *code)
 {
 	const struct gpt_config *c = &m->cfg;
-	const struct st_tensor *st;
+	const struct safetensors_tensor *st;
 	char name[128], alt[128], full[160], got[160], exp[64];
 	int k, l, j, ok;
 
@@ -1001,9 +695,9 @@ load_tensors(const struct st_file *f, const char *file, const struct gpt *m,
 			gpt_param_name(name, sizeof name, k, l, 1);
 			gpt_param_name(alt, sizeof alt, k, l, 0);
 			snprintf(full, sizeof full, "%s%s", pre, name);
-			if ((st = st_find(f, full)) == NULL) {
+			if ((st = safetensors_find(f, full)) == NULL) {
 				snprintf(full, sizeof full, "%s%s", pre, alt);
-				st = st_find(f, full);
+				st = safetensors_find(f, full);
 			}
 			if (st == NULL && g->layered)
 				return data_err(err, errsize, code, file,
@@ -1026,8 +720,8 @@ load_tensors(const struct st_file *f, const char *file, const struct gpt *m,
 				    full, got, exp);
 			}
 			if (buf)
-				st_to_f32(st, buf + g->off + (size_t)l *
-				    (g->n / nl));
+				safetensors_to_f32(st, buf + g->off +
+				    (size_t)l * (g->n / nl));
 		}
 	}
 	for (j = 0; j < (int)f->n; j++) {
@@ -1051,7 +745,7 @@ ckpt_check_model(const char *path, const struct gpt_config *c, char *err,
 {
 	struct gpt_config cc = *c;
 	struct gpt m;
-	struct st_file f;
+	struct safetensors_file f;
 	char file[4096], why[256];
 	int r;
 
@@ -1061,10 +755,10 @@ ckpt_check_model(const char *path, const struct gpt_config *c, char *err,
 	if (gpt_layout(&m, &cc, why, sizeof why) < 0)
 		return data_err(err, errsize, code, file, "%s", why);
 	snprintf(file, sizeof file, "%s/model.safetensors", path);
-	if (st_open(&f, file, err, errsize, code) < 0)
+	if (safetensors_open(&f, file, err, errsize, code) < 0)
 		return -1;
 	r = load_tensors(&f, file, &m, NULL, "", err, errsize, code);
-	st_close(&f);
+	safetensors_close(&f);
 	return r;
 }
 
@@ -1072,13 +766,13 @@ int
 ckpt_load_model(const char *path, struct gpt *m, char *err, size_t errsize,
     int *code)
 {
-	struct st_file f;
+	struct safetensors_file f;
 	char file[4096];
 	float *host;
 	int r;
 
 	snprintf(file, sizeof file, "%s/model.safetensors", path);
-	if (st_open(&f, file, err, errsize, code) < 0)
+	if (safetensors_open(&f, file, err, errsize, code) < 0)
 		return -1;
 	if ((r = load_tensors(&f, file, m, NULL, "", err, errsize, code)) == 0) {
 		host = xcalloc(m->nparams, sizeof *host);
@@ -1087,7 +781,7 @@ ckpt_load_model(const char *path, struct gpt *m, char *err, size_t errsize,
 			gpt_put(m, GPT_PARAMS, host);
 		free(host);
 	}
-	st_close(&f);
+	safetensors_close(&f);
 	return r;
 }
 
@@ -1095,8 +789,8 @@ int
 ckpt_load_optim(const char *path, struct gpt *m, char *err, size_t errsize,
     int *code)
 {
-	struct st_file f;
-	const struct tjson *step;
+	struct safetensors_file f;
+	const struct json_val *step;
 	char file[4096], *end;
 	float *host;
 	struct stat sb;
@@ -1106,18 +800,18 @@ ckpt_load_optim(const char *path, struct gpt *m, char *err, size_t errsize,
 	snprintf(file, sizeof file, "%s/optimizer.safetensors", path);
 	if (stat(file, &sb) < 0 && errno == ENOENT)
 		return 1;
-	if (st_open(&f, file, err, errsize, code) < 0)
+	if (safetensors_open(&f, file, err, errsize, code) < 0)
 		return -1;
-	step = tjson_get(tjson_get(f.hdr, "__metadata__"), "step");
-	if (step == NULL || step->type != TJ_STRING) {
-		st_close(&f);
+	step = json_doc_get(json_doc_get(f.hdr, "__metadata__"), "step");
+	if (step == NULL || step->type != JV_STRING) {
+		safetensors_close(&f);
 		return data_err(err, errsize, code, file, "no step in the "
 		    "metadata");
 	}
 	errno = 0;
 	nstep = strtoull(step->str, &end, 10);
 	if (*step->str < '0' || *step->str > '9' || *end != '\0' || errno) {
-		st_close(&f);
+		safetensors_close(&f);
 		return data_err(err, errsize, code, file, "bad step '%s' in "
 		    "the metadata", step->str);
 	}
@@ -1135,12 +829,12 @@ ckpt_load_optim(const char *path, struct gpt *m, char *err, size_t errsize,
 		free(host);
 		m->step = nstep;
 	}
-	st_close(&f);
+	safetensors_close(&f);
 	return r;
 }
 
 int
-ckpt_load_state(const char *path, struct train_state *st, struct tjson **doc,
+ckpt_load_state(const char *path, struct train_state *st, struct json_val **doc,
     char *err, size_t errsize, int *code)
 {
 	static const struct {
@@ -1156,7 +850,7 @@ ckpt_load_state(const char *path, struct train_state *st, struct tjson **doc,
 		{ "loss_scale_growth", offsetof(struct train_state, ls_growth), 1 },
 		{ "loss_scale_hysteresis", offsetof(struct train_state, ls_hyst), 1 },
 	};
-	const struct tjson *ls;
+	const struct json_val *ls;
 	struct buf b = { 0 };
 	char file[4096], jerr[128];
 	size_t i;
@@ -1168,21 +862,21 @@ ckpt_load_state(const char *path, struct train_state *st, struct tjson **doc,
 		buf_free(&b);
 		return r;
 	}
-	*doc = tjson_parse(b.p, b.len, jerr, sizeof jerr);
+	*doc = json_doc_parse(b.p, b.len, jerr, sizeof jerr, code);
 	buf_free(&b);
-	if (*doc == NULL || (*doc)->type != TJ_OBJECT) {
+	if (*doc == NULL || (*doc)->type != JV_MAP) {
 		r = data_err(err, errsize, code, file, "%s",
 		    *doc ? "not a JSON object" : jerr);
 		goto bad;
 	}
 	for (i = 0; i < sizeof fields / sizeof *fields; i++) {
-		const struct tjson *v = tjson_get(*doc, fields[i].key);
+		const struct json_val *v = json_doc_get(*doc, fields[i].key);
 
 		if (v == NULL && fields[i].optional) {
 			*(uint64_t *)((char *)st + fields[i].off) = 0;
 			continue;
 		}
-		if (v == NULL || v->type != TJ_NUMBER || v->num < 0 ||
+		if (v == NULL || v->type != JV_NUMBER || v->num < 0 ||
 		    v->num != floor(v->num) || v->num > 9007199254740992.0) {
 			r = data_err(err, errsize, code, file, "%s '%s'",
 			    v ? "bad" : "missing", fields[i].key);
@@ -1191,8 +885,8 @@ ckpt_load_state(const char *path, struct train_state *st, struct tjson **doc,
 		*(uint64_t *)((char *)st + fields[i].off) = (uint64_t)v->num;
 	}
 	st->loss_scale = 0;
-	if ((ls = tjson_get(*doc, "loss_scale")) != NULL) {
-		if (ls->type != TJ_NUMBER || !(ls->num > 0)) {
+	if ((ls = json_doc_get(*doc, "loss_scale")) != NULL) {
+		if (ls->type != JV_NUMBER || !(ls->num > 0)) {
 			r = data_err(err, errsize, code, file, "bad 'loss_scale'");
 			goto bad;
 		}
@@ -1200,7 +894,7 @@ ckpt_load_state(const char *path, struct train_state *st, struct tjson **doc,
 	}
 	return 0;
 bad:
-	tjson_free(*doc);
+	json_doc_free(*doc);
 	*doc = NULL;
 	return r;
 }

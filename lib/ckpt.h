@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "gpt.h"
+#include "safetensors.h"
 
 /*
  * A checkpoint directory (Megatron's layout, Hugging Face's files):
@@ -17,64 +18,12 @@
  * Errors are returned as "PATH: what is wrong" with *code XDATA or XSYS.
  */
 
-/* safetensors: an 8-byte little-endian header size, a JSON header, the data. */
-enum { ST_F32, ST_F16, ST_BF16 };
-
-#define ST_MAXRANK 8
-struct st_tensor {
-	char *name;
-	int dtype;		/* ST_*, or -1 for the other dtypes */
-	int rank;
-	int64_t shape[ST_MAXRANK];
-	size_t nelem;
-	size_t begin, end;	/* data_offsets */
-	const unsigned char *data;
-};
-
-struct tjson;
-struct st_file {
-	unsigned char *map;
-	size_t size;
-	struct st_tensor *t;
-	size_t n;
-	struct tjson *hdr;	/* the parsed header; "__metadata__" in it */
-};
-
-/*
- * 0, or -1 with err "PATH: what" and *code: the file is checked as the
- * safetensors library checks it (a known dtype and the bytes of its shape
- * for every tensor, offsets that cover the data exactly, in order, without
- * gaps or overlaps), and no name twice.
- */
-int st_open(struct st_file *f, const char *path, char *err, size_t errsize,
-    int *code);
-const struct st_tensor *st_find(const struct st_file *f, const char *name);
-/* The tensor's elements as floats (F32, F16 and BF16 are read). */
-void st_to_f32(const struct st_tensor *t, float *out);
-void st_close(struct st_file *f);
-
-/* One tensor to write: F32, row-major. */
-struct st_out {
-	char name[96];
-	int rank;
-	int64_t shape[2];
-	const float *data;
-};
-/*
- * Write a safetensors file with the mode of open(0666) under the umask,
- * not synced (it goes into a directory that outfile_commit syncs); meta
- * holds extra members of "__metadata__" ("\"step\":\"5\"") or is NULL.
- * 0, or -1 with err (XSYS).
- */
-int st_write(const char *path, const char *meta, const struct st_out *t,
-    size_t n, char *err, size_t errsize);
-
 /*
  * The tensors of a flat buffer (gpt_get) as a checkpoint holds them: HF
  * names after pre ("", "exp_avg.", ...) and "transformer.", the embedding
  * cut to the real vocabulary. Free the array; data points into buf.
  */
-struct st_out *ckpt_tensors(const struct gpt *m, const float *buf,
+struct safetensors_out *ckpt_tensors(const struct gpt *m, const float *buf,
     const char *pre, size_t *n);
 
 /* The trainer's position, saved with the weights. */
@@ -181,9 +130,9 @@ int ckpt_load_optim(const char *path, struct gpt *m, char *err,
     size_t errsize, int *code);
 /*
  * trainer_state.json: 1 when absent, else 0 with *st filled and *doc the
- * parsed file (tjson_free it), whose "args" member holds the arguments.
+ * parsed file (json_doc_free it), whose "args" member holds the arguments.
  */
 int ckpt_load_state(const char *path, struct train_state *st,
-    struct tjson **doc, char *err, size_t errsize, int *code);
+    struct json_val **doc, char *err, size_t errsize, int *code);
 
 #endif

@@ -79,7 +79,7 @@ v4_private(uint32_t a)
 }
 
 int
-net_private(const struct sockaddr *sa)
+crawl_private_addr(const struct sockaddr *sa)
 {
 	if (sa->sa_family == AF_INET)
 		return v4_private(ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr));
@@ -106,7 +106,7 @@ open_socket(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
 	struct crawl *c = j->crawl;
 
 	(void)purpose;
-	if (!c->o.allow_private && net_private(&a->addr)) {
+	if (!c->o.allow_private && crawl_private_addr(&a->addr)) {
 		char ip[INET6_ADDRSTRLEN] = "?";
 
 		if (a->family == AF_INET)
@@ -205,7 +205,8 @@ host_key(const char *url, char *key, size_t size)
 	const char *s = strstr(url, "://"), *h, *e, *q;
 	long port;
 
-	if (s == NULL || url_host(url, strlen(url), name, sizeof name) < 0)
+	if (s == NULL ||
+	    urlfilter_host(url, strlen(url), name, sizeof name) < 0)
 		return -1;
 	port = s - url == 5 ? 443 : 80;
 	h = s + 3;

@@ -89,7 +89,7 @@ int crawl_run(struct crawl *c, struct crawl_job *(*next)(void *arg),
     void (*done)(void *arg, struct crawl_job *job), void *arg);
 
 /* Is the address private, loopback, link-local, CGNAT, multicast or unspecified? */
-int net_private(const struct sockaddr *sa);
+int crawl_private_addr(const struct sockaddr *sa);
 
 /* Does the start of p[0..n) look like HTML? For content types that do not say. */
 int crawl_sniff_html(const char *p, size_t n);

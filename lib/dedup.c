@@ -1,99 +1,10 @@
 /* dedup.c - duplicate detection: exact text and URL, MinHash LSH over word 5-grams */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dedup.h"
-
-void
-minhash_init(struct minhash *m, uint64_t seed)
-{
-	uint64_t x = owt_mix64(seed ^ 0x6d696e68617368ULL);
-	size_t k;
-
-	for (k = 0; k < DEDUP_K; k++)
-		m->seed[k] = (uint32_t)(owt_mix64(x += 0x9e3779b97f4a7c15ULL) >> 32);
-}
-
-static inline uint64_t
-rotl(uint64_t x, int r)
-{
-	return x << r | x >> (64 - r);
-}
-
-/*
- * The minima over the shingle hashes x[0..n) of DEDUP_K hash functions
- * h_k(x) = fmix32(x ^ seed_k) (MurmurHash3's finaliser, a bijection). The
- * loop over k is written so that compilers vectorize it; on x86-64 a copy
- * for AVX2 is chosen at run time. Integer arithmetic: the same result on
- * every machine either way.
- */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-static void
-minima(const uint32_t *seed, const uint32_t *x, size_t n, uint32_t out[DEDUP_K])
-{
-	uint32_t mn[DEDUP_K], sd[DEDUP_K], h, v;
-	size_t i, k;
-
-	memcpy(sd, seed, sizeof sd);
-	memset(mn, 0xff, sizeof mn);
-	for (i = 0; i < n; i++) {
-		v = x[i];
-		for (k = 0; k < DEDUP_K; k++) {
-			h = v ^ sd[k];
-			h ^= h >> 16;
-			h *= 0x85ebca6bu;
-			h ^= h >> 13;
-			h *= 0xc2b2ae35u;
-			h ^= h >> 16;
-			mn[k] = h < mn[k] ? h : mn[k];
-		}
-	}
-	memcpy(out, mn, sizeof mn);
-}
-
-size_t
-minhash_sketch(const struct minhash *m, struct words *w, uint8_t sk[DEDUP_K])
-{
-	uint32_t mn[DEDUP_K], *x;
-	size_t i, k, ns;
-	uint64_t h;
-
-	if (w->n == 0)
-		return 0;
-	ns = w->n < DEDUP_SHINGLE ? 1 : w->n - DEDUP_SHINGLE + 1;
-	if (w->xcap < ns)
-		w->x = xgrow(w->x, &w->xcap, ns, sizeof *w->x);
-	x = w->x;
-	for (i = 0; i < ns; i++) {
-		if (w->n < DEDUP_SHINGLE)
-			h = words_seq_hash(w->w, w->n);
-		else
-			h = owt_mix64(w->w[i].hash ^ rotl(w->w[i + 1].hash, 13) ^
-			    rotl(w->w[i + 2].hash, 26) ^ rotl(w->w[i + 3].hash, 39) ^
-			    rotl(w->w[i + 4].hash, 52));
-		x[i] = (uint32_t)(h ^ h >> 32);
-	}
-	minima(m->seed, x, ns, mn);
-	for (k = 0; k < DEDUP_K; k++)
-		sk[k] = (uint8_t)mn[k];
-	return ns;
-}
-
-double
-minhash_similarity(const uint8_t *a, const uint8_t *b)
-{
-	unsigned eq = 0;
-	size_t k;
-	double f;
-
-	for (k = 0; k < DEDUP_K; k++)
-		eq += a[k] == b[k];
-	/* Unequal minima still share their low byte once in 256 times. */
-	f = ((double)eq / DEDUP_K - 1.0 / 256) / (1 - 1.0 / 256);
-	return f < 0 ? 0 : f;
-}
+#include "json.h"
 
 static uint64_t
 load64(const unsigned char *s)
@@ -191,18 +102,23 @@ void
 dedup_sig_write(struct buf *b, const struct dedup_sig *s)
 {
 	static const char digit[] = "0123456789abcdef";
+	char hex[2 * MINHASH_K + 1];
+	struct json_w w;
 	size_t i;
 
-	buf_printf(b, ",\"text_hash\":\"%016llx%016llx\"",
+	json_w_within(&w, b, JSON_COMPACT);
+	json_w_key(&w, "text_hash");
+	snprintf(hex, sizeof hex, "%016llx%016llx",
 	    (unsigned long long)s->text[0], (unsigned long long)s->text[1]);
+	json_w_str(&w, hex, 32);
 	if (!s->has_sketch)
 		return;
-	buf_adds(b, ",\"minhash\":\"");
-	for (i = 0; i < DEDUP_K; i++) {
-		buf_addc(b, digit[s->sketch[i] >> 4]);
-		buf_addc(b, digit[s->sketch[i] & 15]);
+	for (i = 0; i < MINHASH_K; i++) {
+		hex[2 * i] = digit[s->sketch[i] >> 4];
+		hex[2 * i + 1] = digit[s->sketch[i] & 15];
 	}
-	buf_addc(b, '"');
+	json_w_key(&w, "minhash");
+	json_w_str(&w, hex, 2 * MINHASH_K);
 }
 
 static int
@@ -242,7 +158,7 @@ dedup_sig_read(const struct jsonl_rec *r, struct dedup_sig *s)
 		s->text[i / 8] = s->text[i / 8] << 8 | t[i];
 	s->has_sketch = 0;
 	if ((v = jsonl_str(r, "minhash", &n, &why)) != NULL) {
-		if (n != 2 * DEDUP_K || unhex(v, n, s->sketch) < 0)
+		if (n != 2 * MINHASH_K || unhex(v, n, s->sketch) < 0)
 			return -1;
 		s->has_sketch = 1;
 	} else if (strcmp(why, "missing") != 0) {
@@ -370,7 +286,7 @@ dedup_new(int parts)
 	d->parts = parts;
 	d->text.elsize = 2 * sizeof(uint64_t);
 	d->url.elsize = sizeof(uint64_t);
-	d->sketch.elsize = DEDUP_K;
+	d->sketch.elsize = MINHASH_K;
 	return d;
 }
 
@@ -518,10 +434,10 @@ dedup_add(struct dedup *d, const struct dedup_sig *s)
 	if (d->parts & DEDUP_NEAR) {
 		col_need(&d->sketch, k);
 		if (sk == NULL) {
-			memset(col_at(&d->sketch, k), 0, DEDUP_K);
+			memset(col_at(&d->sketch, k), 0, MINHASH_K);
 			return k;
 		}
-		memcpy(col_at(&d->sketch, k), sk, DEDUP_K);
+		memcpy(col_at(&d->sketch, k), sk, MINHASH_K);
 		for (j = 0; j < DEDUP_BANDS; j++) {
 			if (crowd(d, sk, j) >= BAND_CROWD)
 				continue;

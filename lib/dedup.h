@@ -6,39 +6,17 @@
 #include <stdint.h>
 
 #include "jsonl.h"
+#include "minhash.h"
 #include "util.h"
 #include "words.h"
 
 /*
- * Near duplicates are found by comparing the word 5-gram sets of two
- * documents (words as in words.h). A document's sketch holds, for each of
- * DEDUP_K seeded hash functions, the lowest 8 bits of the minimum hash of
- * its 5-grams (one-byte "b-bit" MinHash). The fraction of equal bytes
- * estimates the Jaccard similarity of the two 5-gram sets. Candidates are
- * found by locality-sensitive hashing: DEDUP_BANDS bands of DEDUP_ROWS
- * bytes each; two documents are compared when a band is equal.
+ * Candidate near duplicates are found by locality-sensitive hashing of
+ * their sketches (minhash.h): DEDUP_BANDS bands of DEDUP_ROWS bytes each;
+ * two documents are compared when a band is equal.
  */
-#define DEDUP_K 128
 #define DEDUP_BANDS 10
 #define DEDUP_ROWS 4
-#define DEDUP_SHINGLE 5
-
-/* The hash functions, from a seed. */
-struct minhash {
-	uint32_t seed[DEDUP_K];
-};
-void minhash_init(struct minhash *m, uint64_t seed);
-
-/*
- * The sketch of a text given its words. A text of fewer than five
- * words has one shingle, all its words. Returns the number of shingles;
- * 0 (no words) leaves the sketch undefined.
- */
-size_t minhash_sketch(const struct minhash *m, struct words *w,
-    uint8_t sk[DEDUP_K]);
-
-/* The Jaccard similarity estimated from two sketches, 0..1. */
-double minhash_similarity(const uint8_t *a, const uint8_t *b);
 
 /* A 64-bit hash of bytes. */
 uint64_t dedup_hash(const void *p, size_t n, uint64_t seed);
@@ -50,7 +28,7 @@ struct dedup_sig {
 	uint64_t text[2];		/* dedup_text_hash */
 	uint64_t url;			/* hash of the url field, if has_url */
 	int has_url, has_sketch;	/* no sketch: a text without words */
-	uint8_t sketch[DEDUP_K];
+	uint8_t sketch[MINHASH_K];
 };
 
 /* The signature of a text and its URL (url NULL: none); w NULL: no sketch. */
@@ -71,7 +49,7 @@ int dedup_sig_read(const struct jsonl_rec *r, struct dedup_sig *s);
 /*
  * The fingerprints of the kept documents, numbered 0, 1, ... in the
  * order they were added. Memory per document: 16 bytes of text hash, 8 of
- * URL hash, DEDUP_K of sketch, and one 4-byte hash-table slot per key
+ * URL hash, MINHASH_K of sketch, and one 4-byte hash-table slot per key
  * (text, URL, each band) at a load of 0.6 to 0.75: 216 to 232 bytes with
  * both parts. The per-document arrays grow 4096 documents at a time.
  */

@@ -112,7 +112,8 @@ enum {
 	N_INCODE = 256,		/* has a <code> ancestor (see ancestry) */
 	N_INFIG = 512,		/* has a <figure> ancestor */
 	N_DTKNOWN = 1024,	/* is_data_table's answer is cached ... */
-	N_DTYES = 2048		/* ... and it is yes */
+	N_DTYES = 2048,		/* ... and it is yes */
+	N_HIDDEN = 4096		/* hidden by an attribute or style */
 };
 
 struct node {
@@ -139,6 +140,8 @@ struct agg {
 	int under[U_NUNDER];
 };
 
+struct line;
+
 struct ctx {
 	TidyDoc doc;
 	struct node *n;
@@ -153,6 +156,13 @@ struct ctx {
 	size_t nagg, aggcap;
 	int *art;		/* the article's nodes */
 	size_t artcap;
+	struct node *saved;	/* the tree as built, for the later tries */
+	size_t nsaved, savecap;	/* nsaved: its node count + 1, 0 before the build */
+	int saved_body;
+	struct extract_meta *meta;	/* NULL, or the caller's, until the first pass is built */
+	int date_rank, lang_rank;
+	struct line *lines;	/* emit's lines */
+	size_t nlines, lcap;
 	struct buf t, raw, best, cur, tmp;	/* scratch, kept for the free */
 
 	/*
@@ -343,16 +353,128 @@ text_of(struct ctx *c, TidyNode tn, struct buf *b)
 	tidyBufFree(&tb);
 }
 
+/* ---- the page's date and language ---- */
+
+/*
+ * Where a date or language was found, best first; a later find replaces
+ * an earlier one only when it ranks better.
+ */
+enum {
+	D_LDJSON = 1, D_METAPUB, D_TIMEPUB, D_META, D_TIME, D_NONE
+};
+enum {
+	L_HTML = 1, L_META, L_LDJSON, L_NONE
+};
+
+static void
+set_date(struct ctx *c, const char *v, size_t n, int rank)
+{
+	char iso[40];
+
+	if (c->meta == NULL || rank >= c->date_rank ||
+	    extract_iso_date(v, n, iso, sizeof iso) < 0)
+		return;
+	c->meta->date.len = 0;
+	buf_adds(&c->meta->date, iso);
+	c->date_rank = rank;
+}
+
+static void
+set_lang(struct ctx *c, const char *v, size_t n, int rank)
+{
+	char tag[40];
+
+	if (c->meta == NULL || rank >= c->lang_rank ||
+	    extract_lang_tag(v, n, tag, sizeof tag) < 0)
+		return;
+	c->meta->lang.len = 0;
+	buf_adds(&c->meta->lang, tag);
+	c->lang_rank = rank;
+}
+
+/* The string value of the first "key": "value" in a JSON text, or NULL. */
+static const char *
+json_value(const char *s, size_t n, const char *key, size_t *len)
+{
+	const char *end = s + n, *p = s, *q;
+	size_t k = strlen(key);
+
+	while ((p = memmem(p, end - p, key, k)) != NULL) {
+		p += k;
+		if (p[-k - 1] != '"' || p >= end || *p != '"')
+			continue;
+		for (q = p + 1; q < end && (*q == ' ' || *q == '\t' ||
+		    *q == '\n' || *q == '\r'); q++)
+			;
+		if (q >= end || *q != ':')
+			continue;
+		for (q++; q < end && (*q == ' ' || *q == '\t' || *q == '\n' ||
+		    *q == '\r'); q++)
+			;
+		if (q >= end || *q != '"')
+			continue;
+		p = ++q;
+		while (q < end && *q != '"' && *q != '\\')
+			q++;
+		if (q >= end || *q != '"')
+			continue;
+		*len = q - p;
+		return p;
+	}
+	return NULL;
+}
+
+/* A <script type="application/ld+json">: schema.org's datePublished, inLanguage. */
+static void
+ld_json(struct ctx *c, TidyNode tn)
+{
+	const char *s = attr(tn, "type"), *v;
+	struct buf *t = &c->t;
+	size_t n;
+
+	if (s == NULL || strcasestr(s, "ld+json") == NULL)
+		return;
+	t->len = 0;
+	for (TidyNode x = tidyGetChild(tn); x; x = tidyGetNext(x))
+		text_of(c, x, t);
+	if (t->len == 0)
+		return;
+	if ((v = json_value(t->p, t->len, "datePublished", &n)) != NULL)
+		set_date(c, v, n, D_LDJSON);
+	if ((v = json_value(t->p, t->len, "inLanguage", &n)) != NULL)
+		set_lang(c, v, n, L_LDJSON);
+}
+
 static void
 head_meta(struct ctx *c, TidyNode tn)
 {
-	const char *k = attr(tn, "property"), *v = attr(tn, "content");
+	static const char *const pub[] = { "article:published_time",
+	    "og:published_time", "datepublished", "publish-date",
+	    "publish_date", "publishdate", "pubdate", "sailthru.date",
+	    "parsely-pub-date", "dc.date.issued", "dcterms.issued", NULL };
+	static const char *const other[] = { "date", "dc.date",
+	    "dcterms.date", "dcterms.created", "dc.date.created", NULL };
+	const char *k, *v = attr(tn, "content");
+	const char *const *w;
 
-	if (k == NULL)
-		k = attr(tn, "name");
-	if (k && v && c->ogtitle.len == 0 &&
+	if (v && (k = attr(tn, "http-equiv")) != NULL &&
+	    strcasecmp(k, "content-language") == 0) {
+		set_lang(c, v, strlen(v), L_META);
+		return;
+	}
+	if ((k = attr(tn, "property")) == NULL && (k = attr(tn, "name")) == NULL)
+		k = attr(tn, "itemprop");
+	if (k == NULL || v == NULL)
+		return;
+	if (c->ogtitle.len == 0 &&
 	    (strcasecmp(k, "og:title") == 0 || strcasecmp(k, "twitter:title") == 0))
 		buf_adds(&c->ogtitle, v);
+	for (w = pub; *w; w++)
+		if (strcasecmp(k, *w) == 0)
+			set_date(c, v, strlen(v), D_METAPUB);
+	for (w = other; *w; w++)
+		if (strcasecmp(k, *w) == 0)
+			set_date(c, v, strlen(v), D_META);
 }
 
 /* Copy tidy's subtree under tn into our tree as children of parent. */
@@ -395,8 +517,22 @@ build(struct ctx *c, TidyNode tn, int parent, int depth)
 			head_meta(c, ch);
 			continue;
 		}
-		if (d->tag == T_DROP || d->tag == T_LINK || hidden(ch))
+		if (d->tag == T_DROP || d->tag == T_LINK) {
+			if (c->meta && strcasecmp(name, "script") == 0)
+				ld_json(c, ch);
 			continue;
+		}
+		if (c->meta && d->tag == T_HTML && ((s = attr(ch, "lang")) ||
+		    (s = attr(ch, "xml:lang"))))
+			set_lang(c, s, strlen(s), L_HTML);
+		if (c->meta && strcasecmp(name, "time") == 0 &&
+		    (s = attr(ch, "datetime")) != NULL) {
+			const char *ip = attr(ch, "itemprop");
+
+			set_date(c, s, strlen(s), attr(ch, "pubdate") ||
+			    (ip && strcasecmp(ip, "datePublished") == 0) ?
+			    D_TIMEPUB : D_TIME);
+		}
 		if (d->tag == T_HEAD) {
 			build(c, ch, -1, depth + 1);
 			continue;
@@ -423,6 +559,8 @@ build(struct ctx *c, TidyNode tn, int parent, int depth)
 			c->n[i].fl |= N_BYLINE;
 		if (d->tag == T_A && (s = attr(ch, "href")) != NULL && s[0] == '#')
 			c->n[i].fl |= N_HASHLINK;
+		if (hidden(ch))
+			c->n[i].fl |= N_HIDDEN;
 		if (d->tag == T_BODY && c->body < 0)
 			c->body = i;
 		if (d->tag == T_TABLE && (attr(ch, "summary") != NULL))
@@ -862,6 +1000,28 @@ single_child(struct ctx *c, int i, int tag)
 
 /* ---- the Readability passes ---- */
 
+/*
+ * Remove the hidden nodes, except one that holds most of the page's text:
+ * a page whose markup leaves a hidden menu open nests the rest of the
+ * page, article and all, inside it (a browser shows it, or the page's
+ * script does).
+ */
+static void
+unhide(struct ctx *c)
+{
+	int i, next, total = c->n[c->body].nchar;
+
+	for (i = c->body; i >= 0; i = next) {
+		if ((c->n[i].fl & N_HIDDEN) && !(c->n[i].nchar > 500 &&
+		    2 * c->n[i].nchar > total)) {
+			next = next_in(c, i, c->body, 1);
+			remove_node(c, i);
+			continue;
+		}
+		next = next_in(c, i, c->body, 0);
+	}
+}
+
 static void
 prepare(struct ctx *c, struct buf *tmp)
 {
@@ -871,6 +1031,7 @@ prepare(struct ctx *c, struct buf *tmp)
 	int have_byline = 0;
 
 	stats(c);
+	unhide(c);
 	for (i = c->body; i >= 0; i = next) {
 		struct node *n = &c->n[i];
 		const char *m;
@@ -1354,6 +1515,12 @@ clean_tag(struct ctx *c, int root, int t,
 
 /* ---- after the article is found ---- */
 
+/*
+ * Lines at the article's edges shorter than this many words that end no
+ * sentence are taken for headlines, datelines, bylines and tool bars.
+ */
+#define EDGE_WORDS 10
+
 static int
 clean_share(struct ctx *c, int i)
 {
@@ -1373,6 +1540,36 @@ clean_header(struct ctx *c, int i, const struct agg *unused)
 {
 	(void)unused;
 	return class_weight(c, i) < 0;
+}
+
+static const char *const discard[] = { "comment", "disqus", "respond",
+	"reply", NULL };
+
+static int
+discarded(struct ctx *c, int i)
+{
+	if (!c->weight_classes)
+		return 0;
+	return match_any(c->a.p + c->n[i].cls, discard) ||
+	    match_any(c->a.p + c->n[i].id, discard);
+}
+
+/* Remove the boilerplate sections under root that their names give away. */
+static void
+prune(struct ctx *c, int root)
+{
+	int j, next;
+
+	for (j = c->n[root].first; j >= 0; j = next) {
+		if (c->n[j].tag != T_TEXT && discarded(c, j)) {
+			next = next_in(c, j, root, 1);
+			remove_node(c, j);
+		} else if (c->n[j].tag == T_PRE || c->n[j].tag == T_CODE) {
+			next = next_in(c, j, root, 1);
+		} else {
+			next = next_in(c, j, root, 0);
+		}
+	}
 }
 
 /* Readability's _prepArticle on one subtree of the article. */
@@ -1406,28 +1603,64 @@ prep_article(struct ctx *c, int root)
 	clean_tag(c, root, T_DIV, should_clean);
 }
 
-/* Append the text of the subtree of i: blocks and <br> end lines. */
+/*
+ * A line of the article's raw text as emit writes it: where it starts,
+ * and how many of its bytes are in links and in headings.
+ */
+struct line {
+	size_t off;
+	int link, head;
+};
+
+static void
+line_start(struct ctx *c, size_t off)
+{
+	c->lines = xgrow(c->lines, &c->lcap, c->nlines + 1, sizeof *c->lines);
+	c->lines[c->nlines].off = off;
+	c->lines[c->nlines].link = c->lines[c->nlines].head = 0;
+	c->nlines++;
+}
+
+static void
+line_end(struct ctx *c, struct buf *out)
+{
+	buf_addc(out, '\n');
+	line_start(c, out->len);
+}
+
+/*
+ * Append the text of the subtree of i: blocks and <br> end lines (noted
+ * in c->lines, which the caller starts).
+ */
 static void
 emit(struct ctx *c, int i, struct buf *out)
 {
-	int j = i;
+	int j = i, in_a = 0, in_h = 0;
 
 	for (;;) {
 		const struct node *n = &c->n[j];
 
 		spend(c, 1);
-		if (n->tag == T_TEXT)
+		if (n->tag == T_TEXT) {
 			buf_add(out, c->a.p + n->text, n->tlen);
-		else if (n->tag == T_BR || (flags_of(n->tag) & F_BLOCK))
-			buf_addc(out, '\n');
+			if (in_a)
+				c->lines[c->nlines - 1].link += n->tlen;
+			if (in_h)
+				c->lines[c->nlines - 1].head += n->tlen;
+		} else if (n->tag == T_BR || (flags_of(n->tag) & F_BLOCK))
+			line_end(c, out);
+		in_a += n->tag == T_A;
+		in_h += is_heading(n->tag);
 		if (n->first >= 0) {
 			j = n->first;
 			continue;
 		}
 		/* Leave finished elements, ending a line after each block. */
 		for (;;) {
+			in_a -= c->n[j].tag == T_A;
+			in_h -= is_heading(c->n[j].tag);
 			if (flags_of(c->n[j].tag) & F_BLOCK)
-				buf_addc(out, '\n');
+				line_end(c, out);
 			if (j == i)
 				return;
 			if (c->n[j].next >= 0) {
@@ -1437,6 +1670,128 @@ emit(struct ctx *c, int i, struct buf *out)
 			j = c->n[j].parent;
 		}
 	}
+}
+
+/*
+ * Words of a line for the edge test: runs of letters and digits, each
+ * CJK, kana or hangul character half a word (they are written without
+ * spaces); *end is set when the line ends a sentence.
+ */
+static double
+line_words(const char *s, size_t n, int *end)
+{
+	double w = 0;
+	size_t i = 0, e = n;
+	int in = 0;
+
+	while (e > 0 && s[e - 1] == ' ')
+		e--;
+	*end = 0;
+	if (e > 0) {
+		unsigned char l = s[e - 1];
+
+		/* 。」』 ！）？ … ’ ” (UTF-8) */
+		static const char *const wide[] = { "\xe3\x80\x82",
+		    "\xe3\x80\x8d", "\xe3\x80\x8f", "\xef\xbc\x81",
+		    "\xef\xbc\x89", "\xef\xbc\x9f", "\xe2\x80\xa6",
+		    "\xe2\x80\x99", "\xe2\x80\x9d", NULL };
+		const char *const *w;
+
+		*end = strchr(".!?:;\"')]", l) != NULL && l != '\0';
+		for (w = wide; *w && !*end && e >= 3; w++)
+			*end = memcmp(s + e - 3, *w, 3) == 0;
+	}
+	while (i < e) {
+		unsigned char ch = s[i];
+
+		if (ch >= 0xe3 && ch <= 0xed) {
+			w += 0.5;
+			in = 0;
+			i += 3;
+			continue;
+		}
+		if (isalnum(ch) || ch >= 0x80) {
+			if (!in)
+				w++;
+			in = 1;
+		} else {
+			in = 0;
+		}
+		i++;
+	}
+	return w;
+}
+
+/*
+ * Whether line k of raw (from..to) is boilerplate at an edge of the
+ * article: mostly links, a heading that repeats the title, or, when not
+ * a heading (at the head, where headings open the text), a short line
+ * that ends no sentence: the headline, date, byline, tool and share
+ * lines that sit above an article and the link lists below it.
+ */
+static int
+edge_junk(struct ctx *c, const char *s, size_t n, const struct line *l,
+    int tail, struct buf *tmp)
+{
+	int end, bytes = 0;
+	size_t i;
+	double w;
+
+	for (i = 0; i < n; i++)
+		bytes += s[i] != ' ';
+	if (bytes == 0)
+		return 1;
+	if (2 * l->link >= bytes)
+		return 1;
+	if (l->head * 2 >= bytes) {
+		const char *title = c->ogtitle.len ? c->ogtitle.p : c->title.p ? c->title.p : "";
+
+		tmp->len = 0;
+		buf_add(tmp, s, n);
+		buf_addc(tmp, '\0');
+		if (similarity(title, tmp->p) > 0.75)
+			return 1;
+		if (!tail)
+			return 0;
+	}
+	w = line_words(s, n, &end);
+	return w < EDGE_WORDS && !end;
+}
+
+/*
+ * The article's text without the boilerplate lines at its two edges
+ * (edge_junk), into [*from, *to) of raw; all of it when that would leave
+ * too little.
+ */
+static void
+trim_edges(struct ctx *c, const char *raw, size_t len, size_t *from, size_t *to)
+{
+	size_t a = 0, b = c->nlines, k;
+
+	*from = 0;
+	*to = len;
+	if (!c->weight_classes)
+		return;
+	for (k = 0; k < c->nlines; k++) {
+		size_t s = c->lines[k].off, e = k + 1 < c->nlines ?
+		    c->lines[k + 1].off - 1 : len;
+
+		if (!edge_junk(c, raw + s, e - s, &c->lines[k], 0, &c->tmp))
+			break;
+		a = k + 1;
+	}
+	for (k = c->nlines; k > a; k--) {
+		size_t s = c->lines[k - 1].off, e = k < c->nlines ?
+		    c->lines[k].off - 1 : len;
+
+		if (!edge_junk(c, raw + s, e - s, &c->lines[k - 1], 1, &c->tmp))
+			break;
+		b = k - 1;
+	}
+	if (a >= b)
+		return;
+	*from = c->lines[a].off;
+	*to = b < c->nlines ? c->lines[b].off : len;
 }
 
 /* Trim every line, collapse spaces, drop empty lines. */
@@ -1488,10 +1843,26 @@ static void
 grab(struct ctx *c, struct buf *out)
 {
 	int top, *art;
-	size_t n, k;
+	size_t n, k, from, to;
 
-	ctx_reset(c);
-	build(c, tidyGetRoot(c->doc), -1, 0);
+	if (c->nsaved == 0) {
+		ctx_reset(c);
+		build(c, tidyGetRoot(c->doc), -1, 0);
+		/*
+		 * The tries after the first start from this tree again: a
+		 * copy of the nodes, the arena as it is (the passes only add
+		 * nodes), not another walk of libtidy's tree, whose text
+		 * values it decodes anew at each call.
+		 */
+		c->saved = xgrow(c->saved, &c->savecap, c->nn + 1, sizeof *c->saved);
+		memcpy(c->saved, c->n, c->nn * sizeof *c->n);
+		c->nsaved = c->nn + 1;
+		c->saved_body = c->body;
+	} else {
+		memcpy(c->n, c->saved, (c->nsaved - 1) * sizeof *c->n);
+		c->nn = c->nsaved - 1;
+		c->body = c->saved_body;
+	}
 	out->len = 0;
 	if (c->body < 0)
 		return;
@@ -1506,13 +1877,22 @@ grab(struct ctx *c, struct buf *out)
 		n = siblings(c, top, art, c->nn + 1, &c->tmp);
 	}
 	ancestry(c);
-	for (k = 0; k < n; k++)
+	for (k = 0; k < n; k++) {
+		if (art[k] != top && discarded(c, art[k])) {
+			remove_node(c, art[k]);
+			continue;
+		}
+		prune(c, art[k]);
 		prep_article(c, art[k]);
+	}
 	c->raw.len = 0;
+	c->nlines = 0;
+	line_start(c, 0);
 	for (k = 0; k < n; k++)
 		if (!gone(c, art[k]))
 			emit(c, art[k], &c->raw);
-	tidy_lines(c->raw.p ? c->raw.p : "", c->raw.len, out);
+	trim_edges(c, c->raw.p ? c->raw.p : "", c->raw.len, &from, &to);
+	tidy_lines(c->raw.p ? c->raw.p + from : "", to - from, out);
 }
 
 static int
@@ -1606,18 +1986,49 @@ html5_doctype(const char *html, size_t n, struct buf *out)
 	buf_add(out, s, end - s);
 }
 
-/* Readability's retries: fewer heuristics when too little text is left. */
+/*
+ * The bytes of text's lines that read as prose: ten words or more ending a
+ * sentence, or twenty-five words or more.
+ */
+static size_t
+prose(const char *s, size_t n)
+{
+	size_t i = 0, sum = 0;
+
+	while (i < n) {
+		const char *nl = memchr(s + i, '\n', n - i);
+		size_t e = nl ? (size_t)(nl - s) : n;
+		int end;
+		double w = line_words(s + i, e - i, &end);
+
+		if ((w >= EDGE_WORDS && end) || w >= 25)
+			sum += e - i;
+		i = e + 1;
+	}
+	return sum;
+}
+
+/*
+ * Readability's retries: fewer heuristics when too little text is left.
+ * Of the tries, the one with the most prose is kept (Readability keeps
+ * the longest, which is often a list of links or a table of headlines
+ * when the article is short).
+ */
 static void
 passes(struct ctx *c, struct buf *title, struct buf *text)
 {
 	int pass;
+	size_t cur_p, best_p = 0;
 
 	for (pass = 0; pass < 4; pass++) {
 		c->strip_unlikely = pass < 1;
 		c->weight_classes = pass < 2;
 		c->clean_cond = pass < 3;
 		grab(c, &c->cur);
-		if (pass == 0 || c->cur.len > c->best.len) {
+		c->meta = NULL;	/* found in the first pass's build */
+		cur_p = prose(c->cur.p ? c->cur.p : "", c->cur.len);
+		if (pass == 0 || cur_p > best_p) {
+			best_p = cur_p;
 			struct buf t = c->best;
 
 			c->best = c->cur;
@@ -1638,17 +2049,168 @@ extract_budget(size_t n)
 	return w < EXTRACT_WORK_MAX ? (unsigned long)w : EXTRACT_WORK_MAX;
 }
 
+static int
+digits(const char *s, size_t n, int k, int *v)
+{
+	int i;
+
+	if ((size_t)k > n)
+		return -1;
+	for (*v = 0, i = 0; i < k; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return -1;
+		*v = *v * 10 + s[i] - '0';
+	}
+	return 0;
+}
+
+/* 1..12 for an English month name or its first three letters, else 0. */
+static int
+month_of(const char *s, size_t n)
+{
+	static const char m[] = "janfebmaraprmayjunjulaugsepoctnovdec";
+	char low[3];
+	int i;
+
+	if (n < 3)
+		return 0;
+	for (i = 0; i < 3; i++)
+		low[i] = tolower((unsigned char)s[i]);
+	for (i = 0; i < 12; i++)
+		if (memcmp(m + 3 * i, low, 3) == 0)
+			return i + 1;
+	return 0;
+}
+
+int
+extract_iso_date(const char *s, size_t n, char *out, size_t size)
+{
+	const char *e;
+	int y, mo = 0, d = 0, h, mi, sec = 0, k;
+	char zone[16] = "";
+
+	while (n && isspace((unsigned char)*s))
+		s++, n--;
+	while (n && isspace((unsigned char)s[n - 1]))
+		n--;
+	e = s + n;
+	if (digits(s, n, 4, &y) == 0 && n >= 10 && (s[4] == '-' || s[4] == '/') &&
+	    s[7] == s[4] && digits(s + 5, 2, 2, &mo) == 0 &&
+	    digits(s + 8, 2, 2, &d) == 0 && (n == 10 || !isdigit((unsigned char)s[10]))) {
+		s += 10;
+		/* THH:MM[:SS[.f]][Z|+HH[:]MM] */
+		if (s < e && (*s == 'T' || *s == ' ') && e - s >= 6 &&
+		    digits(s + 1, e - s - 1, 2, &h) == 0 && s[3] == ':' &&
+		    digits(s + 4, e - s - 4, 2, &mi) == 0 && h < 24 && mi < 60) {
+			s += 6;
+			if (s < e && *s == ':' && digits(s + 1, e - s - 1, 2, &sec) == 0) {
+				s += 3;
+				while (s < e && (*s == '.' || *s == ',' ||
+				    isdigit((unsigned char)*s)))
+					s++;
+			}
+			if (s < e && *s == 'Z')
+				snprintf(zone, sizeof zone, "Z");
+			else if (s < e && (*s == '+' || *s == '-') &&
+			    digits(s + 1, e - s - 1, 2, &k) == 0 && k < 24) {
+				int zm = 0;
+				const char *z = s + 3;
+
+				if (z < e && *z == ':')
+					z++;
+				if (digits(z, e - z, 2, &zm) < 0)
+					zm = 0;
+				zone[0] = *s;
+				zone[1] = '0' + k / 10;
+				zone[2] = '0' + k % 10;
+				zone[3] = ':';
+				zone[4] = '0' + zm / 10 % 6;
+				zone[5] = '0' + zm % 10;
+				zone[6] = '\0';
+			}
+			if (sec > 60)
+				return -1;
+			if (y < 1900 || y > 2099 || mo < 1 || mo > 12 || d < 1 || d > 31)
+				return -1;
+			return snprintf(out, size, "%04d-%02d-%02dT%02d:%02d:%02d%s",
+			    y, mo, d, h, mi, sec, zone) < (int)size ? 0 : -1;
+		}
+	} else {
+		/* "Tue, 8 Jan 2008 ...", "8 January 2008", "January 8, 2008" */
+		const char *p = s;
+		int day = 0, mon = 0, year = 0;
+
+		y = 0;
+		while (p < e && !(day && mon && year)) {
+			const char *w = p;
+
+			while (p < e && isalnum((unsigned char)*p))
+				p++;
+			if (p - w >= 1 && p - w <= 2 && isdigit((unsigned char)*w) &&
+			    !day && digits(w, p - w, p - w, &d) == 0)
+				day = 1;
+			else if (p - w == 4 && !year && digits(w, 4, 4, &y) == 0)
+				year = 1;
+			else if (p - w >= 3 && !mon && (mo = month_of(w, p - w)) > 0)
+				mon = 1;
+			else if (p > w && isdigit((unsigned char)*w))
+				return -1;
+			while (p < e && !isalnum((unsigned char)*p))
+				p++;
+		}
+		if (!(day && mon && year))
+			return -1;
+	}
+	if (y < 1900 || y > 2099 || mo < 1 || mo > 12 || d < 1 || d > 31)
+		return -1;
+	return snprintf(out, size, "%04d-%02d-%02d", y, mo, d) < (int)size ? 0 : -1;
+}
+
+int
+extract_lang_tag(const char *s, size_t n, char *out, size_t size)
+{
+	size_t i = 0, k = 0, sub = 0;
+
+	while (i < n && isspace((unsigned char)s[i]))
+		i++;
+	for (; i < n && s[i] != ',' && s[i] != ';' && !isspace((unsigned char)s[i]); i++) {
+		char ch = tolower((unsigned char)s[i]);
+
+		if (ch == '_')
+			ch = '-';
+		if (k + 1 >= size)
+			return -1;
+		if (ch == '-') {
+			/* The first subtag: 2 or 3 letters; each later one 1 to 8. */
+			if ((k == sub && k > 0) || (sub == 0 && (k < 2 || k > 3)) ||
+			    k - sub > 8)
+				return -1;
+			out[k++] = ch;
+			sub = k;
+			continue;
+		}
+		if (!(ch >= 'a' && ch <= 'z') && !(sub > 0 && isdigit((unsigned char)ch)))
+			return -1;
+		out[k++] = ch;
+	}
+	if (k == sub || (sub == 0 && (k < 2 || k > 3)) || k - sub > 8)
+		return -1;
+	out[k] = '\0';
+	return 0;
+}
+
 int
 extract_html(const char *html, size_t n, struct buf *title, struct buf *text,
     char *err, size_t errsize)
 {
-	return extract_html_work(html, n, extract_budget(n), title, text, err,
-	    errsize);
+	return extract_html_work(html, n, extract_budget(n), title, text, NULL,
+	    err, errsize);
 }
 
 int
 extract_html_work(const char *html, size_t n, unsigned long budget,
-    struct buf *title, struct buf *text, char *err, size_t errsize)
+    struct buf *title, struct buf *text, struct extract_meta *meta, char *err,
+    size_t errsize)
 {
 	struct ctx *c;
 	TidyBuffer in, errbuf;
@@ -1675,6 +2237,11 @@ extract_html_work(const char *html, size_t n, unsigned long budget,
 	c = xcalloc(1, sizeof *c);
 	c->budget = budget;
 	c->work = load;
+	c->meta = meta;
+	c->date_rank = D_NONE;
+	c->lang_rank = L_NONE;
+	if (meta != NULL)
+		meta->date.len = meta->lang.len = 0;
 	c->doc = tidyCreate();
 	tidyBufInit(&errbuf);
 	tidySetErrorBuffer(c->doc, &errbuf);
@@ -1710,6 +2277,8 @@ extract_html_work(const char *html, size_t n, unsigned long budget,
 	free(c->stack);
 	free(c->agg);
 	free(c->art);
+	free(c->lines);
+	free(c->saved);
 	buf_free(&c->a);
 	buf_free(&c->title);
 	buf_free(&c->ogtitle);
@@ -1725,14 +2294,16 @@ extract_html_work(const char *html, size_t n, unsigned long budget,
 
 int
 extract_page(const char *p, size_t n, const char *ctype, struct buf *title,
-    struct buf *text, const char **enc, char *err, size_t errsize)
+    struct buf *text, struct extract_meta *meta, const char **enc, char *err,
+    size_t errsize)
 {
 	struct buf u = { 0 };
 	int rc;
 
 	*enc = charset_detect(p, n, ctype, NULL);
 	charset_to_utf8(p, n, *enc, &u);
-	rc = extract_html(u.p ? u.p : "", u.len, title, text, err, errsize);
+	rc = extract_html_work(u.p ? u.p : "", u.len, extract_budget(u.len),
+	    title, text, meta, err, errsize);
 	buf_free(&u);
 	return rc;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "blas.h"
+#include "gemv.h"
 #include "util.h"
 
 /*

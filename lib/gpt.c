@@ -239,12 +239,167 @@ gpt_init_weights(struct gpt *m, uint64_t seed, float std)
 	free(h);
 }
 
+/* Floats of one slice of an activation array: a multiple of 256 bytes. */
+static size_t
+slice(size_t n)
+{
+	return (n + 63) & ~(size_t)63;
+}
+
+/* The recomputation's layer count, within [1, L]. */
+static int
+rc_n(const struct gpt *m)
+{
+	int n = m->rc.nlayers, L = m->cfg.nlayer;
+
+	return n < 1 ? 1 : n > L ? L : n;
+}
+
+static int
+full(const struct gpt *m, int method)
+{
+	return m->rc.granularity == GPT_RECOMPUTE_FULL && m->rc.method == method;
+}
+
+/*
+ * The slices of the activation arrays: nslot of each per-layer array but
+ * att and res3, natt of att, nres of res3. UNIFORM keeps one slice of
+ * res3 per chunk (its output, the next chunk's input) and works on one
+ * chunk's worth of slices; BLOCK shares one working slice among the
+ * recomputed layers and gives every other layer its own.
+ */
+static void
+slices(const struct gpt *m, size_t *nslot, size_t *natt, size_t *nres)
+{
+	size_t L = m->cfg.nlayer, n = rc_n(m);
+
+	*nslot = *natt = *nres = L;
+	if (m->rc.granularity == GPT_RECOMPUTE_SELECTIVE) {
+		*natt = 1;
+	} else if (full(m, GPT_RECOMPUTE_UNIFORM)) {
+		*nslot = *natt = n;
+		*nres = (L + n - 1) / n + n - 1;
+	} else if (full(m, GPT_RECOMPUTE_BLOCK)) {
+		*nslot = *natt = 1 + L - n;
+	}
+}
+
+/* Layer l's slice of the per-layer arrays but att and res3. */
+static size_t
+slot_of(const struct gpt *m, int l)
+{
+	int n = rc_n(m);
+
+	if (full(m, GPT_RECOMPUTE_UNIFORM))
+		return (size_t)(l % n);
+	if (full(m, GPT_RECOMPUTE_BLOCK))
+		return l < n ? 0 : (size_t)(1 + l - n);
+	return (size_t)l;
+}
+
+static size_t
+att_of(const struct gpt *m, int l)
+{
+	return m->rc.granularity == GPT_RECOMPUTE_SELECTIVE ? 0 : slot_of(m, l);
+}
+
+/* Layer l's slice of res3: kept for a chunk's last layer, else working. */
+static size_t
+res_of(const struct gpt *m, int l)
+{
+	int n = rc_n(m), L = m->cfg.nlayer;
+
+	if (!full(m, GPT_RECOMPUTE_UNIFORM))
+		return (size_t)l;
+	if (l % n == n - 1 || l == L - 1)
+		return (size_t)(l / n);
+	return (size_t)((L + n - 1) / n + l % n);
+}
+
+/*
+ * Whether layer l is recomputed (FULL), and its chunk [*s, *e). live is
+ * the last layer of the chunk the forward pass computed last: its
+ * activations are still there for the backward pass.
+ */
+static int
+chunk_of(const struct gpt *m, int l, int *s, int *e, int *live)
+{
+	int n = rc_n(m), L = m->cfg.nlayer;
+
+	if (full(m, GPT_RECOMPUTE_UNIFORM)) {
+		*s = l / n * n;
+		*e = *s + n < L ? *s + n : L;
+		*live = L - 1;
+		return 1;
+	}
+	if (full(m, GPT_RECOMPUTE_BLOCK) && l < n) {
+		*s = l;
+		*e = l + 1;
+		*live = n - 1;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * The backend allocations of gpt_set_batch for (B,T): into a, or, with a
+ * NULL, only counted. The sum of their bytes.
+ */
+static size_t
+acts_alloc(const struct gpt *m, int B, int T, struct gpt_acts *a)
+{
+	const struct gpt_config *c = &m->cfg;
+	size_t C = c->nembd, NH = c->nhead, BT = (size_t)B * T, total = 0;
+	size_t btc = slice(BT * C), bt = slice(BT), S, SA, SR;
+
+	slices(m, &S, &SA, &SR);
+#define ACT(field, n, type) do { \
+	size_t n_ = (n); \
+	total += n_ * sizeof(type); \
+	if (a != NULL) \
+		a->field = balloc(m, n_, sizeof(type)); \
+} while (0)
+	ACT(encoded, BT * C, float);
+	ACT(ln1, S * btc, float);
+	ACT(ln1_mean, S * bt, float);
+	ACT(ln1_rstd, S * bt, float);
+	ACT(qkv, S * slice(BT * 3 * C), float);
+	ACT(atty, S * btc, float);
+	ACT(att, SA * slice((size_t)B * NH * T * T), float);
+	ACT(res2, S * btc, float);
+	ACT(ln2, S * btc, float);
+	ACT(ln2_mean, S * bt, float);
+	ACT(ln2_rstd, S * bt, float);
+	ACT(fch, S * slice(BT * 4 * C), float);
+	ACT(fch_gelu, S * slice(BT * 4 * C), float);
+	ACT(res3, SR * btc, float);
+	ACT(lnf, BT * C, float);
+	ACT(lnf_mean, BT, float);
+	ACT(lnf_rstd, BT, float);
+	ACT(logits, BT * c->vocab, float);
+	ACT(losses, BT, float);
+	ACT(dres, BT * C, float);
+	ACT(dbt4c, BT * 4 * C, float);
+	ACT(dbt4c2, BT * 4 * C, float);
+	ACT(dbtc, BT * C, float);
+	ACT(datt, (size_t)B * NH * T * T, float);
+	ACT(tmp, BT * C, float);
+	ACT(inputs, BT, int32_t);
+	ACT(targets, BT, int32_t);
+#undef ACT
+	return total;
+}
+
+size_t
+gpt_acts_bytes(const struct gpt *m, int B, int T)
+{
+	return acts_alloc(m, B, T, NULL);
+}
+
 int
 gpt_set_batch(struct gpt *m, int B, int T, char *err, size_t errsize)
 {
 	const struct gpt_config *c = &m->cfg;
-	size_t L = c->nlayer, C = c->nembd, NH = c->nhead, BT;
-	struct gpt_acts *a = &m->a;
 
 	if (T > c->maxpos) {
 		snprintf(err, errsize, "sequence length %d is beyond the %d "
@@ -256,36 +411,100 @@ gpt_set_batch(struct gpt *m, int B, int T, char *err, size_t errsize)
 	free_acts(m);
 	m->B = B;
 	m->T = T;
-	BT = (size_t)B * T;
-	a->encoded = balloc(m, BT * C, sizeof(float));
-	a->ln1 = balloc(m, L * BT * C, sizeof(float));
-	a->ln1_mean = balloc(m, L * BT, sizeof(float));
-	a->ln1_rstd = balloc(m, L * BT, sizeof(float));
-	a->qkv = balloc(m, L * BT * 3 * C, sizeof(float));
-	a->atty = balloc(m, L * BT * C, sizeof(float));
-	a->att = balloc(m, L * B * NH * T * T, sizeof(float));
-	a->res2 = balloc(m, L * BT * C, sizeof(float));
-	a->ln2 = balloc(m, L * BT * C, sizeof(float));
-	a->ln2_mean = balloc(m, L * BT, sizeof(float));
-	a->ln2_rstd = balloc(m, L * BT, sizeof(float));
-	a->fch = balloc(m, L * BT * 4 * C, sizeof(float));
-	a->fch_gelu = balloc(m, L * BT * 4 * C, sizeof(float));
-	a->res3 = balloc(m, L * BT * C, sizeof(float));
-	a->lnf = balloc(m, BT * C, sizeof(float));
-	a->lnf_mean = balloc(m, BT, sizeof(float));
-	a->lnf_rstd = balloc(m, BT, sizeof(float));
-	a->logits = balloc(m, BT * c->vocab, sizeof(float));
-	a->losses = balloc(m, BT, sizeof(float));
-	a->dres = balloc(m, BT * C, sizeof(float));
-	a->dbt4c = balloc(m, BT * 4 * C, sizeof(float));
-	a->dbt4c2 = balloc(m, BT * 4 * C, sizeof(float));
-	a->dbtc = balloc(m, BT * C, sizeof(float));
-	a->datt = balloc(m, (size_t)B * NH * T * T, sizeof(float));
-	a->tmp = balloc(m, BT * C, sizeof(float));
-	a->inputs = balloc(m, BT, sizeof(int32_t));
-	a->targets = balloc(m, BT, sizeof(int32_t));
-	m->host_losses = xmalloc(BT * sizeof(float));
+	acts_alloc(m, B, T, &m->a);
+	m->host_losses = xmalloc((size_t)B * T * sizeof(float));
 	return 0;
+}
+
+void
+gpt_set_recompute(struct gpt *m, const struct gpt_recompute *r)
+{
+	if (m->be != NULL)
+		free_acts(m);
+	m->B = m->T = 0;
+	m->rc = *r;
+}
+
+int
+gpt_recompute_parse(struct gpt_recompute *r, int checkpoint_activations,
+    int recompute_activations, const char *granularity, const char *method,
+    int nlayers, char *err, size_t errsize)
+{
+	int g = GPT_RECOMPUTE_NONE;
+
+	memset(r, 0, sizeof *r);
+	if (granularity != NULL) {
+		if (strcmp(granularity, "full") == 0)
+			g = GPT_RECOMPUTE_FULL;
+		else if (strcmp(granularity, "selective") == 0)
+			g = GPT_RECOMPUTE_SELECTIVE;
+		else {
+			snprintf(err, errsize, "--recompute-granularity: '%s' "
+			    "is not full or selective", granularity);
+			return -1;
+		}
+	}
+	if (method != NULL && strcmp(method, "uniform") != 0 &&
+	    strcmp(method, "block") != 0) {
+		snprintf(err, errsize, "--recompute-method: '%s' is not uniform "
+		    "or block", method);
+		return -1;
+	}
+	if (checkpoint_activations && recompute_activations) {
+		snprintf(err, errsize, "--checkpoint-activations and "
+		    "--recompute-activations exclude each other");
+		return -1;
+	}
+	if ((checkpoint_activations && g == GPT_RECOMPUTE_SELECTIVE) ||
+	    (recompute_activations && g == GPT_RECOMPUTE_FULL)) {
+		snprintf(err, errsize, "--%s and --recompute-granularity %s "
+		    "exclude each other", checkpoint_activations ?
+		    "checkpoint-activations" : "recompute-activations",
+		    granularity);
+		return -1;
+	}
+	if (checkpoint_activations)
+		g = GPT_RECOMPUTE_FULL;
+	else if (recompute_activations)
+		g = GPT_RECOMPUTE_SELECTIVE;
+	if (g == GPT_RECOMPUTE_FULL && method == NULL &&
+	    !checkpoint_activations) {
+		snprintf(err, errsize, "--recompute-granularity full needs "
+		    "--recompute-method uniform or block");
+		return -1;
+	}
+	if (g != GPT_RECOMPUTE_FULL && method != NULL) {
+		snprintf(err, errsize, "--recompute-method needs "
+		    "--recompute-granularity full");
+		return -1;
+	}
+	if (nlayers < 1) {
+		snprintf(err, errsize, "--recompute-num-layers must be at "
+		    "least 1");
+		return -1;
+	}
+	r->granularity = g;
+	r->method = method != NULL && strcmp(method, "block") == 0 ?
+	    GPT_RECOMPUTE_BLOCK : GPT_RECOMPUTE_UNIFORM;
+	r->nlayers = nlayers;
+	return 0;
+}
+
+void
+gpt_recompute_desc(const struct gpt *m, char *buf, size_t size)
+{
+	int n = rc_n(m);
+
+	if (m->rc.granularity == GPT_RECOMPUTE_SELECTIVE)
+		snprintf(buf, size, "selective (attention probabilities)");
+	else if (full(m, GPT_RECOMPUTE_UNIFORM))
+		snprintf(buf, size, "full, uniform, %d layer%s per chunk", n,
+		    n == 1 ? "" : "s");
+	else if (full(m, GPT_RECOMPUTE_BLOCK))
+		snprintf(buf, size, "full, block, the first %d of %d layers", n,
+		    m->cfg.nlayer);
+	else
+		snprintf(buf, size, "none");
 }
 
 /* The dropout key of layer l (L for the embedding) and site s. */
@@ -305,26 +524,65 @@ static void
 layer_acts(struct gpt *m, int l, struct layer *x)
 {
 	struct gpt_acts *a = &m->a;
-	size_t bt = (size_t)m->B * m->T, btc = bt * m->cfg.nembd;
+	size_t BT = (size_t)m->B * m->T, C = m->cfg.nembd;
+	size_t btc = slice(BT * C), bt = slice(BT), s = slot_of(m, l);
 
-	x->in = l == 0 ? a->encoded : a->res3 + (l - 1) * btc;
-	x->ln1 = a->ln1 + l * btc;
-	x->ln1_mean = a->ln1_mean + l * bt;
-	x->ln1_rstd = a->ln1_rstd + l * bt;
-	x->qkv = a->qkv + 3 * l * btc;
-	x->atty = a->atty + l * btc;
-	x->att = a->att + l * bt * m->cfg.nhead * m->T;
-	x->res2 = a->res2 + l * btc;
-	x->ln2 = a->ln2 + l * btc;
-	x->ln2_mean = a->ln2_mean + l * bt;
-	x->ln2_rstd = a->ln2_rstd + l * bt;
-	x->fch = a->fch + 4 * l * btc;
-	x->fchg = a->fch_gelu + 4 * l * btc;
-	x->res3 = a->res3 + l * btc;
+	x->in = l == 0 ? a->encoded : a->res3 + res_of(m, l - 1) * btc;
+	x->ln1 = a->ln1 + s * btc;
+	x->ln1_mean = a->ln1_mean + s * bt;
+	x->ln1_rstd = a->ln1_rstd + s * bt;
+	x->qkv = a->qkv + s * slice(BT * 3 * C);
+	x->atty = a->atty + s * btc;
+	x->att = a->att + att_of(m, l) * slice(BT * m->cfg.nhead * m->T);
+	x->res2 = a->res2 + s * btc;
+	x->ln2 = a->ln2 + s * btc;
+	x->ln2_mean = a->ln2_mean + s * bt;
+	x->ln2_rstd = a->ln2_rstd + s * bt;
+	x->fch = a->fch + s * slice(BT * 4 * C);
+	x->fchg = a->fch_gelu + s * slice(BT * 4 * C);
+	x->res3 = a->res3 + res_of(m, l) * btc;
 }
 
 /* Pointers to tensor k of layer l in a flat buffer. */
 #define P(buf, k, l) ((buf) + m->t[k].off + (size_t)(l) * (m->t[k].n / L))
+
+/*
+ * Layer l's forward pass from x->in into x, with dropout probabilities hp
+ * (hidden) and ap (attention) under key; with out 0, all but the layer's
+ * output x->res3 (kept from the first pass).
+ */
+static void
+layer_forward(struct gpt *m, int l, const struct layer *x, float hp, float ap,
+    uint64_t key, int out)
+{
+	const struct gpt_backend *be = m->be;
+	const struct gpt_config *c = &m->cfg;
+	int L = c->nlayer, C = c->nembd, NH = c->nhead, B = m->B, T = m->T;
+	int BT = B * T;
+	size_t btc = (size_t)BT * C;
+	const float *w = m->params;
+	float *tmp = m->a.tmp;
+
+	be->layernorm_forward(x->ln1, x->ln1_mean, x->ln1_rstd, x->in,
+	    P(w, GPT_LN1W, l), P(w, GPT_LN1B, l), BT, C, c->ln_eps);
+	be->matmul_forward(x->qkv, x->ln1, P(w, GPT_QKVW, l), P(w, GPT_QKVB, l),
+	    BT, C, 3 * C);
+	be->attention_forward(x->atty, x->att, x->qkv, B, T, C, NH, ap,
+	    site_key(key, l, 0));
+	be->matmul_forward(tmp, x->atty, P(w, GPT_ATTPROJW, l),
+	    P(w, GPT_ATTPROJB, l), BT, C, C);
+	be->residual_forward(x->res2, x->in, tmp, btc, hp, site_key(key, l, 1));
+	be->layernorm_forward(x->ln2, x->ln2_mean, x->ln2_rstd, x->res2,
+	    P(w, GPT_LN2W, l), P(w, GPT_LN2B, l), BT, C, c->ln_eps);
+	be->matmul_forward(x->fch, x->ln2, P(w, GPT_FCW, l), P(w, GPT_FCB, l),
+	    BT, C, 4 * C);
+	be->gelu_forward(x->fchg, x->fch, 4 * btc);
+	if (!out)
+		return;
+	be->matmul_forward(tmp, x->fchg, P(w, GPT_FCPROJW, l),
+	    P(w, GPT_FCPROJB, l), BT, 4 * C, C);
+	be->residual_forward(x->res3, x->res2, tmp, btc, hp, site_key(key, l, 2));
+}
 
 float
 gpt_forward(struct gpt *m, const int32_t *inputs, const int32_t *targets,
@@ -333,7 +591,7 @@ gpt_forward(struct gpt *m, const int32_t *inputs, const int32_t *targets,
 	const struct gpt_backend *be = m->be;
 	const struct gpt_config *c = &m->cfg;
 	struct gpt_acts *a = &m->a;
-	int L = c->nlayer, C = c->nembd, NH = c->nhead, B = m->B, T = m->T;
+	int L = c->nlayer, C = c->nembd, B = m->B, T = m->T;
 	int BT = B * T, l;
 	size_t btc = (size_t)BT * C;
 	float hp = 0, ap = 0, *w = m->params;
@@ -353,28 +611,9 @@ gpt_forward(struct gpt *m, const int32_t *inputs, const int32_t *targets,
 		be->dropout(a->encoded, a->encoded, btc, hp, site_key(key, L, 0));
 	for (l = 0; l < L; l++) {
 		layer_acts(m, l, &x);
-		be->layernorm_forward(x.ln1, x.ln1_mean, x.ln1_rstd, x.in,
-		    P(w, GPT_LN1W, l), P(w, GPT_LN1B, l), BT, C, c->ln_eps);
-		be->matmul_forward(x.qkv, x.ln1, P(w, GPT_QKVW, l),
-		    P(w, GPT_QKVB, l), BT, C, 3 * C);
-		be->attention_forward(x.atty, x.att, x.qkv, B, T, C, NH, ap,
-		    site_key(key, l, 0));
-		be->matmul_forward(a->tmp, x.atty, P(w, GPT_ATTPROJW, l),
-		    P(w, GPT_ATTPROJB, l), BT, C, C);
-		be->residual_forward(x.res2, x.in, a->tmp, btc, hp,
-		    site_key(key, l, 1));
-		be->layernorm_forward(x.ln2, x.ln2_mean, x.ln2_rstd, x.res2,
-		    P(w, GPT_LN2W, l), P(w, GPT_LN2B, l), BT, C, c->ln_eps);
-		be->matmul_forward(x.fch, x.ln2, P(w, GPT_FCW, l),
-		    P(w, GPT_FCB, l), BT, C, 4 * C);
-		be->gelu_forward(x.fchg, x.fch, 4 * btc);
-		be->matmul_forward(a->tmp, x.fchg, P(w, GPT_FCPROJW, l),
-		    P(w, GPT_FCPROJB, l), BT, 4 * C, C);
-		be->residual_forward(x.res3, x.res2, a->tmp, btc, hp,
-		    site_key(key, l, 2));
+		layer_forward(m, l, &x, hp, ap, key, 1);
 	}
-	be->layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd,
-	    a->res3 + (L - 1) * btc,
+	be->layernorm_forward(a->lnf, a->lnf_mean, a->lnf_rstd, x.res3,
 	    w + m->t[GPT_LNFW].off, w + m->t[GPT_LNFB].off, BT, C, c->ln_eps);
 	be->lmhead_forward(a->logits, a->lnf, w + m->t[GPT_WTE].off, BT, C,
 	    c->vocab);
@@ -424,7 +663,7 @@ gpt_backward(struct gpt *m)
 	const struct gpt_config *c = &m->cfg;
 	struct gpt_acts *a = &m->a;
 	int L = c->nlayer, C = c->nembd, NH = c->nhead, B = m->B, T = m->T;
-	int BT = B * T, l;
+	int BT = B * T, l, k, s, e, live;
 	size_t btc = (size_t)BT * C;
 	float hp = c->hidden_dropout, ap = c->attn_dropout;
 	const float *dproj, *w = m->params;
@@ -433,13 +672,20 @@ gpt_backward(struct gpt *m)
 
 	if (!m->train)
 		return;
+	layer_acts(m, L - 1, &x);
 	be->lmhead_backward(a->dbtc, g + m->t[GPT_WTE].off, a->logits, a->lnf,
 	    w + m->t[GPT_WTE].off, BT, C, c->vocab);
 	be->zero(a->dres, btc * sizeof(float));
 	be->layernorm_backward(a->dres, g + m->t[GPT_LNFW].off,
-	    g + m->t[GPT_LNFB].off, a->dbtc, a->res3 + (L - 1) * btc,
+	    g + m->t[GPT_LNFB].off, a->dbtc, x.res3,
 	    w + m->t[GPT_LNFW].off, a->lnf_mean, a->lnf_rstd, BT, C);
 	for (l = L - 1; l >= 0; l--) {
+		/* full recomputation: the chunk's forward pass again, from its kept input */
+		if (chunk_of(m, l, &s, &e, &live) && l == e - 1 && l != live)
+			for (k = s; k < e; k++) {
+				layer_acts(m, k, &x);
+				layer_forward(m, k, &x, hp, ap, m->key, k < e - 1);
+			}
 		layer_acts(m, l, &x);
 		/* res3 = res2 + dropout(fcproj(gelu(fc(ln2(res2))))) */
 		dproj = dropout_grad(m, l, 2);
@@ -458,6 +704,10 @@ gpt_backward(struct gpt *m)
 		be->matmul_backward(a->dbtc, P(g, GPT_ATTPROJW, l),
 		    P(g, GPT_ATTPROJB, l), dproj, x.atty, P(w, GPT_ATTPROJW, l),
 		    BT, C, C);
+		/* selective: the probabilities again, from the kept qkv */
+		if (m->rc.granularity == GPT_RECOMPUTE_SELECTIVE && l != L - 1)
+			be->attention_forward(NULL, x.att, x.qkv, B, T, C, NH,
+			    ap, site_key(m->key, l, 0));
 		be->attention_backward(a->dbt4c, a->datt, a->dbtc, x.qkv, x.att,
 		    B, T, C, NH, ap, site_key(m->key, l, 0));
 		be->matmul_backward(a->dbtc, P(g, GPT_QKVW, l), P(g, GPT_QKVB, l),

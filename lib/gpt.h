@@ -110,7 +110,8 @@ struct gpt_backend {
 	    int OC);
 	/*
 	 * out (B,T,C), att (B,NH,T,T) the softmax probabilities before
-	 * dropout (zero above the diagonal); qkv (B,T,3C)
+	 * dropout (zero above the diagonal); qkv (B,T,3C). With out NULL,
+	 * only att (selective recomputation).
 	 */
 	void (*attention_forward)(float *out, float *att, const float *qkv,
 	    int B, int T, int C, int NH, float p, uint64_t key);
@@ -157,7 +158,7 @@ struct gpt_backend {
 	double (*sumsq)(const float *x, size_t n);
 
 	/*
-	 * Inference with a key/value cache (struct gpt_infer). Tokens come
+	 * Inference with a key/value cache (gpt_infer.h). Tokens come
 	 * as N rows, row i at position pos[i] of cache slot seq[i]; the
 	 * slots are S sequences of up to maxT positions, so rows of
 	 * several sequences and several rows of one sequence can share a
@@ -224,22 +225,66 @@ gpt_adamw_elem(float *p, float g, float *m, float *v, float lr, float beta1,
 	*p -= lr * ((mi / bc1) / (sqrtf(vi / bc2) + eps) + wd * *p);
 }
 
-/* The activations kept for the backward pass, for (B,T). */
+/*
+ * Activation recomputation, Megatron's: what the forward pass keeps for
+ * the backward pass and what the backward pass computes again. Nothing
+ * is approximated: a recomputed layer replays the same backend calls on
+ * the same inputs into buffers of the same alignment, with the same
+ * dropout masks (a function of the key and the element), so gradients,
+ * losses and weights are bit-identical to a run that keeps everything.
+ *
+ * NONE keeps every layer's activations. SELECTIVE (Megatron's
+ * --recompute-activations) keeps all but the attention probabilities
+ * (B,NH,T,T) per layer, which the backward pass recomputes from the kept
+ * qkv. FULL keeps only the input of each chunk of layers and reruns the
+ * chunk's forward pass before its backward pass: UNIFORM cuts the L
+ * layers into chunks of nlayers (v2.5's --checkpoint-activations with
+ * --checkpoint-num-layers); BLOCK recomputes the first nlayers layers one
+ * by one and keeps the rest. nlayers above L counts as L. The chunk the
+ * forward pass ends with is still in memory and is not recomputed.
+ */
+enum { GPT_RECOMPUTE_NONE, GPT_RECOMPUTE_SELECTIVE, GPT_RECOMPUTE_FULL };
+enum { GPT_RECOMPUTE_UNIFORM, GPT_RECOMPUTE_BLOCK };
+
+struct gpt_recompute {
+	int granularity;	/* GPT_RECOMPUTE_NONE, _SELECTIVE or _FULL */
+	int method;		/* FULL: GPT_RECOMPUTE_UNIFORM or _BLOCK */
+	int nlayers;		/* FULL: layers per chunk, or layers recomputed */
+};
+
+/*
+ * Megatron's options to a struct gpt_recompute: --checkpoint-activations
+ * (v2.5: full, uniform), --recompute-activations (later Megatron:
+ * selective), --recompute-granularity and --recompute-method (NULL when
+ * not given), --recompute-num-layers or v2.5's --checkpoint-num-layers.
+ * 0, or -1 with err (a usage error: options that contradict each other,
+ * or full granularity without a method, which Megatron refuses too).
+ */
+int gpt_recompute_parse(struct gpt_recompute *r, int checkpoint_activations,
+    int recompute_activations, const char *granularity, const char *method,
+    int nlayers, char *err, size_t errsize);
+
+/*
+ * The activations kept for the backward pass, for (B,T). The per-layer
+ * arrays hold S slices, one per layer or fewer under recomputation; each
+ * slice is padded to a multiple of 256 bytes, so that a layer's buffers
+ * have the same alignment in every mode.
+ */
 struct gpt_acts {
 	float *encoded;		/* (B,T,C) */
-	float *ln1;		/* (L,B,T,C) */
-	float *ln1_mean;	/* (L,B,T) */
-	float *ln1_rstd;	/* (L,B,T) */
-	float *qkv;		/* (L,B,T,3C) */
-	float *atty;		/* (L,B,T,C) */
-	float *att;		/* (L,B,NH,T,T) */
-	float *res2;		/* (L,B,T,C) the residual after attention */
-	float *ln2;		/* (L,B,T,C) */
-	float *ln2_mean;	/* (L,B,T) */
-	float *ln2_rstd;	/* (L,B,T) */
-	float *fch;		/* (L,B,T,4C) before GELU */
-	float *fch_gelu;	/* (L,B,T,4C) */
-	float *res3;		/* (L,B,T,C) the residual after the MLP */
+	float *ln1;		/* (S,B,T,C) */
+	float *ln1_mean;	/* (S,B,T) */
+	float *ln1_rstd;	/* (S,B,T) */
+	float *qkv;		/* (S,B,T,3C) */
+	float *atty;		/* (S,B,T,C) */
+	float *att;		/* (S,B,NH,T,T) */
+	float *res2;		/* (S,B,T,C) the residual after attention */
+	float *ln2;		/* (S,B,T,C) */
+	float *ln2_mean;	/* (S,B,T) */
+	float *ln2_rstd;	/* (S,B,T) */
+	float *fch;		/* (S,B,T,4C) before GELU */
+	float *fch_gelu;	/* (S,B,T,4C) */
+	float *res3;		/* (S,B,T,C) the residual after the MLP */
 	float *lnf;		/* (B,T,C) */
 	float *lnf_mean;	/* (B,T) */
 	float *lnf_rstd;	/* (B,T) */
@@ -265,6 +310,7 @@ struct gpt {
 	float *m, *v;		/* AdamW moments, allocated by the first update */
 	uint64_t step;		/* AdamW steps taken */
 	int B, T;		/* the size the activations were allocated for */
+	struct gpt_recompute rc;	/* set by gpt_set_recompute */
 	struct gpt_acts a;
 	float *host_losses;	/* (B,T) */
 	int train;		/* the last forward prepared a backward pass */
@@ -303,6 +349,23 @@ void gpt_init_weights(struct gpt *m, uint64_t seed, float std);
  * 0, or -1 with err when T is beyond the position table.
  */
 int gpt_set_batch(struct gpt *m, int B, int T, char *err, size_t errsize);
+/*
+ * Recompute activations as r says (NONE after gpt_init). The activations
+ * are freed: call it before gpt_set_batch, which allocates for the mode.
+ */
+void gpt_set_recompute(struct gpt *m, const struct gpt_recompute *r);
+/*
+ * The bytes of backend memory gpt_set_batch allocates for (B,T) under m's
+ * configuration and recomputation, exactly: the activations, logits,
+ * backward scratch and token ids (m needs only gpt_layout).
+ */
+size_t gpt_acts_bytes(const struct gpt *m, int B, int T);
+/*
+ * m's recomputation in words: "none", "selective (attention
+ * probabilities)", "full, uniform, 2 layers per chunk", "full, block, the
+ * first 4 of 12 layers".
+ */
+void gpt_recompute_desc(const struct gpt *m, char *buf, size_t size);
 
 /*
  * The forward pass on inputs (B,T) with targets (B,T) or NULL; returns
@@ -327,67 +390,6 @@ struct adamw {
  * (the clipping coefficient); no decay on biases and LayerNorm.
  */
 void gpt_update(struct gpt *m, const struct adamw *o, float lr, float gscale);
-
-/*
- * Inference with a key/value cache (gpt_infer.c): S slots, each a token
- * sequence of up to maxT positions whose keys and values stay in the
- * cache, fed any number of tokens at a time. Generation feeds a prompt
- * to a free slot in one step, then one token per slot and step; scoring
- * feeds a whole window. Each row's numbers depend only on its own slot's
- * tokens, not on the other rows of a step.
- *
- * With int8 the weight matrices (QKV, the two projections, fc and the
- * output layer) are used as int8 with a scale per output channel
- * (symmetric, absmax / 127, round to nearest); embeddings, LayerNorm and
- * biases stay fp32.
- */
-struct gpt_infer {
-	struct gpt *m;
-	int S;			/* slots */
-	int N;			/* most rows per step */
-	int NL;			/* most rows of logits per step */
-	int *len;		/* (S) host: positions filled in each slot */
-	float *kcache, *vcache;	/* (L,S,NH,maxT,HS) */
-	float *x, *ln, *qkv, *atty, *tmp, *fch, *fchg;	/* (N,C), (N,3C), (N,4C) */
-	float *mean, *rstd;	/* (N) */
-	float *logits;		/* (NL,V) of the last step's output rows */
-	float *losses;		/* (NL) */
-	int32_t *ids, *seq, *pos;	/* (N) */
-	int32_t *targets;	/* (NL) */
-	int32_t *hpos;		/* (N) host: positions of a step's rows */
-	int8_t *q8;		/* int8 matrices (gpt_infer_quantize), or NULL */
-	float *q8scale;
-	size_t q8off[GPT_NPARAM], q8soff[GPT_NPARAM];	/* per tensor, layer 0 */
-};
-
-/*
- * S slots, steps of up to N rows of which up to NL give logits. 0, or -1
- * with err when the cache does not fit the backend's memory.
- */
-int gpt_infer_init(struct gpt_infer *g, struct gpt *m, int S, int N, int NL,
-    char *err, size_t errsize);
-void gpt_infer_free(struct gpt_infer *g);
-/* Use int8 weight matrices from now on, quantised from m's fp32 weights. */
-void gpt_infer_quantize(struct gpt_infer *g);
-/* Empty slot s. */
-void gpt_infer_reset(struct gpt_infer *g, int s);
-
-/*
- * Feed n tokens (1 <= n <= N): ids[i] goes to slot seq[i] at its next
- * position, a slot's rows in order. Then g->logits (nout,V) holds the
- * logits of the last nout rows (nout <= NL). 0, or -1 with err when a
- * slot would grow beyond maxT positions (nothing is fed then).
- */
-int gpt_infer_step(struct gpt_infer *g, int n, const int32_t *ids,
-    const int32_t *seq, int nout, char *err, size_t errsize);
-/* The logits (nout,V) of the last step on the host. */
-void gpt_infer_logits(struct gpt_infer *g, int nout, float *host);
-/*
- * The cross-entropy (nats) of targets (nout) under the last step's
- * logits, into host (nout). g->logits may be overwritten.
- */
-void gpt_infer_losses(struct gpt_infer *g, int nout, const int32_t *targets,
-    float *host);
 
 /* The flat buffers, nparams floats each. */
 enum gpt_buffer { GPT_PARAMS, GPT_GRADS, GPT_ADAM_M, GPT_ADAM_V };

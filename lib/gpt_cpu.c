@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "blas.h"
+#include "gemv.h"
 #include "gpt.h"
 #include "util.h"
 
@@ -309,8 +310,8 @@ matmul_backward(float *dinp, float *dw, float *dbias, const float *dout,
 
 /*
  * One query row of one head: att (T) the probabilities over keys 0..t,
- * out (HS) their weighted sum of values after dropout. q, k, v point at
- * the head's first channel; key rows are 3C apart.
+ * out (HS) their weighted sum of values after dropout, unless out is
+ * NULL. q, k, v point at the head's first channel; key rows are 3C apart.
  */
 HOT static void
 attention_row(float *out, float *att, const float *q, const float *k,
@@ -342,6 +343,8 @@ attention_row(float *out, float *att, const float *q, const float *k,
 		att[t2] *= inv;
 	for (t2 = t + 1; t2 < T; t2++)
 		att[t2] = 0;
+	if (out == NULL)
+		return;
 	for (i = 0; i < HS; i++)
 		out[i] = 0;
 	for (t2 = 0; t2 <= t; t2++) {
@@ -370,8 +373,8 @@ attention_forward(float *out, float *att, const float *qkv, int B, int T,
 		int t = (int)(r % T), h = (int)(r / T % NH), b = (int)(r / T / NH);
 		const float *base = qkv + (size_t)b * T * 3 * C + h * HS;
 
-		attention_row(out + ((size_t)b * T + t) * C + h * HS,
-		    att + (size_t)r * T, base + (size_t)t * 3 * C, base + C,
+		attention_row(out ? out + ((size_t)b * T + t) * C + h * HS :
+		    NULL, att + (size_t)r * T, base + (size_t)t * 3 * C, base + C,
 		    base + 2 * C, t, T, 3 * C, HS, scale, p, key, (uint64_t)r * T);
 	}
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "gpt.h"
+#include "gpt_infer.h"
 #include "util.h"
 
 static void *

@@ -1,6 +1,7 @@
 /* input.c - input files: plain, gzip or zstd (by content), read whole or by line */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -13,7 +14,7 @@
 
 #define RAWSIZE (256u << 10)
 
-const char *const bad_name[BAD_NREASONS] = {
+const char *const input_bad_name[BAD_NREASONS] = {
 	"", "unreadable file", "read error", "corrupt compressed data",
 	"line too long", "empty line", "invalid UTF-8", "invalid JSON",
 	"not an object"
@@ -35,20 +36,44 @@ fail_errno(struct input *in, const char *what)
 	return fail(in, XSYS, "%s:%lu: %s", what);
 }
 
-size_t
-input_maxline(void)
+int
+input_maxline(size_t *max, char *err, size_t errsize, int *code)
 {
 	const char *s = getenv("OWT_MAX_LINE");
 	char *end;
 	unsigned long long v;
 
+	*max = INPUT_MAX_LINE;
 	if (s == NULL || *s == '\0')
-		return INPUT_MAX_LINE;
+		return 0;
 	v = strtoull(s, &end, 10);
-	if (*end != '\0' || v < 1024 || v > (1ULL << 31))
-		owt_die(XUSAGE, "OWT_MAX_LINE: '%s' is out of range 1024..%llu",
-		    s, 1ULL << 31);
-	return (size_t)v;
+	if (*end != '\0' || v < 1024 || v > (1ULL << 31)) {
+		*code = XUSAGE;
+		snprintf(err, errsize, "OWT_MAX_LINE: '%s' is out of range "
+		    "1024..%llu", s, 1ULL << 31);
+		return -1;
+	}
+	*max = (size_t)v;
+	return 0;
+}
+
+int
+input_ready(const struct input *in)
+{
+	struct pollfd p = { in->fd, POLLIN, 0 };
+
+	return poll(&p, 1, 0) != 0;
+}
+
+/*
+ * Before a read that would wait (a pipe or terminal with nothing to read
+ * yet), tell the reader, so that it can pass on what it has.
+ */
+static void
+before_read(struct input *in)
+{
+	if (in->stall != NULL && !input_ready(in))
+		in->stall(in->stall_arg);
 }
 
 /* Read more compressed bytes into in->raw. 0, or -1 on a read error. */
@@ -63,6 +88,7 @@ raw_fill(struct input *in)
 		in->rawpos = 0;
 	}
 	while (in->rawlen < in->rawcap && !in->raweof) {
+		before_read(in);
 		r = read(in->fd, in->raw + in->rawlen, in->rawcap - in->rawlen);
 		if (r < 0) {
 			if (errno == EINTR)
@@ -86,7 +112,11 @@ input_open(struct input *in, const char *path)
 	struct stat st;
 
 	memset(in, 0, sizeof *in);
-	in->maxline = input_maxline();
+	if (input_maxline(&in->maxline, in->err, sizeof in->err,
+	    &in->errcode) < 0) {
+		in->fd = -1;
+		return -1;
+	}
 	if (path == NULL || strcmp(path, "-") == 0) {
 		in->name = "<stdin>";
 		in->fd = STDIN_FILENO;
@@ -121,16 +151,27 @@ input_open(struct input *in, const char *path)
 			return -1;
 		}
 	if (in->rawlen >= 2 && in->raw[0] == 0x1f && in->raw[1] == 0x8b) {
+		if (inflateInit2(&in->z, 15 + 32) != Z_OK) {
+			snprintf(in->err, sizeof in->err, "%s: cannot initialise "
+			    "zlib", in->name);
+			goto fail;
+		}
 		in->kind = IN_GZIP;
-		if (inflateInit2(&in->z, 15 + 32) != Z_OK)
-			owt_die(XSYS, "cannot initialise zlib");
 	} else if (in->rawlen >= 4 && memcmp(in->raw, zstdmagic, 4) == 0) {
 		in->kind = IN_ZSTD;
 		in->zs = ZSTD_createDStream();
-		if (in->zs == NULL || ZSTD_isError(ZSTD_initDStream(in->zs)))
-			owt_die(XSYS, "cannot initialise zstd");
+		if (in->zs == NULL || ZSTD_isError(ZSTD_initDStream(in->zs))) {
+			snprintf(in->err, sizeof in->err, "%s: cannot initialise "
+			    "zstd", in->name);
+			goto fail;
+		}
 	}
 	return 0;
+fail:
+	in->errcode = XSYS;
+	in->reason = BAD_READ;
+	input_close(in);
+	return -1;
 }
 
 void
@@ -186,7 +227,7 @@ read_gzip(struct input *in, unsigned char *dst, size_t n)
 		if (in->zdone) {
 			/* Another gzip member follows (concatenated .gz files). */
 			if (inflateReset(&in->z) != Z_OK)
-				owt_die(XSYS, "cannot reset zlib");
+				owt_fatal("cannot reset zlib");
 			in->zdone = 0;
 		}
 		in->z.next_in = in->raw + in->rawpos;
@@ -264,6 +305,7 @@ input_read(struct input *in, void *dst, size_t n)
 		return 0;
 	/* Small reads (a token stream's counts) go through in->raw. */
 	small = n < in->rawcap / 4;
+	before_read(in);
 	for (;;) {
 		r = read(in->fd, small ? in->raw : dst, small ? in->rawcap : n);
 		if (r >= 0)

@@ -18,7 +18,7 @@
 
 enum { IN_PLAIN, IN_GZIP, IN_ZSTD };
 
-/* Why a file, line or record was rejected; bad_name[] names them in summaries. */
+/* Why a file, line or record was rejected; input_bad_name[] names them in summaries. */
 enum {
 	BAD_NONE,
 	BAD_OPEN,		/* the file cannot be opened */
@@ -31,7 +31,7 @@ enum {
 	BAD_NOTOBJECT,		/* valid JSON, but not an object */
 	BAD_NREASONS
 };
-extern const char *const bad_name[BAD_NREASONS];
+extern const char *const input_bad_name[BAD_NREASONS];
 
 struct input {
 	const char *name;	/* path, or "<stdin>"; used in messages */
@@ -62,7 +62,15 @@ struct input {
 	size_t mapfreed;	/* pages before this given back (madvise) */
 	int nomap;
 
-	int errcode;		/* XDATA or XSYS after an error */
+	/*
+	 * Called, when set, before a read that would wait for more data
+	 * (a pipe with nothing in it yet), so that a reader can pass on
+	 * what it holds rather than keep it while the input is quiet.
+	 */
+	void (*stall)(void *arg);
+	void *stall_arg;
+
+	int errcode;		/* XDATA, XUSAGE or XSYS after an error */
 	int reason;		/* BAD_* after an error */
 	char err[512];		/* "FILE:LINE: what" after an error */
 };
@@ -70,7 +78,7 @@ struct input {
 /*
  * Open path ("-" or NULL: standard input). Returns 0, or -1 with in->err
  * and in->errcode (XDATA: a missing or unreadable file, or a directory,
- * reason BAD_OPEN; XSYS otherwise).
+ * reason BAD_OPEN; XUSAGE: a bad OWT_MAX_LINE; XSYS otherwise).
  */
 int input_open(struct input *in, const char *path);
 void input_close(struct input *in);
@@ -96,13 +104,23 @@ void input_trim(struct input *in);
  */
 ssize_t input_bytes(struct input *in, size_t n, const char **p);
 
+/*
+ * Whether a read would return at once: data, the end or an error are
+ * there (a regular file always is). It may still return less than asked.
+ */
+int input_ready(const struct input *in);
+
 /* Append the whole remaining content to b, at most max bytes. 0 or -1. */
 int input_slurp(struct input *in, struct buf *b, size_t max);
 
 /* Read up to n decompressed bytes: the count, 0 at the end, -1 on error. */
 ssize_t input_read(struct input *in, void *dst, size_t n);
 
-/* The line limit from OWT_MAX_LINE, or INPUT_MAX_LINE. */
-size_t input_maxline(void);
+/*
+ * The line limit from OWT_MAX_LINE, or INPUT_MAX_LINE: 0, or -1 with
+ * "OWT_MAX_LINE: 'V' is out of range 1024..2147483648" (XUSAGE). Every
+ * program that reads input checks it once at start-up (owt_setprog).
+ */
+int input_maxline(size_t *max, char *err, size_t errsize, int *code);
 
 #endif

@@ -29,6 +29,19 @@ struct langid {
 void langid_detect(const char *s, size_t n, struct langid *r);
 
 /*
+ * langid_detect with the language the text's page declares (hint: a
+ * lower-case BCP 47 tag as owt-fetch's lang_hint, or NULL). Its primary
+ * subtag is CLD2's content-language hint, a prior that tips a close call
+ * on a short text but does not outvote the text (page templates often
+ * declare a language their text is not in); where CLD2 still answers
+ * unknown (a text of few letters), the answer is the hint, with percent 0
+ * and reliable 0. A hint that is not such a tag, or names a language
+ * langid_known does not know, is ignored.
+ */
+void langid_detect_hint(const char *s, size_t n, const char *hint,
+    struct langid *r);
+
+/*
  * 1 if code is a language langid_detect can answer ("en", "zh", "haw"),
  * 0 otherwise: an unknown code, "un" (no language), "zh-Hant" (answered
  * as "zh"), or a code in another case than CLD2's.

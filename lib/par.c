@@ -77,11 +77,11 @@ par_start(int nthreads, size_t depth, size_t stack,
 	    sizeof *p->threads);
 	pthread_attr_init(&attr);
 	if (stack && (e = pthread_attr_setstacksize(&attr, stack)) != 0)
-		owt_die(XSYS, "cannot set a stack of %zu bytes: %s", stack,
+		owt_fatal("cannot set a stack of %zu bytes: %s", stack,
 		    strerror(e));
 	for (i = 0; i < nthreads; i++)
 		if ((e = pthread_create(&p->threads[i], &attr, worker, p)) != 0)
-			owt_die(XSYS, "cannot start a thread: %s", strerror(e));
+			owt_fatal("cannot start a thread: %s", strerror(e));
 	pthread_attr_destroy(&attr);
 	return p;
 }

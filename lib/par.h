@@ -13,7 +13,7 @@ struct par;
  * and fini(state) when stopped (fini may be NULL). At most depth jobs are
  * in flight, so the memory in use is bounded by the caller's job size.
  * With nthreads 0 the caller's thread does the work inside par_put.
- * Out of memory or threads is fatal (exit XSYS).
+ * Out of memory or threads is fatal (owt_fatal).
  */
 struct par *par_start(int nthreads, size_t depth, size_t stack,
     void (*work)(void *job, void *state), void *(*init)(void *arg),

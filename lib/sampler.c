@@ -4,92 +4,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mt19937.h"
 #include "sampler.h"
 #include "util.h"
 
-void
-mt_seed(struct mt19937 *r, uint32_t seed)
-{
-	int i;
-
-	r->mt[0] = seed;
-	for (i = 1; i < 624; i++)
-		r->mt[i] = 1812433253u * (r->mt[i - 1] ^ (r->mt[i - 1] >> 30)) +
-		    (uint32_t)i;
-	r->i = 624;
-}
-
-uint32_t
-mt_next(struct mt19937 *r)
-{
-	uint32_t y;
-	int k;
-
-	if (r->i >= 624) {
-		for (k = 0; k < 624; k++) {
-			y = (r->mt[k] & 0x80000000u) |
-			    (r->mt[(k + 1) % 624] & 0x7fffffffu);
-			r->mt[k] = r->mt[(k + 397) % 624] ^ (y >> 1) ^
-			    (y & 1 ? 0x9908b0dfu : 0);
-		}
-		r->i = 0;
-	}
-	y = r->mt[r->i++];
-	y ^= y >> 11;
-	y ^= (y << 7) & 0x9d2c5680u;
-	y ^= (y << 15) & 0xefc60000u;
-	return y ^ (y >> 18);
-}
-
-/* numpy's legacy random_interval: uniform in [0, max] by masked rejection. */
-static uint64_t
-bounded(struct mt19937 *r, uint64_t max)
-{
-	uint64_t mask = max, v;
-
-	if (max == 0)
-		return 0;
-	mask |= mask >> 1;
-	mask |= mask >> 2;
-	mask |= mask >> 4;
-	mask |= mask >> 8;
-	mask |= mask >> 16;
-	mask |= mask >> 32;
-	if (max <= 0xffffffffu) {
-		while ((v = mt_next(r) & mask) > max)
-			;
-	} else {
-		do {
-			v = (uint64_t)mt_next(r) << 32;
-			v |= mt_next(r);
-		} while ((v &= mask) > max);
-	}
-	return v;
-}
-
-void
-mt_shuffle(struct mt19937 *r, void *a, size_t n, size_t size)
-{
-	unsigned char *p = a, t[8];
-	size_t i, j;
-
-	for (i = n > 0 ? n - 1 : 0; i > 0; i--) {
-		j = (size_t)bounded(r, i);
-		memcpy(t, p + i * size, size);
-		memcpy(p + i * size, p + j * size, size);
-		memcpy(p + j * size, t, size);
-	}
-}
-
 int
-split_parse(const char *s, double w[3])
+sampler_rounding(const char *s)
 {
-	int n = 0, i;
-	double sum = 0;
+	if (strcmp(s, "legacy") == 0)
+		return SAMPLER_LEGACY;
+	if (strcmp(s, "core") == 0)
+		return SAMPLER_CORE;
+	return -1;
+}
+
+/* core: every run of digits and dots, as re.findall("[.0-9]+") */
+static int
+split_numbers_core(const char *s, double w[3])
+{
+	int n = 0;
 	char *end;
 
-	w[0] = w[1] = w[2] = 0;
-	/* Megatron takes every run of digits and dots, as re.findall("[.0-9]+") */
 	while (*s) {
 		if ((*s >= '0' && *s <= '9') || *s == '.') {
 			if (n == 3)
@@ -103,31 +38,100 @@ split_parse(const char *s, double w[3])
 			s++;
 		}
 	}
+	return n > 0 ? 0 : -1;
+}
+
+/*
+ * v2.5: s.split(',') (else '/'), float() of each piece, the first three
+ * kept. float() takes what strtod takes in decimal, spaces around; a
+ * weight below 0, or not finite, is refused here (v2.5 would go wrong).
+ */
+static int
+split_numbers_legacy(const char *s, double w[3])
+{
+	char sep = strchr(s, ',') ? ',' : strchr(s, '/') ? '/' : '\0';
+	const char *p = s, *q;
+	char piece[64], *end;
+	size_t len;
+	double v;
+	int n = 0;
+
+	for (;;) {
+		q = sep ? strchr(p, sep) : NULL;
+		len = q ? (size_t)(q - p) : strlen(p);
+		if (len >= sizeof piece)
+			return -1;
+		memcpy(piece, p, len);
+		piece[len] = '\0';
+		if (strpbrk(piece, "xX") != NULL)	/* strtod reads hex, float() not */
+			return -1;
+		v = strtod(piece, &end);
+		while (*end == ' ' || (*end >= '\t' && *end <= '\r'))
+			end++;
+		if (end == piece || *end != '\0' || !(v >= 0) || !isfinite(v))
+			return -1;
+		if (n < 3)
+			w[n] = v;
+		n++;
+		if (q == NULL)
+			break;
+		p = q + 1;
+	}
+	return 0;
+}
+
+int
+sampler_split_parse(const char *s, int rounding, double w[3])
+{
+	double sum = 0;
+	int i;
+
+	w[0] = w[1] = w[2] = 0;
+	if ((rounding == SAMPLER_LEGACY ? split_numbers_legacy(s, w) :
+	    split_numbers_core(s, w)) < 0)
+		return -1;
+	/* Python's sum, numpy's for core: the same for three */
 	for (i = 0; i < 3; i++)
 		sum += w[i];
-	if (n == 0 || !(sum > 0))
+	if (!(sum > 0) || !isfinite(sum))
 		return -1;
 	for (i = 0; i < 3; i++)
 		w[i] /= sum;
 	return 0;
 }
 
-void
-split_ranges(const double w[3], uint64_t n, uint64_t begin[3], uint64_t end[3])
+int
+sampler_split_ranges(const double w[3], int rounding, uint64_t n,
+    uint64_t begin[3], uint64_t end[3])
 {
+	int64_t b[4], diff;
 	double c[4] = { 0 };
 	int i;
 
-	for (i = 0; i < 3; i++)
-		c[i + 1] = c[i] + w[i];
-	for (i = 0; i < 3; i++) {
-		if (c[i + 1] <= c[i]) {
-			begin[i] = end[i] = 0;
-			continue;
-		}
-		begin[i] = (uint64_t)rint(c[i] * (double)n);
-		end[i] = (uint64_t)rint(c[i + 1] * (double)n);
+	if (rounding == SAMPLER_LEGACY) {
+		b[0] = 0;
+		for (i = 0; i < 3; i++)
+			b[i + 1] = b[i] + (int64_t)rint(w[i] * (double)n);
+		diff = b[3] - (int64_t)n;
+		for (i = 1; i < 4; i++)
+			b[i] -= diff;
+	} else {
+		for (i = 0; i < 3; i++)
+			c[i + 1] = c[i] + w[i];
+		for (i = 0; i < 4; i++)
+			b[i] = (int64_t)rint(c[i] * (double)n);
 	}
+	for (i = 0; i < 3; i++) {
+		begin[i] = end[i] = 0;
+		if (b[i + 1] <= b[i] || (rounding == SAMPLER_CORE &&
+		    c[i + 1] <= c[i]))
+			continue;
+		if (b[i] < 0)
+			return -1;
+		begin[i] = (uint64_t)b[i];
+		end[i] = (uint64_t)b[i + 1];
+	}
+	return 0;
 }
 
 /* doc_idx: the sequences of [begin, end) epochs times, shuffled as one. */
@@ -141,11 +145,11 @@ doc_epochs(uint32_t *doc, uint64_t begin, uint64_t end, int epochs,
 	for (e = 0; e < epochs; e++)
 		for (i = 0; i < n; i++)
 			doc[(uint64_t)e * n + i] = (uint32_t)(begin + i);
-	mt_shuffle(r, doc, (size_t)n * epochs, sizeof *doc);
+	mt19937_shuffle(r, doc, (size_t)n * epochs, sizeof *doc);
 }
 
 int
-gpt_index_build(struct gpt_index *x, seqlen_fn *len, void *arg,
+sampler_index_build(struct sampler_index *x, seqlen_fn *len, void *arg,
     uint64_t begin, uint64_t end, uint64_t num_samples, int L, uint32_t seed,
     char *err, size_t errsize)
 {
@@ -157,9 +161,13 @@ gpt_index_build(struct gpt_index *x, seqlen_fn *len, void *arg,
 	x->L = L;
 	for (seq = begin; seq < end; seq++)
 		T += len(arg, seq);
-	if (T <= 1 || num_samples == 0) {
-		snprintf(err, errsize, "%s", T <= 1 ? "no tokens" :
-		    "no samples asked for");
+	if (T <= 1) {
+		snprintf(err, errsize, "no tokens");
+		return -1;
+	}
+	if (num_samples == 0 && (T - 1) / (uint64_t)L == 0) {
+		snprintf(err, errsize, "its %llu tokens hold no sample of %d",
+		    (unsigned long long)T, L + 1);
 		return -1;
 	}
 	/* the fewest epochs E with (E * T - 1) / L >= num_samples */
@@ -180,7 +188,7 @@ gpt_index_build(struct gpt_index *x, seqlen_fn *len, void *arg,
 		per_epoch = (T - 1) / L;
 		x->separate_last = last < (uint64_t)(0.80 * (double)per_epoch);
 	}
-	mt_seed(&r, seed);
+	mt19937_seed(&r, seed);
 	x->ndoc = E * (end - begin);
 	x->doc = xmalloc(x->ndoc * sizeof *x->doc);
 	if (x->separate_last) {
@@ -218,16 +226,16 @@ gpt_index_build(struct gpt_index *x, seqlen_fn *len, void *arg,
 	for (i = 0; i < ns; i++)
 		x->shuffle[i] = i;
 	if (x->separate_last) {
-		mt_shuffle(&r, x->shuffle, A, sizeof *x->shuffle);
-		mt_shuffle(&r, x->shuffle + A, ns - A, sizeof *x->shuffle);
+		mt19937_shuffle(&r, x->shuffle, A, sizeof *x->shuffle);
+		mt19937_shuffle(&r, x->shuffle + A, ns - A, sizeof *x->shuffle);
 	} else {
-		mt_shuffle(&r, x->shuffle, ns, sizeof *x->shuffle);
+		mt19937_shuffle(&r, x->shuffle, ns, sizeof *x->shuffle);
 	}
 	return 0;
 }
 
 void
-gpt_index_sample(const struct gpt_index *x, uint64_t i, seqlen_fn *len,
+sampler_index_sample(const struct sampler_index *x, uint64_t i, seqlen_fn *len,
     seqread_fn *read, void *arg, uint32_t *out)
 {
 	uint64_t j = x->shuffle[i], p0 = x->pos[j], p1 = x->pos[j + 1], p;
@@ -249,7 +257,7 @@ gpt_index_sample(const struct gpt_index *x, uint64_t i, seqlen_fn *len,
 }
 
 void
-gpt_index_free(struct gpt_index *x)
+sampler_index_free(struct sampler_index *x)
 {
 	free(x->doc);
 	free(x->pos);
@@ -258,14 +266,73 @@ gpt_index_free(struct gpt_index *x)
 	memset(x, 0, sizeof *x);
 }
 
-uint64_t
-blend_need(double w, uint64_t total)
+/* numpy's pairwise_sum for float64, as np.sum adds a 1-d array from 0 */
+static double
+pairwise_sum(const double *a, size_t n)
 {
-	return (uint64_t)ceil(ceil((double)total * w) * 1.005);
+	double r[8], res = 0;
+	size_t i, j, n2;
+
+	if (n < 8) {
+		for (i = 0; i < n; i++)
+			res += a[i];
+		return res;
+	}
+	if (n <= 128) {
+		for (j = 0; j < 8; j++)
+			r[j] = a[j];
+		for (i = 8; i < n - n % 8; i += 8)
+			for (j = 0; j < 8; j++)
+				r[j] += a[i + j];
+		res = ((r[0] + r[1]) + (r[2] + r[3])) +
+		    ((r[4] + r[5]) + (r[6] + r[7]));
+		for (; i < n; i++)
+			res += a[i];
+		return res;
+	}
+	n2 = n / 2;
+	n2 -= n2 % 8;
+	return pairwise_sum(a, n2) + pairwise_sum(a + n2, n - n2);
+}
+
+int
+sampler_normalize(double *w, int n, int numpy)
+{
+	double sum = 0;
+	int i;
+
+	if (numpy)
+		sum = pairwise_sum(w, (size_t)n);
+	else
+		for (i = 0; i < n; i++)
+			sum += w[i];
+	if (!(sum > 0) || !isfinite(sum))
+		return -1;
+	for (i = 0; i < n; i++)
+		w[i] /= sum;
+	return 0;
+}
+
+uint64_t
+sampler_blend_need(double w, uint64_t total, int rounding)
+{
+	if (rounding == SAMPLER_LEGACY)
+		return (uint64_t)ceil((double)total * w * 1.005);
+	return (uint64_t)ceil(ceil((double)total * w) * (1 + 0.005));
+}
+
+/*
+ * a * b rounded once, never fused into a multiply-add with what follows
+ * (Megatron's helpers.cpp, built for x86-64, has no fused multiply-add).
+ */
+static __attribute__((noinline)) double
+product(double a, double b)
+{
+	return a * b;
 }
 
 void
-blend_build(const double *w, int n, uint64_t total, uint16_t *didx,
+sampler_blend_build(const double *w, int n, uint64_t total, uint16_t *didx,
     uint64_t *sidx)
 {
 	uint64_t *used = xcalloc((size_t)n, sizeof *used), i;
@@ -275,9 +342,9 @@ blend_build(const double *w, int n, uint64_t total, uint16_t *didx,
 	for (i = 0; i < total; i++) {
 		x = i > 1 ? (double)i : 1.0;
 		pick = 0;
-		best = w[0] * x - (double)used[0];
+		best = product(w[0], x) - (double)used[0];
 		for (d = 1; d < n; d++) {
-			err = w[d] * x - (double)used[d];
+			err = product(w[d], x) - (double)used[d];
 			if (err > best) {
 				best = err;
 				pick = d;

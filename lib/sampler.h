@@ -6,32 +6,41 @@
 #include <stdint.h>
 
 /*
- * Megatron-LM (megatron/core/datasets, notes/megatron-compat.md §3)
- * builds the training order with numpy's RandomState(seed), which is
- * MT19937 with init_genrand and a Fisher-Yates shuffle drawing masked
- * rejection samples. This file does the same in C, so a run sees the
- * samples in exactly the order Megatron would.
+ * Megatron-LM (megatron/data in v2.5, megatron/core/datasets since;
+ * notes/megatron-compat.md §3) builds the training order with numpy's
+ * RandomState(seed) (mt19937.h). This file does the same in C, so a run
+ * sees the samples in exactly the order Megatron would. The test vectors
+ * (t/data/megatron-order.txt) come from contrib/megatron-order.py, which
+ * redoes Megatron's Python in numpy.
  */
-struct mt19937 {
-	uint32_t mt[624];
-	int i;
-};
-void mt_seed(struct mt19937 *r, uint32_t seed);
-uint32_t mt_next(struct mt19937 *r);
-/* numpy's RandomState.shuffle of n elements of size bytes (at most 8). */
-void mt_shuffle(struct mt19937 *r, void *a, size_t n, size_t size);
 
 /*
- * --split "969, 30, 1": the numbers in s, padded with 0 to three and
- * normalised. 0, or -1 when s has none or they sum to 0.
+ * --split-rounding: whose arithmetic splits the datasets and sizes the
+ * blends, Megatron-LM v2.5's (megatron/data, SAMPLER_LEGACY) or
+ * Megatron-core's (megatron/core/datasets, SAMPLER_CORE). Everything else
+ * here is the same in both.
  */
-int split_parse(const char *s, double w[3]);
+enum { SAMPLER_LEGACY, SAMPLER_CORE };
+/* "legacy" or "core" as SAMPLER_*; -1 for anything else. */
+int sampler_rounding(const char *s);
+
 /*
- * Megatron-core's ranges of n sequences: split i is [begin[i], end[i]),
- * rounding half to even, empty where its weight is 0.
+ * --split "969, 30, 1": three weights, normalised to sum to 1.
+ * Core takes the numbers in s (re.findall("[.0-9]+")), at most three,
+ * padded with 0. v2.5 cuts s at every ',' (else at every '/'), reads each
+ * piece as a number, pads with 0 and keeps the first three. 0, or -1
+ * when s is not that or its weights sum to 0.
  */
-void split_ranges(const double w[3], uint64_t n, uint64_t begin[3],
-    uint64_t end[3]);
+int sampler_split_parse(const char *s, int rounding, double w[3]);
+/*
+ * The ranges of n sequences: split i is [begin[i], end[i]), both 0 when it
+ * is empty. Core rounds the cumulative weights, rint(c_i * n) (half to
+ * even); v2.5 rounds each part's size, rint(w_i * n), then shifts every
+ * boundary but the first by what the last exceeds n. 0, or -1 when v2.5's
+ * shift puts a non-empty range below sequence 0, which v2.5 fails on.
+ */
+int sampler_split_ranges(const double w[3], int rounding, uint64_t n,
+    uint64_t begin[3], uint64_t end[3]);
 
 /* The length of sequence seq of a dataset. */
 typedef uint32_t seqlen_fn(void *arg, uint64_t seq);
@@ -40,7 +49,7 @@ typedef void seqread_fn(void *arg, uint64_t seq, uint64_t off, size_t n,
     uint32_t *out);
 
 /* One split of one dataset, in Megatron's order. */
-struct gpt_index {
+struct sampler_index {
 	int L;			/* sequence length: a sample is L+1 tokens */
 	uint64_t nsamples;	/* samples available (at least those asked for) */
 	uint32_t *doc;		/* doc_idx: sequence ids, epoch after epoch, shuffled */
@@ -54,25 +63,32 @@ struct gpt_index {
 
 /*
  * The index of sequences [begin, end) for num_samples samples of L+1
- * tokens, seeded with seed. 0, or -1 with err (the split is empty or too
- * small for its samples: more than 2^32 document entries).
+ * tokens, seeded with seed; num_samples 0 asks for one epoch, as
+ * Megatron-core's num_samples None. 0, or -1 with err (the split has no
+ * tokens, or too few for its samples: more than 2^32 document entries).
  */
-int gpt_index_build(struct gpt_index *x, seqlen_fn *len, void *arg,
+int sampler_index_build(struct sampler_index *x, seqlen_fn *len, void *arg,
     uint64_t begin, uint64_t end, uint64_t num_samples, int L, uint32_t seed,
     char *err, size_t errsize);
 /* Sample i < nsamples: L+1 token ids into out. */
-void gpt_index_sample(const struct gpt_index *x, uint64_t i, seqlen_fn *len,
-    seqread_fn *read, void *arg, uint32_t *out);
-void gpt_index_free(struct gpt_index *x);
+void sampler_index_sample(const struct sampler_index *x, uint64_t i,
+    seqlen_fn *len, seqread_fn *read, void *arg, uint32_t *out);
+void sampler_index_free(struct sampler_index *x);
 
 /*
- * Blending (--data-path 0.7 A 0.3 B): the samples each dataset must
- * provide for a blend of total samples, ceil(total * w * 1.005), and the
- * blend itself: sample i is sample sidx[i] of dataset didx[i], picked
- * greedily by the largest w[d] * max(i, 1) - used[d].
+ * Blending (--data-path 0.7 A 0.3 B). sampler_normalize divides the n
+ * weights by their sum, numpy's np.sum (pairwise, 8 accumulators) with
+ * numpy set, else Python's left-to-right sum; -1 when it is not above 0
+ * or not finite.
+ * sampler_blend_need is the samples a dataset of normalised weight w is
+ * asked for in a blend of total: v2.5's ceil(total * w * 1.005), core's
+ * ceil(ceil(total * w) * 1.005). sampler_blend_build is the blend: sample
+ * i is sample sidx[i] of dataset didx[i], picked greedily by the largest
+ * w[d] * max(i, 1) - used[d], the first on a tie.
  */
-uint64_t blend_need(double w, uint64_t total);
-void blend_build(const double *w, int n, uint64_t total, uint16_t *didx,
+int sampler_normalize(double *w, int n, int numpy);
+uint64_t sampler_blend_need(double w, uint64_t total, int rounding);
+void sampler_blend_build(const double *w, int n, uint64_t total, uint16_t *didx,
     uint64_t *sidx);
 
 #endif

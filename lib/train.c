@@ -1,45 +1,9 @@
-/* train.c - training: the learning-rate schedule, iterations with accumulation and clipping, evaluation */
+/* train.c - training: iterations with accumulation and clipping, the fp16 loss scaler, evaluation */
 #include <math.h>
 #include <stdlib.h>
 
 #include "train.h"
 #include "util.h"
-
-double
-lr_at(const struct lr_sched *s, uint64_t samples)
-{
-	double ratio, coeff, w, n;
-
-	if (s->warmup > 0 && samples <= s->warmup)
-		return s->max_lr * (double)samples / (double)s->warmup;
-	switch (s->style) {
-	case LR_CONSTANT:
-		return s->max_lr;
-	case LR_INVSQRT:
-		w = s->warmup > 0 ? (double)s->warmup : 1;
-		n = samples > 0 ? (double)samples : 1;
-		return fmax(s->min_lr, s->max_lr * sqrt(w) / sqrt(n));
-	}
-	if (samples > s->decay)
-		return s->min_lr;
-	ratio = (double)(samples - s->warmup) / (double)(s->decay - s->warmup);
-	coeff = s->style == LR_COSINE ? 0.5 * (cos(M_PI * ratio) + 1) :
-	    1 - ratio;
-	return s->min_lr + coeff * (s->max_lr - s->min_lr);
-}
-
-int
-mock_get(void *arg, uint64_t i, uint32_t *tokens, char *err, size_t errsize,
-    int *code)
-{
-	const struct mock_data *d = arg;
-	uint64_t start = owt_mix64(d->seed ^ owt_mix64(i * 4 + (uint64_t)d->split));
-	int t;
-
-	for (t = 0; t <= d->T; t++)
-		tokens[t] = (uint32_t)((start + (uint64_t)t) % d->vocab);
-	return 0;
-}
 
 void
 train_init(struct trainer *tr)
@@ -82,7 +46,7 @@ fetch(struct trainer *tr, const struct sample_src *src, uint64_t first,
 }
 
 void
-scaler_start(const struct loss_scaler *s, struct train_state *st,
+train_scaler_start(const struct loss_scaler *s, struct train_state *st,
     double initial)
 {
 	st->loss_scale = initial;
@@ -91,7 +55,7 @@ scaler_start(const struct loss_scaler *s, struct train_state *st,
 }
 
 void
-scaler_update(const struct loss_scaler *s, struct train_state *st,
+train_scaler_update(const struct loss_scaler *s, struct train_state *st,
     int overflow)
 {
 	if (overflow) {
@@ -132,14 +96,14 @@ train_iteration(struct trainer *tr, const struct sample_src *src,
 	}
 	r->loss = loss / tr->nmicro;
 	r->grad_norm = gpt_grad_norm(m) / scale;
-	r->lr = lr_at(&tr->lr, tr->st.sched_samples);
+	r->lr = schedule_lr_at(&tr->lr, tr->st.sched_samples);
 	r->loss_scale = tr->st.loss_scale;
 	r->skipped = 0;
 	if (!isfinite(r->loss))
 		return 1;
 	if (tr->st.loss_scale > 0) {
 		r->skipped = !isfinite(r->grad_norm);
-		scaler_update(&tr->scaler, &tr->st, r->skipped);
+		train_scaler_update(&tr->scaler, &tr->st, r->skipped);
 		if (r->skipped) {
 			tr->st.iteration++;
 			tr->st.consumed_train += batch;

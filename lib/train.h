@@ -1,4 +1,4 @@
-/* train.h - training: the learning-rate schedule, iterations with accumulation and clipping, evaluation */
+/* train.h - training: iterations with accumulation and clipping, the fp16 loss scaler, evaluation */
 #ifndef OWT_TRAIN_H
 #define OWT_TRAIN_H
 
@@ -7,21 +7,7 @@
 
 #include "ckpt.h"
 #include "gpt.h"
-
-/*
- * Megatron's OptimizerParamScheduler, counted in samples: linear warmup
- * from 0 to max_lr over warmup samples, then decay to min_lr at decay
- * samples, min_lr after. The first iteration runs at lr(0), which is 0
- * when there is warmup, as in Megatron.
- */
-enum { LR_CONSTANT, LR_LINEAR, LR_COSINE, LR_INVSQRT };
-struct lr_sched {
-	int style;
-	double max_lr, min_lr;
-	uint64_t warmup;	/* samples */
-	uint64_t decay;		/* samples; more than warmup */
-};
-double lr_at(const struct lr_sched *s, uint64_t samples);
+#include "schedule.h"
 
 /*
  * Where samples come from: sample i (counted from 0 in consumption order)
@@ -33,20 +19,6 @@ struct sample_src {
 	    size_t errsize, int *code);
 	void *arg;
 };
-
-/*
- * --mock-data: sample i of split s is T+1 consecutive ids counting up from
- * a seeded start, modulo the vocabulary, so a model can learn it. Not
- * Megatron's mock dataset.
- */
-struct mock_data {
-	uint64_t seed;
-	int split;		/* 0 train, 1 valid, 2 test */
-	int T;
-	uint32_t vocab;
-};
-int mock_get(void *arg, uint64_t i, uint32_t *tokens, char *err,
-    size_t errsize, int *code);
 
 /*
  * Megatron's DynamicGradScaler, for fp16: the loss gradient is multiplied
@@ -62,10 +34,10 @@ struct loss_scaler {
 	uint64_t window, hysteresis;
 };
 /* Start scaling: st->loss_scale = initial and the counters reset. */
-void scaler_start(const struct loss_scaler *s, struct train_state *st,
+void train_scaler_start(const struct loss_scaler *s, struct train_state *st,
     double initial);
 /* After an iteration, overflowed or not. */
-void scaler_update(const struct loss_scaler *s, struct train_state *st,
+void train_scaler_update(const struct loss_scaler *s, struct train_state *st,
     int overflow);
 
 struct trainer {
@@ -73,7 +45,7 @@ struct trainer {
 	int micro;		/* sequences per micro-batch */
 	int T;			/* sequence length */
 	int nmicro;		/* micro-batches per iteration */
-	struct lr_sched lr;
+	struct schedule lr;
 	struct adamw adam;
 	float clip;		/* global-norm clipping; 0 for none */
 	struct loss_scaler scaler;	/* used when st.loss_scale > 0 */

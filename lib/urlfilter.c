@@ -10,7 +10,7 @@
 #include "input.h"
 #include "urlfilter.h"
 
-const char *const url_reason[URL_NREASONS] = {
+const char *const urlfilter_reason[URL_NREASONS] = {
 	"ok", "short", "malformed", "scheme", "domain", "extension", "repeat"
 };
 
@@ -143,66 +143,6 @@ urlfilter_free(struct urlfilter *f)
 	memset(f, 0, sizeof *f);
 }
 
-/* FNV-1a, then splitmix64's finaliser; never 0 (the empty slot). */
-static uint64_t
-hash(const char *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
-	h = owt_mix64(h);
-	return h ? h : 1;
-}
-
-static size_t
-slot(const struct urlset *u, uint64_t h)
-{
-	size_t i, mask = u->cap - 1;
-
-	for (i = h & mask; u->h[i] && u->h[i] != h; i = (i + 1) & mask)
-		;
-	return i;
-}
-
-int
-urlset_add(struct urlset *u, const char *s, size_t n)
-{
-	uint64_t h = hash(s, n);
-	size_t i;
-
-	if (2 * (u->n + 1) > u->cap) {
-		struct urlset old = *u;
-
-		u->cap = u->cap ? 2 * u->cap : 1024;
-		u->h = xcalloc(u->cap, sizeof *u->h);
-		for (i = 0; i < old.cap; i++)
-			if (old.h[i])
-				u->h[slot(u, old.h[i])] = old.h[i];
-		free(old.h);
-	}
-	i = slot(u, h);
-	if (u->h[i])
-		return 1;
-	u->h[i] = h;
-	u->n++;
-	return 0;
-}
-
-int
-urlset_has(const struct urlset *u, const char *s, size_t n)
-{
-	return u->cap > 0 && u->h[slot(u, hash(s, n))] != 0;
-}
-
-void
-urlset_free(struct urlset *u)
-{
-	free(u->h);
-	memset(u, 0, sizeof *u);
-}
-
 /*
  * Is s[0..n) a host name or an IPv4 address? Labels are letters, digits,
  * inner hyphens and underscores: no DNS rule forbids '_', and hosts such
@@ -236,7 +176,7 @@ good_host(const char *s, size_t n)
 }
 
 int
-url_host(const char *url, size_t len, char *host, size_t size)
+urlfilter_host(const char *url, size_t len, char *host, size_t size)
 {
 	const char *s = memchr(url, ':', len), *e, *end = url + len, *h;
 	size_t n;
@@ -293,7 +233,7 @@ idn_host(char *host, size_t size)
 }
 
 int
-url_domain_label(void *psl, const char *host, char *label, size_t size)
+urlfilter_domain_label(void *psl, const char *host, char *label, size_t size)
 {
 	const char *reg = psl_registrable_domain(psl, host);
 	size_t n;
@@ -314,7 +254,7 @@ blacklisted(struct urlfilter *f, const char *host)
 	char label[256];
 	const char *s;
 
-	if (url_domain_label(f->psl, host, label, sizeof label) == 0 &&
+	if (urlfilter_domain_label(f->psl, host, label, sizeof label) == 0 &&
 	    (in_sorted(urlfilter_domains, count(urlfilter_domains), label) ||
 	    in_sorted((const char *const *)f->extra, f->nextra, label)))
 		return 1;
@@ -360,7 +300,7 @@ split_url(const char *url, size_t len, const char *colon, const char **end,
 	size_t i, n;
 	int ascii = 1;
 
-	if (url_host(url, len, host, size) < 0)
+	if (urlfilter_host(url, len, host, size) < 0)
 		return URL_MALFORMED;
 	for (e = h; e < stop && *e != '/' && *e != '?' && *e != '#'; e++)
 		;
@@ -445,7 +385,7 @@ has_control(const char *url, size_t len)
 }
 
 int
-url_normalize(const char *url, size_t len, struct buf *out)
+urlfilter_normalize(const char *url, size_t len, struct buf *out)
 {
 	char host[256];
 	const char *colon, *e;

@@ -5,9 +5,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "urlset.h"
 #include "util.h"
 
-/* Why a URL is dropped, in the order the checks run; url_reason[] names them. */
+/* Why a URL is dropped, in the order the checks run; urlfilter_reason[] names them. */
 enum {
 	URL_OK,
 	URL_SHORT,		/* 8 characters or fewer */
@@ -18,25 +19,11 @@ enum {
 	URL_REPEAT,		/* the same URL, in normal form, was seen before */
 	URL_NREASONS
 };
-extern const char *const url_reason[URL_NREASONS];
+extern const char *const urlfilter_reason[URL_NREASONS];
 
 /* Megatron-LM's lists, corrected (.7z and .ai are two entries). */
 extern const char *const urlfilter_domains[];
 extern const char *const urlfilter_extensions[];
-
-/*
- * A set of strings, kept as 64-bit hashes (16 bytes a string): a false
- * "seen" has a chance of n/2^64 after n strings.
- */
-struct urlset {
-	uint64_t *h;		/* open addressing, 0 = empty */
-	size_t n, cap;
-};
-
-/* Add s[0..n); 1 if it was already there, else 0. */
-int urlset_add(struct urlset *u, const char *s, size_t n);
-int urlset_has(const struct urlset *u, const char *s, size_t n);
-void urlset_free(struct urlset *u);
 
 struct urlfilter {
 	void *psl;		/* psl_ctx_t */
@@ -55,9 +42,9 @@ void urlfilter_free(struct urlfilter *f);
 
 /*
  * Check url[0..len): URL_OK or the reason to drop it. An accepted URL is
- * remembered in normal form (url_normalize), so the next URL with the same
- * normal form is URL_REPEAT. norm (may be NULL) receives the normal form
- * of an accepted URL: what is to be fetched.
+ * remembered in normal form (urlfilter_normalize), so the next URL with
+ * the same normal form is URL_REPEAT. norm (may be NULL) receives the
+ * normal form of an accepted URL: what is to be fetched.
  */
 int urlfilter_check(struct urlfilter *f, const char *url, size_t len,
     struct buf *norm);
@@ -69,15 +56,16 @@ int urlfilter_check(struct urlfilter *f, const char *url, size_t len,
  * dropped, an empty path made "/"; the rest as it is. Returns 0, or -1
  * when url is not http(s)://host[:port][rest] with a valid host.
  */
-int url_normalize(const char *url, size_t len, struct buf *out);
+int urlfilter_normalize(const char *url, size_t len, struct buf *out);
 
 /*
  * The host part of an absolute http(s) URL, lower-cased, into host; the
  * length, or -1 when there is none.
  */
-int url_host(const char *url, size_t len, char *host, size_t size);
+int urlfilter_host(const char *url, size_t len, char *host, size_t size);
 
 /* The label a blacklist entry without a dot is compared with: "google" for maps.google.co.uk. */
-int url_domain_label(void *psl, const char *host, char *label, size_t size);
+int urlfilter_domain_label(void *psl, const char *host, char *label,
+    size_t size);
 
 #endif

@@ -1,7 +1,5 @@
-/* util.c - exit codes, diagnostics, checked allocation, option numbers, buffers */
+/* util.c - exit codes, diagnostics, checked allocation, the process */
 #include <errno.h>
-#include <limits.h>
-#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -9,19 +7,33 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "opt.h"
 #include "util.h"
 
 const char *owt_prog = "owt";
 
+/*
+ * lib/input.c's check of OWT_MAX_LINE, where the program reads input: a
+ * weak reference does not pull input.o (and zlib, zstd) into a program
+ * that has no other use for it (gpt-train).
+ */
+extern int input_maxline(size_t *max, char *err, size_t errsize, int *code)
+    __attribute__((weak));
+
 void
 owt_setprog(const char *argv0)
 {
+	char err[256];
 	const char *s;
+	size_t max;
+	int code;
 
-	if (argv0 == NULL || *argv0 == '\0')
-		return;
-	s = strrchr(argv0, '/');
-	owt_prog = s ? s + 1 : argv0;
+	if (argv0 != NULL && *argv0 != '\0') {
+		s = strrchr(argv0, '/');
+		owt_prog = s ? s + 1 : argv0;
+	}
+	if (input_maxline && input_maxline(&max, err, sizeof err, &code) < 0)
+		owt_die(code, "%s", err);
 }
 
 /* The length of the control character at s (C0, DEL, C1 in UTF-8), or 0. */
@@ -139,6 +151,17 @@ owt_die_errno(int code, const char *fmt, ...)
 	exit(code);
 }
 
+void
+owt_fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarn(fmt, ap, 0);
+	va_end(ap);
+	exit(XSYS);
+}
+
 void *
 xmalloc(size_t n)
 {
@@ -205,32 +228,22 @@ xstrndup(const char *s, size_t n)
 long long
 opt_int(const char *opt, const char *arg, long long min, long long max)
 {
-	char *end;
+	char err[1024];
 	long long v;
 
-	errno = 0;
-	v = strtoll(arg, &end, 10);
-	if (end == arg || *end != '\0' || errno == ERANGE)
-		owt_die(XUSAGE, "%s: '%s' is not an integer", opt, arg);
-	if (v < min || v > max)
-		owt_die(XUSAGE, "%s: '%s' is out of range %lld..%lld", opt, arg,
-		    min, max);
+	if (opt_scan_int(opt, arg, min, max, &v, err, sizeof err) < 0)
+		owt_die(XUSAGE, "%s", err);
 	return v;
 }
 
 double
 opt_double(const char *opt, const char *arg, double min, double max)
 {
-	char *end;
+	char err[1024];
 	double v;
 
-	errno = 0;
-	v = strtod(arg, &end);
-	if (end == arg || *end != '\0' || errno == ERANGE || isnan(v))
-		owt_die(XUSAGE, "%s: '%s' is not a number", opt, arg);
-	if (v < min || v > max)
-		owt_die(XUSAGE, "%s: '%s' is out of range %g..%g", opt, arg,
-		    min, max);
+	if (opt_scan_double(opt, arg, min, max, &v, err, sizeof err) < 0)
+		owt_die(XUSAGE, "%s", err);
 	return v;
 }
 
@@ -238,44 +251,57 @@ unsigned long long
 opt_size(const char *opt, const char *arg, unsigned long long min,
     unsigned long long max)
 {
-	char *end;
-	unsigned long long v, mul = 1;
+	char err[1024];
+	unsigned long long v;
 
-	errno = 0;
-	if (*arg == '-' || *arg == '+')
-		owt_die(XUSAGE, "%s: '%s' is not a size", opt, arg);
-	v = strtoull(arg, &end, 10);
-	if (end == arg || errno == ERANGE)
-		owt_die(XUSAGE, "%s: '%s' is not a size", opt, arg);
-	switch (*end) {
-	case '\0': break;
-	case 'k': case 'K': mul = 1ULL << 10; end++; break;
-	case 'm': case 'M': mul = 1ULL << 20; end++; break;
-	case 'g': case 'G': mul = 1ULL << 30; end++; break;
-	case 't': case 'T': mul = 1ULL << 40; end++; break;
-	default: break;
-	}
-	if (*end != '\0' || v > ULLONG_MAX / mul)
-		owt_die(XUSAGE, "%s: '%s' is not a size", opt, arg);
-	v *= mul;
-	if (v < min || v > max)
-		owt_die(XUSAGE, "%s: '%s' is out of range %llu..%llu", opt, arg,
-		    min, max);
+	if (opt_scan_size(opt, arg, min, max, &v, err, sizeof err) < 0)
+		owt_die(XUSAGE, "%s", err);
 	return v;
 }
 
 void
 opt_shard(const char *opt, const char *arg, unsigned long *k, unsigned long *n)
 {
-	const char *slash = strchr(arg, '/');
-	char *ks;
+	char err[1024];
 
-	if (slash == NULL)
-		owt_die(XUSAGE, "%s: '%s' is not K/N", opt, arg);
-	ks = xstrndup(arg, (size_t)(slash - arg));
-	*n = (unsigned long)opt_int(opt, slash + 1, 1, 1L << 30);
-	*k = (unsigned long)opt_int(opt, ks, 0, (long long)*n - 1);
-	free(ks);
+	if (opt_scan_shard(opt, arg, k, n, err, sizeof err) < 0)
+		owt_die(XUSAGE, "%s", err);
+}
+
+int
+owt_options(const struct opt_prog *p, int argc, char **argv, char *given)
+{
+	struct buf b = { 0 };
+	char err[1024], *own = NULL;
+	size_t i;
+	int code, ind, r;
+
+	if (given == NULL)
+		given = own = xcalloc(p->n, 1);
+	r = opt_parse(p, argc, argv, given, &ind, err, sizeof err, &code);
+	if (r == OPT_HELP) {
+		opt_usage(p, &b);
+		opt_help(p, &b);
+		fwrite(b.p, 1, b.len, stdout);
+		exit(owt_finish(XOK));
+	}
+	if (r == OPT_VERSION)
+		exit(owt_version());
+	if (r < 0) {
+		if (err[0] != '\0')
+			owt_die(code, "%s", err);
+		opt_usage(p, &b);
+		fputs(b.p, stderr);
+		exit(code);
+	}
+	for (i = 0; i < p->n; i++)
+		if (given[i] && p->opt[i].type == OPT_NOTE &&
+		    (p->quiet == NULL || !*p->quiet)) {
+			opt_note(&p->opt[i], err, sizeof err);
+			owt_warn("%s", err);
+		}
+	free(own);
+	return ind;
 }
 
 void
@@ -362,79 +388,6 @@ owt_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-void
-buf_reserve(struct buf *b, size_t extra)
-{
-	if (b->len + extra + 1 > b->cap)
-		b->p = xgrow(b->p, &b->cap, b->len + extra + 1, 1);
-}
-
-void
-buf_add(struct buf *b, const void *p, size_t n)
-{
-	buf_reserve(b, n);
-	if (n)
-		memcpy(b->p + b->len, p, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-void
-buf_addc(struct buf *b, char c)
-{
-	buf_reserve(b, 1);
-	b->p[b->len++] = c;
-	b->p[b->len] = '\0';
-}
-
-void
-buf_adds(struct buf *b, const char *s)
-{
-	buf_add(b, s, strlen(s));
-}
-
-void
-buf_printf(struct buf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	buf_reserve(b, (size_t)n);
-	va_start(ap, fmt);
-	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	b->len += (size_t)n;
-}
-
-void
-buf_free(struct buf *b)
-{
-	free(b->p);
-	b->p = NULL;
-	b->len = b->cap = 0;
-}
-
-void
-tally_print(const char *what, const struct tally *t, size_t n)
-{
-	size_t i;
-	int any = 0;
-
-	fprintf(stderr, "%s: %s:", owt_prog, what);
-	for (i = 0; i < n; i++) {
-		if (t[i].n == 0)
-			continue;
-		fprintf(stderr, "%s %llu %s", any ? "," : "", t[i].n, t[i].name);
-		any = 1;
-	}
-	fprintf(stderr, "%s\n", any ? "" : " none");
 }
 
 uint64_t

@@ -1,4 +1,4 @@
-/* util.h - exit codes, diagnostics, checked allocation, option numbers, buffers */
+/* util.h - exit codes, diagnostics, checked allocation, the process */
 #ifndef OWT_UTIL_H
 #define OWT_UTIL_H
 
@@ -27,6 +27,12 @@ enum {
 
 /* The program name used as the prefix of every diagnostic. */
 extern const char *owt_prog;
+/*
+ * Set owt_prog from argv[0], first thing in main. It also checks the
+ * environment the library reads, once, so that library code need not
+ * exit: in a program that reads input (lib/input.c), a bad OWT_MAX_LINE
+ * exits XUSAGE with its message.
+ */
 void owt_setprog(const char *argv0);
 
 /*
@@ -39,6 +45,11 @@ void owt_die(int code, const char *fmt, ...) OWT_PRINTF(2, 3) OWT_NORETURN;
 /* As owt_warn, with ": strerror(errno)" appended. */
 void owt_warn_errno(const char *fmt, ...) OWT_PRINTF(1, 2);
 void owt_die_errno(int code, const char *fmt, ...) OWT_PRINTF(2, 3) OWT_NORETURN;
+/*
+ * The one way library code exits: as owt_die(XSYS, ...), for what no
+ * caller can handle (out of memory or threads, a broken invariant).
+ */
+void owt_fatal(const char *fmt, ...) OWT_PRINTF(1, 2) OWT_NORETURN;
 
 /*
  * Write s with its control characters escaped: \t, \n and \r as such,
@@ -58,7 +69,8 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 
 /*
- * Range-checked numbers for options. On a bad value they print
+ * Range-checked numbers for options (lib/opt.h's opt_scan_*, for the
+ * programs whose options are not yet a table). On a bad value they print
  * "prog: OPT: 'ARG' is not ..." and exit XUSAGE; they never return garbage.
  */
 long long opt_int(const char *opt, const char *arg, long long min, long long max);
@@ -84,10 +96,22 @@ void owt_die_sigpipe(void) OWT_NORETURN;
 int owt_finish(int status);
 
 /*
- * The shared parts of every program's options: -h prints the usage line
- * and the options on stdout and returns the exit status; a usage error
- * prints the usage line on stderr and exits XUSAGE; --version prints
- * "prog VERSION" and returns the exit status.
+ * A program's options from its table (lib/opt.h): parsed into their
+ * targets and given[] (may be NULL); returns the index of the first
+ * operand. -h prints the usage line and the options on stdout and exits
+ * 0; --version prints "prog VERSION" and exits 0; an unknown option or a
+ * missing argument (getopt's message) prints the usage line on stderr,
+ * and a bad value "prog: --x: 'v' is not ...", exiting XUSAGE. Each
+ * OPT_NOTE option given gets its log line (not under *p->quiet).
+ */
+struct opt_prog;
+int owt_options(const struct opt_prog *p, int argc, char **argv, char *given);
+
+/*
+ * The same by hand, for programs without a table: -h prints the usage
+ * line and the options on stdout and returns the exit status; a usage
+ * error prints the usage line on stderr and exits XUSAGE; --version
+ * prints "prog VERSION" and returns the exit status.
  */
 int owt_help(const char *usage_line, const char *options_help);
 void owt_usage(const char *usage_line) OWT_NORETURN;
@@ -101,30 +125,11 @@ int owt_ncpu(void);
 /* Monotonic seconds. */
 double owt_now(void);
 
-/* Growable byte buffer. */
-struct buf {
-	char *p;
-	size_t len, cap;
-};
-void buf_reserve(struct buf *b, size_t extra);
-void buf_add(struct buf *b, const void *p, size_t n);
-void buf_addc(struct buf *b, char c);
-void buf_adds(struct buf *b, const char *s);
-void buf_printf(struct buf *b, const char *fmt, ...) OWT_PRINTF(2, 3);
-void buf_free(struct buf *b);
-
-/* Counters by reason, for the "nothing is lost silently" summaries. */
-struct tally {
-	const char *name;
-	unsigned long long n;
-};
-/*
- * Print "prog: what: N name, N name, ..." on stderr, naming only the
- * non-zero counters, or "none" when all are zero.
- */
-void tally_print(const char *what, const struct tally *t, size_t n);
-
 /* splitmix64: the project's seeded mixing function and counter-based PRNG. */
 uint64_t owt_mix64(uint64_t x);
+
+/* Most callers of the above use these too. */
+#include "buf.h"
+#include "tally.h"
 
 #endif

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Every program: -h prints the usage line of its man page's SYNOPSIS, the
-# options listed by -h are the options the man page describes, -h exits 0,
-# a bad option exits 2 with the usage line on stderr, --version works, and
-# every man page passes mandoc's linter.
+# options listed by -h are the options the man page describes, with the
+# same argument names, -h exits 0, a bad option exits 2 with the usage
+# line on stderr, --version works, and every man page passes mandoc's
+# linter.
 . "${OWT_SRC:-.}/t/lib.sh"
 
 command -v mandoc >/dev/null || skip_all "mandoc is not installed"
@@ -18,6 +19,56 @@ man_opts() {
 	grep -E '^\.It Fl ' "$1" | sed 's/\\-/-/g' |
 	    awk '{ for (i = 1; i < NF; i++) if ($i == "Fl") print "-" $(i + 1) }' |
 	    sort -u
+}
+
+# "--name arg" of each -h line: the first column, up to two spaces, or up
+# to the column where the -h line's text starts (-h's own line says where).
+help_args() {
+	awk 'NR > 1 && /^  +-/ {
+		if (col == 0 && match($0, /print this help/))
+			col = RSTART
+		s = $0
+		if (match(s, /[^ ]  +/))
+			s = substr(s, 1, RSTART)
+		else
+			s = substr(s, 1, col - 1)
+		sub(/^ +/, "", s)
+		sub(/^-[^-], /, "", s)
+		sub(/ +$/, "", s)
+		if (s ~ /^--/)
+			print s
+	}' "$1" | sort -u
+}
+
+# "--name arg" of each ".It Fl \-name Ar arg" item (Oo/Oc as [ ]), not of
+# tables (Ta) or items with words between (No).
+man_args() {
+	grep -E '^\.It Fl ' "$1" | grep -v -e ' Ta ' -e ' No ' |
+	    sed 's/\\-/-/g' | awk '{
+		start = 0
+		for (i = 2; i < NF; i++)
+			if ($i == "Fl" && $(i + 1) ~ /^-/)
+				start = i
+		if (start == 0)
+			next
+		out = "-" $(start + 1)
+		pre = ""
+		for (i = start + 2; i <= NF; i++) {
+			if ($i == "Ar" || $i == "Cm")
+				continue
+			if ($i == "Oo") {
+				pre = "["
+				continue
+			}
+			if ($i == "Oc") {
+				out = out "]"
+				continue
+			}
+			out = out " " pre $i
+			pre = ""
+		}
+		print out
+	}' | sort -u
 }
 
 for p in "$OWT_BUILD"/bin/*; do
@@ -40,6 +91,9 @@ for p in "$OWT_BUILD"/bin/*; do
 	same "$T/hopts" "$T/mopts" "$prog -h options equal the man page's"
 	[ -s "$T/hopts" ] && ok "$prog lists its options" ||
 	    not_ok "$prog lists its options"
+	help_args "$T/out" >"$T/hargs"
+	man_args "$page" >"$T/margs"
+	same "$T/hargs" "$T/margs" "$prog -h arguments equal the man page's"
 	run "$prog" --no-such-option
 	is "$rc" 2 "$prog with a bad option exits 2"
 	head -n 2 "$T/err" | grep -q '^usage: ' && ok "$prog usage on stderr" ||

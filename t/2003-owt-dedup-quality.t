@@ -1,7 +1,7 @@
 #!/bin/sh
 # owt-dedup's quality targets on the shared dev sets (skipped without
 # ../shared): is-English accuracy at least python3-langdetect's on
-# langid-dev.jsonl; on dedup-dev, recall >= 0.97 of the pairs with word
+# langid-dev.jsonl; lang_hint as a fallback and a prior; on dedup-dev, recall >= 0.97 of the pairs with word
 # 5-gram Jaccard >= 0.8, lost documents <= 0.5% of the drops, and no
 # document of a boilerplate-sharing group dropped; the same output with one
 # worker or many; and at most 256 bytes of index per kept document.
@@ -31,6 +31,26 @@ fi
 awk -v a="$acc" -v b="$ref" 'BEGIN { exit !(a >= b) }' &&
     ok "is-English accuracy $acc >= langdetect's $ref" ||
     not_ok "is-English accuracy $acc >= langdetect's $ref"
+
+# lang_hint (owt-fetch's): where CLD2 finds no language, the page's
+# declared one (its primary subtag, if CLD2 knows it); a hint does not
+# outvote the text.
+printf '%s\n' '{"text":"12345 67890","lang_hint":"en-us"}' \
+    '{"text":"12345 67890"}' '{"text":"12345 67890","lang_hint":"de-at"}' \
+    '{"text":"12345 67890","lang_hint":"xx"}' '{"text":"12345 67890","lang_hint":5}' \
+    '{"text":"Der Hund schläft im Garten unter dem großen alten Baum, und die Katze sieht ihm zu.","lang_hint":"en"}' \
+    '{"text":"The dog sleeps in the garden under the big old tree while the cat watches.","lang_hint":"de"}' >hint.jsonl
+run owt-dedup -q --stages lang --report rep.jsonl hint.jsonl
+is "$rc" 0 "lang_hint: exit 0"
+is "$(cat out)" '{"text":"12345 67890","lang_hint":"en-us"}
+{"text":"The dog sleeps in the garden under the big old tree while the cat watches.","lang_hint":"de"}' \
+    "lang_hint: a text of no language is the hint's; a text in another language is not"
+is "$(sed 's/.*"line":\([0-9]*\),.*"reason":"\([^"]*\)","lang":"\([^"]*\)".*/\1 \2 \3/' rep.jsonl)" \
+"2 unknown language un
+3 other language de
+4 unknown language un
+5 unknown language un
+6 other language de" "lang_hint: the report (no hint, de-at, an unknown code, not a string, outvoted)"
 
 # Near duplicates, all default stages (no language or length drops here).
 run owt-dedup -q --report rep.jsonl "$S/dedup-dev/corpus.jsonl"

@@ -142,6 +142,8 @@ printf '{"text":"short"}\n' >want
 same want out "-k skips the long line and reads the next"
 OWT_MAX_LINE=12 run jsonl-merge long.jsonl
 is "$rc" 2 "a bad OWT_MAX_LINE is a usage error"
+like err "^jsonl-merge: OWT_MAX_LINE: '12' is out of range 1024\.\.2147483648\$" \
+    "a bad OWT_MAX_LINE is named, with the range"
 
 printf '[1,2]\n"s"\n{"text":"a"} {"text":"b"}\n{"text":"a"}x\n\n' >shapes.jsonl
 run jsonl-merge -k shapes.jsonl

@@ -1,11 +1,13 @@
 #!/bin/sh
 # gpt-train and gpt-sample on the GPU against the CPU, on the small model
 # of t/7001 (the demo's King James text): 20 iterations with the same data
-# in fp32 (losses within 1e-4 of each other), bf16 tracking them (within
-# 3%), fp16 from Megatron's loss scale 2^32 skipping overflows and then
-# training; checkpoints interchangeable both ways; greedy text identical
-# in fp32, whatever the batch; --score within 1e-5; int8 and bf16
-# sampling. Skips without a CUDA build or a device.
+# in fp32 (losses within 1e-4 of each other); with dropout, a GPU run
+# repeated and runs with activation recomputation bit-identical to it
+# (logs and checkpoints); bf16 tracking fp32 (within 3%), fp16 from
+# Megatron's loss scale 2^32 skipping overflows and then training;
+# checkpoints interchangeable both ways; greedy text identical in fp32,
+# whatever the batch; --score within 1e-5; int8 and bf16 sampling. Skips
+# without a CUDA build or a device.
 . "${OWT_SRC:-.}/t/lib.sh"
 
 cd "$T" || exit 3
@@ -52,6 +54,33 @@ if within gpu.json cpu.json 1e-4 >w.out; then
 else
 	not_ok "fp32: the GPU's losses equal the CPU's within 1e-4 ($(cat w.out))"
 fi
+
+# Recomputation on the GPU: with dropout, the same numbers and the same
+# checkpoint bytes as keeping every activation (deterministic reductions,
+# the same masks); a second plain run repeats the first.
+numbers() {
+	sed 's/, "tokens_per_s": .*//' "$1"
+}
+drop="--hidden-dropout 0.1 --attention-dropout 0.1 --train-iters 10 --device cuda --fp32"
+gpt-train $common $drop --log-json r0.json --save r0 &&
+    gpt-train $common $drop --log-json r1.json --save r1 ||
+    { echo "Bail out! GPU training with dropout failed"; exit 1; }
+numbers r0.json >r0.num
+numbers r1.json >r1.num
+same r1.num r0.num "fp32 with dropout: a second GPU run logs the same numbers"
+same r1/iter_0000010/model.safetensors r0/iter_0000010/model.safetensors \
+    "... and saves the same weights, bit for bit"
+for mode in --checkpoint-activations --recompute-activations; do
+	rm -rf rc
+	run gpt-train $common $drop $mode --log-json rc.json --save rc
+	is "$rc" 0 "$mode on the GPU exits 0"
+	numbers rc.json >rc.num
+	same rc.num r0.num "$mode on the GPU: the same losses, learning rates and gradient norms"
+	same rc/iter_0000010/model.safetensors r0/iter_0000010/model.safetensors \
+	    "$mode on the GPU: the same weights"
+	same rc/iter_0000010/optimizer.safetensors r0/iter_0000010/optimizer.safetensors \
+	    "$mode on the GPU: the same optimizer state"
+done
 
 run gpt-train $common --train-iters 20 --device cuda --bf16 --log-json bf16.json
 if grep -q 'no bf16 tensor cores' "$T/err"; then

@@ -1,13 +1,16 @@
 /*
  * unit-cuda.c - the CUDA backend against the CPU one (the specification):
- * every launcher on seeded random inputs in fp32, bf16 and fp16, then 20
- * training steps of a small model on both. Skips without a device.
+ * every launcher on seeded random inputs in fp32, bf16 and fp16, the
+ * embedding gradients bit for bit, then 20 training steps of a small
+ * model on both, a GPU run repeated and recomputed to the same bits.
+ * Skips without a device.
  *
  * The error of a result is max |gpu - cpu| / max |cpu| over the tensor.
  * Thresholds: 1e-5 for fp32 element-wise work and reductions (the GPU's
  * expf and tanhf against the CPU's 2-ulp fexp, other summation orders),
  * 1e-4 for fp32 products of long sums; bf16 products (8-bit mantissas)
- * 2e-2, fp16 (11 bits) 4e-3; index-only kernels exactly.
+ * 2e-2, fp16 (11 bits) 4e-3; index-only kernels and the embedding
+ * gradients (the same additions in the same order) exactly.
  */
 #include <math.h>
 #include <omp.h>
@@ -17,6 +20,7 @@
 
 #include "blas.h"
 #include "gpt.h"
+#include "gpt_data.h"
 #include "train.h"
 #include "util.h"
 #include "unit.h"
@@ -29,7 +33,7 @@ main(void)
 	return 0;
 }
 #else
-#include "device.h"
+#include "gpt_device.h"
 #include "owtcuda.h"
 
 static const struct gpt_backend *cu, *cpu = &gpt_cpu;
@@ -144,10 +148,10 @@ test_launchers(int prec)
 	cu->zero(dd2, (size_t)maxT * C * sizeof(float));
 	cpu->encoder_backward(out3, out2, dout, tok, B, T, C);
 	cu->encoder_backward(dd3, dd2, dd, dtok, B, T, C);
-	CHECK(dd3, out3, (size_t)Vp * C, 1e-6, "%s encoder backward: token "
-	    "embedding", pn);
-	CHECK(dd2, out2, (size_t)T * C, 1e-6, "%s encoder backward: positions",
-	    pn);
+	CHECK(dd3, out3, (size_t)Vp * C, 0, "%s encoder backward: token "
+	    "embedding, exactly", pn);
+	CHECK(dd2, out2, (size_t)T * C, 0, "%s encoder backward: positions, "
+	    "exactly", pn);
 
 	/* layernorm */
 	cpu->layernorm_forward(out, mean, rstd, x, bias, bias + C, N, C, 1e-5f);
@@ -202,6 +206,13 @@ test_launchers(int prec)
 		    "(dropout %g)", pn, p);
 		CHECK(dr + btc, att, natt, tol_mm[prec] * 2, "%s attention "
 		    "probabilities (dropout %g)", pn, p);
+		/* the probabilities alone (out NULL): the same bits */
+		cu->attention_forward(NULL, dd3, dx, B, T, C, NH, p, key);
+		cu->get(out3, dd3, natt * sizeof *out3);
+		cu->get(out2, dr + btc, natt * sizeof *out2);
+		OK(memcmp(out3, out2, natt * sizeof *out3) == 0, "%s attention "
+		    "probabilities alone, without the output (dropout %g): the "
+		    "same bits", pn, p);
 		/* the backward pass from the CPU's probabilities on both */
 		cu->put(dr + btc, att, natt * sizeof *att);
 		cpu->attention_backward(out2, out2 + 3 * btc, dout, x, att, B, T,
@@ -380,6 +391,56 @@ test_launchers(int prec)
 }
 
 /*
+ * The embedding gradients bit for bit against the CPU, both adding each
+ * element's rows in position order: a token at every third position,
+ * ids above the kernel's 128 owners, more positions than one tile of
+ * ids, a width that is not a multiple of the block; and a second run
+ * from the same start gives the same bits.
+ */
+static void
+test_dwte(void)
+{
+	enum { B = 3, T = 500, C = 100, Vp = 1024, N = B * T };
+	size_t btc = (size_t)N * C, nw = (size_t)Vp * C, np = (size_t)T * C;
+	float *dout = rnd(btc, 1), *w0 = rnd(nw, 0.5f), *p0 = rnd(np, 0.5f);
+	float *w = xmalloc(nw * sizeof *w), *p = xmalloc(np * sizeof *p);
+	float *dd, *dw, *dp;
+	int32_t *tok = xmalloc(N * sizeof *tok), *dt;
+	int i, k;
+
+	for (i = 0; i < N; i++)
+		tok[i] = i % 3 == 0 ? 7 : (int32_t)(owt_mix64(seed++) %
+		    (i % 2 ? 20 : Vp));
+	memcpy(w, w0, nw * sizeof *w);
+	memcpy(p, p0, np * sizeof *p);
+	cpu->encoder_backward(w, p, dout, tok, B, T, C);
+	dd = dev(dout, btc * sizeof *dout);
+	dt = dev(tok, N * sizeof *tok);
+	dw = cu->alloc(nw * sizeof *dw);
+	dp = cu->alloc(np * sizeof *dp);
+	for (k = 0; k < 2; k++) {
+		cu->put(dw, w0, nw * sizeof *w0);
+		cu->put(dp, p0, np * sizeof *p0);
+		cu->encoder_backward(dw, dp, dd, dt, B, T, C);
+		CHECK(dw, w, nw, 0, "encoder backward, run %d: the token "
+		    "embedding's gradient is the CPU's, bit for bit (%d "
+		    "positions, repeated tokens)", k + 1, N);
+		CHECK(dp, p, np, 0, "encoder backward, run %d: the positions' "
+		    "too", k + 1);
+	}
+	cu->free(dd);
+	cu->free(dt);
+	cu->free(dw);
+	cu->free(dp);
+	free(dout);
+	free(w0);
+	free(p0);
+	free(w);
+	free(p);
+	free(tok);
+}
+
+/*
  * The column sums and the norm over many blocks: LayerNorm's and a bias's
  * gradients over rows in several chunks, a sum of squares longer than
  * one pass of the grid.
@@ -436,15 +497,15 @@ enum { STEPS = 20 };
 
 static void
 train(const struct gpt_backend *be, float dropout, double initial_scale,
-    double *loss, int *skipped)
+    const struct gpt_recompute *rc, double *loss, int *skipped)
 {
 	static const struct gpt_config base = {
 		.nlayer = 2, .nhead = 4, .nembd = 128, .maxpos = 64,
 		.vocab = 1000, .vocab_pad = 1024, .ln_eps = 1e-5f,
 	};
 	struct gpt_config c = base;
-	struct mock_data md = { 5, 0, 64, 1000 };
-	struct sample_src src = { mock_get, &md };
+	struct gpt_data_mock md = { 5, 0, 64, 1000 };
+	struct sample_src src = { gpt_data_mock_get, &md };
 	struct trainer tr = { 0 };
 	struct step_result r;
 	struct gpt m;
@@ -452,21 +513,24 @@ train(const struct gpt_backend *be, float dropout, double initial_scale,
 	int code, i;
 
 	c.hidden_dropout = c.attn_dropout = dropout;
-	if (gpt_init(&m, &c, be, err, sizeof err) < 0 ||
-	    gpt_set_batch(&m, 4, 64, err, sizeof err) < 0)
+	if (gpt_init(&m, &c, be, err, sizeof err) < 0)
+		owt_die(XSYS, "%s", err);
+	if (rc != NULL)
+		gpt_set_recompute(&m, rc);
+	if (gpt_set_batch(&m, 4, 64, err, sizeof err) < 0)
 		owt_die(XSYS, "%s", err);
 	gpt_init_weights(&m, 42, 0.02f);
 	tr.m = &m;
 	tr.micro = 4;
 	tr.T = 64;
 	tr.nmicro = 2;
-	tr.lr = (struct lr_sched){ LR_CONSTANT, 1e-3, 0, 0, 1 };
+	tr.lr = (struct schedule){ SCHEDULE_CONSTANT, 1e-3, 0, 0, 1 };
 	tr.adam = (struct adamw){ 0.9f, 0.95f, 1e-8f, 0.1f };
 	tr.clip = 1.0f;
 	tr.scaler = (struct loss_scaler){ 1, 1000, 2 };
 	tr.st.seed = 3;
 	if (initial_scale > 0)
-		scaler_start(&tr.scaler, &tr.st, initial_scale);
+		train_scaler_start(&tr.scaler, &tr.st, initial_scale);
 	train_init(&tr);
 	*skipped = 0;
 	for (i = 0; i < STEPS; i++) {
@@ -495,26 +559,41 @@ track(const double *a, const double *b)
 static void
 test_training(void)
 {
-	double ref[STEPS], ref_drop[STEPS], got[STEPS];
+	static const struct gpt_recompute rc[2] = {
+		{ GPT_RECOMPUTE_FULL, GPT_RECOMPUTE_UNIFORM, 1 },
+		{ GPT_RECOMPUTE_SELECTIVE, 0, 1 },
+	};
+	double ref[STEPS], ref_drop[STEPS], got[STEPS], again[STEPS];
 	char why[256];
-	int skipped;
+	int skipped, k;
 
-	train(cpu, 0, 0, ref, &skipped);
-	train(cpu, 0.1f, 0, ref_drop, &skipped);
+	train(cpu, 0, 0, NULL, ref, &skipped);
+	train(cpu, 0.1f, 0, NULL, ref_drop, &skipped);
 
 	cu = owtcuda_backend(OWTCUDA_FP32, why, sizeof why);
-	train(cu, 0, 0, got, &skipped);
+	train(cu, 0, 0, NULL, got, &skipped);
 	OK(track(got, ref) <= 1e-4, "fp32: %d training steps on the GPU match "
 	    "the CPU within 1e-4 of the loss (%.3g; first %.6f last %.6f "
 	    "against %.6f %.6f)", STEPS, track(got, ref), got[0],
 	    got[STEPS - 1], ref[0], ref[STEPS - 1]);
-	train(cu, 0.1f, 0, got, &skipped);
+	train(cu, 0.1f, 0, NULL, got, &skipped);
 	OK(track(got, ref_drop) <= 1e-4, "fp32 with dropout 0.1: the same "
 	    "masks, losses within 1e-4 (%.3g)", track(got, ref_drop));
+	train(cu, 0.1f, 0, NULL, again, &skipped);
+	OK(memcmp(again, got, sizeof got) == 0, "fp32 with dropout: a second "
+	    "run repeats the first bit for bit (last loss %.9g)",
+	    again[STEPS - 1]);
+	for (k = 0; k < 2; k++) {
+		train(cu, 0.1f, 0, &rc[k], again, &skipped);
+		OK(memcmp(again, got, sizeof got) == 0, "fp32 with dropout, "
+		    "recompute %s: the losses of %d steps are bit-identical to "
+		    "keeping everything", k ? "selective" : "full, uniform, 1",
+		    STEPS);
+	}
 
 	if (owtcuda_capability(NULL, 0) >= 80) {
 		cu = owtcuda_backend(OWTCUDA_BF16, why, sizeof why);
-		train(cu, 0, 0, got, &skipped);
+		train(cu, 0, 0, NULL, got, &skipped);
 		OK(track(got, ref) <= 0.02, "bf16 tracks fp32: losses within "
 		    "2%% at every step (%.3g; last %.6f against %.6f)",
 		    track(got, ref), got[STEPS - 1], ref[STEPS - 1]);
@@ -522,7 +601,7 @@ test_training(void)
 		printf("ok %d # SKIP no bf16 before sm_80\n", ++unit_n);
 	}
 	cu = owtcuda_backend(OWTCUDA_FP16, why, sizeof why);
-	train(cu, 0, 1024, got, &skipped);
+	train(cu, 0, 1024, NULL, got, &skipped);
 	OK(track(got, ref) <= 0.01 && skipped == 0, "fp16, loss scale 1024: "
 	    "no overflow, losses within 1%% (%.3g, %d skipped)", track(got, ref),
 	    skipped);
@@ -532,7 +611,7 @@ test_training(void)
 	 * steps are reported, not required; the scaler's rules are tested
 	 * on the CPU (t/unit-gpt.c).
 	 */
-	train(cu, 0, 4294967296.0, got, &skipped);
+	train(cu, 0, 4294967296.0, NULL, got, &skipped);
 	OK(skipped < STEPS && !isnan(got[STEPS - 1]) &&
 	    got[STEPS - 1] < ref[0], "fp16 from Megatron's 2^32: training "
 	    "runs, the loss falls (%d overflowing steps skipped)", skipped);
@@ -555,6 +634,7 @@ main(int argc, char **argv)
 	if (quick) {
 		test_launchers(OWTCUDA_FP32);
 		test_reductions();
+		test_dwte();
 		owtcuda_shutdown();
 		return unit_done();
 	}
@@ -566,6 +646,7 @@ main(int argc, char **argv)
 	}
 	cu = owtcuda_backend(OWTCUDA_FP32, why, sizeof why);
 	test_reductions();
+	test_dwte();
 	test_training();
 	printf("# peak device memory %.1f MB\n", owtcuda_peak_bytes() / 1e6);
 	owtcuda_shutdown();

@@ -34,6 +34,10 @@ test_charset(void)
 		  "\xd6\xd0", NULL, "GB18030", "meta",
 		  "<META http-equiv=Content-Type content=\"text/html; charset=gb2312\">"
 		  "\xe4\xb8\xad" },
+		{ "<meta charset=gb2312>\xe4\xb8\xad", NULL, "UTF-8", "detected",
+		  "<meta charset=gb2312>\xe4\xb8\xad" },
+		{ "\xe4\xb8\xad", "text/html; charset=Shift_JIS", "UTF-8", "detected",
+		  "\xe4\xb8\xad" },
 		{ "\xef\xbb\xbfx\xc3\xa9", "text/html; charset=latin1", "UTF-8", "bom",
 		  "x\xc3\xa9" },
 		{ "<?xml version=\"1.0\" encoding=\"koi8-r\"?>\xf0", NULL, "KOI8-R", "meta",
@@ -87,13 +91,13 @@ test_normalize(void)
 	size_t i;
 
 	for (i = 0; i < sizeof v / sizeof v[0]; i++) {
-		OK(url_normalize(v[i].url, strlen(v[i].url), &b) == 0,
+		OK(urlfilter_normalize(v[i].url, strlen(v[i].url), &b) == 0,
 		    "'%s' has a normal form", v[i].url);
 		SAME(b.p, b.len, v[i].norm, strlen(v[i].norm), "'%s' is '%s'",
 		    v[i].url, v[i].norm);
 	}
 	for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
-		OK(url_normalize(bad[i], strlen(bad[i]), &b) < 0,
+		OK(urlfilter_normalize(bad[i], strlen(bad[i]), &b) < 0,
 		    "'%s' has none", bad[i]);
 	buf_free(&b);
 }
@@ -164,7 +168,7 @@ test_urlfilter(void)
 		int r = urlfilter_check(&f, v[i].url, strlen(v[i].url), NULL);
 
 		OK(r == v[i].why, "'%s' is %s (got %s)", v[i].url,
-		    url_reason[v[i].why], url_reason[r]);
+		    urlfilter_reason[v[i].why], urlfilter_reason[r]);
 	}
 	urlfilter_free(&f);
 	unlink(path);
@@ -262,7 +266,7 @@ test_private(void)
 			s6.sin6_family = AF_INET6;
 			sa = (struct sockaddr *)&s6;
 		}
-		OK(net_private(sa) == v[i].priv, "%s is %s", v[i].a,
+		OK(crawl_private_addr(sa) == v[i].priv, "%s is %s", v[i].a,
 		    v[i].priv ? "private" : "public");
 	}
 }
@@ -329,7 +333,7 @@ test_extract(void)
 		unsigned long mid = lo + (hi - lo) / 2;
 
 		title.len = text.len = 0;
-		if (extract_html_work(page, sizeof page - 1, mid, &title, &text,
+		if (extract_html_work(page, sizeof page - 1, mid, &title, &text, NULL,
 		    err, sizeof err) == 0)
 			hi = mid;
 		else
@@ -337,16 +341,16 @@ test_extract(void)
 	}
 	title.len = text.len = 0;
 	snprintf(msg, sizeof msg, "over the extraction work budget (%lu steps)", lo);
-	OK(extract_html_work(page, sizeof page - 1, lo, &title, &text, err,
+	OK(extract_html_work(page, sizeof page - 1, lo, &title, &text, NULL, err,
 	    sizeof err) < 0 && strcmp(err, msg) == 0 && text.len == 0 &&
 	    title.len == 0, "a page one step over its budget (%lu) fails, "
 	    "without text, out of the passes: %s", lo, err);
 	title.len = text.len = 0;
-	OK(extract_html_work(page, sizeof page - 1, hi, &title, &text, err,
+	OK(extract_html_work(page, sizeof page - 1, hi, &title, &text, NULL, err,
 	    sizeof err) == 0 && strcmp(text.p, want) == 0,
 	    "and extracts as usual with enough");
 	title.len = text.len = 0;
-	OK(extract_html_work(page, sizeof page - 1, 10, &title, &text, err,
+	OK(extract_html_work(page, sizeof page - 1, 10, &title, &text, NULL, err,
 	    sizeof err) < 0 && strcmp(err, "over the extraction work budget "
 	    "(10 steps)") == 0, "a budget under the pre-scan's share fails before the parse");
 	/*
@@ -410,6 +414,201 @@ test_escape(void)
 	}
 }
 
+/* The article's boilerplate: edges, comment sections, a hidden majority. */
+static void
+test_extract_clean(void)
+{
+	static const char para[] =
+	    "<p>This paragraph of the story is long enough to be a paragraph, with "
+	    "commas, clauses, and a full stop at the end of it, as articles have.</p>";
+	static const char want_para[] =
+	    "This paragraph of the story is long enough to be a paragraph, with "
+	    "commas, clauses, and a full stop at the end of it, as articles have.";
+	struct buf page = { 0 }, want = { 0 }, title = { 0 }, text = { 0 };
+	char err[128];
+	int i;
+
+	/* Edges: headline, dateline, byline and tool links above, link list below. */
+	buf_adds(&page, "<html><head><title>Rain in Spain - The Daily</title></head>"
+	    "<body><div class=\"story\"><h1>Rain in Spain</h1><div>January 8, 2008</div>"
+	    "<div>By Jane Doe, Staff Writer</div><div><a href=\"/e\">Email</a> | "
+	    "<a href=\"/p\">Print</a></div><h2>Where it falls</h2>");
+	for (i = 0; i < 6; i++) {
+		buf_adds(&page, para);
+		buf_adds(&want, want_para);
+		buf_addc(&want, '\n');
+	}
+	buf_adds(&page, "<p>Short closing line.</p><div>More news</div><div><a href=\"/1\">"
+	    "Other story one</a></div><div><a href=\"/2\">Other story two</a></div>"
+	    "</div><div class=\"comments-body\">");
+	for (i = 0; i < 6; i++)
+		buf_adds(&page, "<p>A reader's comment, which goes on at length about "
+		    "the article, disagreeing with it, and with the other readers, too.</p>");
+	buf_adds(&page, "</div></body></html>");
+	OK(extract_html(page.p, page.len, &title, &text, err, sizeof err) == 0,
+	    "a page with edge boilerplate extracts");
+	buf_addc(&text, '\0');
+	buf_addc(&want, '\0');
+	{
+		struct buf w = { 0 };
+
+		buf_adds(&w, "Where it falls\n");
+		buf_adds(&w, want.p);
+		buf_adds(&w, "Short closing line.");
+		SAMES(text.p, w.p, "headline, dateline, byline, tool links, the trailing "
+		    "heading and link list and the comment section are left out; an "
+		    "opening heading and a short last sentence stay");
+		buf_free(&w);
+	}
+
+	/* A hidden menu left open, the article nested inside it. */
+	page.len = title.len = text.len = 0;
+	buf_adds(&page, "<html><body><div id=\"submenu\" style=\"display:none\">"
+	    "<div><a href=\"/x\">Menu item</a></div>");
+	for (i = 0; i < 6; i++)
+		buf_adds(&page, para);
+	buf_adds(&page, "</body></html>");
+	OK(extract_html(page.p, page.len, &title, &text, err, sizeof err) == 0 &&
+	    text.len > 6 * (sizeof want_para - 1) && strstr(text.p, want_para) &&
+	    !strstr(text.p, "Menu item"), "a hidden node that holds most of the "
+	    "page's text is kept (got %zu bytes)", text.len);
+	page.len = text.len = 0;
+	buf_adds(&page, "<html><body>");
+	for (i = 0; i < 6; i++)
+		buf_adds(&page, para);
+	buf_adds(&page, "<div style=\"display:none\"><p>A hidden paragraph, long enough "
+	    "to count as text, but hidden from readers all the same, so not kept.</p>"
+	    "</div></body></html>");
+	OK(extract_html(page.p, page.len, &title, &text, err, sizeof err) == 0 &&
+	    strstr(text.p, "hidden paragraph") == NULL, "a small hidden node is dropped");
+
+	/* Sentence ends in CJK text: 。 ends one, a kana does not. */
+	page.len = want.len = text.len = 0;
+	buf_adds(&page, "<html><body><div>");
+	for (i = 0; i < 8; i++) {
+		buf_adds(&page, "<p>肉をくわえたイヌが、橋を渡っていました。ふと下を見ると、"
+		    "川の中にも肉をくわえたイヌがいます。</p>");
+		buf_printf(&want, "%s肉をくわえたイヌが、橋を渡っていました。ふと下を見ると、"
+		    "川の中にも肉をくわえたイヌがいます。", i ? "\n" : "");
+	}
+	buf_adds(&page, "<p>おしまい</p></div></body></html>");
+	buf_addc(&want, '\0');
+	OK(extract_html(page.p, page.len, &title, &text, err, sizeof err) == 0,
+	    "a Japanese page extracts");
+	buf_addc(&text, '\0');
+	SAMES(text.p, want.p, "a short closing line without 。 is trimmed, the "
+	    "paragraphs that end in 。 are not");
+
+	/*
+	 * A short article beside a long table of headlines: the first try
+	 * keeps the article (under 500 characters), the retries find the
+	 * table, longer but no prose; the article is kept.
+	 */
+	page.len = want.len = text.len = 0;
+	buf_adds(&page, "<html><body><div class=\"sidebar\"><table>");
+	for (i = 0; i < 30; i++)
+		buf_printf(&page, "<tr><td>Headline number %d of the day, with "
+		    "commas, and, more, commas, here</td></tr>", i);
+	buf_adds(&page, "</table></div><div class=\"article\">");
+	for (i = 0; i < 3; i++) {
+		buf_printf(&page, "<p>This is sentence %d of a short article, long "
+		    "enough to be scored as a paragraph here.</p>", i);
+		buf_printf(&want, "%sThis is sentence %d of a short article, long "
+		    "enough to be scored as a paragraph here.", i ? "\n" : "", i);
+	}
+	buf_adds(&page, "</div></body></html>");
+	buf_addc(&want, '\0');
+	OK(extract_html(page.p, page.len, &title, &text, err, sizeof err) == 0,
+	    "a short article beside a table extracts");
+	buf_addc(&text, '\0');
+	SAMES(text.p, want.p, "of Readability's tries, the one with the most prose "
+	    "(the short article), not the longest (the table of headlines)");
+	buf_free(&page);
+	buf_free(&want);
+	buf_free(&title);
+	buf_free(&text);
+}
+
+/* date and lang_hint: the formats, the sources and their order. */
+static void
+test_extract_meta(void)
+{
+	static const struct { const char *in, *out; } dates[] = {
+		{ "2008-01-16", "2008-01-16" },
+		{ " 2008-01-16T09:30:15.123+0530 ", "2008-01-16T09:30:15+05:30" },
+		{ "2008-01-16T09:30Z", "2008-01-16T09:30:00Z" },
+		{ "2008-01-16 09:30:00-04:00", "2008-01-16T09:30:00-04:00" },
+		{ "2008/01/16", "2008-01-16" },
+		{ "Wed, 16 Jan 2008 09:30:00 GMT", "2008-01-16" },
+		{ "January 16, 2008", "2008-01-16" },
+		{ "16 January 2008", "2008-01-16" },
+		{ "2008-13-01", NULL }, { "1850-01-01", NULL }, { "yesterday", NULL },
+		{ "20080116", NULL }, { "2008-01-16x", "2008-01-16" },
+		{ "16 01 2008", NULL }, { "", NULL },
+	};
+	static const struct { const char *in, *out; } langs[] = {
+		{ "en", "en" }, { "en-US", "en-us" }, { "pt_BR", "pt-br" },
+		{ " de, en", "de" }, { "zh-Hant-TW", "zh-hant-tw" }, { "x-default", NULL },
+		{ "english", NULL }, { "e", NULL }, { "en-", NULL }, { "12", NULL },
+		{ "", NULL }, { "en-toolongsubtag", NULL },
+	};
+	static const struct { const char *html, *date, *lang; } pages[] = {
+		{ "<html lang=\"en-GB\"><head><meta property=\"article:published_time\" "
+		  "content=\"2020-05-01T10:00:00Z\"><meta name=\"date\" content=\"2019-01-01\">"
+		  "<meta http-equiv=\"Content-Language\" content=\"fr\"><script type="
+		  "\"application/ld+json\">{\"@type\": \"NewsArticle\", \"datePublished\" : "
+		  "\"2021-02-03\", \"inLanguage\": \"de\"}</script></head><body><p>x</p>"
+		  "</body></html>", "2021-02-03", "en-gb" },
+		{ "<html><head><meta name=\"date\" content=\"2019-01-01\"><meta http-equiv="
+		  "\"content-language\" content=\"fr, en\"><meta property=\"article:"
+		  "published_time\" content=\"2020-05-01T10:00:00Z\"></head><body><p>x</p>"
+		  "</body></html>", "2020-05-01T10:00:00Z", "fr" },
+		{ "<html><body><p><time datetime=\"2018-01-01\">then</time> and "
+		  "<time pubdate datetime=\"2018-02-02\">now</time></p><script type="
+		  "\"application/ld+json\">{\"inLanguage\":\"es\"}</script></body></html>",
+		  "2018-02-02", "es" },
+		{ "<html><head><meta name=\"DC.date\" content=\"May 5, 2017\"></head>"
+		  "<body><p><time datetime=\"2016-01-01\">x</time></p></body></html>",
+		  "2017-05-05", "" },
+		{ "<html lang=\"nonsense!\"><body><p><time datetime=\"soon\">x</time></p>"
+		  "</body></html>", "", "" },
+	};
+	struct extract_meta m = { { 0 }, { 0 } };
+	struct buf title = { 0 }, text = { 0 };
+	char out[40], err[128];
+	const char *enc;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < sizeof dates / sizeof dates[0]; i++) {
+		rc = extract_iso_date(dates[i].in, strlen(dates[i].in), out, sizeof out);
+		OK(dates[i].out ? rc == 0 && strcmp(out, dates[i].out) == 0 : rc < 0,
+		    "date '%s': %s", dates[i].in, dates[i].out ? dates[i].out : "none");
+	}
+	for (i = 0; i < sizeof langs / sizeof langs[0]; i++) {
+		rc = extract_lang_tag(langs[i].in, strlen(langs[i].in), out, sizeof out);
+		OK(langs[i].out ? rc == 0 && strcmp(out, langs[i].out) == 0 : rc < 0,
+		    "language tag '%s': %s", langs[i].in, langs[i].out ? langs[i].out : "none");
+	}
+	for (i = 0; i < sizeof pages / sizeof pages[0]; i++) {
+		title.len = text.len = 0;
+		buf_adds(&m.date, "stale");
+		rc = extract_page(pages[i].html, strlen(pages[i].html), NULL, &title,
+		    &text, &m, &enc, err, sizeof err);
+		buf_addc(&m.date, '\0');
+		buf_addc(&m.lang, '\0');
+		OK(rc == 0 && strcmp(m.date.p, pages[i].date) == 0 &&
+		    strcmp(m.lang.p, pages[i].lang) == 0, "page %zu: date '%s', "
+		    "lang '%s' (got '%s', '%s')", i, pages[i].date, pages[i].lang,
+		    m.date.p, m.lang.p);
+		m.date.len = m.lang.len = 0;
+	}
+	buf_free(&m.date);
+	buf_free(&m.lang);
+	buf_free(&title);
+	buf_free(&text);
+}
+
 int
 main(void)
 {
@@ -419,6 +618,8 @@ main(void)
 	test_robots();
 	test_private();
 	test_extract();
+	test_extract_clean();
+	test_extract_meta();
 	test_escape();
 	return unit_done();
 }

@@ -1,4 +1,4 @@
-/* unit-gpt.c - the model library: JSON reader, safetensors, checkpoints, LR schedule, layers, dropout; `dump DIR` for the PyTorch check */
+/* unit-gpt.c - the model library: safetensors, checkpoints, LR schedule, layers, dropout; `dump DIR` for the PyTorch check */
 #include <ftw.h>
 #include <math.h>
 #include <omp.h>
@@ -9,9 +9,10 @@
 #include "blas.h"
 #include "ckpt.h"
 #include "gpt.h"
-#include "gptdata.h"
+#include "gpt_data.h"
+#include "mt19937.h"
 #include "sampler.h"
-#include "tjson.h"
+#include "json.h"
 #include "train.h"
 #include "util.h"
 #include "unit.h"
@@ -89,51 +90,6 @@ json_tokens(FILE *f, const uint32_t *tok, int rows, int cols)
 	fputc(']', f);
 }
 
-/* ---- the tiny JSON reader ---- */
-
-static void
-test_tjson(void)
-{
-	static const struct { const char *in, *err; } bad[] = {
-		{ "{\"a\":1,}", "byte 8: expected a member name" },
-		{ "[1 2]", "byte 4: expected ',' or ']'" },
-		{ "{\"a\" 1}", "byte 6: expected ':'" },
-		{ "\"\\ud800\"", "byte 8: lone surrogate" },
-		{ "01", "byte 2: trailing characters" },
-		{ "\"a", "byte 3: unterminated string" },
-		{ "tru", "byte 1: invalid value" },
-		{ "1.", "byte 1: bad number" },
-		{ "", "byte 1: unexpected end" },
-	};
-	const char *doc = " {\"s\": \"a\\\"\\u00e9\\ud83d\\ude00\\n\", \"n\": -1.5e3,"
-	    " \"i\": 50257, \"a\": [true, false, null, {}], \"o\": {\"k\": []}} ";
-	struct tjson *v;
-	const struct tjson *a;
-	char err[128];
-	size_t i;
-
-	v = tjson_parse(doc, strlen(doc), err, sizeof err);
-	OK(v != NULL && v->type == TJ_OBJECT && v->nkids == 5,
-	    "tjson: an object with every kind of value");
-	SAMES(tjson_get(v, "s")->str, "a\"\xc3\xa9\xf0\x9f\x98\x80\n",
-	    "tjson: escapes and a surrogate pair decode to UTF-8");
-	OK(tjson_get(v, "n")->num == -1500 && tjson_get(v, "i")->num == 50257,
-	    "tjson: numbers");
-	a = tjson_get(v, "a");
-	OK(a->nkids == 4 && a->kids[0].type == TJ_BOOL && a->kids[0].num == 1 &&
-	    a->kids[1].num == 0 && a->kids[2].type == TJ_NULL &&
-	    a->kids[3].type == TJ_OBJECT, "tjson: array of true, false, null, {}");
-	OK(tjson_get(v, "x") == NULL && tjson_get(a, "s") == NULL,
-	    "tjson: absent keys and non-objects give NULL");
-	tjson_free(v);
-	for (i = 0; i < sizeof bad / sizeof *bad; i++) {
-		v = tjson_parse(bad[i].in, strlen(bad[i].in), err, sizeof err);
-		OK(v == NULL, "tjson: '%s' is rejected", bad[i].in);
-		SAMES(err, bad[i].err, "tjson: '%s' error message", bad[i].in);
-		tjson_free(v);
-	}
-}
-
 /* ---- safetensors ---- */
 
 static void
@@ -156,14 +112,14 @@ write_bytes(const char *path, const void *p, size_t n)
 	return fclose(f);
 }
 
-/* A safetensors file of header hdr and n zero bytes of data: its st_open error, or "" */
+/* A safetensors file of header hdr and n zero bytes of data: its safetensors_open error, or "" */
 static const char *
 st_try(const char *dir, const char *hdr, size_t n)
 {
 	static char err[512];
 	unsigned char raw[1024] = { 0 };
 	char path[4096];
-	struct st_file f;
+	struct safetensors_file f;
 	size_t h = strlen(hdr);
 	int code = 0;
 
@@ -171,8 +127,8 @@ st_try(const char *dir, const char *hdr, size_t n)
 	put_le(raw, h, 8);
 	memcpy(raw + 8, hdr, h);
 	write_bytes(path, raw, 8 + h + n);
-	if (st_open(&f, path, err, sizeof err, &code) == 0) {
-		st_close(&f);
+	if (safetensors_open(&f, path, err, sizeof err, &code) == 0) {
+		safetensors_close(&f);
 		return "";
 	}
 	if (code != XDATA)
@@ -228,7 +184,7 @@ st_rules(const char *dir)
 	};
 	unsigned char raw[16];
 	char path[4096], err[512];
-	struct st_file f;
+	struct safetensors_file f;
 	size_t i;
 	int code;
 
@@ -244,7 +200,7 @@ st_rules(const char *dir)
 	memcpy(raw + 8, "{}      ", 8);
 	snprintf(path, sizeof path, "%s/r.safetensors", dir);
 	write_bytes(path, raw, 16);
-	OK(st_open(&f, path, err, sizeof err, &code) < 0 && code == XDATA &&
+	OK(safetensors_open(&f, path, err, sizeof err, &code) < 0 && code == XDATA &&
 	    strstr(err, "not a safetensors file (header size 100000001)"),
 	    "safetensors: a header over the library's 100000000 bytes is refused");
 }
@@ -253,11 +209,11 @@ static void
 test_safetensors(const char *dir)
 {
 	float a[6] = { 1, -2, 3.5f, 0, 1e-30f, -7 }, b[3] = { 9, 8, 7 }, got[6];
-	struct st_out t[2] = {
+	struct safetensors_out t[2] = {
 		{ "x.weight", 2, { 2, 3 }, a }, { "x.bias", 1, { 3 }, b },
 	};
-	struct st_file f;
-	const struct st_tensor *x;
+	struct safetensors_file f;
+	const struct safetensors_tensor *x;
 	char path[4096], err[512];
 	/* F16: 1.0, -2.0, 65504, 2^-24 (subnormal); BF16: 1.0, -3.0 */
 	static const char hdr[] = "{\"h\":{\"dtype\":\"F16\",\"shape\":[4],"
@@ -271,20 +227,21 @@ test_safetensors(const char *dir)
 	size_t n;
 
 	snprintf(path, sizeof path, "%s/t.safetensors", dir);
-	OK(st_write(path, "\"step\":\"7\"", t, 2, err, sizeof err) == 0,
+	OK(safetensors_write(path, "\"step\":\"7\"", t, 2, err, sizeof err) == 0,
 	    "safetensors: write");
-	OK(st_open(&f, path, err, sizeof err, &code) == 0 && f.n == 2,
+	OK(safetensors_open(&f, path, err, sizeof err, &code) == 0 && f.n == 2,
 	    "safetensors: read back two tensors");
-	x = st_find(&f, "x.weight");
-	OK(x && x->dtype == ST_F32 && x->rank == 2 && x->shape[0] == 2 &&
+	x = safetensors_find(&f, "x.weight");
+	OK(x && x->dtype == SAFETENSORS_F32 && x->rank == 2 && x->shape[0] == 2 &&
 	    x->shape[1] == 3, "safetensors: name, dtype and shape");
-	st_to_f32(x, got);
+	safetensors_to_f32(x, got);
 	OK(memcmp(got, a, sizeof a) == 0, "safetensors: the data, bit for bit");
-	OK(strcmp(tjson_get(tjson_get(f.hdr, "__metadata__"), "format")->str,
-	    "pt") == 0 && strcmp(tjson_get(tjson_get(f.hdr, "__metadata__"),
-	    "step")->str, "7") == 0, "safetensors: metadata format pt, and ours");
+	OK(strcmp(json_doc_get(json_doc_get(f.hdr, "__metadata__"),
+	    "format")->str, "pt") == 0 && strcmp(json_doc_get(json_doc_get(f.hdr,
+	    "__metadata__"), "step")->str, "7") == 0,
+	    "safetensors: metadata format pt, and ours");
 	OK((8 + (size_t)f.map[0]) % 8 == 0, "safetensors: header padded to 8 bytes");
-	st_close(&f);
+	safetensors_close(&f);
 
 	n = strlen(hdr);
 	put_le(raw, n, 8);
@@ -293,25 +250,25 @@ test_safetensors(const char *dir)
 	memset(raw + 8 + n + 12, 0, 8);
 	snprintf(path, sizeof path, "%s/h.safetensors", dir);
 	write_bytes(path, raw, 8 + n + 20);
-	OK(st_open(&f, path, err, sizeof err, &code) == 0,
+	OK(safetensors_open(&f, path, err, sizeof err, &code) == 0,
 	    "safetensors: F16, BF16 and I64 tensors open");
-	st_to_f32(st_find(&f, "h"), got);
+	safetensors_to_f32(safetensors_find(&f, "h"), got);
 	OK(got[0] == 1 && got[1] == -2 && got[2] == 65504 &&
 	    got[3] == ldexpf(1, -24), "safetensors: F16 converts, subnormals too");
-	st_to_f32(st_find(&f, "b"), got);
+	safetensors_to_f32(safetensors_find(&f, "b"), got);
 	OK(got[0] == 1 && got[1] == -3, "safetensors: BF16 converts");
-	OK(st_find(&f, "i")->dtype < 0, "safetensors: other dtypes are listed, not read");
-	st_close(&f);
+	OK(safetensors_find(&f, "i")->dtype < 0, "safetensors: other dtypes are listed, not read");
+	safetensors_close(&f);
 
 	put_le(raw, n, 8);
 	write_bytes(path, raw, 8 + n + 10);
-	OK(st_open(&f, path, err, sizeof err, &code) < 0 && code == XDATA,
+	OK(safetensors_open(&f, path, err, sizeof err, &code) < 0 && code == XDATA,
 	    "safetensors: data beyond the end is bad data");
 	like_err(err, "data of 'b' is outside the file (truncated?)",
 	    "safetensors: ... naming the tensor");
 	memcpy(raw + 8, "{\"h\":{\"dtype\":\"F16\",\"shape\":[3],", 32);
 	write_bytes(path, raw, 8 + n + 20);
-	OK(st_open(&f, path, err, sizeof err, &code) < 0,
+	OK(safetensors_open(&f, path, err, sizeof err, &code) < 0,
 	    "safetensors: a shape that does not match the data is bad data");
 	like_err(err, "data of 'h' does not match its shape",
 	    "safetensors: ... naming the tensor");
@@ -400,20 +357,20 @@ test_sgemm(void)
 static void
 test_lr(void)
 {
-	struct lr_sched s = { LR_COSINE, 1e-3, 1e-4, 100, 1100 };
+	struct schedule s = { SCHEDULE_COSINE, 1e-3, 1e-4, 100, 1100 };
 
-	OK(lr_at(&s, 0) == 0, "lr: 0 at the start of the warmup (Megatron's first step)");
-	OK(fabs(lr_at(&s, 50) - 5e-4) < 1e-15, "lr: linear warmup");
-	OK(lr_at(&s, 100) == 1e-3, "lr: the peak at the end of the warmup");
-	OK(fabs(lr_at(&s, 600) - 5.5e-4) < 1e-15, "lr: cosine halfway");
-	OK(fabs(lr_at(&s, 1100) - 1e-4) < 1e-15, "lr: min-lr at the end of the decay");
-	OK(lr_at(&s, 5000) == 1e-4, "lr: min-lr after the decay");
-	s.style = LR_LINEAR;
-	OK(fabs(lr_at(&s, 350) - 7.75e-4) < 1e-15, "lr: linear decay");
-	s.style = LR_CONSTANT;
-	OK(lr_at(&s, 5000) == 1e-3, "lr: constant after warmup");
-	s.style = LR_INVSQRT;
-	OK(fabs(lr_at(&s, 400) - 5e-4) < 1e-15, "lr: inverse square root");
+	OK(schedule_lr_at(&s, 0) == 0, "lr: 0 at the start of the warmup (Megatron's first step)");
+	OK(fabs(schedule_lr_at(&s, 50) - 5e-4) < 1e-15, "lr: linear warmup");
+	OK(schedule_lr_at(&s, 100) == 1e-3, "lr: the peak at the end of the warmup");
+	OK(fabs(schedule_lr_at(&s, 600) - 5.5e-4) < 1e-15, "lr: cosine halfway");
+	OK(fabs(schedule_lr_at(&s, 1100) - 1e-4) < 1e-15, "lr: min-lr at the end of the decay");
+	OK(schedule_lr_at(&s, 5000) == 1e-4, "lr: min-lr after the decay");
+	s.style = SCHEDULE_LINEAR;
+	OK(fabs(schedule_lr_at(&s, 350) - 7.75e-4) < 1e-15, "lr: linear decay");
+	s.style = SCHEDULE_CONSTANT;
+	OK(schedule_lr_at(&s, 5000) == 1e-3, "lr: constant after warmup");
+	s.style = SCHEDULE_INVSQRT;
+	OK(fabs(schedule_lr_at(&s, 400) - 5e-4) < 1e-15, "lr: inverse square root");
 }
 
 /* ---- layers, against double references and finite differences ---- */
@@ -741,7 +698,7 @@ hf_spelling(struct gpt *m, const char *dir)
 	    "\"n_embd\": 64, \"n_ctx\": 32, \"vocab_size\": 300, "
 	    "\"model_type\": \"gpt2\"}";
 	float *h = xmalloc(m->nparams * sizeof *h), *mask;
-	struct st_out *t, *u;
+	struct safetensors_out *t, *u;
 	char path[4200];
 	char err[512];
 	size_t n, i, k = 0;
@@ -766,7 +723,7 @@ hf_spelling(struct gpt *m, const char *dir)
 	snprintf(u[k++].name, sizeof u->name, "lm_head.weight");
 	mkdir(dir, 0755);
 	snprintf(path, sizeof path, "%s/model.safetensors", dir);
-	die_if(st_write(path, NULL, u, k, err, sizeof err) < 0, "hf", err);
+	die_if(safetensors_write(path, NULL, u, k, err, sizeof err) < 0, "hf", err);
 	snprintf(path, sizeof path, "%s/config.json", dir);
 	write_bytes(path, hfcfg, strlen(hfcfg));
 	free(h);
@@ -780,8 +737,8 @@ test_checkpoint(const char *dir)
 {
 	struct gpt m, m2;
 	struct train_state st = { 7, 56, 8, 56, 99, 32768, 12, 1 }, st2;
-	struct tjson *doc;
-	struct gpt_config c;
+	struct json_val *doc;
+	struct gpt_config c = { 0 };	/* ckpt_read_config sets the shape only */
 	float *a = xmalloc(sizeof(float) << 20), *b = xmalloc(sizeof(float) << 20);
 	char err[512], path[4096], ck[4200], cfg[4300];
 	int code, i, ok, kind;
@@ -823,7 +780,7 @@ test_checkpoint(const char *dir)
 	OK(memcmp(&st, &st2, sizeof st) == 0 && m2.step == 3,
 	    "checkpoint: the trainer state (fp16's loss scaler too) and AdamW "
 	    "step round-trip");
-	tjson_free(doc);
+	json_doc_free(doc);
 	for (ok = 1, i = 0; i < 3; i++) {
 		enum gpt_buffer w = i == 0 ? GPT_PARAMS : i == 1 ? GPT_ADAM_M : GPT_ADAM_V;
 		size_t n = (size_t)small.vocab * small.nembd;
@@ -897,7 +854,7 @@ vec_read(void *arg, uint64_t seq, uint64_t off, size_t n, uint32_t *out)
 }
 
 static void
-index_str(const struct gpt_index *x, char *s, size_t size)
+index_str(const struct sampler_index *x, char *s, size_t size)
 {
 	uint64_t i;
 	size_t n = 0;
@@ -923,14 +880,7 @@ test_sampler(void)
 		{ 12, 0, 5, 2, 0, "2 2 4 1 0 3 4 0 1 3 | (0,0) (0,4) (1,1) (1,5) (2,2) (3,0) (4,1) (5,0) (6,0) (6,4) (7,2) (8,1) (9,2) | 3 11 2 1 7 5 4 0 8 6 10 9" },
 		{ 3, 3, 5, 2, 0, "3 4 3 4 | (0,0) (1,0) (1,4) (2,2) (3,2) | 1 2 3 0" },
 	};
-	static const struct { uint64_t n; const char *split; uint64_t b[3], e[3]; } sp[] = {
-		{ 10, "900,50,50", { 0, 9, 10 }, { 9, 10, 10 } },
-		{ 45, "900,50,50", { 0, 40, 43 }, { 40, 43, 45 } },
-		{ 8013769, "900,50,50", { 0, 7212392, 7613081 }, { 7212392, 7613081, 8013769 } },
-		{ 12345, "949, 50, 1", { 0, 11715, 12333 }, { 11715, 12333, 12345 } },
-		{ 100, "98,2", { 0, 98, 0 }, { 98, 100, 0 } },
-	};
-	struct gpt_index x;
+	struct sampler_index x;
 	struct mt19937 r;
 	char s[1024], err[256];
 	uint32_t tok[5];
@@ -938,11 +888,12 @@ test_sampler(void)
 	uint64_t sidx[10], b[3], e[3];
 	double w[3], bw[2] = { 0.7, 0.3 };
 	size_t i;
+	int k;
 
-	mt_seed(&r, 5489);
-	OK(mt_next(&r) == 3499211612u, "MT19937: the reference first output for seed 5489");
+	mt19937_seed(&r, 5489);
+	OK(mt19937_next(&r) == 3499211612u, "MT19937: the reference first output for seed 5489");
 	for (i = 0; i < sizeof v / sizeof *v; i++) {
-		OK(gpt_index_build(&x, vec_len, NULL, v[i].begin, v[i].end, v[i].ns,
+		OK(sampler_index_build(&x, vec_len, NULL, v[i].begin, v[i].end, v[i].ns,
 		    4, 1234, err, sizeof err) == 0, "index: build case %zu", i);
 		index_str(&x, s, sizeof s);
 		SAMES(s, v[i].want, "index: Megatron's doc, sample and shuffle "
@@ -953,35 +904,380 @@ test_sampler(void)
 		    "index: %d epochs, last %s", v[i].epochs,
 		    v[i].sep ? "separate" : "mixed in");
 		if (i == 0) {
-			gpt_index_sample(&x, 0, vec_len, vec_read, NULL, tok);
+			sampler_index_sample(&x, 0, vec_len, vec_read, NULL, tok);
 			OK(tok[0] == 206 && tok[1] == 300 && tok[2] == 301 &&
 			    tok[3] == 302 && tok[4] == 303,
 			    "index: sample 0 is token 6 of sequence 2, then 0..3 of 3");
 		}
-		gpt_index_free(&x);
+		sampler_index_free(&x);
 	}
-	OK(gpt_index_build(&x, vec_len, NULL, 2, 2, 1, 4, 1, err, sizeof err) < 0,
+	OK(sampler_index_build(&x, vec_len, NULL, 2, 2, 1, 4, 1, err, sizeof err) < 0,
 	    "index: an empty range is refused");
 	SAMES(err, "no tokens", "index: ... saying so");
-	for (i = 0; i < sizeof sp / sizeof *sp; i++) {
-		OK(split_parse(sp[i].split, w) == 0, "split: parse '%s'", sp[i].split);
-		split_ranges(w, sp[i].n, b, e);
-		OK(memcmp(b, sp[i].b, sizeof b) == 0 && memcmp(e, sp[i].e, sizeof e) == 0,
-		    "split: '%s' of %llu as Megatron-core: [%llu,%llu) [%llu,%llu) "
-		    "[%llu,%llu)", sp[i].split, (unsigned long long)sp[i].n,
-		    (unsigned long long)b[0], (unsigned long long)e[0],
-		    (unsigned long long)b[1], (unsigned long long)e[1],
-		    (unsigned long long)b[2], (unsigned long long)e[2]);
-	}
-	OK(split_parse("0, 0", w) < 0 && split_parse("", w) < 0 &&
-	    split_parse("1,2,3,4", w) < 0, "split: no weight, zero sum, four weights refused");
-	blend_build(bw, 2, 10, didx, sidx);
+	OK(sampler_index_build(&x, vec_len, NULL, 0, 5, 0, 4, 1234, err, sizeof err) == 0 &&
+	    x.epochs == 1 && !x.separate_last && x.nsamples == 6,
+	    "index: 0 samples asks for one epoch, (25 - 1) / 4 samples");
+	sampler_index_free(&x);
+	OK(sampler_index_build(&x, vec_len, NULL, 1, 2, 0, 4, 1234, err, sizeof err) < 0,
+	    "index: one epoch shorter than a sample is refused");
+	SAMES(err, "its 3 tokens hold no sample of 5", "index: ... saying so");
+	OK(sampler_rounding("legacy") == SAMPLER_LEGACY &&
+	    sampler_rounding("core") == SAMPLER_CORE && sampler_rounding("Core") < 0 &&
+	    sampler_rounding("") < 0, "rounding: legacy and core, nothing else");
+	for (k = 0; k < 2; k++)
+		OK(sampler_split_parse("0, 0", k, w) < 0 && sampler_split_parse("", k, w) < 0 &&
+		    sampler_split_parse("x", k, w) < 0, "split: no weight or a zero sum refused (%s)",
+		    k ? "core" : "legacy");
+	OK(sampler_split_parse("1,2,3,4", SAMPLER_CORE, w) < 0,
+	    "split: core refuses four weights");
+	OK(sampler_split_parse("1,2,3,x", SAMPLER_LEGACY, w) < 0 &&
+	    sampler_split_parse("90,10,", SAMPLER_LEGACY, w) < 0 &&
+	    sampler_split_parse("90:10", SAMPLER_LEGACY, w) < 0 &&
+	    sampler_split_parse("0x10,1", SAMPLER_LEGACY, w) < 0 &&
+	    sampler_split_parse("-1,2", SAMPLER_LEGACY, w) < 0 &&
+	    sampler_split_parse("inf,1", SAMPLER_LEGACY, w) < 0,
+	    "split: v2.5 refuses what float() refuses, and here negative or "
+	    "infinite weights");
+	OK(sampler_split_parse(" 98 ,\t2 ", SAMPLER_LEGACY, w) == 0 && w[0] == 0.98 &&
+	    w[2] == 0, "split: v2.5 takes spaces around its numbers");
+	sampler_split_ranges(w, SAMPLER_LEGACY, 0, b, e);
+	OK(b[0] == 0 && e[0] == 0 && b[1] == 0 && e[1] == 0,
+	    "split: no sequences, every range empty");
+	sampler_blend_build(bw, 2, 10, didx, sidx);
 	for (i = 0; i < 10; i++)
 		s[i] = (char)('0' + didx[i]);
 	s[10] = '\0';
 	SAMES(s, "0100100100", "blend: Megatron's greedy interleave of 0.7 and 0.3");
 	OK(sidx[9] == 6 && sidx[7] == 2, "blend: each dataset's samples in order");
-	OK(blend_need(0.7, 1000) == 704, "blend: a dataset is asked for its share plus 0.5%%");
+}
+
+/* ---- Megatron's order: t/data/megatron-order.txt (contrib/megatron-order.py) ---- */
+
+#define VEC_DS 10000000u	/* token t of sequence s of dataset d: */
+#define VEC_SEQ 1000u		/* d VEC_DS + s VEC_SEQ + t */
+
+struct vec_data {
+	char name[16];
+	uint32_t *len;
+	int n;
+};
+
+static uint64_t
+fnv_u32(uint64_t h, const uint32_t *v, size_t n)
+{
+	size_t i;
+	int k;
+
+	for (i = 0; i < n; i++)
+		for (k = 0; k < 4; k++) {
+			h ^= (v[i] >> (8 * k)) & 0xff;
+			h *= 0x100000001b3ULL;
+		}
+	return h;
+}
+
+/* The next tab-separated field of *p. */
+static char *
+vec_field(char **p)
+{
+	char *f = *p, *t;
+
+	if (f == NULL)
+		return "";
+	if ((t = strchr(f, '\t')) != NULL) {
+		*t = '\0';
+		*p = t + 1;
+	} else {
+		*p = NULL;
+	}
+	return f;
+}
+
+/* PREFIX.bin/.idx, int32: sequence s of dataset d is d VEC_DS + s VEC_SEQ + t. */
+static void
+write_dataset32(const char *prefix, const struct vec_data *v, uint32_t d)
+{
+	unsigned char hdr[34] = "MMIDIDX\0\0", b[8];
+	char path[4200];
+	uint64_t p = 0;
+	FILE *f;
+	int s;
+	uint32_t t;
+
+	snprintf(path, sizeof path, "%s.bin", prefix);
+	f = fopen(path, "wb");
+	for (s = 0; s < v->n; s++)
+		for (t = 0; t < v->len[s]; t++) {
+			put_le(b, d * VEC_DS + (uint32_t)s * VEC_SEQ + t, 4);
+			fwrite(b, 1, 4, f);
+		}
+	fclose(f);
+	snprintf(path, sizeof path, "%s.idx", prefix);
+	f = fopen(path, "wb");
+	put_le(hdr + 9, 1, 8);
+	hdr[17] = 4;
+	put_le(hdr + 18, (uint64_t)v->n, 8);
+	put_le(hdr + 26, (uint64_t)v->n + 1, 8);
+	fwrite(hdr, 1, 34, f);
+	for (s = 0; s < v->n; s++) {
+		put_le(b, v->len[s], 4);
+		fwrite(b, 1, 4, f);
+	}
+	for (s = 0; s < v->n; s++) {
+		put_le(b, p, 8);
+		fwrite(b, 1, 8, f);
+		p += 4 * v->len[s];
+	}
+	for (s = 0; s <= v->n; s++) {
+		put_le(b, (uint64_t)s, 8);
+		fwrite(b, 1, 8, f);
+	}
+	fclose(f);
+}
+
+/* "d:s.o-s.o": a sample's first and last token. */
+static void
+vec_describe(const uint32_t *tok, int L, char *s, size_t size)
+{
+	uint32_t a = tok[0], z = tok[L];
+
+	snprintf(s, size, "%u:%u.%u-%u.%u", a / VEC_DS, a % VEC_DS / VEC_SEQ,
+	    a % VEC_SEQ, z % VEC_DS / VEC_SEQ, z % VEC_SEQ);
+}
+
+/* split ROUNDING S SPLIT RANGES */
+static void
+vec_split(char *p)
+{
+	const char *how = vec_field(&p);
+	uint64_t n = strtoull(vec_field(&p), NULL, 10), b[3], e[3];
+	const char *split = vec_field(&p), *want = vec_field(&p);
+	int rounding = sampler_rounding(how), i;
+	char got[256];
+	size_t k = 0;
+	double w[3];
+
+	if (sampler_split_parse(split, rounding, w) < 0 ||
+	    sampler_split_ranges(w, rounding, n, b, e) < 0) {
+		snprintf(got, sizeof got, "error");
+	} else {
+		for (i = 0; i < 3; i++)
+			if (e[i] > b[i])
+				k += (size_t)snprintf(got + k, sizeof got - k, "%s%llu-%llu",
+				    i ? " " : "", (unsigned long long)b[i],
+				    (unsigned long long)e[i]);
+			else
+				k += (size_t)snprintf(got + k, sizeof got - k, "%snone",
+				    i ? " " : "");
+	}
+	SAMES(got, want, "split: '%s' of %llu as %s", split, (unsigned long long)n,
+	    rounding == SAMPLER_LEGACY ? "Megatron v2.5" : "Megatron-core");
+}
+
+/* blend ROUNDING N WEIGHTS NEEDS FIRST DIGEST SUM */
+static void
+vec_blend(char *p)
+{
+	const char *how = vec_field(&p);
+	uint64_t n = strtoull(vec_field(&p), NULL, 10), *sidx;
+	char *ws = vec_field(&p), *needs = vec_field(&p), *first = vec_field(&p);
+	char *digest = vec_field(&p), *sum = vec_field(&p), got[1024], *tok, *save;
+	int rounding = sampler_rounding(how), nw = 0, i;
+	double w[16], bw[16];
+	uint32_t *d32;
+	uint16_t *didx;
+	size_t k = 0;
+
+	for (tok = strtok_r(ws, " ", &save); tok && nw < 16;
+	    tok = strtok_r(NULL, " ", &save))
+		w[nw++] = strtod(tok, NULL);
+	sampler_normalize(w, nw, rounding == SAMPLER_CORE);
+	for (i = 0; i < nw; i++)
+		k += (size_t)snprintf(got + k, sizeof got - k, "%s%llu", i ? " " : "",
+		    (unsigned long long)sampler_blend_need(w[i], n, rounding));
+	SAMES(got, needs, "blend: %s asks each of %d datasets for its share of %llu "
+	    "and 0.5%%", rounding == SAMPLER_LEGACY ? "v2.5" : "core", nw,
+	    (unsigned long long)n);
+	memcpy(bw, w, sizeof w);
+	sampler_normalize(bw, nw, 1);
+	didx = xmalloc(n * sizeof *didx);
+	sidx = xmalloc(n * sizeof *sidx);
+	d32 = xmalloc(n * sizeof *d32);
+	sampler_blend_build(bw, nw, n, didx, sidx);
+	for (i = 0; i < 60 && (uint64_t)i < n; i++)
+		got[i] = "0123456789abcdef"[didx[i]];
+	got[i] = '\0';
+	for (k = 0; k < n; k++)
+		d32[k] = didx[k];
+	snprintf(got + i + 1, sizeof got - (size_t)i - 1, "%016llx",
+	    (unsigned long long)fnv_u32(0xcbf29ce484222325ULL, d32, n));
+	OK(strcmp(got, first) == 0 && strcmp(got + i + 1, digest) == 0,
+	    "blend: the %s interleave of %d datasets, all %llu samples",
+	    rounding == SAMPLER_LEGACY ? "v2.5" : "core", nw, (unsigned long long)n);
+	if (strcmp(sum, "pairwise") == 0) {
+		/* the vector tells numpy's pairwise sum from a plain one */
+		memcpy(bw, w, sizeof w);
+		sampler_normalize(bw, nw, 0);
+		sampler_blend_build(bw, nw, n, didx, sidx);
+		for (k = 0; k < n; k++)
+			d32[k] = didx[k];
+		snprintf(got, sizeof got, "%016llx",
+		    (unsigned long long)fnv_u32(0xcbf29ce484222325ULL, d32, n));
+		OK(strcmp(got, digest) != 0, "blend: ... which a left-to-right "
+		    "sum of %d weights would not give", nw);
+	}
+	free(didx);
+	free(sidx);
+	free(d32);
+}
+
+/* order NAME ROUNDING SEED L SPLIT NEEDS DATA-PATH, then its lines */
+static void
+vec_order(char *p, FILE *f, const char *dir, const struct vec_data *data, int ndata)
+{
+	const char *name = vec_field(&p), *how = vec_field(&p);
+	uint32_t seed = (uint32_t)strtoul(vec_field(&p), NULL, 10);
+	int L = atoi(vec_field(&p)), nargs = 0, i, j, opened, code, weighted;
+	const char *split = vec_field(&p);
+	char *needs = vec_field(&p), *paths = vec_field(&p), *args[64], *tok, *save;
+	char prefixes[64][256], *line = NULL, err[512], got[2048];
+	uint64_t need[3], n, k;
+	size_t size = 0, m;
+	struct gpt_data d;
+	uint32_t *tokens = xmalloc((size_t)(L + 1) * sizeof *tokens);
+	uint64_t h;
+
+	need[0] = strtoull(strtok_r(needs, " ", &save), NULL, 10);
+	need[1] = strtoull(strtok_r(NULL, " ", &save), NULL, 10);
+	need[2] = strtoull(strtok_r(NULL, " ", &save), NULL, 10);
+	for (tok = strtok_r(paths, " ", &save); tok && nargs < 64;
+	    tok = strtok_r(NULL, " ", &save))
+		args[nargs++] = tok;
+	/* the prefixes, each after its weight when there are weights */
+	weighted = nargs > 1 && nargs % 2 == 0 &&
+	    strspn(args[0], "0123456789.") == strlen(args[0]);
+	for (i = j = 0; i < nargs; i++) {
+		int ds;
+
+		if (weighted && i % 2 == 0)
+			continue;
+		for (ds = 0; ds < ndata && strcmp(data[ds].name, args[i]) != 0; ds++)
+			;
+		if (ds == ndata) {
+			OK(0, "order %s: dataset %s in the vectors", name, args[i]);
+			return;
+		}
+		snprintf(prefixes[i], sizeof prefixes[i], "%s/%s.%d", dir, args[i], j);
+		write_dataset32(prefixes[i], &data[ds], (uint32_t)j);
+		args[i] = prefixes[i];
+		j++;
+	}
+	opened = gpt_data_open(&d, args, nargs, split, how, seed, L, 100000000u,
+	    need[0], need[1], need[2], err, sizeof err, &code) == 0;
+	while (getline(&line, &size, f) > 0) {
+		char *q = line, *what, *want;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0] == '#')
+			continue;
+		what = vec_field(&q);
+		if (strcmp(what, "end") == 0)
+			break;
+		if (strcmp(what, "error") == 0) {
+			OK(!opened, "order %s (%s): Megatron cannot build it, nor "
+			    "gpt-train (%s)", name, how, opened ? "opened" : err);
+			continue;
+		}
+		if (!opened) {
+			OK(0, "order %s (%s): open: %s", name, how, err);
+			continue;
+		}
+		i = atoi(vec_field(&q));
+		if (strcmp(what, "sample") == 0) {
+			want = vec_field(&q);
+
+			m = 0;
+			got[0] = '\0';
+			for (k = 0; k < 12 && k < need[i]; k++) {
+				if (d.src[i].get(d.src[i].arg, k, tokens, err,
+				    sizeof err, &code) < 0)
+					break;
+				vec_describe(tokens, L, got + m + (m > 0),
+				    sizeof got - m - 1);
+				if (m > 0)
+					got[m] = ' ';
+				m += strlen(got + m);
+			}
+			SAMES(got, want, "order %s (%s): the first %s samples, "
+			    "seed %u", name, how, i == 0 ? "train" : i == 1 ?
+			    "valid" : "test", seed);
+		} else if (strcmp(what, "digest") == 0) {
+			n = strtoull(vec_field(&q), NULL, 10);
+			h = 0xcbf29ce484222325ULL;
+			for (k = 0; k < n; k++) {
+				if (d.src[i].get(d.src[i].arg, k, tokens, err,
+				    sizeof err, &code) < 0)
+					break;
+				h = fnv_u32(h, tokens, (size_t)L + 1);
+			}
+			snprintf(got, sizeof got, "%016llx", (unsigned long long)h);
+			want = vec_field(&q);
+			SAMES(got, want, "order %s (%s): all %llu %s samples",
+			    name, how, (unsigned long long)n, i == 0 ? "train" :
+			    i == 1 ? "valid" : "test");
+		}
+	}
+	if (opened)
+		gpt_data_close(&d);
+	free(line);
+	free(tokens);
+}
+
+static void
+test_vectors(const char *dir)
+{
+	const char *src = getenv("OWT_SRC");
+	struct vec_data data[32];
+	char path[4096], *line = NULL, *p, *what, *tok, *save;
+	size_t size = 0;
+	int ndata = 0, i, n;
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/t/data/megatron-order.txt", src ? src : ".");
+	if ((f = fopen(path, "r")) == NULL) {
+		OK(0, "vectors: open %s", path);
+		return;
+	}
+	while (getline(&line, &size, f) > 0) {
+		line[strcspn(line, "\n")] = '\0';
+		if (line[0] == '#' || line[0] == '\0')
+			continue;
+		p = line;
+		what = vec_field(&p);
+		if (strcmp(what, "dataset") == 0 && ndata < 32) {
+			struct vec_data *v = &data[ndata++];
+
+			snprintf(v->name, sizeof v->name, "%s", vec_field(&p));
+			v->len = NULL;
+			n = 0;
+			for (tok = strtok_r(p, " ", &save); tok;
+			    tok = strtok_r(NULL, " ", &save)) {
+				v->len = xrealloc(v->len, (size_t)(n + 1) * sizeof *v->len);
+				v->len[n++] = (uint32_t)strtoul(tok, NULL, 10);
+			}
+			v->n = n;
+		} else if (strcmp(what, "split") == 0) {
+			vec_split(p);
+		} else if (strcmp(what, "blend") == 0) {
+			vec_blend(p);
+		} else if (strcmp(what, "order") == 0) {
+			vec_order(p, f, dir, data, ndata);
+		}
+	}
+	fclose(f);
+	free(line);
+	for (i = 0; i < ndata; i++)
+		free(data[i].len);
 }
 
 /* ---- datasets: the order gpt-train reads them in ---- */
@@ -1054,7 +1350,7 @@ test_data(const char *dir)
 	write_dataset(a, vec_sizes, 5, 0);
 	write_dataset(b, lens2, 3, 5000);
 	args[0] = a;
-	OK(gpt_data_open(&d, args, 1, "100,0,0", 1234, 4, 6000, 5, 0, 0, err,
+	OK(gpt_data_open(&d, args, 1, "100,0,0", "core", 1234, 4, 6000, 5, 0, 0, err,
 	    sizeof err, &code) == 0, "data: open a dataset");
 	OK(d.have[0] && !d.have[1] && !d.have[2],
 	    "data: --split 100,0,0 leaves no validation or test range");
@@ -1071,7 +1367,7 @@ test_data(const char *dir)
 	args[1] = a;
 	args[2] = "0.5";
 	args[3] = b;
-	OK(gpt_data_open(&d, args, 4, "100,0,0", 1234, 4, 6000, 8, 0, 0, err,
+	OK(gpt_data_open(&d, args, 4, "100,0,0", "core", 1234, 4, 6000, 8, 0, 0, err,
 	    sizeof err, &code) == 0, "data: blend two datasets");
 	for (i = 0; i < 8; i++) {
 		d.src[0].get(d.src[0].arg, (uint64_t)i, tok, err, sizeof err, &code);
@@ -1081,29 +1377,74 @@ test_data(const char *dir)
 	gpt_data_close(&d);
 
 	args[0] = a;
-	OK(gpt_data_open(&d, args, 1, "100,0,0", 1234, 4, 300, 5, 0, 0, err,
+	OK(gpt_data_open(&d, args, 1, "100,0,0", "core", 1234, 4, 300, 5, 0, 0, err,
 	    sizeof err, &code) == 0, "data: a vocabulary smaller than the ids opens");
 	OK(d.src[0].get(d.src[0].arg, 0, tok, err, sizeof err, &code) < 0 &&
 	    code == XDATA, "data: ... but reading an id beyond it is bad data");
 	like_err(err, "/a.bin: token id 300 is not below the vocabulary size 300 (--vocab-size)",
 	    "data: ... naming the id and the dataset");
 	gpt_data_close(&d);
-	OK(gpt_data_open(&d, args, 1, "0,1,0", 1234, 4, 6000, 5, 1, 0, err,
+	OK(gpt_data_open(&d, args, 1, "0,1,0", "core", 1234, 4, 6000, 5, 1, 0, err,
 	    sizeof err, &code) < 0 && code == XDATA, "data: an empty train split is bad data");
 	like_err(err, "/a: the train split of --split '0,1,0' is empty",
 	    "data: ... saying so");
 	snprintf(bad, sizeof bad, "%s/nosuch", dir);
 	args[0] = bad;
-	OK(gpt_data_open(&d, args, 1, "1", 1234, 4, 6000, 5, 0, 0, err,
+	OK(gpt_data_open(&d, args, 1, "1", "core", 1234, 4, 6000, 5, 0, 0, err,
 	    sizeof err, &code) < 0 && code == XDATA, "data: a missing dataset is bad data");
 	args[0] = "0.5";
 	args[1] = a;
 	args[2] = "x";
-	OK(gpt_data_open(&d, args, 3, "1", 1234, 4, 6000, 5, 0, 0, err,
+	OK(gpt_data_open(&d, args, 3, "1", "core", 1234, 4, 6000, 5, 0, 0, err,
 	    sizeof err, &code) < 0 && code == XUSAGE,
 	    "data: an unpaired weight is a usage error");
 	SAMES(err, "--data-path: weights and prefixes must pair up ('x' has no prefix)",
 	    "data: ... naming it");
+	args[0] = "1e308";
+	args[2] = "1e308";
+	args[3] = b;
+	OK(gpt_data_open(&d, args, 4, "1", "core", 1234, 4, 6000, 5, 0, 0, err,
+	    sizeof err, &code) < 0 && code == XUSAGE,
+	    "data: weights summing beyond a double are a usage error");
+	SAMES(err, "--data-path: the weights sum to infinity", "data: ... saying so");
+
+	/* a holds (25 - 1) / 4 = 6 samples, b (27 - 1) / 4 = 6 */
+	args[0] = a;
+	args[1] = b;
+	OK(gpt_data_open(&d, args, 2, "100,0,0", "core", 1234, 4, 6000, 20, 0, 0,
+	    err, sizeof err, &code) < 0 && code == XDATA,
+	    "data: an unweighted blend shorter than the run is bad data");
+	SAMES(err, "--data-path: one epoch of the unweighted blend holds 12 train "
+	    "samples, the run needs 20; give weights", "data: ... saying what it holds");
+	OK(gpt_data_open(&d, args, 2, "100,0,0", "legacy", 1234, 4, 6000, 12, 0, 0,
+	    err, sizeof err, &code) == 0, "data: ... one as long as the run opens");
+	for (i = 0, from_b = 0; i < 12; i++) {
+		d.src[0].get(d.src[0].arg, (uint64_t)i, tok, err, sizeof err, &code);
+		from_b += tok[0] >= 5000;
+	}
+	OK(from_b == 6, "data: ... and draws all of both (%d of 12 from b)", from_b);
+	gpt_data_close(&d);
+	OK(gpt_data_open(&d, args, 1, "1", "v2.5", 1234, 4, 6000, 5, 0, 0, err,
+	    sizeof err, &code) < 0 && code == XUSAGE, "data: another rounding is a usage error");
+	SAMES(err, "--split-rounding: 'v2.5' is not legacy or core", "data: ... naming it");
+	OK(gpt_data_open(&d, args, 1, "90:10", "legacy", 1234, 4, 6000, 5, 0, 0, err,
+	    sizeof err, &code) < 0 && code == XUSAGE,
+	    "data: a split v2.5 cannot read is a usage error");
+	SAMES(err, "--split: '90:10' is not numbers separated by ',' or '/', not all 0, "
+	    "as Megatron v2.5 reads it", "data: ... saying how v2.5 reads it");
+	OK(gpt_data_open(&d, args, 1, "90:10", "core", 1234, 4, 6000, 5, 1, 0, err,
+	    sizeof err, &code) == 0 && d.have[0] && d.have[1],
+	    "data: ... which Megatron-core reads as 90 and 10");
+	gpt_data_close(&d);
+	args[0] = b;
+	OK(gpt_data_open(&d, args, 1, "0,50,50", "legacy", 1234, 4, 6000, 5, 0, 0, err,
+	    sizeof err, &code) < 0 && code == XDATA,
+	    "data: a split v2.5's rounding puts below sequence 0 is bad data");
+	like_err(err, "/b: --split '0,50,50' of 3 sequences puts a range below sequence 0 "
+	    "with v2.5's rounding (Megatron v2.5 fails on it)", "data: ... saying so");
+	OK(gpt_data_open(&d, args, 1, "0,50,50", "core", 1234, 2, 6000, 0, 1, 1, err,
+	    sizeof err, &code) < 0 && code == XDATA,
+	    "data: ... and Megatron-core's, with no train range, too");
 }
 
 /*
@@ -1121,7 +1462,7 @@ dump(const char *dir)
 	struct train_state st = { 0 };
 	struct arraysrc src;
 	struct step_result res[NSTEPS];
-	struct st_out *out, *t;
+	struct safetensors_out *out, *t;
 	uint32_t tok[B * (T + 1)], train_tok[NSTEPS * NMICRO * B * (T + 1)];
 	int32_t in[B * T], tg[B * T];
 	char err[512], path[4096];
@@ -1182,7 +1523,7 @@ dump(const char *dir)
 	 * under the tolerance. Weight decay is large so that a wrong no-decay
 	 * set shows; the clipping threshold is below the gradient norm.
 	 */
-	tr.lr = (struct lr_sched){ LR_CONSTANT, 1e-3, 0, 0, 1 };
+	tr.lr = (struct schedule){ SCHEDULE_CONSTANT, 1e-3, 0, 0, 1 };
 	tr.adam = (struct adamw){ 0.9f, 0.95f, 1e-5f, 0.5f };
 	tr.clip = 0.5f;
 	train_init(&tr);
@@ -1197,7 +1538,7 @@ dump(const char *dir)
 	nout += n;
 	free(t);
 	snprintf(path, sizeof path, "%s/out.safetensors", dir);
-	die_if(st_write(path, NULL, out, nout, err, sizeof err) < 0, "write", err);
+	die_if(safetensors_write(path, NULL, out, nout, err, sizeof err) < 0, "write", err);
 
 	snprintf(path, sizeof path, "%s/spec.json", dir);
 	die_if((f = fopen(path, "w")) == NULL, path, "cannot create");
@@ -1240,8 +1581,8 @@ test_scaler(void)
 	enum { B = 2, T = 8, STEPS = 3 };
 	const struct loss_scaler ls = { 1, 3, 2 };
 	struct train_state st = { 0 };
-	struct mock_data md = { 11, 0, T, 300 };
-	struct sample_src src = { mock_get, &md };
+	struct gpt_data_mock md = { 11, 0, T, 300 };
+	struct sample_src src = { gpt_data_mock_get, &md };
 	struct step_result r;
 	struct trainer tr[2];
 	struct gpt m[2];
@@ -1254,9 +1595,9 @@ test_scaler(void)
 		{ 1, 8, 1 }, { 1, 4, 0 }, { 0, 4, 0 }, { 0, 4, 0 }, { 0, 8, 2 },
 		{ 1, 8, 1 }, { 1, 4, 0 }, { 1, 2, 0 }, { 1, 1, 0 }, { 1, 1, 0 },
 	};
-	scaler_start(&ls, &st, 8);
+	train_scaler_start(&ls, &st, 8);
 	for (i = 0; i < (int)(sizeof seq / sizeof *seq); i++) {
-		scaler_update(&ls, &st, seq[i].overflow);
+		train_scaler_update(&ls, &st, seq[i].overflow);
 		if (st.loss_scale != seq[i].scale || st.ls_hyst != seq[i].hyst)
 			break;
 	}
@@ -1276,11 +1617,11 @@ test_scaler(void)
 		tr[k].micro = B;
 		tr[k].T = T;
 		tr[k].nmicro = 2;
-		tr[k].lr = (struct lr_sched){ LR_CONSTANT, 1e-3, 0, 0, 1 };
+		tr[k].lr = (struct schedule){ SCHEDULE_CONSTANT, 1e-3, 0, 0, 1 };
 		tr[k].adam = (struct adamw){ 0.9f, 0.95f, 1e-8f, 0.1f };
 		tr[k].scaler = (struct loss_scaler){ 1, 1000, 2 };
 		if (k)
-			scaler_start(&tr[k].scaler, &tr[k].st, 1048576);
+			train_scaler_start(&tr[k].scaler, &tr[k].st, 1048576);
 		train_init(&tr[k]);
 		for (i = 0; i < STEPS; i++)
 			die_if(train_iteration(&tr[k], &src, &r, err, sizeof err,
@@ -1315,6 +1656,152 @@ test_scaler(void)
 	}
 }
 
+/*
+ * Activation recomputation: every mode trains to the same bits as keeping
+ * everything (losses, gradients, weights), with dropout on, on a shape
+ * whose slices need padding; the memory each mode allocates, against the
+ * formula, at the GPT-2 124M shape.
+ */
+static void
+test_recompute(void)
+{
+	enum { B = 3, T = 7, STEPS = 3, NMODE = 9 };
+	static const struct gpt_config c0 = {
+		.nlayer = 5, .nhead = 4, .nembd = 48, .maxpos = 16, .vocab = 300,
+		.vocab_pad = 384, .ln_eps = 1e-5f, .hidden_dropout = 0.1f,
+		.attn_dropout = 0.1f,
+	};
+	static const struct { struct gpt_recompute r; const char *desc; } mode[NMODE] = {
+		{ { GPT_RECOMPUTE_NONE, 0, 1 }, "none" },
+		{ { GPT_RECOMPUTE_SELECTIVE, 0, 1 }, "selective (attention probabilities)" },
+		{ { GPT_RECOMPUTE_FULL, GPT_RECOMPUTE_UNIFORM, 1 }, "full, uniform, 1 layer per chunk" },
+		{ { GPT_RECOMPUTE_FULL, GPT_RECOMPUTE_UNIFORM, 2 }, "full, uniform, 2 layers per chunk" },
+		{ { GPT_RECOMPUTE_FULL, GPT_RECOMPUTE_UNIFORM, 3 }, "full, uniform, 3 layers per chunk" },
+		{ { GPT_RECOMPUTE_FULL, GPT_RECOMPUTE_UNIFORM, 9 }, "full, uniform, 5 layers per chunk" },
+		{ { GPT_RECOMPUTE_FULL, GPT_RECOMPUTE_BLOCK, 2 }, "full, block, the first 2 of 5 layers" },
+		{ { GPT_RECOMPUTE_FULL, GPT_RECOMPUTE_BLOCK, 5 }, "full, block, the first 5 of 5 layers" },
+		{ { GPT_RECOMPUTE_NONE, 0, 1 }, "none" },	/* without dropout */
+	};
+	struct gpt_data_mock md = { 11, 0, T, 300 };
+	struct sample_src src = { gpt_data_mock_get, &md };
+	struct gpt_config c = c0;
+	struct step_result r;
+	struct trainer tr;
+	struct gpt m;
+	double loss[STEPS], loss0[STEPS];
+	float *p0 = NULL, *g0 = NULL, *p, *g;
+	size_t bytes0 = 0, bytes, np;
+	char err[256], desc[128];
+	int code, i, k;
+
+	for (k = 0; k < NMODE; k++) {
+		if (k == NMODE - 1)
+			c.hidden_dropout = c.attn_dropout = 0;
+		die_if(gpt_init(&m, &c, &gpt_cpu, err, sizeof err) < 0, "init",
+		    err);
+		gpt_init_weights(&m, 5, 0.02f);
+		gpt_set_recompute(&m, &mode[k].r);
+		die_if(gpt_set_batch(&m, B, T, err, sizeof err) < 0, "batch",
+		    err);
+		gpt_recompute_desc(&m, desc, sizeof desc);
+		SAMES(desc, mode[k].desc, "recompute mode %d described", k);
+		memset(&tr, 0, sizeof tr);
+		tr.m = &m;
+		tr.micro = B;
+		tr.T = T;
+		tr.nmicro = 2;
+		tr.lr = (struct schedule){ SCHEDULE_CONSTANT, 1e-3, 0, 0, 1 };
+		tr.adam = (struct adamw){ 0.9f, 0.95f, 1e-8f, 0.1f };
+		tr.clip = 1.0f;
+		tr.st.seed = 9;
+		train_init(&tr);
+		for (i = 0; i < STEPS; i++) {
+			die_if(train_iteration(&tr, &src, &r, err, sizeof err,
+			    &code) != 0, "train", err);
+			loss[i] = r.loss;
+		}
+		np = m.nparams;
+		p = xmalloc(np * sizeof *p);
+		g = xmalloc(np * sizeof *g);
+		gpt_get(&m, GPT_PARAMS, p);
+		gpt_get(&m, GPT_GRADS, g);
+		bytes = gpt_acts_bytes(&m, B, T);
+		if (k == 0) {
+			p0 = p;
+			g0 = g;
+			bytes0 = bytes;
+			memcpy(loss0, loss, sizeof loss);
+		} else if (k < NMODE - 1) {
+			OK(memcmp(loss, loss0, sizeof loss) == 0 &&
+			    memcmp(g, g0, np * sizeof *g) == 0 &&
+			    memcmp(p, p0, np * sizeof *p) == 0, "recompute %s: "
+			    "%d iterations of 2 micro-batches with dropout 0.1 "
+			    "give bit-identical losses, gradients and weights "
+			    "(loss %.9g)", desc, STEPS, loss[STEPS - 1]);
+			/* one chunk of every layer is the live one: nothing recomputed */
+			OK(k == 5 ? bytes == bytes0 : bytes < bytes0,
+			    "recompute %s: %zu bytes of activations against %zu",
+			    desc, bytes, bytes0);
+		} else {
+			OK(memcmp(g, g0, np * sizeof *g) != 0,
+			    "the same run without dropout has other gradients: "
+			    "the comparisons above ran with dropout on");
+		}
+		if (k > 0) {
+			free(p);
+			free(g);
+		}
+		train_free(&tr);
+		gpt_free(&m);
+	}
+	free(p0);
+	free(g0);
+}
+
+/*
+ * The bytes gpt_set_batch allocates at the GPT-2 124M shape, B=4, T=1024
+ * (every slice a multiple of 256 bytes), against the per-layer formula:
+ * 16 BTC + 4 BT + B NH T^2 floats a layer, of which full recomputation
+ * keeps BTC (the input) and selective all but B NH T^2.
+ */
+static void
+test_recompute_bytes(void)
+{
+	static const struct gpt_config g124 = {
+		.nlayer = 12, .nhead = 12, .nembd = 768, .maxpos = 1024,
+		.vocab = 50257, .vocab_pad = 50304, .ln_eps = 1e-5f,
+	};
+	enum { B = 4, T = 1024 };
+	const size_t BT = (size_t)B * T, BTC = BT * 768;
+	const size_t att = (size_t)B * 12 * T * T, f = sizeof(float);
+	const size_t work = 15 * BTC + 4 * BT + att;	/* a layer less its input */
+	const size_t other = (2 * BTC + 3 * BT + BT * 50257 + 11 * BTC + att) *
+	    f + 2 * BT * sizeof(int32_t);
+	static const struct { struct gpt_recompute r; size_t layers; } want[] = {
+		{ { GPT_RECOMPUTE_NONE, 0, 1 }, 12 * (16 * BTC + 4 * BT + att) },
+		{ { GPT_RECOMPUTE_SELECTIVE, 0, 1 }, 12 * (16 * BTC + 4 * BT) + att },
+		{ { GPT_RECOMPUTE_FULL, GPT_RECOMPUTE_UNIFORM, 1 }, 12 * BTC + work },
+		/* 4 chunk outputs, 3 layers' working sets, 2 of them with outputs */
+		{ { GPT_RECOMPUTE_FULL, GPT_RECOMPUTE_UNIFORM, 3 }, 4 * BTC + 3 * work + 2 * BTC },
+		/* one working set for the first 4, 8 layers kept, 12 outputs */
+		{ { GPT_RECOMPUTE_FULL, GPT_RECOMPUTE_BLOCK, 4 }, 12 * BTC + 9 * work },
+	};
+	struct gpt m;
+	char err[256], desc[128];
+	size_t k, got;
+
+	die_if(gpt_layout(&m, &g124, err, sizeof err) < 0, "layout", err);
+	for (k = 0; k < sizeof want / sizeof *want; k++) {
+		gpt_set_recompute(&m, &want[k].r);
+		gpt_recompute_desc(&m, desc, sizeof desc);
+		got = gpt_acts_bytes(&m, B, T);
+		OK(got == want[k].layers * f + other, "124M, B=4, T=1024, "
+		    "recompute %s: %zu bytes, %.2f GiB of them the layers' "
+		    "(want %zu)", desc, got, (double)want[k].layers * f /
+		    (1 << 30), want[k].layers * f + other);
+	}
+}
+
 static int
 rm_one(const char *path, const struct stat *st, int type, struct FTW *f)
 {
@@ -1337,15 +1824,17 @@ main(int argc, char **argv)
 
 	if (mkdtemp(dir) == NULL)
 		return 3;
-	test_tjson();
 	test_safetensors(dir);
 	test_sgemm();
 	test_lr();
 	test_scaler();
+	test_recompute();
+	test_recompute_bytes();
 	test_layers(&gpt_cpu);
 	test_checkpoint(dir);
 	test_sampler();
 	test_data(dir);
+	test_vectors(dir);
 	remove_dir(dir);
 	return unit_done();
 }

@@ -1,9 +1,13 @@
-/* unit-lib.c - the foundation library: UTF-8, JSONL parse/edit/write, lines, token stream, shuffle, published files */
+/* unit-lib.c - the foundation library: UTF-8, JSONL parse/edit/write, lines, token stream, shuffle, the record loop, published files */
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "batch.h"
 #include "input.h"
 #include "jsonl.h"
 #include "outfile.h"
@@ -241,6 +245,11 @@ test_lines(const char *dir)
 	    "reading resumes after the long line; a final line needs no newline");
 	OK(input_line(&in, &line, &len) == 0, "then the end");
 	input_close(&in);
+	setenv("OWT_MAX_LINE", "1023", 1);
+	OK(input_open(&in, path) == -1 && in.errcode == XUSAGE &&
+	    strcmp(in.err, "OWT_MAX_LINE: '1023' is out of range "
+	    "1024..2147483648") == 0, "a bad OWT_MAX_LINE: open fails, XUSAGE, "
+	    "no exit");
 	unsetenv("OWT_MAX_LINE");
 }
 
@@ -512,6 +521,468 @@ test_par(void)
 	}
 }
 
+/*
+ * The record loop. A test that would hang when the loop waits where it
+ * must not ends by this watchdog instead, failing.
+ */
+static void
+watchdog(int sig)
+{
+	static const char msg[] = "not ok - the record loop waited (watchdog)\n";
+
+	(void)sig;
+	if (write(1, msg, sizeof msg - 1) < 0)
+		_exit(1);
+	_exit(1);
+}
+
+/* What a FILE (a tmpfile) holds, as a string to free. */
+static char *
+file_text(FILE *f)
+{
+	struct buf b = { 0 };
+	char chunk[4096];
+	size_t n;
+
+	fflush(f);
+	rewind(f);
+	buf_add(&b, "", 0);
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+		buf_add(&b, chunk, n);
+	return b.p;
+}
+
+/* stderr into a tmpfile, and back. */
+static FILE *err_file;
+static int err_saved = -1;
+
+static void
+err_capture(void)
+{
+	fflush(stderr);
+	err_file = tmpfile();
+	err_saved = dup(2);
+	dup2(fileno(err_file), 2);
+}
+
+static char *
+err_release(void)
+{
+	char *s;
+
+	fflush(stderr);
+	dup2(err_saved, 2);
+	close(err_saved);
+	s = file_text(err_file);
+	fclose(err_file);
+	return s;
+}
+
+static pthread_mutex_t lmu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t lcond = PTHREAD_COND_INITIALIZER;
+static int gate_open = 1, nworked;
+static pthread_t caller;
+static int worked_inline;
+static size_t longest_batch_line, long_batch_lines;
+
+/*
+ * Each line "bad..." is a note; others go out upper-cased, and every
+ * seventh batch waits a little so that batches finish out of order.
+ */
+static void
+loop_work(struct batch *b, void *state)
+{
+	size_t i, j, len;
+	const char *p;
+
+	(void)state;
+	pthread_mutex_lock(&lmu);
+	while (!gate_open)
+		pthread_cond_wait(&lcond, &lmu);
+	pthread_mutex_unlock(&lmu);
+	if (pthread_equal(pthread_self(), caller))
+		worked_inline = 1;
+	if (b->nline > 0 && b->lineno[0] % 7 == 0)
+		usleep(1000);
+	for (i = 0; i < b->nline; i++) {
+		p = b->in.p + b->off[i];
+		len = b->off[i + 1] - b->off[i] - 1;
+		if (len >= 64 << 10) {
+			pthread_mutex_lock(&lmu);
+			long_batch_lines += b->nline;
+			pthread_mutex_unlock(&lmu);
+		}
+		if (len >= 3 && memcmp(p, "bad", 3) == 0) {
+			batch_note(b, 2, "%s:%lu: bad line", b->name, b->lineno[i]);
+			buf_adds(&b->rep, "r-bad\n");
+			continue;
+		}
+		for (j = 0; j < len && j < 16; j++)
+			buf_addc(&b->out, p[j] >= 'a' && p[j] <= 'z' ?
+			    p[j] - 32 : p[j]);
+		buf_addc(&b->out, '\n');
+		b->count[0]++;
+	}
+	pthread_mutex_lock(&lmu);
+	nworked++;
+	if (b->in.len > longest_batch_line)
+		longest_batch_line = b->in.len;
+	pthread_cond_broadcast(&lcond);
+	pthread_mutex_unlock(&lmu);
+}
+
+static uint64_t ndone_lines;
+
+static void
+loop_done(struct batch *b, void *arg)
+{
+	(void)arg;
+	ndone_lines += b->count[0];
+}
+
+/* n lines "line N" (every badevery-th "bad N"), as the loop should write them. */
+static void
+loop_feed(struct batch_loop *l, int n, int badevery, struct buf *want,
+    int *stopped_at)
+{
+	char line[64];
+	int i, len;
+
+	*stopped_at = -1;
+	for (i = 1; i <= n; i++) {
+		if (badevery && i % badevery == 0)
+			len = snprintf(line, sizeof line, "bad %d", i);
+		else {
+			len = snprintf(line, sizeof line, "line %d", i);
+			buf_printf(want, "LINE %d\n", i);
+		}
+		if (batch_add(l, "t", (unsigned long)i, line, (size_t)len, NULL)) {
+			*stopped_at = i;
+			return;
+		}
+	}
+}
+
+static void
+test_loop_order(void)
+{
+	struct batch_opts o = { .bytes = 40, .work = loop_work,
+	    .done = loop_done };
+	struct batch_loop *l;
+	struct buf want = { 0 };
+	char err[256], *got;
+	int threads, code, r, stopped;
+	FILE *out;
+
+	caller = pthread_self();
+	for (threads = 0; threads <= 4; threads += 4) {
+		o.nworkers = threads;
+		o.out = out = tmpfile();
+		want.len = 0;
+		ndone_lines = 0;
+		worked_inline = 0;
+		l = batch_start(&o);
+		loop_feed(l, 500, 0, &want, &stopped);
+		if (threads == 0) {
+			got = file_text(out);
+			fseek(out, 0, SEEK_END);
+			OK(strlen(got) > 0 && strncmp(got, want.p, strlen(got)) == 0,
+			    "inline: each batch is written as soon as it is full");
+			free(got);
+		}
+		r = batch_end(l, err, sizeof err, &code);
+		got = file_text(out);
+		OK(r == XOK && stopped == -1, "%d workers: the loop ends XOK",
+		    threads);
+		SAMES(got, want.p, "%d workers: 500 records out in input order",
+		    threads);
+		OK(ndone_lines == 500, "%d workers: done saw every batch once "
+		    "(%llu records)", threads, (unsigned long long)ndone_lines);
+		OK(worked_inline == (threads == 0), "%d workers: the work runs %s",
+		    threads, threads ? "on the workers" : "inline");
+		free(got);
+		fclose(out);
+	}
+	buf_free(&want);
+}
+
+static void
+test_loop_notes(void)
+{
+	struct tally bad[4] = { { 0 } };
+	struct batch_opts o = { .nworkers = 3, .bytes = 40, .bad = bad,
+	    .work = loop_work, .done = loop_done };
+	struct batch_loop *l;
+	struct buf want = { 0 }, wantrep = { 0 }, wanterr = { 0 };
+	char err[256], *got, *rep, *msgs;
+	int code, r, stopped, i;
+
+	o.out = tmpfile();
+	o.rep = tmpfile();
+	o.keep_going = 1;
+	err_capture();
+	l = batch_start(&o);
+	loop_feed(l, 300, 10, &want, &stopped);
+	batch_bad(l, "other", 1, "other: cannot open");
+	r = batch_end(l, err, sizeof err, &code);
+	msgs = err_release();
+	for (i = 10; i <= 300; i += 10) {
+		buf_printf(&wanterr, "unit-lib: t:%d: bad line\n", i);
+		buf_adds(&wantrep, "r-bad\n");
+	}
+	buf_adds(&wanterr, "unit-lib: other: cannot open\n");
+	got = file_text(o.out);
+	rep = file_text(o.rep);
+	OK(r == XDATA && stopped == -1, "-k: every record read, the loop ends "
+	    "XDATA");
+	SAMES(got, want.p, "-k: the output skips the bad records only");
+	SAMES(rep, wantrep.p, "-k: the report channel has each record's lines");
+	SAMES(msgs, wanterr.p, "-k: each note is warned once, in input order");
+	OK(bad[2].n == 30 && bad[1].n == 1, "-k: notes counted by reason");
+	free(got);
+	free(rep);
+	free(msgs);
+	fclose(o.out);
+	fclose(o.rep);
+
+	/* Without -k: the output stops before the first bad record. */
+	o.keep_going = 0;
+	o.out = tmpfile();
+	o.rep = tmpfile();
+	bad[2].n = 0;
+	want.len = 0;
+	err_capture();
+	l = batch_start(&o);
+	loop_feed(l, 300, 50, &want, &stopped);
+	r = batch_end(l, err, sizeof err, &code);
+	msgs = err_release();
+	got = file_text(o.out);
+	rep = file_text(o.rep);
+	want.len = 0;
+	for (i = 1; i < 50; i++)
+		buf_printf(&want, "LINE %d\n", i);
+	OK(r == XDATA, "no -k: the loop ends XDATA");
+	OK(stopped == -1 || stopped > 50, "no -k: batch_add says stop only "
+	    "after the bad record (at %d)", stopped);
+	SAMES(got, want.p, "no -k: the output stops before the bad record");
+	SAMES(rep, "", "no -k: nor is the bad record's report written");
+	SAMES(msgs, "unit-lib: t:50: bad line\n", "no -k: one warning");
+	OK(bad[2].n == 1, "no -k: the one note counted");
+	free(got);
+	free(rep);
+	free(msgs);
+	fclose(o.out);
+	fclose(o.rep);
+	buf_free(&want);
+	buf_free(&wantrep);
+	buf_free(&wanterr);
+}
+
+static void
+test_loop_held(void)
+{
+	struct batch_opts o = { .nworkers = 3, .bytes = 1 << 20,
+	    .held = 1 << 20, .work = loop_work, .done = loop_done };
+	struct batch_loop *l;
+	struct buf want = { 0 };
+	char err[256], *got, *line;
+	size_t bytes, n, maxbytes = 0, len;
+	int i, code, r, ok = 1;
+
+	o.out = tmpfile();
+	line = xmalloc(300 << 10);
+	longest_batch_line = long_batch_lines = 0;
+	l = batch_start(&o);
+	for (i = 1; i <= 400; i++) {
+		/* every 20th line 300 KB: longer than a batch (1 MB / 8) */
+		len = i % 20 == 0 ? (300 << 10) - 1 : 1000;
+		memset(line, 'a' + i % 26, len);
+		memcpy(line, "line", 4);
+		batch_add(l, "t", (unsigned long)i, line, len, NULL);
+		n = batch_inflight(l, &bytes);
+		if (bytes > o.held && n > 1)
+			ok = 0;
+		if (bytes > maxbytes)
+			maxbytes = bytes;
+		buf_adds(&want, "LINE");
+		for (n = 4; n < 16; n++)
+			buf_addc(&want, (char)('A' + i % 26));
+		buf_addc(&want, '\n');
+	}
+	r = batch_end(l, err, sizeof err, &code);
+	got = file_text(o.out);
+	OK(r == XOK && ok, "held: the input in flight never exceeds 1 MB "
+	    "(at most %zu bytes)", maxbytes);
+	OK(maxbytes > o.held / 2, "held: and the bound is approached "
+	    "(%zu bytes)", maxbytes);
+	OK(long_batch_lines == 20, "held: each long record is a batch alone");
+	SAMES(got, want.p, "held: the output in input order");
+	free(got);
+	free(line);
+	fclose(o.out);
+	buf_free(&want);
+}
+
+static void
+test_loop_poll(void)
+{
+	struct batch_opts o = { .nworkers = 2, .maxrecs = 1, .work = loop_work,
+	    .done = loop_done };
+	struct batch_loop *l;
+	struct buf want = { 0 };
+	char err[256], *got;
+	int code, r, stopped;
+
+	o.out = tmpfile();
+	signal(SIGALRM, watchdog);
+	alarm(60);
+	pthread_mutex_lock(&lmu);
+	gate_open = 0;
+	nworked = 0;
+	pthread_mutex_unlock(&lmu);
+	l = batch_start(&o);
+	loop_feed(l, 4, 0, &want, &stopped);
+	r = batch_poll(l);
+	got = file_text(o.out);
+	OK(r == 0 && strcmp(got, "") == 0, "poll with every worker busy "
+	    "returns at once, nothing written");
+	free(got);
+	pthread_mutex_lock(&lmu);
+	gate_open = 1;
+	pthread_cond_broadcast(&lcond);
+	while (nworked < 4)
+		pthread_cond_wait(&lcond, &lmu);
+	pthread_mutex_unlock(&lmu);
+	/* All worked on: poll writes them once the pool has them done. */
+	do {
+		batch_poll(l);
+		fflush(o.out);
+		fseek(o.out, 0, SEEK_END);
+	} while (ftell(o.out) < (long)want.len && usleep(1000) == 0);
+	OK(ftell(o.out) == (long)want.len, "poll writes the batches done");
+	r = batch_end(l, err, sizeof err, &code);
+	got = file_text(o.out);
+	SAMES(got, want.p, "then the end writes nothing more");
+	alarm(0);
+	free(got);
+	fclose(o.out);
+	buf_free(&want);
+}
+
+/* batch_run on a pipe whose writer waits for the first record's output. */
+struct stall_arg {
+	int fd;
+	FILE *out;
+	int r;
+};
+
+static void *
+stall_reader(void *arg)
+{
+	struct stall_arg *a = arg;
+	struct batch_opts o = { .nworkers = 2, .bytes = 1 << 20,
+	    .work = loop_work, .done = loop_done };
+	char path[64], err[256], *paths[1] = { path };
+	int code;
+
+	o.out = a->out;
+	snprintf(path, sizeof path, "/dev/fd/%d", a->fd);
+	a->r = batch_run(&o, paths, 1, err, sizeof err, &code);
+	return NULL;
+}
+
+static void
+test_loop_stall(void)
+{
+	struct stall_arg a;
+	struct stat st;
+	pthread_t t;
+	int fds[2];
+	char *got;
+
+	if (pipe(fds) < 0) {
+		OK(0, "pipe");
+		return;
+	}
+	a.fd = fds[0];
+	a.out = tmpfile();
+	signal(SIGALRM, watchdog);
+	alarm(60);
+	if (write(fds[1], "one\ntwo\n", 8) != 8)
+		OK(0, "write to the pipe");
+	pthread_create(&t, NULL, stall_reader, &a);
+	/* No more input until the first two records are out. */
+	do
+		usleep(1000);
+	while (fstat(fileno(a.out), &st) == 0 && st.st_size < 8);
+	OK(st.st_size == 8, "a quiet pipe: what was read is written (and "
+	    "flushed) before the next read waits");
+	if (write(fds[1], "three\n", 6) != 6)
+		OK(0, "write to the pipe");
+	close(fds[1]);
+	pthread_join(t, NULL);
+	alarm(0);
+	close(fds[0]);
+	got = file_text(a.out);
+	OK(a.r == XOK, "then the rest, to the end");
+	SAMES(got, "ONE\nTWO\nTHREE\n", "the whole output in order");
+	free(got);
+	fclose(a.out);
+}
+
+static void
+test_loop_errors(const char *dir)
+{
+	struct tally bad[BAD_NREASONS] = { { 0 } };
+	struct batch_opts o = { .nworkers = 1, .bad = bad, .keep_going = 1,
+	    .work = loop_work };
+	char path[512], missing[512], err[256], *paths[2], *msgs, *got;
+	FILE *fp;
+	int code = 0, r;
+
+	snprintf(path, sizeof path, "%s/loop", dir);
+	snprintf(missing, sizeof missing, "%s/nope", dir);
+	fp = fopen(path, "w");
+	fputs("a\nb\n", fp);
+	fclose(fp);
+	paths[0] = missing;
+	paths[1] = path;
+	o.out = tmpfile();
+	err_capture();
+	r = batch_run(&o, paths, 2, err, sizeof err, &code);
+	msgs = err_release();
+	got = file_text(o.out);
+	OK(r == XDATA && bad[BAD_OPEN].n == 1, "batch_run: a missing file is "
+	    "a note (BAD_OPEN), the next file is read");
+	OK(strstr(msgs, "nope': No such file or directory") != NULL,
+	    "batch_run: the note says why");
+	SAMES(got, "A\nB\n", "batch_run: the next file's records");
+	free(msgs);
+	free(got);
+	fclose(o.out);
+
+	setenv("OWT_MAX_LINE", "5", 1);
+	o.out = tmpfile();
+	r = batch_run(&o, paths + 1, 1, err, sizeof err, &code);
+	unsetenv("OWT_MAX_LINE");
+	OK(r == -1 && code == XUSAGE && strcmp(err, "OWT_MAX_LINE: '5' is out "
+	    "of range 1024..2147483648") == 0, "batch_run: a bad OWT_MAX_LINE "
+	    "is returned, XUSAGE");
+	fclose(o.out);
+
+	if ((o.out = fopen("/dev/full", "w")) == NULL) {
+		OK(1, "# SKIP no /dev/full");
+		return;
+	}
+	setvbuf(o.out, NULL, _IONBF, 0);	/* the error at the write */
+	o.outname = "full";
+	r = batch_run(&o, paths + 1, 1, err, sizeof err, &code);
+	OK(r == -1 && code == XSYS && strcmp(err, "full: write error: No space "
+	    "left on device") == 0, "batch_run: a write error is returned, "
+	    "XSYS, named (%s)", err);
+	fclose(o.out);
+}
+
 /* Publish a file and a directory under umask u in a child (the mask is
  * read once per process); their modes, or -1. */
 static void
@@ -646,12 +1117,20 @@ main(void)
 
 	if (mkdtemp(dir) == NULL)
 		return 3;
+	setvbuf(stdout, NULL, _IOLBF, 0);	/* whole lines before a watchdog */
 	test_utf8();
 	test_jsonl();
 	test_lines(dir);
 	test_tok(dir);
 	test_shuffle(dir);
 	test_par();
+	owt_setprog("unit-lib");
+	test_loop_order();
+	test_loop_notes();
+	test_loop_held();
+	test_loop_poll();
+	test_loop_stall();
+	test_loop_errors(dir);
 	test_outfile(dir);
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd) != 0)

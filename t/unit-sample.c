@@ -4,8 +4,10 @@
 #include <stdlib.h>
 
 #include "blas.h"
-#include "generate.h"
+#include "gemv.h"
+#include "gen.h"
 #include "gpt.h"
+#include "gpt_infer.h"
 #include "util.h"
 #include "unit.h"
 

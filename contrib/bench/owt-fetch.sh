@@ -4,7 +4,70 @@
 # extraction-dev sets of ../shared (751 real pages, each URL 3 times with a
 # different query), else the demo's speeches. Then peak RSS at 256
 # connections.
+#
+# With the extraction-dev sets, also (issue 20): extraction quality per set
+# (precision, recall, F1 by the sets' evaluate.py) beside readability-lxml
+# (Debian's python3-readability) on the same pages, and extraction speed
+# against a reference build of owt-fetch: REF_FETCH names its binary, else
+# it is built from git revision REF_REV (default 8e6c171, the tree before
+# issue 20) of this checkout. Speeds are CPU seconds on one core (taskset),
+# median of REPS, as a ratio (target >= 0.95 of the reference's).
 . "$OWT_SRC/contrib/bench/lib.sh"
+
+extraction_quality() {
+	D=$OWT_SHARED/data/extraction-dev
+	ev=$D/evaluate.py
+	py=/usr/bin/python3
+	sh "$OWT_SRC/contrib/deps.sh" python3-readability >/dev/null 2>&1 || :
+	rl=yes
+	"$py" -c 'import readability' 2>/dev/null || rl=no
+	score() {
+		"$py" "$ev" "$1" --truth "$2" --n-bootstrap 0 --json "$BW/s.json" \
+		    >/dev/null 2>&1
+		"$py" -c 'import json, sys
+d = list(json.load(open(sys.argv[1])).values())[0]
+print("precision %.4f recall %.4f F1 %.4f exact %.3f" % (d["precision"], d["recall"], d["f1"], d["accuracy"]))' "$BW/s.json"
+	}
+	echo "extraction quality (evaluate.py; scrapinghub's benchmark, held out, is not in ../shared):"
+	for set in readability l3s-gn1; do
+		ls "$D/$set/html/"*.html.gz >"$BW/q.txt"
+		owt-fetch -q --extract "$BW/q.txt" >"$BW/q.jsonl"
+		printf "  %-12s owt-fetch:        %s\n" "$set" "$(score "$BW/q.jsonl" "$D/$set/ground-truth.jsonl")"
+		if [ $rl = yes ]; then
+			"$py" "$OWT_SRC/contrib/bench/readability-lxml.py" "$BW/q.txt" \
+			    "$BW/r.jsonl" >/dev/null
+			printf "  %-12s readability-lxml: %s\n" "$set" "$(score "$BW/r.jsonl" "$D/$set/ground-truth.jsonl")"
+		else
+			printf "  %-12s readability-lxml: not installed (python3-readability)\n" "$set"
+		fi
+	done
+	ls "$D"/readability/html/*.html.gz "$D"/l3s-gn1/html/*.html.gz >"$BW/all.txt"
+	ref=${REF_FETCH:-}
+	if [ -z "$ref" ] && git -C "$OWT_SRC" cat-file -e "${REF_REV:-8e6c171}^{commit}" 2>/dev/null; then
+		mkdir -p "$BW/ref"
+		git -C "$OWT_SRC" archive "${REF_REV:-8e6c171}" | tar -x -C "$BW/ref" &&
+		    make -C "$BW/ref" -s NODEPS=1 CUDA=0 -j"$(nproc)" build/bin/owt-fetch \
+		    >"$BW/ref.log" 2>&1 && ref=$BW/ref/build/bin/owt-fetch
+	fi
+	if [ -z "$ref" ] || [ ! -x "$ref" ]; then
+		echo "extraction speed: no reference build (set REF_FETCH or REF_REV)"
+		return
+	fi
+	"$ref" -q --extract "$BW/all.txt" >"$BW/ref.jsonl"
+	: >"$BW/xn"
+	: >"$BW/xr"
+	for i in $(seq "$REPS"); do
+		/usr/bin/time -f '%U %S' -o "$BW/.t" taskset -c 0 owt-fetch -q --workers 1 \
+		    --extract "$BW/all.txt" >/dev/null
+		awk '{ print $1 + $2 }' "$BW/.t" >>"$BW/xn"
+		/usr/bin/time -f '%U %S' -o "$BW/.t" taskset -c 0 "$ref" -q --workers 1 \
+		    --extract "$BW/all.txt" >/dev/null
+		awk '{ print $1 + $2 }' "$BW/.t" >>"$BW/xr"
+	done
+	tn=$(median "$BW/xn" 1)
+	tr=$(median "$BW/xr" 1)
+	echo "extraction speed, 751 pages, one core, CPU seconds: this build $tn s, reference ${REF_FETCH:-${REF_REV:-8e6c171}} $tr s; throughput ratio $(ratio "$tr" "$tn") (target >= 0.95)"
+}
 
 www=$BW/www
 mkdir -p "$www"
@@ -78,3 +141,4 @@ echo "ratio crawl / extract-from-disk CPU time: $(ratio "$c_crawl" "$c_ext")"
 measure "$BW/wide" owt-fetch $flags --connections 256 --per-host 256 "$BW/urls" >/dev/null
 read -r t rss <"$BW/wide"
 echo "owt-fetch --connections 256: $(rate "$n" "$t") pages/s, peak RSS $((rss / 1024)) MB (target < 300)"
+[ -d "$D/readability/html" ] && extraction_quality

@@ -1,11 +1,12 @@
-/* generate.h - text generation and scoring with GPT-2: Megatron's sampling, a batched decoding loop, perplexity in windows */
-#ifndef OWT_GENERATE_H
-#define OWT_GENERATE_H
+/* gen.h - text generation and scoring with GPT-2: Megatron's sampling, a batched decoding loop, perplexity in windows */
+#ifndef OWT_GEN_H
+#define OWT_GEN_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "gpt.h"
+#include "gpt_infer.h"
 
 /*
  * Sampling as Megatron-LM v2.5's generate_samples_gpt.py does it: the

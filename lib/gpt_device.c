@@ -1,17 +1,17 @@
-/* device.c - choosing the backend: --device auto|cpu|cuda, --fp32|--bf16|--fp16 */
+/* gpt_device.c - choosing the backend: --device auto|cpu|cuda, --fp32|--bf16|--fp16 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "blas.h"
-#include "device.h"
+#include "gpt_device.h"
 
 #ifdef OWT_CUDA
 #include "owtcuda.h"
 #endif
 
 const char *
-gpt_prec_name(int prec)
+gpt_device_prec_name(int prec)
 {
 	return prec == GPT_BF16 ? "bf16" : prec == GPT_FP16 ? "fp16" : "fp32";
 }
@@ -41,7 +41,7 @@ open_cpu(struct gpt_device *d, int prec, char *err, size_t errsize)
 {
 	if (prec != GPT_FP32 && prec != GPT_PREC_DEFAULT) {
 		snprintf(err, errsize, "--%s: the cpu backend computes in fp32 "
-		    "only", gpt_prec_name(prec));
+		    "only", gpt_device_prec_name(prec));
 		return -1;
 	}
 	d->be = &gpt_cpu;
@@ -76,7 +76,7 @@ open_cuda(struct gpt_device *d, int prec, int train, char *err,
 	}
 	d->prec = prec;
 	snprintf(d->desc, sizeof d->desc, "cuda: %s (sm_%d), %s products",
-	    name, cap, gpt_prec_name(prec));
+	    name, cap, gpt_device_prec_name(prec));
 	return 0;
 }
 #endif

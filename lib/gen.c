@@ -1,10 +1,10 @@
-/* generate.c - text generation and scoring with GPT-2: Megatron's sampling, a batched decoding loop, perplexity in windows */
+/* gen.c - text generation and scoring with GPT-2: Megatron's sampling, a batched decoding loop, perplexity in windows */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "generate.h"
+#include "gen.h"
 #include "util.h"
 
 void

@@ -1,6 +1,6 @@
-/* device.h - the backend a program runs on: --device auto|cpu|cuda and the precision */
-#ifndef OWT_DEVICE_H
-#define OWT_DEVICE_H
+/* gpt_device.h - the backend a program runs on: --device auto|cpu|cuda and the precision */
+#ifndef OWT_GPT_DEVICE_H
+#define OWT_GPT_DEVICE_H
 
 #include <stddef.h>
 
@@ -35,6 +35,6 @@ const char *gpt_device_desc(struct gpt_device *d, int workers);
 size_t gpt_device_peak_bytes(const struct gpt_device *d);
 
 /* The precision's name: "fp32", "bf16", "fp16". */
-const char *gpt_prec_name(int prec);
+const char *gpt_device_prec_name(int prec);
 
 #endif
