@@ -1,5 +1,4 @@
 /* bpe-encode - turn JSONL text into GPT-2 token ids (owt-tok(5)), and back */
-#include <getopt.h>
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,28 +7,11 @@
 #include "bpe.h"
 #include "input.h"
 #include "jsonl.h"
+#include "opt.h"
 #include "progress.h"
 #include "tok.h"
 #include "utf8.h"
 #include "util.h"
-
-static const char usage_line[] =
-    "usage: bpe-encode [-dhkq] [--append-eod] [--json-keys keys] "
-    "[--merge-file file] [--progress] [--version] [--vocab-file file] "
-    "[--workers n] [file ...]\n";
-
-static const char options_help[] =
-    "  -d, --decode           turn a token stream back into JSONL\n"
-    "  -h, --help             print this help and exit\n"
-    "  -k, --keep-going       skip bad records (still exit 1)\n"
-    "  -q, --quiet            no summary or progress on stderr\n"
-    "      --append-eod       end every document with <|endoftext|>\n"
-    "      --json-keys keys   the fields to encode, comma-separated (text)\n"
-    "      --merge-file file  the merges (vocab.bpe) of another vocabulary\n"
-    "      --progress         show progress even when stderr is not a terminal\n"
-    "      --version          print the version and exit\n"
-    "      --vocab-file file  the tokens (encoder.json) of another vocabulary\n"
-    "      --workers n        encoding threads (all cores)\n";
 
 /*
  * Memory that does not grow with the number of workers (man bpe-encode,
@@ -65,6 +47,61 @@ static struct {
 	size_t nkeys;
 } opt;
 
+/* --json-keys a,b,c: each a field name. */
+static int
+add_keys(const struct opt *o, const char *arg, char *err, size_t errsize)
+{
+	const char *p = arg, *comma;
+
+	(void)o;
+	do {
+		comma = strchr(p, ',');
+		if (comma == p || *p == '\0') {
+			snprintf(err, errsize, "--json-keys: '%s' has an empty "
+			    "field name", arg);
+			return -1;
+		}
+		if (opt.nkeys == MAXKEYS) {
+			snprintf(err, errsize, "--json-keys: more than %d fields",
+			    MAXKEYS);
+			return -1;
+		}
+		opt.keys[opt.nkeys++] = comma ? xstrndup(p, (size_t)(comma - p)) :
+		    p;
+		p = comma + 1;
+	} while (comma != NULL);
+	return 0;
+}
+
+static const struct opt opts[] = {
+	{ .name = "decode", .key = 'd', .type = OPT_FLAG, .p = &opt.decode,
+	    .help = "turn a token stream back into JSONL" },
+	{ .name = "help", .key = 'h', .type = OPT_HELP,
+	    .help = "print this help and exit" },
+	{ .name = "keep-going", .key = 'k', .type = OPT_FLAG,
+	    .p = &opt.keep_going, .help = "skip bad records (still exit 1)" },
+	{ .name = "quiet", .key = 'q', .type = OPT_FLAG, .p = &opt.quiet,
+	    .help = "no summary or progress on stderr" },
+	{ .name = "append-eod", .type = OPT_FLAG, .p = &opt.append_eod,
+	    .help = "end every document with <|endoftext|>" },
+	{ .name = "json-keys", .arg = "keys", .type = OPT_FUNC,
+	    .check = add_keys,
+	    .help = "the fields to encode, comma-separated (text)" },
+	{ .name = "merge-file", .arg = "file", .type = OPT_STR, .p = &opt.merges,
+	    .help = "the merges (vocab.bpe) of another vocabulary" },
+	{ .name = "progress", .type = OPT_FLAG, .p = &opt.progress,
+	    .help = "show progress even when stderr is not a terminal" },
+	{ .name = "version", .type = OPT_VERSION,
+	    .help = "print the version and exit" },
+	{ .name = "vocab-file", .arg = "file", .type = OPT_STR, .p = &opt.vocab,
+	    .help = "the tokens (encoder.json) of another vocabulary" },
+	{ .name = "workers", .arg = "n", .type = OPT_INT, .p = &opt.workers,
+	    .min = 1, .max = 1024, .help = "encoding threads (all cores)" },
+};
+
+static const struct opt_prog options = { "bpe-encode", opts,
+    sizeof opts / sizeof *opts, "[file ...]", 25, &opt.quiet };
+
 static struct bpe *vocab;
 static struct tok_hdr hdr;
 static struct tally count[C_NCOUNT];
@@ -73,6 +110,7 @@ static unsigned long long nrec, ndoc, ntok;
 static uint64_t nbytes;
 static int status = XOK;
 static struct progress prog;
+static int first;		/* argv[first]: the first operand */
 
 /* A batch's counters (struct batch's count[]): a struct tok_count, then ours. */
 enum { B_DOC, B_TOK, B_SUM, B_EMPTY, B_BYTES };
@@ -223,7 +261,7 @@ encode(int argc, char **argv)
 	tok_put_hdr(&head, &hdr);
 	write_out(head.p, head.len);
 	head.len = 0;
-	if ((k = batch_run(&run, argv + optind, argc - optind, err, sizeof err,
+	if ((k = batch_run(&run, argv + first, argc - first, err, sizeof err,
 	    &code)) < 0)
 		owt_die(code, "%s", err);
 	if (k == XDATA) {
@@ -247,7 +285,7 @@ decode(int argc, char **argv)
 	size_t n, bad;
 	int i, k;
 
-	for (i = optind; i < argc || (i == optind && argc == optind); i++) {
+	for (i = first; i < argc || (i == first && argc == first); i++) {
 		if (tok_open(&r, i < argc ? argv[i] : "-") < 0)
 			goto fault;
 		if (r.h.vocab != bpe_nvocab(vocab)) {
@@ -333,45 +371,11 @@ summary(double secs)
 	tally_print("dropped", count + 1, C_NCOUNT - 1);
 }
 
-/* --json-keys a,b,c: each a field name. */
-static void
-add_keys(const char *arg)
-{
-	const char *p = arg, *comma;
-
-	do {
-		comma = strchr(p, ',');
-		if (comma == p || *p == '\0')
-			owt_die(XUSAGE, "--json-keys: '%s' has an empty field name",
-			    arg);
-		if (opt.nkeys == MAXKEYS)
-			owt_die(XUSAGE, "--json-keys: more than %d fields", MAXKEYS);
-		opt.keys[opt.nkeys++] = comma ? xstrndup(p, (size_t)(comma - p)) :
-		    p;
-		p = comma + 1;
-	} while (comma != NULL);
-}
-
 int
 main(int argc, char **argv)
 {
-	enum { O_EOD = 256, O_KEYS, O_MERGES, O_PROG, O_VER, O_VOCAB, O_WORK };
-	static const struct option longopts[] = {
-		{ "decode", no_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "keep-going", no_argument, NULL, 'k' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "append-eod", no_argument, NULL, O_EOD },
-		{ "json-keys", required_argument, NULL, O_KEYS },
-		{ "merge-file", required_argument, NULL, O_MERGES },
-		{ "progress", no_argument, NULL, O_PROG },
-		{ "version", no_argument, NULL, O_VER },
-		{ "vocab-file", required_argument, NULL, O_VOCAB },
-		{ "workers", required_argument, NULL, O_WORK },
-		{ NULL, 0, NULL, 0 }
-	};
 	char err[1024];
-	int c, code;
+	int code;
 
 	owt_setprog(argv[0]);
 #ifdef M_MMAP_THRESHOLD
@@ -384,31 +388,11 @@ main(int argc, char **argv)
 	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 #endif
 	opt.workers = owt_ncpu();
-	while ((c = getopt_long(argc, argv, "dhkq", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'd': opt.decode = 1; break;
-		case 'h':
-			return owt_help(usage_line, options_help);
-		case 'k': opt.keep_going = 1; break;
-		case 'q': opt.quiet = 1; break;
-		case O_EOD: opt.append_eod = 1; break;
-		case O_KEYS: add_keys(optarg); break;
-		case O_MERGES: opt.merges = optarg; break;
-		case O_PROG: opt.progress = 1; break;
-		case O_VER:
-			return owt_version();
-		case O_VOCAB: opt.vocab = optarg; break;
-		case O_WORK:
-			opt.workers = (int)opt_int("--workers", optarg, 1, 1024);
-			break;
-		default:
-			owt_usage(usage_line);
-		}
-	}
+	first = owt_options(&options, argc, argv, NULL);
 	if ((opt.vocab == NULL) != (opt.merges == NULL))
 		owt_die(XUSAGE, "--vocab-file and --merge-file go together");
 	if (opt.nkeys == 0)
-		add_keys("text");
+		opt.keys[opt.nkeys++] = "text";
 	if ((vocab = bpe_load(opt.vocab, opt.merges, &code, err, sizeof err)) == NULL)
 		owt_die(code, "%s", err);
 	progress_init(&prog, opt.quiet ? -1 : opt.progress, "documents");
