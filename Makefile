@@ -133,8 +133,8 @@ $(B)/lib/%.o: lib/%.c $(wildcard lib/*.h) | deps
 # The default vocabulary, linked into bpe.o as an image of its tables
 # (lib/bpe.h, bpe_image_write) that contrib/bpe/mkimage.c, built with a
 # bpe.o that has none, makes of data/gpt2 at build time.
-BPE_BOOT = $(B)/gen/bpe-boot.o $(addprefix $(B)/lib/,buf.o input.o opt.o outfile.o \
-	uniclass.o utf8.o util.o)
+BPE_BOOT = $(B)/gen/bpe-boot.o $(addprefix $(B)/lib/,buf.o input.o json.o \
+	jsonl.o opt.o outfile.o uniclass.o utf8.o util.o)
 $(B)/gen/bpe-boot.o: lib/bpe.c $(wildcard lib/*.h) | deps
 	@mkdir -p $(@D)
 	$(CC) $(OWT_CPPFLAGS) $(OWT_CFLAGS) -c -o $@ $<

@@ -6,10 +6,9 @@
 #include <emmintrin.h>
 #endif
 
-#include <yajl/yajl_parse.h>
-
 #include "bpe.h"
 #include "input.h"
+#include "jsonl.h"
 #include "uniclass.h"
 #include "utf8.h"
 
@@ -276,8 +275,6 @@ struct loader {
 	struct buf pool;	/* token bytes in file order */
 	uint32_t *off, *id;	/* per token in file order: pool offset, id */
 	size_t ntok, cap;
-	struct buf key;		/* the key being read */
-	int depth;
 	int code;
 	char *err;
 	size_t errsize;
@@ -319,97 +316,6 @@ unalphabet(struct loader *l, struct buf *out, const unsigned char *s, size_t n)
 	}
 	return 0;
 }
-
-static int
-cb_key(void *ctx, const unsigned char *key, size_t n)
-{
-	struct loader *l = ctx;
-
-	l->key.len = 0;
-	if (l->depth != 1)
-		return lfail(l, XDATA, "%s: not a JSON object of token ids", l->name);
-	if (unalphabet(l, &l->key, key, n) < 0 || n == 0)
-		return lfail(l, XDATA, "%s: token '%.*s' is not written in GPT-2's "
-		    "byte alphabet", l->name, (int)(n > 60 ? 60 : n), key);
-	return 1;
-}
-
-static int
-cb_integer(void *ctx, long long id)
-{
-	struct loader *l = ctx;
-
-	if (l->depth != 1)
-		return lfail(l, XDATA, "%s: not a JSON object of token ids", l->name);
-	if (id < 0 || id >= INT32_MAX)
-		return lfail(l, XDATA, "%s: id %lld is out of range", l->name, id);
-	if (l->ntok == l->cap) {
-		l->off = xgrow(l->off, &l->cap, l->ntok + 1, sizeof *l->off);
-		l->id = xrealloc(l->id, l->cap * sizeof *l->id);
-	}
-	l->off[l->ntok] = (uint32_t)l->pool.len;
-	l->id[l->ntok++] = (uint32_t)id;
-	buf_add(&l->pool, l->key.p, l->key.len);
-	return 1;
-}
-
-static int
-cb_other(void *ctx)
-{
-	struct loader *l = ctx;
-
-	return lfail(l, XDATA, "%s: not a JSON object of token ids", l->name);
-}
-
-static int
-cb_bool(void *ctx, int b)
-{
-	(void)b;
-	return cb_other(ctx);
-}
-
-static int
-cb_double(void *ctx, double d)
-{
-	(void)d;
-	return cb_other(ctx);
-}
-
-static int
-cb_string(void *ctx, const unsigned char *s, size_t n)
-{
-	(void)s;
-	(void)n;
-	return cb_other(ctx);
-}
-
-static int
-cb_start_map(void *ctx)
-{
-	struct loader *l = ctx;
-
-	return ++l->depth == 1 ? 1 : cb_other(ctx);
-}
-
-static int
-cb_end_map(void *ctx)
-{
-	struct loader *l = ctx;
-
-	l->depth--;
-	return 1;
-}
-
-static int
-cb_start_array(void *ctx)
-{
-	return cb_other(ctx);
-}
-
-static const yajl_callbacks enc_callbacks = {
-	cb_other, cb_bool, cb_integer, cb_double, NULL, cb_string,
-	cb_start_map, cb_key, cb_end_map, cb_start_array, NULL
-};
 
 /* Read a whole vocabulary file into b. */
 static int
@@ -467,32 +373,84 @@ vinsert(struct bpe *v, const struct query *q, uint32_t id)
 	return NONE;
 }
 
-/* encoder.json: the tokens by id, and the table of whole tokens. */
+/*
+ * An id: a JSON integer (no fraction or exponent) in 0..INT32_MAX-1; the
+ * value is in [p, p + n). 0, or -1 with the message.
+ */
+static int
+token_id(struct loader *l, const char *p, size_t n, uint32_t *id)
+{
+	uint64_t v = 0;
+	size_t i = p[0] == '-';
+
+	if (i == n || strspn(p + i, "0123456789") != n - i)
+		return lfail(l, XDATA, "%s: not a JSON object of token ids",
+		    l->name), -1;
+	for (; i < n && v < INT32_MAX; i++)
+		v = v * 10 + (uint64_t)(p[i] - '0');
+	if ((p[0] == '-' && v != 0) || v >= INT32_MAX)
+		return lfail(l, XDATA, "%s: id %.*s is out of range", l->name,
+		    (int)(n > 30 ? 30 : n), p), -1;
+	*id = (uint32_t)v;
+	return 0;
+}
+
+/*
+ * encoder.json: the tokens by id, and the table of whole tokens. The file
+ * is one JSON object, parsed as a record is (jsonl_parse): its keys
+ * decoded, its values spans of the text.
+ */
 static int
 load_encoder(struct loader *l, const char *path)
 {
 	struct bpe *v = l->v;
-	struct buf text = { 0 };
+	struct buf text = { 0 }, key = { 0 };
+	struct jsonl_rec rec;
+	const struct jsonl_field *f;
 	struct query q[64];
-	yajl_handle h;
-	unsigned char *msg;
+	char jerr[512];
 	uint32_t i, id, n, dup;
-	size_t len;
+	size_t k;
+	int r;
 
 	if (slurp(l, path, &text) < 0)
 		return -1;
-	h = yajl_alloc(&enc_callbacks, NULL, l);
-	if (h == NULL)
-		owt_die(XSYS, "out of memory");
-	if ((yajl_parse(h, (unsigned char *)text.p, text.len) != yajl_status_ok ||
-	    yajl_complete_parse(h) != yajl_status_ok) && !l->code) {
-		msg = yajl_get_error(h, 0, (unsigned char *)text.p, text.len);
-		len = strcspn((char *)msg, ".\n");
-		lfail(l, XDATA, "%s: invalid JSON: %.*s at byte %zu", l->name,
-		    (int)len, msg, yajl_get_bytes_consumed(h) + 1);
-		yajl_free_error(h, msg);
+	jsonl_rec_init(&rec, NULL, 0);
+	if ((r = jsonl_parse(&rec, text.p ? text.p : "", text.len, jerr,
+	    sizeof jerr)) != 0) {
+		if (r == BAD_NOTOBJECT)
+			lfail(l, XDATA, "%s: not a JSON object of token ids",
+			    l->name);
+		else if (r == BAD_EMPTYLINE)
+			lfail(l, XDATA, "%s: no tokens", l->name);
+		else
+			lfail(l, XDATA, "%s: %s", l->name, jerr);
 	}
-	yajl_free(h);
+	for (k = 0; k < rec.nf && !l->code; k++) {
+		f = &rec.f[k];
+		key.len = 0;
+		if (f->type != JV_NUMBER)
+			lfail(l, XDATA, "%s: not a JSON object of token ids",
+			    l->name);
+		else if (f->klen == 0 || unalphabet(l, &key,
+		    (const unsigned char *)f->key, f->klen) < 0)
+			lfail(l, XDATA, "%s: token '%.*s' is not written in "
+			    "GPT-2's byte alphabet", l->name,
+			    (int)(f->klen > 60 ? 60 : f->klen), f->key);
+		else if (token_id(l, rec.line + f->vstart, f->vend - f->vstart,
+		    &id) == 0) {
+			if (l->ntok == l->cap) {
+				l->off = xgrow(l->off, &l->cap, l->ntok + 1,
+				    sizeof *l->off);
+				l->id = xrealloc(l->id, l->cap * sizeof *l->id);
+			}
+			l->off[l->ntok] = (uint32_t)l->pool.len;
+			l->id[l->ntok++] = id;
+			buf_add(&l->pool, key.p, key.len);
+		}
+	}
+	jsonl_rec_free(&rec);
+	buf_free(&key);
 	buf_free(&text);
 	if (l->code)
 		return -1;
@@ -1187,7 +1145,6 @@ done:
 	free(l.off);
 	free(l.id);
 	buf_free(&l.pool);
-	buf_free(&l.key);
 	return v;
 }
 

@@ -270,6 +270,19 @@ bad_vocab bad4.json '{"a": 0, "b": 2}' ': ids are not 0..1: 1 is missing' "a mis
 bad_vocab bad5.json '{"a": 0, "b": 1}' ': byte 0x00 has no token' "a byte without a token"
 bad_vocab bad6.json '{"a b": 0}' ": token 'a b' is not written in GPT-2's byte alphabet" "a raw space"
 bad_vocab bad7.json '{"a": 1.5}' ': not a JSON object of token ids' "a fractional id"
+bad_vocab bad8.json '{"a": -1}' ': id -1 is out of range' "a negative id"
+bad_vocab bad9.json '{"a": 1e0}' ': not a JSON object of token ids' "an id with an exponent"
+bad_vocab bad10.json '{"a": {"b": 0}}' ': not a JSON object of token ids' "an object inside"
+bad_vocab bad11.json '{"a": "0"}' ': not a JSON object of token ids' "an id as a string"
+bad_vocab bad12.json '  \n' ': no tokens' "a file of white space"
+bad_vocab bad13.json '{"\\ud800": 0}' ': invalid JSON: unpaired UTF-16 surrogate escape at byte 3' "a lone surrogate"
+bad_vocab bad14.json '{"a": 2147483647}' ': id 2147483647 is out of range' "an id of 2^31-1"
+# encoder.json is read as the JSON layer reads a record: one object,
+# written over several lines and with escapes, loads the same tables.
+perl -pe 's/, /,\n  /g; s/"he"/"\\u0068e"/' enc.json >pretty.json
+run bpe-encode -q --vocab-file pretty.json --merge-file merges.txt --append-eod small.jsonl
+tok2ids <out >got
+is "$(cat got)" "256 83 256 258 257 71 259" "an encoder.json over several lines, with escapes, gives the same ids"
 bad_vocab m1.txt '\304\240 t\nh e x\n' ":2: not a merge 'A B'" "a bad merge line"
 bad_vocab m2.txt '\304\240 t\nq z\n' ":2: 'q z' makes a token that is not in the vocabulary" "a merge whose result is unknown"
 bad_vocab m3.txt '\304\240 t\nh e\nh e\n' ":3: 'h e' makes a token that an earlier line made" "a repeated merge"
