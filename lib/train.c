@@ -84,16 +84,18 @@ train_iteration(struct trainer *tr, const struct sample_src *src,
 	double loss = 0, coef = 1;
 	int j;
 
-	gpt_zero_grad(m);
 	for (j = 0; j < tr->nmicro; j++) {
 		if (fetch(tr, src, first + (uint64_t)j * tr->micro, err,
 		    errsize, code) < 0)
 			return -1;
 		/* dropout masks: a function of the seed and the sample */
+		gpt_zero_grad(m);
 		loss += gpt_forward(m, tr->inputs, tr->targets, dloss, key,
 		    first + (uint64_t)j * tr->micro);
 		gpt_backward(m);
+		gpt_grad_accumulate(m, j, tr->nmicro);
 	}
+	gpt_grad_tie(m);
 	r->loss = loss / tr->nmicro;
 	r->grad_norm = gpt_grad_norm(m) / scale;
 	r->lr = schedule_lr_at(&tr->lr, tr->st.sched_samples);

@@ -1,0 +1,44 @@
+#!/bin/sh
+# The model split over ranks (lib/gpt.h's struct gpt_part and pipeline
+# stages) against the whole model, under mpirun (t/unit-gpt.c's layout):
+# initial weights bit for bit; pipelines of 2 and 4 stages give the whole
+# model's losses, norms and weights bit for bit, tensor parallelism (2,
+# 4, and 2 x 2 stages) within plan-16 B7's tolerance.
+. "${OWT_SRC:-.}/t/lib.sh"
+
+ug=$OWT_BUILD/t/unit-gpt
+plugin=$OWT_BUILD/lib/owt/comm-mpi.so
+cd "$T" || exit 3
+
+command -v mpirun >/dev/null 2>&1 || {
+	skip "no mpirun (openmpi-bin): the launched tests"
+	done_testing
+}
+[ -f "$plugin" ] || {
+	skip "no $plugin (libopenmpi-dev): the launched tests"
+	done_testing
+}
+
+# As t/0006-comm.t: root in CI containers, no ptrace for the single copy.
+OMPI_ALLOW_RUN_AS_ROOT=1
+OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+OMPI_MCA_btl_vader_single_copy_mechanism=none
+OMPI_MCA_rmaps_base_oversubscribe=1
+OMP_NUM_THREADS=1
+export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM \
+    OMPI_MCA_btl_vader_single_copy_mechanism \
+    OMPI_MCA_rmaps_base_oversubscribe OMP_NUM_THREADS
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+export ASAN_OPTIONS
+
+# tensor-parallel size, pipeline size
+for layout in "2 1" "1 2" "2 2" "1 4" "4 1"; do
+	set -- $layout
+	np=$(($1 * $2))
+	run timeout 120 mpirun -np "$np" --bind-to none "$ug" layout "$1" "$2"
+	is "$rc" 0 "tp $1 x pp $2: every rank exits 0"
+	is "$(grep -c '^ok ' out)" 5 "tp $1 x pp $2: the 5 checks pass"
+	unlike out '^not ok' "tp $1 x pp $2: none fails"
+	grep '^\(not \)\{0,1\}ok ' out | sed 's/^/# /'
+done
+done_testing
