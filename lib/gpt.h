@@ -387,7 +387,10 @@ struct comm;
  *   data-parallel sum covers m->grads' ngrads elements (ordered sum:
  *   single-process bits when each rank has one micro-batch); the
  *   embedding group sums m->t[GPT_WTE] after gpt_grad_tie; the norm is
- *   gpt_norm_parts, a sum over the world, gpt_norm_sum.
+ *   gpt_norm_parts, a sum over a replica's ranks, gpt_norm_sum.
+ *   t/unit-gpt.c's part_iteration is a working example of all of it
+ *   (GPipe order, ordered DP sum), checked bit for bit against the whole
+ *   model by t/6008-gpt-parts.t.
  * - A failed collective inside the model ends the process (exit 3 with
  *   comm's message); the caller's own collectives report as comm.h says.
  */
@@ -609,10 +612,13 @@ void gpt_grad_tie(struct gpt *m);
  * gpt_norm_parts fills those a rank owns (its layers and pieces; a
  * tensor every TP rank holds whole counts on tp rank 0; the tied
  * embedding on the first stage) and zeros the others, so a sum over the
- * world (comm_ctl_allreduce, x + 0 exact) gives every rank the vector of
- * the whole model, and gpt_norm_sum the norm: the single process's,
- * bit for bit, but for tensor parallelism, whose gradients differ in the
- * last bits. Call after gpt_grad_tie.
+ * ranks of one model replica (comm_ctl_allreduce, x + 0 exact; over the
+ * world with the vector zeroed on data-parallel ranks but 0, whose
+ * replicas are the same) gives every rank the vector of the whole model,
+ * and gpt_norm_sum the norm: the single process's, bit for bit, but for
+ * tensor parallelism, whose gradients differ in the last bits. Call after
+ * gpt_grad_tie (and after the data-parallel sum). ZeRO shards cut at
+ * chunk boundaries keep the chunks whole.
  */
 size_t gpt_norm_nparts(const struct gpt *m);
 void gpt_norm_parts(struct gpt *m, double *part);

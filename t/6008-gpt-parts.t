@@ -2,8 +2,9 @@
 # The model split over ranks (lib/gpt.h's struct gpt_part and pipeline
 # stages) against the whole model, under mpirun (t/unit-gpt.c's layout):
 # initial weights bit for bit; pipelines of 2 and 4 stages give the whole
-# model's losses, norms and weights bit for bit, tensor parallelism (2,
-# 4, and 2 x 2 stages) within plan-16 B7's tolerance.
+# model's losses, norms and weights bit for bit, and so do two
+# data-parallel replicas of one micro-batch each; tensor parallelism (2,
+# 4, 2 x 2 stages, 2 x 2 replicas) within plan-16 B7's tolerance.
 . "${OWT_SRC:-.}/t/lib.sh"
 
 ug=$OWT_BUILD/t/unit-gpt
@@ -31,14 +32,15 @@ export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM \
 ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 export ASAN_OPTIONS
 
-# tensor-parallel size, pipeline size
-for layout in "2 1" "1 2" "2 2" "1 4" "4 1"; do
+# tensor-parallel size, pipeline size, data-parallel size
+for layout in "2 1 1" "1 2 1" "2 2 1" "1 4 1" "4 1 1" "1 1 2" "2 1 2"; do
 	set -- $layout
-	np=$(($1 * $2))
-	run timeout 120 mpirun -np "$np" --bind-to none "$ug" layout "$1" "$2"
-	is "$rc" 0 "tp $1 x pp $2: every rank exits 0"
-	is "$(grep -c '^ok ' out)" 5 "tp $1 x pp $2: the 5 checks pass"
-	unlike out '^not ok' "tp $1 x pp $2: none fails"
+	np=$(($1 * $2 * $3))
+	l="tp $1 x pp $2 x dp $3"
+	run timeout 120 mpirun -np "$np" --bind-to none "$ug" layout "$@"
+	is "$rc" 0 "$l: every rank exits 0"
+	is "$(grep -c '^ok ' out)" 5 "$l: the 5 checks pass"
+	unlike out '^not ok' "$l: none fails"
 	grep '^\(not \)\{0,1\}ok ' out | sed 's/^/# /'
 done
 done_testing

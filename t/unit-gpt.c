@@ -2145,7 +2145,7 @@ part_diff(const struct dist *d, const struct gpt *pm, const float *part,
 
 /* A layout's groups, from lib/dist.h. */
 struct layout {
-	struct comm *world, *tp, *pp, *emb;
+	struct comm *world, *tp, *pp, *dp, *emb;
 	struct dist d;
 };
 
@@ -2158,12 +2158,14 @@ die_comm(int fail, const char *err)
 /*
  * One training iteration as a layout runs it (gpt.h's recipe; the
  * pipeline as GPipe, every forward pass and then every backward pass in
- * micro-batch order, one slot each): the loss and the norm, on every rank.
+ * micro-batch order, one slot each; nmicro micro-batches a data-parallel
+ * replica, Megatron's samples): the loss and the norm, on every rank.
  */
 static void
 part_iteration(struct gpt *m, struct layout *ly, const struct sample_src *src,
     int B, int T, int nmicro, uint64_t first, double *loss, double *norm)
 {
+	int DP = ly->d.dp, dp = ly->d.dp_rank;
 	uint32_t tok[64 * 17];
 	int32_t in[8][64 * 16], tg[8][64 * 16];
 	size_t btc = (size_t)B * T * m->cfg.nembd * sizeof(float), np;
@@ -2174,9 +2176,9 @@ part_iteration(struct gpt *m, struct layout *ly, const struct sample_src *src,
 
 	for (j = 0; j < nmicro; j++) {
 		for (b = 0; b < B; b++) {
-			die_if(src->get(src->arg, first + (uint64_t)(j * B + b),
-			    tok + b * (T + 1), err, sizeof err, &code) < 0,
-			    "data", err);
+			die_if(src->get(src->arg, first + (uint64_t)((j * DP +
+			    dp) * B + b), tok + b * (T + 1), err, sizeof err,
+			    &code) < 0, "data", err);
 			for (t = 0; t < T; t++) {
 				in[j][b * T + t] = (int32_t)tok[b * (T + 1) + t];
 				tg[j][b * T + t] = (int32_t)tok[b * (T + 1) + t + 1];
@@ -2187,8 +2189,8 @@ part_iteration(struct gpt *m, struct layout *ly, const struct sample_src *src,
 			    gpt_stage_input(m, j), btc, s - 1, "activations",
 			    err, sizeof err, &code) < 0, err);
 		l += gpt_forward_stage(m, j, in[j], tg[j],
-		    1.0f / (float)(B * T * nmicro), owt_mix64(9),
-		    first + (uint64_t)(j * B));
+		    1.0f / (float)(B * T * nmicro * DP), owt_mix64(9),
+		    first + (uint64_t)((j * DP + dp) * B));
 		if (!last)
 			die_comm(comm_sendrecv(ly->pp, gpt_stage_output(m, j), btc,
 			    s + 1, NULL, 0, -1, "activations", err, sizeof err,
@@ -2207,6 +2209,9 @@ part_iteration(struct gpt *m, struct layout *ly, const struct sample_src *src,
 			    &code) < 0, err);
 		gpt_grad_accumulate(m, j, nmicro);
 	}
+	if (DP > 1)
+		die_comm(comm_sum_ordered(ly->dp, m->grads, m->ngrads,
+		    "gradients", err, sizeof err, &code) < 0, err);
 	gpt_grad_tie(m);
 	if (ly->emb != NULL && ly->emb->size > 1)
 		die_comm(comm_sum_ordered(ly->emb, m->grads + m->t[GPT_WTE].off,
@@ -2215,13 +2220,15 @@ part_iteration(struct gpt *m, struct layout *ly, const struct sample_src *src,
 	np = gpt_norm_nparts(m);
 	part = xmalloc((np + 1) * sizeof *part);
 	gpt_norm_parts(m, part);
+	if (dp > 0)	/* one replica's vector: the others are the same */
+		memset(part, 0, np * sizeof *part);
 	/* the loss lives on the last stage: the sum adds it to zeros */
-	part[np] = last && ly->d.tp_rank == 0 ? l / nmicro : 0;
+	part[np] = last && ly->d.tp_rank == 0 ? l : 0;
 	if (ly->world->size > 1)
 		die_comm(comm_ctl_allreduce(ly->world, part, np + 1, COMM_SUM,
 		    "norm", err, sizeof err, &code) < 0, err);
 	*norm = gpt_norm_sum(part, np);
-	*loss = part[np];
+	*loss = part[np] / (nmicro * DP);
 	free(part);
 	if (*norm > 0.5)
 		coef = 0.5 / (*norm + 1e-6);
@@ -2266,9 +2273,10 @@ layout_group(struct layout *ly, int kind)
  * rank's verdicts.
  */
 static int
-test_layout(int tp, int pp)
+test_layout(int tp, int pp, int dp)
 {
-	enum { B = 2, T = 16, STEPS = 6, NMICRO = 2 };
+	enum { B = 2, T = 16, STEPS = 6 };
+	int nmicro = dp > 1 ? 1 : 2;	/* a replica's; 2 in all */
 	struct gpt_config c = {
 		.nlayer = 4, .nhead = 4, .nembd = 32, .maxpos = 16, .vocab = 250,
 		.ln_eps = 1e-5f, .hidden_dropout = 0.1f, .attn_dropout = 0.1f,
@@ -2291,19 +2299,22 @@ test_layout(int tp, int pp)
 		die_if(freopen("/dev/null", "w", stdout) == NULL, "stdout",
 		    "cannot redirect");
 	die_if(dist_init(d, ly.world->size, ly.world->rank, tp, pp, &c, 128,
-	    B, B, err, sizeof err, &code) < 0, "dist", err);
+	    B, 2 * B, err, sizeof err, &code) < 0, "dist", err);
+	die_if(d->dp != dp || d->micro != nmicro, "layout", "world size is "
+	    "not tp x pp x dp");
 	ly.tp = layout_group(&ly, DIST_TP);
 	ly.pp = layout_group(&ly, DIST_PP);
+	ly.dp = layout_group(&ly, DIST_DP);
 	ly.emb = layout_group(&ly, DIST_EMB);
-	snprintf(name, sizeof name, "tp %d x pp %d", tp, pp);
+	snprintf(name, sizeof name, "tp %d x pp %d x dp %d", tp, pp, dp);
 	c.vocab_pad = d->vocab_pad;
 	gp = (struct gpt_part){ d->l0, d->l1, d->pp_rank == 0,
 	    d->pp_rank == pp - 1, d->tp, d->tp_rank };
 	die_if(gpt_init(&whole, &c, &gpt_cpu, err, sizeof err) < 0, "init", err);
 	die_if(gpt_init_part(&part, &c, &gp, ly.tp, &gpt_cpu, err,
 	    sizeof err) < 0, "init part", err);
-	gpt_set_slots(&part, NMICRO);
-	gpt_set_slots(&whole, NMICRO);
+	gpt_set_slots(&part, nmicro);
+	gpt_set_slots(&whole, 2);
 	die_if(gpt_set_batch(&whole, B, T, err, sizeof err) < 0 ||
 	    gpt_set_batch(&part, B, T, err, sizeof err) < 0, "batch", err);
 	gpt_init_weights(&whole, 5, 0.02f);
@@ -2318,13 +2329,13 @@ test_layout(int tp, int pp)
 	self = *ly.world;
 	self.size = 1;
 	one.world = &self;
-	one.d.pp = one.d.tp = 1;
+	one.d.pp = one.d.tp = one.d.dp = 1;
 	tol = tp > 1 ? 1 : 0;
 	for (i = 0; i < STEPS; i++) {
-		part_iteration(&whole, &one, &src, B, T, NMICRO,
-		    (uint64_t)i * B * NMICRO, &lw, &nw);
-		part_iteration(&part, &ly, &src, B, T, NMICRO,
-		    (uint64_t)i * B * NMICRO, &lp, &np);
+		part_iteration(&whole, &one, &src, B, T, 2,
+		    (uint64_t)i * B * 2, &lw, &nw);
+		part_iteration(&part, &ly, &src, B, T, nmicro,
+		    (uint64_t)i * B * 2, &lp, &np);
 		ok_loss &= fabs(lp - lw) <= 2e-5 * tol * fabs(lw);
 		worst = fmax(worst, fabs(lp - lw) / fabs(lw));
 		if (i == 0) {
@@ -2360,9 +2371,9 @@ test_layout(int tp, int pp)
 	    "gradients (%.3g, in norm) %s the whole model's", name,
 	    v[2] / ly.world->size, sqrt(v[3] / v[4]), tp > 1 ?
 	    "within 1e-5 of" : "are");
-	OK(v[1] == 1, "%s: %d iterations of %d micro-batches with dropout "
+	OK(v[1] == 1, "%s: %d iterations of 2 micro-batches with dropout "
 	    "0.1: losses %s the whole model's (worst %.3g)", name, STEPS,
-	    NMICRO, tp > 1 ? "within 2e-5 of" : "are", v[7]);
+	    tp > 1 ? "within 2e-5 of" : "are", v[7]);
 	OK(sqrt(v[5] / v[6]) <= 1e-5 * tol, "%s: the final weights %s (%.3g "
 	    "in norm)", name, tp > 1 ? "within 1e-5" : "the same bits",
 	    sqrt(v[5] / v[6]));
@@ -2392,8 +2403,8 @@ main(int argc, char **argv)
 	blas_init(omp_get_max_threads());
 	if (argc == 3 && strcmp(argv[1], "dump") == 0)
 		return dump(argv[2]);
-	if (argc == 4 && strcmp(argv[1], "layout") == 0)
-		return test_layout(atoi(argv[2]), atoi(argv[3]));
+	if (argc == 5 && strcmp(argv[1], "layout") == 0)
+		return test_layout(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
 	char dir[] = "/tmp/unit-gpt.XXXXXX";
 
 	if (mkdtemp(dir) == NULL)
