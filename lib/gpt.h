@@ -553,6 +553,8 @@ void gpt_backward(struct gpt *m);
  * gpt_stage_grad(m) (B,T,C; shared by the slots) before the call; after
  * it, gpt_stage_grad(m) holds the gradient of the stage's input, for
  * the previous stage (the first stage goes on into the embeddings).
+ * Forward passes do not touch gpt_stage_grad(m), so 1F1B may receive a
+ * gradient, run a forward pass and then the backward pass.
  * Each stage's backward passes in micro-batch order make the gradients of
  * the whole model's order, and the masks depend on s0 only: a pipeline's
  * losses, gradients and weights are the single process's, bit for bit.

@@ -4,7 +4,9 @@
 # initial weights bit for bit; pipelines of 2 and 4 stages give the whole
 # model's losses, norms and weights bit for bit, and so do two
 # data-parallel replicas of one micro-batch each; tensor parallelism (2,
-# 4, 2 x 2 stages, 2 x 2 replicas) within plan-16 B7's tolerance.
+# 4, 2 x 2 stages, 2 x 2 replicas) within plan-16 B7's tolerance; the
+# parts recomputing activations (full, selective) against the whole model
+# keeping them: the same.
 . "${OWT_SRC:-.}/t/lib.sh"
 
 ug=$OWT_BUILD/t/unit-gpt
@@ -32,11 +34,12 @@ export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM \
 ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 export ASAN_OPTIONS
 
-# tensor-parallel size, pipeline size, data-parallel size
-for layout in "2 1 1" "1 2 1" "2 2 1" "1 4 1" "4 1 1" "1 1 2" "2 1 2"; do
+# tensor-parallel size, pipeline size, data-parallel size[, recomputation]
+for layout in "2 1 1" "1 2 1" "2 2 1" "1 4 1" "4 1 1" "1 1 2" "2 1 2" \
+    "1 2 1 full" "2 2 1 selective"; do
 	set -- $layout
 	np=$(($1 * $2 * $3))
-	l="tp $1 x pp $2 x dp $3"
+	l="tp $1 x pp $2 x dp $3${4:+, recompute $4}"
 	run timeout 120 mpirun -np "$np" --bind-to none "$ug" layout "$@"
 	is "$rc" 0 "$l: every rank exits 0"
 	is "$(grep -c '^ok ' out)" 5 "$l: the 5 checks pass"

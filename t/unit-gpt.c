@@ -2273,7 +2273,7 @@ layout_group(struct layout *ly, int kind)
  * rank's verdicts.
  */
 static int
-test_layout(int tp, int pp, int dp)
+test_layout(int tp, int pp, int dp, const char *recompute)
 {
 	enum { B = 2, T = 16, STEPS = 6 };
 	int nmicro = dp > 1 ? 1 : 2;	/* a replica's; 2 in all */
@@ -2287,7 +2287,7 @@ test_layout(int tp, int pp, int dp)
 	struct dist *d = &ly.d;
 	struct gpt whole, part;
 	struct gpt_part gp;
-	char err[512], name[32];
+	char err[512], name[64];
 	double v[9], lw, lp, nw, np, diff, ref, worst = 0, tol;
 	struct layout one = { 0 };
 	struct comm self;
@@ -2306,13 +2306,22 @@ test_layout(int tp, int pp, int dp)
 	ly.pp = layout_group(&ly, DIST_PP);
 	ly.dp = layout_group(&ly, DIST_DP);
 	ly.emb = layout_group(&ly, DIST_EMB);
-	snprintf(name, sizeof name, "tp %d x pp %d x dp %d", tp, pp, dp);
+	snprintf(name, sizeof name, "tp %d x pp %d x dp %d%s%s", tp, pp, dp,
+	    recompute ? ", recompute " : "", recompute ? recompute : "");
 	c.vocab_pad = d->vocab_pad;
 	gp = (struct gpt_part){ d->l0, d->l1, d->pp_rank == 0,
 	    d->pp_rank == pp - 1, d->tp, d->tp_rank };
 	die_if(gpt_init(&whole, &c, &gpt_cpu, err, sizeof err) < 0, "init", err);
 	die_if(gpt_init_part(&part, &c, &gp, ly.tp, &gpt_cpu, err,
 	    sizeof err) < 0, "init part", err);
+	if (recompute != NULL) {
+		struct gpt_recompute rc;
+
+		die_if(gpt_recompute_parse(&rc, 0, 0, recompute,
+		    strcmp(recompute, "full") == 0 ? "uniform" : NULL, 1, err,
+		    sizeof err) < 0, "recompute", err);
+		gpt_set_recompute(&part, &rc);
+	}
 	gpt_set_slots(&part, nmicro);
 	gpt_set_slots(&whole, 2);
 	die_if(gpt_set_batch(&whole, B, T, err, sizeof err) < 0 ||
@@ -2403,8 +2412,9 @@ main(int argc, char **argv)
 	blas_init(omp_get_max_threads());
 	if (argc == 3 && strcmp(argv[1], "dump") == 0)
 		return dump(argv[2]);
-	if (argc == 5 && strcmp(argv[1], "layout") == 0)
-		return test_layout(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]));
+	if ((argc == 5 || argc == 6) && strcmp(argv[1], "layout") == 0)
+		return test_layout(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]),
+		    argc == 6 ? argv[5] : NULL);
 	char dir[] = "/tmp/unit-gpt.XXXXXX";
 
 	if (mkdtemp(dir) == NULL)
