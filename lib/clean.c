@@ -123,9 +123,6 @@ clean_start(struct clean *c, char *err, size_t errsize, int *code)
 			return -1;
 		}
 	}
-	if (c->rep != NULL && dedup_report_open(&c->report, c->tmpdir, err,
-	    errsize, code) < 0)
-		return -1;
 	return 0;
 }
 
@@ -505,11 +502,10 @@ clean_batch_done(struct batch *b, void *arg)
 			break;
 	}
 	if (c->errcode != 0) {
-		/* What the error came after is written; nothing more. */
-		for (; k < b->nnote; k++) {
-			b->note[k].outpos = outlen;
-			b->note[k].reppos = b->rep.len;
-		}
+		/* What the error came after is written; nothing more, no warning. */
+		for (i = k; i < b->nnote; i++)
+			free(b->note[i].msg);
+		b->nnote = k;
 		if (cb == NULL)
 			b->rep.len = 0;
 	}

@@ -78,7 +78,7 @@ struct clean {
 	const struct dedup *droplist;	/* --drop's names (or NULL) */
 	char *const *tasks;	/* decontam: the task files (JSONL) */
 	size_t ntasks;
-	const char *tmpdir;	/* for the report's names and decontam's spool */
+	const char *tmpdir;	/* for decontam's spool */
 	FILE *rep, *sign;	/* the report and the signatures (or NULL) */
 	const char *repname, *signname;
 	struct progress *prog;	/* ticked once a batch (or NULL) */
@@ -94,7 +94,7 @@ struct clean {
 
 	/* in order, on the calling thread */
 	struct dedup *index;	/* exact, near: the kept documents */
-	struct dedup_report report;	/* the kept documents' names */
+	struct dedup_report report;	/* with rep: the kept documents' names (the caller opens it) */
 	struct spill spool;	/* decontam: the kept documents, for pass 2 */
 	uint64_t *kept_line;	/* decontam: kept document -> file << 40 | line */
 	size_t nkept, keptcap;
@@ -116,8 +116,9 @@ struct clean {
 
 /*
  * Get ready after the options: the tables of textfix and words, the
- * MinHash functions, the index, the task files, the spill files in
- * tmpdir. 0, or -1 with err and *code.
+ * MinHash functions, the index, the task files and decontam's spool in
+ * tmpdir. The caller then opens report (dedup_report_open) where it
+ * sets rep. 0, or -1 with err and *code.
  */
 int clean_start(struct clean *c, char *err, size_t errsize, int *code);
 /* Free what clean_start and the run made (not the caller's part). */

@@ -1,8 +1,10 @@
 /* dedup_report.c - owt-dedup's report: one JSONL line per dropped or changed document, and --drop */
+#include <stdlib.h>
 #include <string.h>
 
 #include "clean.h"
 #include "dedup_report.h"
+#include "json.h"
 #include "jsonl.h"
 #include "signature.h"
 #include "textfix.h"
@@ -24,6 +26,7 @@ void
 dedup_report_close(struct dedup_report *r)
 {
 	spill_close(&r->refs);
+	buf_free(&r->val);
 	free(r->at);
 	r->at = NULL;
 	r->n = r->cap = 0;
@@ -48,31 +51,41 @@ dedup_report_keep(struct dedup_report *r, const char *ref, size_t n,
 
 /* Start a line: {WHO,"stage":"STAGE","reason":"WHY" */
 static void
-start(struct buf *b, const char *who, size_t wholen, const char *stage,
-    const char *why)
+start(struct json_w *w, struct buf *b, const char *who, size_t wholen,
+    const char *stage, const char *why)
 {
-	buf_addc(b, '{');
-	buf_add(b, who, wholen);
-	buf_printf(b, "%s\"stage\":\"%s\",\"reason\":", wholen ? "," : "",
-	    stage);
-	json_string(b, why, strlen(why));
+	json_w_init(w, b, JSON_COMPACT);
+	json_w_obj(w);
+	json_w_raw_members(w, who, wholen);
+	json_w_key(w, "stage");
+	json_w_strz(w, stage);
+	json_w_key(w, "reason");
+	json_w_strz(w, why);
+}
+
+/* End the line that w writes. */
+static void
+end(struct json_w *w)
+{
+	json_w_end(w);
+	buf_addc(w->b, '\n');
 }
 
 void
 dedup_report_fixed(struct buf *b, const char *who, size_t wholen,
     unsigned fixes)
 {
-	int f, any = 0;
+	struct json_w w;
+	int f;
 
-	start(b, who, wholen, "fix", "fixed");
-	buf_adds(b, ",\"fixes\":[");
-	for (f = 0; f < TF_NFIXES; f++) {
-		if (!(fixes >> f & 1))
-			continue;
-		buf_printf(b, "%s\"%s\"", any ? "," : "", textfix_name[f]);
-		any = 1;
-	}
-	buf_adds(b, "]}\n");
+	start(&w, b, who, wholen, "fix", "fixed");
+	json_w_key(&w, "fixes");
+	json_w_arr(&w);
+	for (f = 0; f < TF_NFIXES; f++)
+		if (fixes >> f & 1)
+			json_w_strz(&w, textfix_name[f]);
+	json_w_end(&w);
+	end(&w);
 }
 
 int
@@ -82,39 +95,56 @@ dedup_report_drop(struct dedup_report *r, struct buf *b,
     int *code)
 {
 	const struct clean_reason *why = &clean_reason[d->drop];
-	uint64_t end;
+	struct json_w w;
+	uint64_t stop;
 
 	if (d->drop <= CLEAN_BADSIG) {
-		buf_printf(b, "{\"file\":%s,\"line\":%lu,\"stage\":\"input\","
-		    "\"reason\":\"%s\",\"error\":", file_json, lineno,
-		    clean_reason_name(d->drop));
-		json_string(b, who, d->wholen);
-		buf_adds(b, "}\n");
+		json_w_init(&w, b, JSON_COMPACT);
+		json_w_obj(&w);
+		json_w_key(&w, "file");
+		json_w_raw(&w, file_json, strlen(file_json));
+		json_w_key(&w, "line");
+		json_w_u64(&w, lineno);
+		json_w_key(&w, "stage");
+		json_w_strz(&w, "input");
+		json_w_key(&w, "reason");
+		json_w_strz(&w, clean_reason_name(d->drop));
+		json_w_key(&w, "error");
+		json_w_str(&w, who, d->wholen);
+		end(&w);
 		return 0;
 	}
-	start(b, who, d->wholen, clean_stage_name[why->stage], why->name);
+	start(&w, b, who, d->wholen, clean_stage_name[why->stage], why->name);
 	if (d->drop == CLEAN_OTHERLANG || d->drop == CLEAN_NOLANG) {
-		buf_printf(b, ",\"lang\":\"%s\",\"percent\":%d", d->lang.code,
-		    d->lang.percent);
-	} else if (d->drop == CLEAN_SHORT && d->tokens > 0) {
-		buf_printf(b, ",\"chars\":%zu,\"tokens\":%zu", d->chars,
-		    d->tokens);
+		json_w_key(&w, "lang");
+		json_w_strz(&w, d->lang.code);
+		json_w_key(&w, "percent");
+		json_w_int(&w, d->lang.percent);
 	} else if (d->drop == CLEAN_SHORT) {
-		buf_printf(b, ",\"chars\":%zu", d->chars);
+		json_w_key(&w, "chars");
+		json_w_u64(&w, d->chars);
+		if (d->tokens > 0) {
+			json_w_key(&w, "tokens");
+			json_w_u64(&w, d->tokens);
+		}
 	} else if (kept >= 0) {
-		end = (size_t)kept + 1 < r->n ? r->at[kept + 1] :
+		stop = (size_t)kept + 1 < r->n ? r->at[kept + 1] :
 		    spill_size(&r->refs);
-		buf_adds(b, ",\"kept\":");
-		if (spill_get(&r->refs, r->at[kept], (size_t)(end - r->at[kept]),
-		    b) < 0) {
+		r->val.len = 0;
+		if (spill_get(&r->refs, r->at[kept], (size_t)(stop - r->at[kept]),
+		    &r->val) < 0) {
 			snprintf(err, errsize, "%s", r->refs.err);
 			*code = XSYS;
 			return -1;
 		}
-		if (sim >= 0)
-			buf_printf(b, ",\"similarity\":%.3f", sim);
+		json_w_key(&w, "kept");
+		json_w_raw(&w, r->val.p, r->val.len);
+		if (sim >= 0) {
+			json_w_key(&w, "similarity");
+			json_w_num(&w, "%.3f", sim);
+		}
 	}
-	buf_adds(b, "}\n");
+	end(&w);
 	return 0;
 }
 
@@ -122,10 +152,14 @@ void
 dedup_report_decontam(struct buf *b, const char *who, size_t wholen,
     const char *why, unsigned long ngrams, size_t pieces)
 {
-	buf_addc(b, '{');
-	buf_add(b, who, wholen);
-	buf_printf(b, ",\"stage\":\"decontam\",\"reason\":\"%s\","
-	    "\"ngrams\":%lu,\"pieces\":%zu}\n", why, ngrams, pieces);
+	struct json_w w;
+
+	start(&w, b, who, wholen, "decontam", why);
+	json_w_key(&w, "ngrams");
+	json_w_u64(&w, ngrams);
+	json_w_key(&w, "pieces");
+	json_w_u64(&w, pieces);
+	end(&w);
 }
 
 struct dedup *

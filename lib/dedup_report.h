@@ -21,6 +21,7 @@ struct dedup_report {
 	struct spill refs;	/* the kept documents' "kept" values */
 	uint64_t *at;		/* kept document k's offset in refs */
 	size_t n, cap;
+	struct buf val;		/* a "kept" value read back */
 };
 
 /* 0, or -1 with err and *code (the spill file in tmpdir). */

@@ -1,6 +1,8 @@
 /* signature.c - the names of documents and owt-dedup's signature records (--sign, --signed) */
+#include <stdio.h>
 #include <string.h>
 
+#include "json.h"
 #include "signature.h"
 
 const char *const signature_want[SIGNATURE_NWANT] = { "file", "url",
@@ -60,18 +62,23 @@ void
 signature_hashes_write(struct buf *b, const struct dedup_sig *s)
 {
 	static const char digit[] = "0123456789abcdef";
+	char hex[2 * MINHASH_K + 1];
+	struct json_w w;
 	size_t i;
 
-	buf_printf(b, ",\"text_hash\":\"%016llx%016llx\"",
+	json_w_within(&w, b, JSON_COMPACT);
+	json_w_key(&w, "text_hash");
+	snprintf(hex, sizeof hex, "%016llx%016llx",
 	    (unsigned long long)s->text[0], (unsigned long long)s->text[1]);
+	json_w_str(&w, hex, 32);
 	if (!s->has_sketch)
 		return;
-	buf_adds(b, ",\"minhash\":\"");
 	for (i = 0; i < MINHASH_K; i++) {
-		buf_addc(b, digit[s->sketch[i] >> 4]);
-		buf_addc(b, digit[s->sketch[i] & 15]);
+		hex[2 * i] = digit[s->sketch[i] >> 4];
+		hex[2 * i + 1] = digit[s->sketch[i] & 15];
 	}
-	buf_addc(b, '"');
+	json_w_key(&w, "minhash");
+	json_w_str(&w, hex, 2 * MINHASH_K);
 }
 
 static int
