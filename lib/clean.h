@@ -201,8 +201,9 @@ int clean_read(struct clean *c, struct batch_loop *l, int file, char *err,
 
 /*
  * After the loop: decontam's second pass over the spool, its pieces to
- * out (outname in messages; NULL: standard output), its report lines to
- * c->rep. 0, or -1 with err and *code.
+ * out (standard output, as messages name it), its report lines to
+ * c->rep, its counts in c->pass2, c->count and c->nout. 0, or -1 with
+ * err and *code.
  */
 int clean_finish(struct clean *c, FILE *out, char *err, size_t errsize,
     int *code);
