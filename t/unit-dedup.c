@@ -321,9 +321,6 @@ test_report(void)
 	d.drop = CLEAN_SHORT;
 	d.chars = 30;
 	d.tokens = 9;
-	b.len = 0;
-	dedup_report_drop(&r, &b, &d, "", "\"a\"", 1, -1, -1, err, sizeof err,
-	    &code);
 	d.wholen = 0;
 	b.len = 0;
 	dedup_report_drop(&r, &b, &d, "", "\"a\"", 1, -1, -1, err, sizeof err,
