@@ -6,11 +6,7 @@
 #include "train.h"
 #include "util.h"
 
-/*
- * The gradient norm's chunks: a norm under ZeRO adds the sums of squares
- * of these slices of the flat buffer in order, as gpt_grad_norm does on
- * the CPU (its sumsq's chunks), and shards are cut at them.
- */
+/* The canonical gradient norm's chunks, which ZeRO's shards keep whole. */
 #define NORM_CHUNK GPT_NORM_CHUNK
 
 static int
@@ -34,6 +30,41 @@ balloc(const struct gpt *m, size_t n)
 		owt_die(XSYS, "out of %s memory allocating %zu bytes",
 		    m->be->name, n * sizeof *p);
 	return p;
+}
+
+/*
+ * ZeRO's shards of the flat buffers: about equal, cut where a chunk of
+ * the canonical norm starts (a tensor slice's start, or GPT_NORM_CHUNK
+ * elements into one).
+ */
+static void
+zero_split(const struct gpt *m, int d, size_t *off)
+{
+	size_t want = (m->nparams + (size_t)d - 1) / (size_t)d, best, c;
+	int q, k, l, nl;
+
+	off[0] = 0;
+	off[d] = m->nparams;
+	for (q = 1; q < d; q++) {
+		best = m->nparams;
+		for (k = 0; k < GPT_NPARAM; k++) {
+			const struct gpt_tensor *t = &m->t[k];
+			size_t slice;
+
+			if (t->n == 0)
+				continue;
+			nl = t->layered ? m->nl : 1;
+			slice = t->n / (size_t)nl;
+			for (l = 0; l < nl; l++)
+				for (c = 0; c < slice; c += NORM_CHUNK) {
+					size_t at = t->off + (size_t)l * slice + c;
+
+					if (at >= want * (size_t)q && at < best)
+						best = at;
+				}
+		}
+		off[q] = best > off[q - 1] ? best : off[q - 1];
+	}
 }
 
 /* Move moments m holds (a loaded checkpoint) into the shard: m keeps none. */
@@ -72,20 +103,18 @@ train_init(struct trainer *tr)
 	tr->tokens = xmalloc((size_t)tr->micro * (tr->T + 1) * sizeof *tr->tokens);
 	tr->inputs = xmalloc(n * sizeof *tr->inputs);
 	tr->targets = xmalloc(n * sizeof *tr->targets);
-	if (tr->nmicro > 1)
-		tr->acc = balloc(m, m->nparams);
 	tr->nctl = (size_t)tr->nmicro * d + 1;
 	if (tr->zero) {
 		size_t a, len;
 
 		tr->shard = xmalloc(((size_t)d + 1) * sizeof *tr->shard);
-		dist_split(m->nparams, d, NORM_CHUNK, tr->shard);
+		zero_split(m, d, tr->shard);
 		a = tr->shard[dp_rank(tr)];
 		len = tr->shard[dp_rank(tr) + 1] - a;
 		tr->zm = balloc(m, len ? len : 1);
 		tr->zv = balloc(m, len ? len : 1);
 		take_moments(tr);
-		tr->nctl += (m->nparams + NORM_CHUNK - 1) / NORM_CHUNK;
+		tr->nctl += gpt_norm_nparts(m);
 	}
 	tr->ctl = xcalloc(tr->nctl, sizeof *tr->ctl);
 }
@@ -101,14 +130,12 @@ train_free(struct trainer *tr)
 	tr->tokens = NULL;
 	tr->inputs = tr->targets = NULL;
 	if (be) {
-		if (tr->acc)
-			be->free(tr->acc);
 		if (tr->zm)
 			be->free(tr->zm);
 		if (tr->zv)
 			be->free(tr->zv);
 	}
-	tr->acc = tr->zm = tr->zv = NULL;
+	tr->zm = tr->zv = NULL;
 	free(tr->shard);
 	free(tr->ctl);
 	tr->shard = NULL;
@@ -168,31 +195,44 @@ train_scaler_update(const struct loss_scaler *s, struct train_state *st,
 }
 
 /*
- * One micro-batch's gradients into m->grads, then added to the
- * iteration's sum: micro-batch 0's buffer becomes the sum, later ones are
- * computed into zeroed buffers and added (the backend's add,
- * elementwise: the same on every backend).
+ * ZeRO's gradient sum: each rank gets the ordered sum of its shard only,
+ * and of the output layer's gradient for the token-embedding rows of its
+ * shard; tied, and zero outside the shard, so that the canonical norm's
+ * chunks (which shards do not cut) are this rank's or 0.
  */
-static void
-accumulate(struct trainer *tr, int j)
+static int
+zero_reduce(struct trainer *tr, char *err, size_t errsize, int *code)
 {
 	struct gpt *m = tr->m;
-	float *t;
+	const struct gpt_tensor *w = &m->t[GPT_WTE];
+	int d = ndp(tr), me = dp_rank(tr);
+	size_t a = tr->shard[me], b = tr->shard[me + 1];
+	size_t *oh = xmalloc(((size_t)d + 1) * sizeof *oh);
+	int r = 0;
 
-	if (tr->nmicro == 1)
-		return;
-	if (j == 0) {
-		t = m->grads;
-		m->grads = tr->acc;
-		tr->acc = t;
-		return;
+	if (d > 1 && comm_reduce_scatter_ordered(tr->dp, m->grads, tr->shard,
+	    "gradients", err, errsize, code) < 0)
+		r = -1;
+	if (r == 0 && d > 1 && m->head > 0) {
+		for (int q = 0; q <= d; q++)
+			oh[q] = tr->shard[q] <= w->off ? 0 :
+			    tr->shard[q] - w->off > w->n ? w->n :
+			    tr->shard[q] - w->off;
+		oh[d] = w->n;
+		if (comm_reduce_scatter_ordered(tr->dp, m->grads + m->head,
+		    oh, "gradients of the output layer", err, errsize,
+		    code) < 0)
+			r = -1;
 	}
-	m->be->add(tr->acc, m->grads, m->nparams);
-	if (j + 1 < tr->nmicro)
-		return;
-	t = m->grads;
-	m->grads = tr->acc;
-	tr->acc = t;
+	free(oh);
+	if (r < 0)
+		return -1;
+	gpt_grad_tie(m);
+	if (a > 0)
+		m->be->zero(m->grads, a * sizeof(float));
+	if (b < m->nparams)
+		m->be->zero(m->grads + b, (m->nparams - b) * sizeof(float));
+	return 0;
 }
 
 /*
@@ -239,41 +279,36 @@ train_iteration(struct trainer *tr, const struct sample_src *src,
 	uint64_t first = tr->st.consumed_train;
 	uint64_t key = owt_mix64(tr->st.seed);
 	uint64_t batch = train_batch(tr);
-	double loss = 0, coef = 1, *ctl = tr->ctl, sumsq = 0;
+	double loss = 0, coef = 1, *ctl = tr->ctl;
 	int j;
 
 	memset(ctl, 0, tr->nctl * sizeof *ctl);
-	gpt_zero_grad(m);
 	for (j = 0; j < tr->nmicro; j++) {
 		/* global micro-batch g: samples first + g * micro, Megatron's order */
 		uint64_t g = (uint64_t)j * d + me;
 
-		if (j > 0)
-			gpt_zero_grad(m);
 		if (fetch(tr, src, first + g * tr->micro, err, errsize,
 		    code) < 0)
 			return -1;
 		/* dropout masks: a function of the seed and the sample */
+		gpt_zero_grad(m);
 		ctl[g] = gpt_forward(m, tr->inputs, tr->targets, dloss, key,
 		    first + g * tr->micro);
 		gpt_backward(m);
-		accumulate(tr, j);
+		gpt_grad_accumulate(m, j, tr->nmicro);
 	}
 	ctl[gmicro] = tr->stop;
+	/* both gradients of the tied embedding, summed apart, then tied */
 	if (d > 1 && !tr->zero && comm_sum_ordered(tr->dp, m->grads,
-	    m->nparams, "gradients", err, errsize, code) < 0)
+	    m->ngrads, "gradients", err, errsize, code) < 0)
 		return -1;
 	if (tr->zero) {
-		size_t a = tr->shard[me], b = tr->shard[me + 1];
-
-		if (d > 1 && comm_reduce_scatter_ordered(tr->dp, m->grads,
-		    tr->shard, "gradients", err, errsize, code) < 0)
+		if (zero_reduce(tr, err, errsize, code) < 0)
 			return -1;
-		/* the sums of squares of this shard's chunks; 0 for the others' */
-		nchunk = (m->nparams + NORM_CHUNK - 1) / NORM_CHUNK;
-		if (b > a)
-			m->be->sumsq_chunks(ctl + gmicro + 1 + a / NORM_CHUNK,
-			    m->grads + a, b - a);
+		nchunk = gpt_norm_nparts(m);
+		gpt_norm_parts(m, ctl + gmicro + 1);
+	} else {
+		gpt_grad_tie(m);
 	}
 	/* losses, the stop flag and the norm's parts: one message */
 	if (d > 1 && comm_ctl_allreduce(tr->dp, ctl, gmicro + 1 + nchunk,
@@ -283,13 +318,8 @@ train_iteration(struct trainer *tr, const struct sample_src *src,
 		loss += (float)ctl[i];
 	tr->stop = ctl[gmicro];
 	r->loss = loss / (double)gmicro;
-	if (tr->zero) {
-		for (i = 0; i < nchunk; i++)
-			sumsq += ctl[gmicro + 1 + i];
-		r->grad_norm = sqrt(sumsq) / scale;
-	} else {
-		r->grad_norm = gpt_grad_norm(m) / scale;
-	}
+	r->grad_norm = (tr->zero ? gpt_norm_sum(ctl + gmicro + 1, nchunk) :
+	    gpt_grad_norm(m)) / scale;
 	r->lr = schedule_lr_at(&tr->lr, tr->st.sched_samples);
 	r->loss_scale = tr->st.loss_scale;
 	r->skipped = 0;

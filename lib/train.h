@@ -87,7 +87,6 @@ struct trainer {
 	int32_t *inputs, *targets;	/* (micro, T) */
 
 	/* private */
-	float *acc;		/* backend: the micro-batches' sum (nmicro > 1) */
 	size_t *shard;		/* zero: DP + 1 offsets into the flat buffers */
 	float *zm, *zv;		/* zero: the moments of this rank's shard */
 	double *ctl;		/* the control all-reduce's values */

@@ -51,6 +51,15 @@ is "$rc" 0 "DP4 with the distributed optimizer trains"
 same out one1.log "DP4 + ZeRO-1: one process's log, bit for bit"
 same_ckpt zero4/$it10 one1/$it10 "DP4 + ZeRO-1: one process's checkpoint"
 
+# A vocabulary of 2000 (Vp 2048: four norm chunks of the token
+# embedding): ZeRO's shards over 4 ranks cut the embedding and its
+# output-layer gradient.
+run "$tt" -M 2,32,4,16,2000 -s onev 6 4 1
+mv out onev.log
+mpi_run 4 "$tt" -z -M 2,32,4,16,2000 -s zerov 6 4 1
+same out onev.log "DP4 + ZeRO-1 with the embedding cut between shards: one process's log"
+same_ckpt zerov/iter_0000006 onev/iter_0000006 "... and its checkpoint"
+
 # Two micro-batches per rank: (g0 + g2) + (g1 + g3) is not
 # ((g0 + g1) + g2) + g3, so only the first loss is exact. The rest:
 # |loss difference| <= 2e-5 |loss|, final weights |dw|/|w| <= 1e-5.

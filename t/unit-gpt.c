@@ -8,6 +8,8 @@
 
 #include "blas.h"
 #include "ckpt.h"
+#include "comm.h"
+#include "dist.h"
 #include "gpt.h"
 #include "gpt_data.h"
 #include "mt19937.h"
@@ -1714,6 +1716,7 @@ dump(const char *dir)
 	gpt_zero_grad(&m);
 	gpt_forward(&m, in, tg, 1.0f / (B * T), 0, 0);
 	gpt_backward(&m);
+	gpt_grad_tie(&m);
 	grads = xmalloc(m.nparams * sizeof *grads);
 	gpt_get(&m, GPT_GRADS, grads);
 	t = ckpt_tensors(&m, grads, "grad.", &n);
@@ -2011,6 +2014,386 @@ test_recompute_bytes(void)
 	}
 }
 
+/*
+ * Gradient accumulation that data parallelism reproduces: four
+ * micro-batches accumulated by gpt_grad_accumulate equal the four
+ * computed apart (as four data-parallel ranks would) and added in order,
+ * ((g0 + g1) + g2) + g3, bit for bit, both embedding gradients; the tie
+ * adds them; the norm is the chunks' in (tensor, layer, chunk) order.
+ */
+static void
+test_accumulate(void)
+{
+	enum { B = 2, T = 8, NM = 4 };
+	struct gpt_config c = small;
+	struct gpt_data_mock md = { 3, 0, T, 300 };
+	struct gpt m;
+	uint32_t tok[B * (T + 1)];
+	int32_t in[NM][B * T], tg[NM][B * T];
+	float *g[NM], *sum;
+	char err[256];
+	size_t i, n, nwte, np, idx;
+	double norm, want = 0, *part;
+	int j, b, t, k, l, code, nl;
+
+	c.hidden_dropout = c.attn_dropout = 0.1f;
+	die_if(gpt_init(&m, &c, &gpt_cpu, err, sizeof err) < 0, "init", err);
+	die_if(gpt_set_batch(&m, B, T, err, sizeof err) < 0, "batch", err);
+	gpt_init_weights(&m, 8, 0.02f);
+	for (j = 0; j < NM; j++)
+		for (b = 0; b < B; b++) {
+			die_if(gpt_data_mock_get(&md, (uint64_t)(j * B + b), tok, err,
+			    sizeof err, &code) < 0, "mock", err);
+			for (t = 0; t < T; t++) {
+				in[j][b * T + t] = (int32_t)tok[t];
+				tg[j][b * T + t] = (int32_t)tok[t + 1];
+			}
+		}
+	n = m.ngrads;
+	nwte = m.t[GPT_WTE].n;
+	OK(m.head == m.nparams && n == m.nparams + nwte, "the output layer's "
+	    "gradient of the tied embedding lies apart, after the parameters");
+	for (j = 0; j < NM; j++) {
+		gpt_zero_grad(&m);
+		gpt_forward(&m, in[j], tg[j], 0.01f, 77, (uint64_t)(j * B));
+		gpt_backward(&m);
+		g[j] = xmalloc(n * sizeof *g[j]);
+		memcpy(g[j], m.grads, n * sizeof *g[j]);
+	}
+	for (j = 0; j < NM; j++) {
+		gpt_zero_grad(&m);
+		gpt_forward(&m, in[j], tg[j], 0.01f, 77, (uint64_t)(j * B));
+		gpt_backward(&m);
+		gpt_grad_accumulate(&m, j, NM);
+	}
+	sum = xmalloc(n * sizeof *sum);
+	for (i = 0; i < n; i++)
+		sum[i] = ((g[0][i] + g[1][i]) + g[2][i]) + g[3][i];
+	OK(memcmp(sum, m.grads, n * sizeof *sum) == 0, "%d micro-batches "
+	    "accumulated: ((g0 + g1) + g2) + g3 of the micro-batches apart, "
+	    "bit for bit, both embedding gradients", NM);
+	gpt_grad_tie(&m);
+	for (i = 0; i < nwte; i++)
+		sum[m.t[GPT_WTE].off + i] += sum[m.head + i];
+	OK(memcmp(sum, m.grads, m.nparams * sizeof *sum) == 0,
+	    "the tie adds the output layer's gradient to the embedding's");
+	/* the canonical norm: chunk sums in (k, l, chunk) order */
+	np = gpt_norm_nparts(&m);
+	part = xmalloc(np * sizeof *part);
+	gpt_norm_parts(&m, part);
+	for (k = 0, idx = 0; k < GPT_NPARAM; k++) {
+		nl = m.t[k].layered ? c.nlayer : 1;
+		for (l = 0; l < nl; l++)
+			for (i = 0; i < m.t[k].slice; i += GPT_NORM_CHUNK) {
+				double s = gpt_cpu.sumsq(m.grads + m.t[k].off +
+				    (size_t)l * m.t[k].slice + i, m.t[k].slice - i <
+				    GPT_NORM_CHUNK ? m.t[k].slice - i : GPT_NORM_CHUNK);
+
+				want += s;
+				idx += part[idx] == s;
+			}
+	}
+	norm = gpt_grad_norm(&m);
+	OK(idx == np && norm == sqrt(want) && norm == gpt_norm_sum(part, np),
+	    "the gradient norm: %zu chunk sums of squares in (tensor, layer, "
+	    "chunk) order (%.9g)", np, norm);
+	for (j = 0; j < NM; j++)
+		free(g[j]);
+	free(sum);
+	free(part);
+	gpt_free(&m);
+}
+
+/* ---- model parallelism, under mpirun (t/6008-gpt-parts.t) ---- */
+
+/*
+ * The squared difference and the squared reference over the elements rank
+ * holds of buffer part (a part's flat buffer) and whole (the whole
+ * model's), matched through lib/dist.h's runs; with exact, the count of
+ * elements that differ instead of the difference.
+ */
+static void
+part_diff(const struct dist *d, const struct gpt *pm, const float *part,
+    const struct gpt *wm, const float *whole, double *diff, double *ref)
+{
+	struct dist_run run[DIST_MAXRUN];
+	int k, l, i, nr;
+	size_t j, q;
+
+	*diff = *ref = 0;
+	for (k = 0; k < GPT_NPARAM; k++)
+		for (l = 0; l < (wm->t[k].layered ? wm->cfg.nlayer : 1); l++) {
+			nr = dist_runs(d, d->rank, k, l, run);
+			if (nr == 0)
+				continue;
+			for (i = 0; i < nr; i++)
+				for (q = 0; q < run[i].rows; q++)
+					for (j = 0; j < run[i].n; j++) {
+						double a = part[pm->t[k].off +
+						    (size_t)(wm->t[k].layered ? l - d->l0 : 0) *
+						    pm->t[k].slice + run[i].local +
+						    q * run[i].lstride + j];
+						double b = whole[wm->t[k].off + (size_t)l *
+						    wm->t[k].slice + run[i].global +
+						    q * run[i].gstride + j];
+
+						*diff += (a - b) * (a - b);
+						*ref += b * b;
+					}
+		}
+}
+
+/* A layout's groups, from lib/dist.h. */
+struct layout {
+	struct comm *world, *tp, *pp, *dp, *emb;
+	struct dist d;
+};
+
+static void
+die_comm(int fail, const char *err)
+{
+	die_if(fail, "comm", err);
+}
+
+/*
+ * One training iteration as a layout runs it (gpt.h's recipe; the
+ * pipeline as GPipe, every forward pass and then every backward pass in
+ * micro-batch order, one slot each; nmicro micro-batches a data-parallel
+ * replica, Megatron's samples): the loss and the norm, on every rank.
+ */
+static void
+part_iteration(struct gpt *m, struct layout *ly, const struct sample_src *src,
+    int B, int T, int nmicro, uint64_t first, double *loss, double *norm)
+{
+	int DP = ly->d.dp, dp = ly->d.dp_rank;
+	uint32_t tok[64 * 17];
+	int32_t in[8][64 * 16], tg[8][64 * 16];
+	size_t btc = (size_t)B * T * m->cfg.nembd * sizeof(float), np;
+	int s = ly->d.pp_rank, last = s == ly->d.pp - 1;
+	char err[512];
+	double *part, coef = 1, l = 0;
+	int b, t, j, code;
+
+	for (j = 0; j < nmicro; j++) {
+		for (b = 0; b < B; b++) {
+			die_if(src->get(src->arg, first + (uint64_t)((j * DP +
+			    dp) * B + b), tok + b * (T + 1), err, sizeof err,
+			    &code) < 0, "data", err);
+			for (t = 0; t < T; t++) {
+				in[j][b * T + t] = (int32_t)tok[b * (T + 1) + t];
+				tg[j][b * T + t] = (int32_t)tok[b * (T + 1) + t + 1];
+			}
+		}
+		if (s > 0)
+			die_comm(comm_sendrecv(ly->pp, NULL, 0, -1,
+			    gpt_stage_input(m, j), btc, s - 1, "activations",
+			    err, sizeof err, &code) < 0, err);
+		l += gpt_forward_stage(m, j, in[j], tg[j],
+		    1.0f / (float)(B * T * nmicro * DP), owt_mix64(9),
+		    first + (uint64_t)((j * DP + dp) * B));
+		if (!last)
+			die_comm(comm_sendrecv(ly->pp, gpt_stage_output(m, j), btc,
+			    s + 1, NULL, 0, -1, "activations", err, sizeof err,
+			    &code) < 0, err);
+	}
+	for (j = 0; j < nmicro; j++) {
+		gpt_zero_grad(m);
+		if (!last)
+			die_comm(comm_sendrecv(ly->pp, NULL, 0, -1,
+			    gpt_stage_grad(m), btc, s + 1, "gradients", err,
+			    sizeof err, &code) < 0, err);
+		gpt_backward_stage(m, j);
+		if (s > 0)
+			die_comm(comm_sendrecv(ly->pp, gpt_stage_grad(m), btc,
+			    s - 1, NULL, 0, -1, "gradients", err, sizeof err,
+			    &code) < 0, err);
+		gpt_grad_accumulate(m, j, nmicro);
+	}
+	if (DP > 1)
+		die_comm(comm_sum_ordered(ly->dp, m->grads, m->ngrads,
+		    "gradients", err, sizeof err, &code) < 0, err);
+	gpt_grad_tie(m);
+	if (ly->emb != NULL && ly->emb->size > 1)
+		die_comm(comm_sum_ordered(ly->emb, m->grads + m->t[GPT_WTE].off,
+		    m->t[GPT_WTE].n, "embedding gradients", err, sizeof err,
+		    &code) < 0, err);
+	np = gpt_norm_nparts(m);
+	part = xmalloc((np + 1) * sizeof *part);
+	gpt_norm_parts(m, part);
+	if (dp > 0)	/* one replica's vector: the others are the same */
+		memset(part, 0, np * sizeof *part);
+	/* the loss lives on the last stage: the sum adds it to zeros */
+	part[np] = last && ly->d.tp_rank == 0 ? l : 0;
+	if (ly->world->size > 1)
+		die_comm(comm_ctl_allreduce(ly->world, part, np + 1, COMM_SUM,
+		    "norm", err, sizeof err, &code) < 0, err);
+	*norm = gpt_norm_sum(part, np);
+	*loss = part[np] / (nmicro * DP);
+	free(part);
+	if (*norm > 0.5)
+		coef = 0.5 / (*norm + 1e-6);
+	gpt_update(m, &(struct adamw){ 0.9f, 0.95f, 1e-8f, 0.1f }, 1e-3f,
+	    (float)coef);
+}
+
+/*
+ * The group of kind of this rank (NULL where it has none: a middle stage
+ * names the embedding group of its column, which comm_group numbers on
+ * every rank alike).
+ */
+static struct comm *
+layout_group(struct layout *ly, int kind)
+{
+	int ranks[64], n = dist_group(&ly->d, ly->world->rank, kind, ranks);
+	struct comm *g = NULL;
+	char err[512];
+	int code;
+
+	if (n == 0) {
+		ranks[0] = dist_rank(&ly->d, 0, ly->d.dp_rank, ly->d.tp_rank);
+		ranks[1] = dist_rank(&ly->d, ly->d.pp - 1, ly->d.dp_rank,
+		    ly->d.tp_rank);
+		n = 2;
+	}
+
+	die_comm(comm_group(ly->world, ranks, n, &g, err, sizeof err,
+	    &code) < 0, err);
+	return g;
+}
+
+/*
+ * A layout of TP x PP ranks against the whole model (each rank runs
+ * both): the initial weights are the whole model's slices, bit for bit;
+ * over 6 iterations of 2 micro-batches with dropout 0.1, a pipeline alone
+ * gives the whole model's losses, norms and weights bit for bit, and
+ * tensor parallelism the first loss to 1e-6, the first gradients and
+ * norm to 1e-5, losses to 2e-5 of the loss and final weights to 1e-5 in
+ * norm (plan-16 B7: the row-parallel products and the split softmax sum
+ * add in another order). Rank 0 writes TAP, after a reduction of every
+ * rank's verdicts.
+ */
+static int
+test_layout(int tp, int pp, int dp, const char *recompute)
+{
+	enum { B = 2, T = 16, STEPS = 6 };
+	int nmicro = dp > 1 ? 1 : 2;	/* a replica's; 2 in all */
+	struct gpt_config c = {
+		.nlayer = 4, .nhead = 4, .nembd = 32, .maxpos = 16, .vocab = 250,
+		.ln_eps = 1e-5f, .hidden_dropout = 0.1f, .attn_dropout = 0.1f,
+	};
+	struct gpt_data_mock md = { 11, 0, T, 250 };
+	struct sample_src src = { gpt_data_mock_get, &md };
+	struct layout ly = { 0 };
+	struct dist *d = &ly.d;
+	struct gpt whole, part;
+	struct gpt_part gp;
+	char err[512], name[64];
+	double v[9], lw, lp, nw, np, diff, ref, worst = 0, tol;
+	struct layout one = { 0 };
+	struct comm self;
+	float *hw, *hp;
+	int code, i, ok_init, ok_loss = 1;
+
+	die_comm(comm_init(&ly.world, 60, err, sizeof err, &code) < 0, err);
+	if (ly.world->rank != 0)
+		die_if(freopen("/dev/null", "w", stdout) == NULL, "stdout",
+		    "cannot redirect");
+	die_if(dist_init(d, ly.world->size, ly.world->rank, tp, pp, &c, 128,
+	    B, 2 * B, err, sizeof err, &code) < 0, "dist", err);
+	die_if(d->dp != dp || d->micro != nmicro, "layout", "world size is "
+	    "not tp x pp x dp");
+	ly.tp = layout_group(&ly, DIST_TP);
+	ly.pp = layout_group(&ly, DIST_PP);
+	ly.dp = layout_group(&ly, DIST_DP);
+	ly.emb = layout_group(&ly, DIST_EMB);
+	snprintf(name, sizeof name, "tp %d x pp %d x dp %d%s%s", tp, pp, dp,
+	    recompute ? ", recompute " : "", recompute ? recompute : "");
+	c.vocab_pad = d->vocab_pad;
+	gp = (struct gpt_part){ d->l0, d->l1, d->pp_rank == 0,
+	    d->pp_rank == pp - 1, d->tp, d->tp_rank };
+	die_if(gpt_init(&whole, &c, &gpt_cpu, err, sizeof err) < 0, "init", err);
+	die_if(gpt_init_part(&part, &c, &gp, ly.tp, &gpt_cpu, err,
+	    sizeof err) < 0, "init part", err);
+	if (recompute != NULL) {
+		struct gpt_recompute rc;
+
+		die_if(gpt_recompute_parse(&rc, 0, 0, recompute,
+		    strcmp(recompute, "full") == 0 ? "uniform" : NULL, 1, err,
+		    sizeof err) < 0, "recompute", err);
+		gpt_set_recompute(&part, &rc);
+	}
+	gpt_set_slots(&part, nmicro);
+	gpt_set_slots(&whole, 2);
+	die_if(gpt_set_batch(&whole, B, T, err, sizeof err) < 0 ||
+	    gpt_set_batch(&part, B, T, err, sizeof err) < 0, "batch", err);
+	gpt_init_weights(&whole, 5, 0.02f);
+	gpt_init_weights(&part, 5, 0.02f);
+	hw = xmalloc(whole.nparams * sizeof *hw);
+	hp = xmalloc(part.nparams * sizeof *hp);
+	gpt_get(&whole, GPT_PARAMS, hw);
+	gpt_get(&part, GPT_PARAMS, hp);
+	part_diff(d, &part, hp, &whole, hw, &diff, &ref);
+	ok_init = diff == 0 && ref > 0;
+	/* the whole model alone, on every rank: a world of one, no groups */
+	self = *ly.world;
+	self.size = 1;
+	one.world = &self;
+	one.d.pp = one.d.tp = one.d.dp = 1;
+	tol = tp > 1 ? 1 : 0;
+	for (i = 0; i < STEPS; i++) {
+		part_iteration(&whole, &one, &src, B, T, 2,
+		    (uint64_t)i * B * 2, &lw, &nw);
+		part_iteration(&part, &ly, &src, B, T, nmicro,
+		    (uint64_t)i * B * 2, &lp, &np);
+		ok_loss &= fabs(lp - lw) <= 2e-5 * tol * fabs(lw);
+		worst = fmax(worst, fabs(lp - lw) / fabs(lw));
+		if (i == 0) {
+			v[8] = fabs(lp - lw) / lw;
+			v[2] = fabs(np - nw) / nw;
+			gpt_get(&whole, GPT_GRADS, hw);
+			gpt_get(&part, GPT_GRADS, hp);
+			part_diff(d, &part, hp, &whole, hw, &diff, &ref);
+			v[3] = diff;
+			v[4] = ref;
+		}
+	}
+	gpt_get(&whole, GPT_PARAMS, hw);
+	gpt_get(&part, GPT_PARAMS, hp);
+	part_diff(d, &part, hp, &whole, hw, &diff, &ref);
+	v[0] = ok_init;
+	v[1] = ok_loss;
+	v[5] = diff;
+	v[6] = ref;
+	v[7] = worst;
+	/* the verdicts and sums of every rank (each holds other elements) */
+	die_comm(comm_ctl_allreduce(ly.world, v, 2, COMM_MIN, "verdicts", err,
+	    sizeof err, &code) < 0 || comm_ctl_allreduce(ly.world, v + 2, 4,
+	    COMM_SUM, "sums", err, sizeof err, &code) < 0 ||
+	    comm_ctl_allreduce(ly.world, v + 6, 3, COMM_MAX, "worst", err,
+	    sizeof err, &code) < 0, err);
+	OK(v[0] == 1, "%s: every rank's initial weights are the whole "
+	    "model's slices, bit for bit", name);
+	OK(v[8] <= 1e-6 * tol, "%s: the first iteration's loss %s the whole "
+	    "model's (%.3g)", name, tp > 1 ? "within 1e-6 of" : "is", v[8]);
+	OK(v[2] / ly.world->size <= 1e-5 * tol && sqrt(v[3] / v[4]) <=
+	    1e-5 * tol, "%s: the first iteration's gradient norm (%.3g) and "
+	    "gradients (%.3g, in norm) %s the whole model's", name,
+	    v[2] / ly.world->size, sqrt(v[3] / v[4]), tp > 1 ?
+	    "within 1e-5 of" : "are");
+	OK(v[1] == 1, "%s: %d iterations of 2 micro-batches with dropout "
+	    "0.1: losses %s the whole model's (worst %.3g)", name, STEPS,
+	    tp > 1 ? "within 2e-5 of" : "are", v[7]);
+	OK(sqrt(v[5] / v[6]) <= 1e-5 * tol, "%s: the final weights %s (%.3g "
+	    "in norm)", name, tp > 1 ? "within 1e-5" : "the same bits",
+	    sqrt(v[5] / v[6]));
+	free(hw);
+	free(hp);
+	gpt_free(&whole);
+	gpt_free(&part);
+	die_comm(comm_finish(ly.world, err, sizeof err, &code) < 0, err);
+	return unit_done();
+}
+
 static int
 rm_one(const char *path, const struct stat *st, int type, struct FTW *f)
 {
@@ -2029,6 +2412,9 @@ main(int argc, char **argv)
 	blas_init(omp_get_max_threads());
 	if (argc == 3 && strcmp(argv[1], "dump") == 0)
 		return dump(argv[2]);
+	if ((argc == 5 || argc == 6) && strcmp(argv[1], "layout") == 0)
+		return test_layout(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]),
+		    argc == 6 ? argv[5] : NULL);
 	char dir[] = "/tmp/unit-gpt.XXXXXX";
 
 	if (mkdtemp(dir) == NULL)
@@ -2042,6 +2428,7 @@ main(int argc, char **argv)
 	test_layers(&gpt_cpu);
 	test_mask_parts(&gpt_cpu);
 	test_parts_backend(&gpt_cpu);
+	test_accumulate();
 	test_checkpoint(dir);
 	test_sampler();
 	test_data(dir);
