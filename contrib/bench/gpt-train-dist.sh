@@ -35,12 +35,12 @@ run_one() {	# name np threads [flags]
 	shift 3
 	if [ "$np" = 1 ]; then
 		/usr/bin/time -f '%e %U %S %M' -o "$BW/$name.time" \
-		    "$tt" "$@" -j "$th" -M "$shape" "$ITERS" "$G" "$MB" \
+		    "$tt" -q "$@" -j "$th" -M "$shape" "$ITERS" "$G" "$MB" \
 		    >"$BW/$name.log"
 		"$tt" -j "$th" -M "$shape" 2 "$G" "$MB" >"$BW/$name.loss"
 	else
 		/usr/bin/time -f '%e %U %S %M' -o "$BW/$name.time" \
-		    mpirun -np "$np" --bind-to none "$tt" "$@" -j "$th" \
+		    mpirun -np "$np" --bind-to none "$tt" -q "$@" -j "$th" \
 		    -M "$shape" "$ITERS" "$G" "$MB" >"$BW/$name.log"
 		mpirun -np "$np" --bind-to none "$tt" "$@" -j "$th" \
 		    -M "$shape" 2 "$G" "$MB" >"$BW/$name.loss"
@@ -48,9 +48,9 @@ run_one() {	# name np threads [flags]
 }
 
 echo "GPT-2 124M shape, T=$SEQ, micro-batch $MB, global batch $G, $ITERS iterations"
-run_one one 1 "$THREADS" -q
-run_one dp2 2 1 -q
-run_one zero2 2 1 -q -z
+run_one one 1 "$THREADS"
+run_one dp2 2 1
+run_one zero2 2 1 -z
 base=$(iter_ms "$BW/one.log")
 printf '%-28s %14s %10s %10s %14s  %s\n' run ms/iteration "it/s ratio" "CPU s" "peak RSS MB" "losses"
 for name in one dp2 zero2; do
