@@ -225,18 +225,6 @@ out_check(void)
 #define bad(...) (owt_warn(__VA_ARGS__), nbad++, status = XDATA, \
     opt.keep_going ? 0 : -1)
 
-/* ids as a JSON array */
-static void
-json_ids(struct buf *b, const uint32_t *ids, size_t n)
-{
-	size_t i;
-
-	buf_addc(b, '[');
-	for (i = 0; i < n; i++)
-		buf_printf(b, "%s%u", i ? ", " : "", ids[i]);
-	buf_addc(b, ']');
-}
-
 /* s[0..n) as a JSON string, invalid UTF-8 sequences as U+FFFD. */
 static void
 json_text(struct buf *b, const char *s, size_t n)
