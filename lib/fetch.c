@@ -234,13 +234,26 @@ fetch_filter(struct fetch *f, struct fetch_item *it)
 
 /* ---- records and log lines ---- */
 
-/* Members to set: values side by side in vals, keys in ed. */
+/*
+ * Members to set: keys in ed, their values written side by side in vals
+ * by the JSON writer (each a top-level value of its own).
+ */
 struct fields {
 	struct jsonl_edit ed[12];
 	size_t n;
 	struct buf vals;
+	struct json_w w;
 };
 
+static void
+fields_init(struct fields *fl)
+{
+	fl->n = 0;
+	memset(&fl->vals, 0, sizeof fl->vals);
+	json_w_init(&fl->w, &fl->vals, JSON_COMPACT);
+}
+
+/* The value of key is what vals gained since start. */
 static void
 add_field(struct fields *fl, const char *key, size_t start)
 {
@@ -256,9 +269,9 @@ add_str(struct fields *fl, const char *key, const char *s, size_t len)
 	size_t start = fl->vals.len;
 
 	if (s == NULL)
-		buf_adds(&fl->vals, "null");
+		json_w_null(&fl->w);
 	else
-		json_string(&fl->vals, s, len);
+		json_w_str(&fl->w, s, len);
 	add_field(fl, key, start);
 }
 
@@ -267,7 +280,7 @@ add_num(struct fields *fl, const char *key, double v)
 {
 	size_t start = fl->vals.len;
 
-	buf_printf(&fl->vals, "%.0f", v);
+	json_w_num(&fl->w, "%.0f", v);
 	add_field(fl, key, start);
 }
 
@@ -283,14 +296,15 @@ add_time(struct fields *fl, const char *key, time_t t)
 }
 
 /*
- * The record: base (a JSONL line) with the members set in place or
- * added, or, with base NULL, an object of the members alone (as
- * jsonl_write makes of "{}").
+ * The record and '\n': base (a JSONL line) with the members set in place
+ * or added at the end (jsonl_write), or, with base NULL, an object of the
+ * members alone.
  */
 static void
 put_fields(struct fields *fl, struct jsonl_rec *rec, const char *base,
     size_t blen, struct buf *dst)
 {
+	struct json_w w;
 	char err[256];
 	size_t i;
 
@@ -301,15 +315,14 @@ put_fields(struct fields *fl, struct jsonl_rec *rec, const char *base,
 			owt_fatal("cannot re-read a record: %s", err);
 		jsonl_write(dst, rec, fl->ed, fl->n);
 	} else {
-		buf_addc(dst, '{');
+		json_w_init(&w, dst, JSON_COMPACT);
+		json_w_obj(&w);
 		for (i = 0; i < fl->n; i++) {
-			if (i > 0)
-				buf_addc(dst, ',');
-			json_string(dst, fl->ed[i].key, strlen(fl->ed[i].key));
-			buf_addc(dst, ':');
-			buf_add(dst, fl->ed[i].json, fl->ed[i].len);
+			json_w_key(&w, fl->ed[i].key);
+			json_w_raw(&w, fl->ed[i].json, fl->ed[i].len);
 		}
-		buf_add(dst, "}\n", 2);
+		json_w_end(&w);
+		buf_addc(dst, '\n');
 	}
 	buf_free(&fl->vals);
 }
@@ -318,9 +331,10 @@ void
 fetch_write_page(const struct fetch_opts *o, const struct fetch_item *it,
     struct jsonl_rec *rec, struct buf *out)
 {
-	struct fields fl = { .n = 0 };
+	struct fields fl;
 	const struct crawl_job *j = &it->job;
 
+	fields_init(&fl);
 	if (it->line == NULL)
 		add_str(&fl, "url", it->url, strlen(it->url));
 	add_str(&fl, "title", it->title.p ? it->title.p : "", it->title.len);
@@ -345,10 +359,11 @@ void
 fetch_write_log(const struct fetch_opts *o, const struct fetch_item *it,
     int outcome, struct buf *out)
 {
-	struct fields fl = { .n = 0 };
+	struct fields fl;
 	const struct crawl_job *j = &it->job;
 	const char *name = crawl_outcome[outcome];
 
+	fields_init(&fl);
 	add_str(&fl, "url", it->url, strlen(it->url));
 	add_str(&fl, "outcome", name, strlen(name));
 	add_num(&fl, "http_status", j->status);
@@ -450,7 +465,7 @@ fetch_extract(const struct fetch_opts *o, struct fetch_item *it,
     struct jsonl_rec *rec)
 {
 	struct crawl_job *j = &it->job;
-	char err[1024];
+	char err[1024], xerr[128];
 	double t0 = owt_now();
 	int code;
 
@@ -473,9 +488,9 @@ fetch_extract(const struct fetch_opts *o, struct fetch_item *it,
 		return;
 	}
 	if (extract_page(j->body.p ? j->body.p : "", j->body.len, j->content_type,
-	    &it->title, &it->text, &it->meta, &it->enc, err, sizeof err) < 0) {
+	    &it->title, &it->text, &it->meta, &it->enc, xerr, sizeof xerr) < 0) {
 		j->outcome = CR_BAD_HTML;
-		snprintf(j->error, sizeof j->error, "%s", err);
+		snprintf(j->error, sizeof j->error, "%s", xerr);
 	} else if (it->text.len == 0) {
 		j->outcome = CR_EMPTY;
 		snprintf(j->error, sizeof j->error, "no article text");
