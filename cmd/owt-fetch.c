@@ -19,6 +19,7 @@ static struct fetch_opts opt = {
 	    .robots_token = "owt-fetch" },
 };
 static size_t low_speed = 1024;
+static int window = 16384;
 static struct opt_list resolve;
 
 /* --json-keys: one field name. */
@@ -90,6 +91,8 @@ static const struct opt opts[] = {
 	{ .name = "max-bytes", .arg = "size", .type = OPT_SIZE,
 	    .p = &opt.c.max_bytes, .min = 1024, .max = (double)(1ULL << 32),
 	    .help = "body cap after decompression (10M)" },
+	{ .name = "ordered", .type = OPT_FLAG, .p = &opt.ordered,
+	    .help = "write the records in the order of the input" },
 	{ .name = "per-host", .arg = "n", .type = OPT_INT, .p = &opt.c.per_host,
 	    .min = 1, .max = 4096, .help = "transfers in flight per host (2)" },
 	{ .name = "progress", .type = OPT_FLAG, .p = &opt.progress,
@@ -112,6 +115,9 @@ static const struct opt opts[] = {
 	    .help = "the User-Agent header (owt-fetch/VERSION)" },
 	{ .name = "version", .type = OPT_VERSION,
 	    .help = "print the version and exit" },
+	{ .name = "window", .arg = "n", .type = OPT_INT, .p = &window,
+	    .min = 1, .max = 1 << 24,
+	    .help = "URLs read and not yet written, at most (16384)" },
 	{ .name = "workers", .arg = "n", .type = OPT_INT, .p = &opt.workers,
 	    .min = 0, .max = 1024,
 	    .help = "extraction threads (the number of CPUs)" },
@@ -146,6 +152,9 @@ summary(struct fetch *f, double secs)
 		fprintf(stderr, "; %llu already in the log", f->nresumed);
 	if (f->ncancelled)
 		fprintf(stderr, "; %llu not started (interrupted)", f->ncancelled);
+	if (f->nunwritten)
+		fprintf(stderr, "; %llu fetched after those, not written",
+		    f->nunwritten);
 	if (nbad)
 		fprintf(stderr, "; %llu bad input lines", nbad);
 	fputc('\n', stderr);
@@ -174,6 +183,7 @@ main(int argc, char **argv)
 		opt.c.agent = agent;
 	}
 	opt.c.low_speed = (long)low_speed;
+	opt.c.window = (size_t)window;
 	if (opt.c.low_speed_time > opt.c.timeout)
 		opt.c.low_speed_time = opt.c.timeout < 1 ? 1 : (long)opt.c.timeout;
 	for (i = 0; i < resolve.n; i++)

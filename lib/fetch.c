@@ -534,6 +534,19 @@ work(struct batch *b, void *state)
 		fetch_extract(f->o, b->user[i], state);
 }
 
+/*
+ * A bad line or page. Without keep_going the loop stops writing at it,
+ * so the items after it in the same batch (--ordered) are not finished
+ * either: no log line names a record not written.
+ */
+static void
+note(struct fetch *f, struct batch *b, int reason, const char *msg)
+{
+	batch_note(b, reason, "%s", msg);
+	if (!f->o->keep_going)
+		f->halted = 1;
+}
+
 /* An item's turn: count it, write its record and log line, or its note. */
 static void
 finish(struct fetch *f, struct batch *b, struct fetch_item *it)
@@ -542,18 +555,25 @@ finish(struct fetch *f, struct batch *b, struct fetch_item *it)
 	struct crawl_job *j = &it->job;
 	int oc = j->outcome;
 
-	if (f->failed)
+	if (f->failed || f->halted)
 		return;
 	if (it->bad == XSYS) {
 		fail(f, XSYS, "%s", it->msg ? it->msg : j->error);
 		return;
 	}
 	if (it->url == NULL) {
-		batch_note(b, it->reason, "%s", it->msg);
+		note(f, b, it->reason, it->msg);
 		return;
 	}
 	if (oc < 0) {
 		f->ncancelled++;
+		/* --ordered: what was read after it waits for the next run. */
+		if (f->held != NULL)
+			f->cut = 1;
+		return;
+	}
+	if (f->cut) {
+		f->nunwritten++;
 		return;
 	}
 	f->count[oc].n++;
@@ -570,7 +590,7 @@ finish(struct fetch *f, struct batch *b, struct fetch_item *it)
 	else if (oc != CR_OK && !o->quiet && !it->bad)
 		owt_warn("%s: %s: %s", it->url, crawl_outcome[oc], j->error);
 	if (it->bad == XDATA)
-		batch_note(b, it->reason, "%s", j->error);
+		note(f, b, it->reason, j->error);
 	progress_tick(&f->prog, f->nfinished, f->nbytes);
 }
 
@@ -674,6 +694,13 @@ put(struct fetch *f, struct fetch_item *it)
 
 /* ---- the modes ---- */
 
+/* --ordered: the items read and not yet written fill the window. */
+static int
+window_full(const struct fetch *f)
+{
+	return f->nread - f->released >= f->heldcap;
+}
+
 static struct crawl_job *
 crawl_next(void *arg)
 {
@@ -681,14 +708,23 @@ crawl_next(void *arg)
 	struct fetch_item *it;
 
 	for (;;) {
-		while (f->held != NULL && !f->stopping &&
-		    f->nread - f->released >= f->heldcap) {
-			if (f->incrawl > 0)
-				return CRAWL_LATER;
-			/* Everything read is back from the crawler: write it. */
-			if (batch_sync(f->loop))
+		/*
+		 * --ordered, the window full: write what is done, without
+		 * waiting while transfers run; once all that was read is back
+		 * from the crawler, wait for its extraction and write it.
+		 */
+		while (f->held != NULL && !f->stopping && window_full(f)) {
+			if (batch_poll(f->loop))
 				stopped(f);
-			f->flushed = owt_now();
+			else if (!window_full(f))
+				break;
+			else if (f->incrawl > 0)
+				return CRAWL_LATER;
+			else if (batch_sync(f->loop))
+				stopped(f);
+			flush(f, 1);
+			if (f->failed)
+				stopped(f);
 		}
 		if (f->stopping || (it = fetch_item_next(f)) == NULL)
 			return NULL;

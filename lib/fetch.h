@@ -86,6 +86,7 @@ struct fetch {
 	/* counts for the summary */
 	struct tally count[CR_NOUTCOMES], reasons[URL_NREASONS], bad[FETCH_NBAD];
 	unsigned long long nresumed, ncancelled, nfinished;
+	unsigned long long nunwritten;	/* --ordered: fetched after one cancelled */
 	uint64_t nbytes;
 
 	/* the run's private state */
@@ -97,6 +98,8 @@ struct fetch {
 	size_t heldcap;
 	unsigned long long released;	/* --ordered: items written, in seq order */
 	int stopping;			/* no more items: the loop stopped, or an error */
+	int halted;			/* a note without keep_going: finish no more */
+	int cut;			/* --ordered: an item was cancelled; write no more */
 	int failed;			/* an error: nothing more is written */
 	int code, errnum;
 	char err[1024];
