@@ -4,7 +4,8 @@
 # finish in; a slow URL holding the window stops the reading (the URLs
 # past the window are never requested when a signal comes meanwhile); a
 # signal cuts the output at the first URL not started, and --resume goes
-# on from there in order.
+# on from there in order; a bad line without -k abandons the transfers
+# (with --ordered, after the URLs before it).
 . "${OWT_SRC:-.}/t/lib.sh"
 . "$OWT_SRC/t/httpd.sh"
 
@@ -115,6 +116,25 @@ urls cout >got
 same got c.txt "cut, resumed: the output of both runs in input order"
 urls clog.jsonl >got
 same got c.txt "cut, resumed: the log of both runs in input order"
+
+# A bad line without -k while a slow transfer is in flight ends the run:
+# the transfer is neither written nor logged. With --ordered
+# the bad line's turn comes after the URLs before it: they are written.
+printf '%s\n' "$B/__owt/slow/3000/200?k=0" "$B/__owt/page/k1" '{"url":' >k.txt
+run owt-fetch $F --log klog.jsonl k.txt
+is "$rc" 1 "bad line, no -k: exit 1"
+like "$T/err" "^owt-fetch: k.txt:3: invalid JSON" "bad line, no -k: the message"
+is "$(cat klog.jsonl "$T/out" | grep -c 'slow/3000')" 0 \
+    "bad line, no -k: the slow URL abandoned"
+run owt-fetch $F --ordered --log klog.jsonl k.txt
+is "$rc" 1 "bad line, no -k, ordered: exit 1"
+like "$T/err" "^owt-fetch: k.txt:3: invalid JSON" \
+    "bad line, no -k, ordered: the message"
+head -2 k.txt >want
+urls "$T/out" >got
+same got want "bad line, no -k, ordered: the URLs before it written, in order"
+urls klog.jsonl >got
+same got want "bad line, no -k, ordered: and logged"
 
 run owt-fetch --window 0 urls.txt
 is "$rc" 2 "--window 0: exit 2"
