@@ -579,7 +579,11 @@ finish(struct fetch *f, struct batch *b, struct fetch_item *it)
 	f->count[oc].n++;
 	f->nfinished++;
 	if (it->kept) {
-		buf_add(&b->out, it->out.p, it->out.len);
+		if (it->line != NULL)
+			buf_add(&b->out, it->line, it->len);
+		else
+			buf_adds(&b->out, it->url);
+		buf_addc(&b->out, '\n');
 		return;
 	}
 	f->nbytes += it->bytes;
@@ -791,9 +795,6 @@ fetch_run(struct fetch *f, char *err, size_t errsize, int *code)
 			if (o->filter_only && it->url != NULL &&
 			    !fetch_filter(f, it)) {
 				it->kept = 1;
-				buf_add(&it->out, it->line ? it->line : it->url,
-				    it->line ? it->len : strlen(it->url));
-				buf_addc(&it->out, '\n');
 				it->job.outcome = CR_OK;
 			}
 			put(f, it);

@@ -52,8 +52,8 @@ struct fetch_item {
 	struct extract_meta meta;
 	const char *enc;
 	size_t bytes;
-	struct buf out;		/* what is written for it (a page record, a kept line) */
-	int kept;		/* --filter-only: kept, out is the line */
+	struct buf out;		/* its page record, made on a worker */
+	int kept;		/* --filter-only: kept, its line is written */
 	int bad;		/* 0, XDATA (a bad line or unreadable page) or XSYS */
 	int reason;		/* BAD_* or FETCH_BAD_FIELD of a bad line or page */
 	char *msg;		/* a bad line's or a system error's message */
