@@ -680,16 +680,20 @@ stopped(struct fetch *f)
 		crawl_abort(f->crawl);
 }
 
-/* Hand an item to the loop (which frees it), and write what is done. */
+/*
+ * Hand an item to the loop (which frees it; one the loop refuses is freed
+ * with the rest at the end), and write what is done.
+ */
 static void
 put(struct fetch *f, struct fetch_item *it)
 {
-	if (f->stopping || batch_poll(f->loop)) {
+	if (f->stopping) {
 		fetch_item_free(f, it);
-		stopped(f);
 		return;
 	}
-	if (batch_add(f->loop, NULL, 0, "", 0, it) || batch_poll(f->loop))
+	/* Inline (no workers) nothing is left in flight to poll for. */
+	if (batch_add(f->loop, NULL, 0, "", 0, it) ||
+	    (f->nworkers > 0 && batch_poll(f->loop)))
 		stopped(f);
 	flush(f, 0);
 	if (f->failed)
@@ -773,7 +777,11 @@ fetch_run(struct fetch *f, char *err, size_t errsize, int *code)
 		.nworkers = o->filter_only ? 0 : o->workers,
 		.stack = EXTRACT_STACK,
 		.depth = 4 * (size_t)o->workers + 16,
-		.maxrecs = 1,
+		/*
+		 * An item a batch, extracted as soon as it is back; --filter-only
+		 * (inline) writes a batch at a time, as it wrote 1 MB at a time.
+		 */
+		.maxrecs = o->filter_only ? 256 : 1,
 		.keep_going = o->keep_going, .bad = f->bad, .out = f->out,
 		.init = worker_init, .work = work, .fini = worker_fini,
 		.done = done, .arg = f,
@@ -787,6 +795,7 @@ fetch_run(struct fetch *f, char *err, size_t errsize, int *code)
 		f->held = xcalloc(f->heldcap, sizeof *f->held);
 	}
 	f->flushed = owt_now();
+	f->nworkers = bo.nworkers;
 	f->loop = batch_start(&bo);
 	if (!o->extract && !o->filter_only) {
 		run_crawl(f);

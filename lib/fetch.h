@@ -92,6 +92,7 @@ struct fetch {
 	/* the run's private state */
 	struct fetch_item *live;	/* every item not yet freed */
 	struct batch_loop *loop;
+	int nworkers;			/* the loop's (0: inline) */
 	struct crawl *crawl;
 	unsigned long long incrawl;	/* items handed to the crawler, not yet back */
 	struct fetch_item **held;	/* --ordered: done items waiting, by seq */
