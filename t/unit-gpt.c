@@ -2104,6 +2104,62 @@ test_accumulate(void)
 	gpt_free(&m);
 }
 
+/*
+ * A part's layout: the split shapes of lib/dist.h, the tensors a stage
+ * holds, the vocabulary rows, the output layer's gradient on the last
+ * stage only, the activations a slot and the scratch take; and the
+ * parts that are not one.
+ */
+static void
+test_part_layout(void)
+{
+	struct gpt_config c = small;	/* L 2, NH 4, C 64, V 300, Vp 384 */
+	struct gpt m, w;
+	char err[256];
+	size_t one;
+
+	die_if(gpt_layout(&w, &c, err, sizeof err) < 0, "layout", err);
+	die_if(gpt_layout_part(&m, &c, &(struct gpt_part){ 1, 2, 0, 1, 2, 1 },
+	    err, sizeof err) < 0, "layout part", err);
+	OK(m.t[GPT_QKVW].dim[0] == 64 && m.t[GPT_QKVW].dim[1] == 96 &&
+	    m.t[GPT_QKVB].dim[0] == 96 && m.t[GPT_ATTPROJW].dim[0] == 32 &&
+	    m.t[GPT_ATTPROJW].dim[1] == 64 && m.t[GPT_FCW].dim[1] == 128 &&
+	    m.t[GPT_FCB].dim[0] == 128 && m.t[GPT_FCPROJW].dim[0] == 128 &&
+	    m.t[GPT_LN1W].dim[0] == 64 && m.t[GPT_WTE].dim[0] == 192,
+	    "a tp 2 part: QKV and fc split by columns, the projections by rows, "
+	    "the token embedding by vocabulary rows, the rest whole");
+	OK(m.t[GPT_WPE].n == 0 && m.t[GPT_WTE].n == 192 * 64 &&
+	    m.t[GPT_LNFW].n == 64 && m.t[GPT_QKVW].n == 64 * 96 &&
+	    m.v0 == 192 && m.vrows == 192 && m.vreal == 108 &&
+	    m.head == m.nparams && m.ngrads == m.nparams + 192 * 64,
+	    "the last stage (layer 1 of 2) at tp rank 1: no positions, its "
+	    "vocabulary rows [192, 384) of which 108 real, one layer, the "
+	    "output layer's gradient apart");
+	one = gpt_acts_bytes(&m, 2, 8);
+	gpt_set_slots(&m, 3);
+	OK(gpt_acts_bytes(&m, 2, 8) > 2 * one && gpt_acts_bytes(&m, 2, 8) <
+	    3 * one, "3 pipeline slots: 3 sets of activations, one scratch");
+	die_if(gpt_layout_part(&m, &c, &(struct gpt_part){ 0, 1, 1, 0, 1, 0 },
+	    err, sizeof err) < 0, "layout part", err);
+	OK(m.t[GPT_WPE].n == w.t[GPT_WPE].n && m.t[GPT_LNFW].n == 0 &&
+	    m.head == 0 && m.ngrads == m.nparams && m.nparams * 2 <
+	    w.nparams + 2 * (w.t[GPT_WTE].n + w.t[GPT_WPE].n),
+	    "the first stage: the embeddings, half the layers, no final "
+	    "LayerNorm and no output layer");
+	OK(gpt_layout_part(&m, &c, &(struct gpt_part){ 1, 1, 0, 1, 1, 0 }, err,
+	    sizeof err) < 0, "a stage without layers is refused");
+	SAMES(err, "a part of layers [1, 1) at tensor-parallel rank 0 of 1 is "
+	    "not one of the model's", "... saying so");
+	OK(gpt_layout_part(&m, &c, &(struct gpt_part){ 0, 2, 1, 1, 8, 0 }, err,
+	    sizeof err) < 0, "8 tensor-parallel ranks of 4 heads are refused");
+	SAMES(err, "hidden size 64, 4 attention heads and padded vocabulary 384 "
+	    "must be multiples of the 8 tensor-parallel ranks", "... saying so");
+	OK(gpt_init_part(&m, &c, &(struct gpt_part){ 0, 2, 1, 1, 2, 0 }, NULL,
+	    &gpt_cpu, err, sizeof err) < 0, "tp 2 without its group is refused");
+	SAMES(err, "tensor-parallel rank 0 of 2 needs its group of 2",
+	    "... saying so");
+}
+
 /* ---- model parallelism, under mpirun (t/6008-gpt-parts.t) ---- */
 
 /*
@@ -2429,6 +2485,7 @@ main(int argc, char **argv)
 	test_mask_parts(&gpt_cpu);
 	test_parts_backend(&gpt_cpu);
 	test_accumulate();
+	test_part_layout();
 	test_checkpoint(dir);
 	test_sampler();
 	test_data(dir);
