@@ -516,7 +516,8 @@ void gpt_recompute_desc(const struct gpt *m, char *buf, size_t size);
  * The forward pass on inputs (B,T) with targets (B,T) or NULL; returns
  * the mean loss (0 without targets). With dloss != 0 it is a training
  * pass: dropout is on, and the gradient of dloss * sum(losses) is ready
- * for gpt_backward. Otherwise m->a.logits holds the logits (B,T,V).
+ * for gpt_backward. Otherwise m->a.logits holds the logits (B,T,V)
+ * (a tensor-parallel part: (B,T,vreal), its vocabulary rows' columns).
  * Token ids must be < V. Dropout masks are a function of the run's key
  * (owt_mix64(seed), the same all run) and the global position of each
  * element: s0 is the global index of the batch's first sample (samples

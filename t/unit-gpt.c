@@ -2104,6 +2104,163 @@ test_accumulate(void)
 	gpt_free(&m);
 }
 
+/*
+ * A part's layout: the split shapes of lib/dist.h, the tensors a stage
+ * holds, the vocabulary rows, the output layer's gradient on the last
+ * stage only, the activations a slot and the scratch take; and the
+ * parts that are not one.
+ */
+static void
+test_part_layout(void)
+{
+	struct gpt_config c = small;	/* L 2, NH 4, C 64, V 300, Vp 384 */
+	struct gpt m, w;
+	char err[256];
+	size_t one;
+
+	die_if(gpt_layout(&w, &c, err, sizeof err) < 0, "layout", err);
+	die_if(gpt_layout_part(&m, &c, &(struct gpt_part){ 1, 2, 0, 1, 2, 1 },
+	    err, sizeof err) < 0, "layout part", err);
+	OK(m.t[GPT_QKVW].dim[0] == 64 && m.t[GPT_QKVW].dim[1] == 96 &&
+	    m.t[GPT_QKVB].dim[0] == 96 && m.t[GPT_ATTPROJW].dim[0] == 32 &&
+	    m.t[GPT_ATTPROJW].dim[1] == 64 && m.t[GPT_FCW].dim[1] == 128 &&
+	    m.t[GPT_FCB].dim[0] == 128 && m.t[GPT_FCPROJW].dim[0] == 128 &&
+	    m.t[GPT_LN1W].dim[0] == 64 && m.t[GPT_WTE].dim[0] == 192,
+	    "a tp 2 part: QKV and fc split by columns, the projections by rows, "
+	    "the token embedding by vocabulary rows, the rest whole");
+	OK(m.t[GPT_WPE].n == 0 && m.t[GPT_WTE].n == 192 * 64 &&
+	    m.t[GPT_LNFW].n == 64 && m.t[GPT_QKVW].n == 64 * 96 &&
+	    m.v0 == 192 && m.vrows == 192 && m.vreal == 108 &&
+	    m.head == m.nparams && m.ngrads == m.nparams + 192 * 64,
+	    "the last stage (layer 1 of 2) at tp rank 1: no positions, its "
+	    "vocabulary rows [192, 384) of which 108 real, one layer, the "
+	    "output layer's gradient apart");
+	one = gpt_acts_bytes(&m, 2, 8);
+	gpt_set_slots(&m, 3);
+	OK(gpt_acts_bytes(&m, 2, 8) > 2 * one && gpt_acts_bytes(&m, 2, 8) <
+	    3 * one, "3 pipeline slots: 3 sets of activations, one scratch");
+	die_if(gpt_layout_part(&m, &c, &(struct gpt_part){ 0, 1, 1, 0, 1, 0 },
+	    err, sizeof err) < 0, "layout part", err);
+	OK(m.t[GPT_WPE].n == w.t[GPT_WPE].n && m.t[GPT_LNFW].n == 0 &&
+	    m.head == 0 && m.ngrads == m.nparams && m.nparams * 2 <
+	    w.nparams + 2 * (w.t[GPT_WTE].n + w.t[GPT_WPE].n),
+	    "the first stage: the embeddings, half the layers, no final "
+	    "LayerNorm and no output layer");
+	OK(gpt_layout_part(&m, &c, &(struct gpt_part){ 1, 1, 0, 1, 1, 0 }, err,
+	    sizeof err) < 0, "a stage without layers is refused");
+	SAMES(err, "a part of layers [1, 1) at tensor-parallel rank 0 of 1 is "
+	    "not one of the model's", "... saying so");
+	OK(gpt_layout_part(&m, &c, &(struct gpt_part){ 0, 2, 1, 1, 8, 0 }, err,
+	    sizeof err) < 0, "8 tensor-parallel ranks of 4 heads are refused");
+	SAMES(err, "hidden size 64, 4 attention heads and padded vocabulary 384 "
+	    "must be multiples of the 8 tensor-parallel ranks", "... saying so");
+	OK(gpt_init_part(&m, &c, &(struct gpt_part){ 0, 2, 1, 1, 2, 0 }, NULL,
+	    &gpt_cpu, err, sizeof err) < 0, "tp 2 without its group is refused");
+	SAMES(err, "tensor-parallel rank 0 of 2 needs its group of 2",
+	    "... saying so");
+}
+
+/*
+ * Two pipeline stages in one process, in 1F1B's order: stage 0 receives
+ * micro-batch 0's gradient, runs micro-batch 1's forward pass, then 0's
+ * backward pass (the slots and the stage gradient stay apart); the
+ * losses and, after the embedding sum, the gradients are the whole
+ * model's, bit for bit.
+ */
+static void
+test_pipeline_order(void)
+{
+	enum { B = 2, T = 8 };
+	struct gpt_config c = small;
+	struct gpt_data_mock md = { 4, 0, T, 300 };
+	struct gpt w, s[2];
+	uint32_t tok[B * (T + 1)];
+	int32_t in[2][B * T], tg[2][B * T];
+	size_t btc = (size_t)B * T * c.nembd * sizeof(float), i, bad = 0;
+	float lw[2], ls[2], *gw, *g;
+	char err[256];
+	int j, b, t, k, l, code;
+	const float dloss = 1.0f / (2 * B * T);
+
+	c.hidden_dropout = c.attn_dropout = 0.1f;
+	for (j = 0; j < 2; j++)
+		for (b = 0; b < B; b++) {
+			die_if(gpt_data_mock_get(&md, (uint64_t)(j * B + b), tok, err,
+			    sizeof err, &code) < 0, "mock", err);
+			for (t = 0; t < T; t++) {
+				in[j][b * T + t] = (int32_t)tok[t];
+				tg[j][b * T + t] = (int32_t)tok[t + 1];
+			}
+		}
+	die_if(gpt_init(&w, &c, &gpt_cpu, err, sizeof err) < 0, "init", err);
+	for (k = 0; k < 2; k++) {
+		die_if(gpt_init_part(&s[k], &c, &(struct gpt_part){ k, k + 1,
+		    k == 0, k == 1, 1, 0 }, NULL, &gpt_cpu, err, sizeof err) < 0,
+		    "init part", err);
+		gpt_set_slots(&s[k], 2);
+		die_if(gpt_set_batch(&s[k], B, T, err, sizeof err) < 0, "batch",
+		    err);
+		gpt_init_weights(&s[k], 6, 0.02f);
+		gpt_zero_grad(&s[k]);
+	}
+	die_if(gpt_set_batch(&w, B, T, err, sizeof err) < 0, "batch", err);
+	gpt_init_weights(&w, 6, 0.02f);
+	for (j = 0; j < 2; j++) {
+		gpt_zero_grad(&w);
+		lw[j] = gpt_forward(&w, in[j], tg[j], dloss, 31, (uint64_t)(j * B));
+		gpt_backward(&w);
+		gpt_grad_accumulate(&w, j, 2);
+	}
+	gpt_grad_tie(&w);
+
+	/* stage 0: F0; stage 1: F0 B0; stage 0: (receives 0's gradient) F1 */
+	gpt_forward_stage(&s[0], 0, in[0], NULL, dloss, 31, 0);
+	memcpy(gpt_stage_input(&s[1], 0), gpt_stage_output(&s[0], 0), btc);
+	ls[0] = gpt_forward_stage(&s[1], 0, NULL, tg[0], dloss, 31, 0);
+	gpt_backward_stage(&s[1], 0);
+	gpt_grad_accumulate(&s[1], 0, 2);
+	memcpy(gpt_stage_grad(&s[0]), gpt_stage_grad(&s[1]), btc);
+	gpt_forward_stage(&s[0], 1, in[1], NULL, dloss, 31, B);
+	/* stage 0: B0 (the gradient received before F1); stage 1: F1 B1 */
+	gpt_backward_stage(&s[0], 0);
+	gpt_grad_accumulate(&s[0], 0, 2);
+	gpt_zero_grad(&s[1]);
+	memcpy(gpt_stage_input(&s[1], 1), gpt_stage_output(&s[0], 1), btc);
+	ls[1] = gpt_forward_stage(&s[1], 1, NULL, tg[1], dloss, 31, B);
+	gpt_backward_stage(&s[1], 1);
+	gpt_grad_accumulate(&s[1], 1, 2);
+	gpt_zero_grad(&s[0]);
+	memcpy(gpt_stage_grad(&s[0]), gpt_stage_grad(&s[1]), btc);
+	gpt_backward_stage(&s[0], 1);
+	gpt_grad_accumulate(&s[0], 1, 2);
+	for (k = 0; k < 2; k++)
+		gpt_grad_tie(&s[k]);
+	/* the embedding group's sum: first stage's + last stage's */
+	gpt_cpu.add(s[0].grads + s[0].t[GPT_WTE].off,
+	    s[1].grads + s[1].t[GPT_WTE].off, s[0].t[GPT_WTE].n);
+
+	gw = xmalloc(w.nparams * sizeof *gw);
+	gpt_get(&w, GPT_GRADS, gw);
+	for (k = 0; k < GPT_NPARAM; k++)
+		for (l = 0; l < (w.t[k].layered ? c.nlayer : 1); l++) {
+			const struct gpt *p = &s[w.t[k].layered ? l :
+			    k == GPT_LNFW || k == GPT_LNFB];
+
+			g = p->grads + p->t[k].off;
+			for (i = 0; i < w.t[k].slice; i++)
+				bad += g[i] != gw[w.t[k].off + (size_t)l *
+				    w.t[k].slice + i];
+		}
+	OK(memcmp(ls, lw, sizeof lw) == 0 && bad == 0, "two stages in 1F1B's "
+	    "order (a forward pass between receiving a gradient and the "
+	    "backward pass), dropout 0.1: the whole model's losses and "
+	    "gradients, bit for bit (%zu elements differ)", bad);
+	free(gw);
+	for (k = 0; k < 2; k++)
+		gpt_free(&s[k]);
+	gpt_free(&w);
+}
+
 /* ---- model parallelism, under mpirun (t/6008-gpt-parts.t) ---- */
 
 /*
@@ -2429,6 +2586,8 @@ main(int argc, char **argv)
 	test_mask_parts(&gpt_cpu);
 	test_parts_backend(&gpt_cpu);
 	test_accumulate();
+	test_part_layout();
+	test_pipeline_order();
 	test_checkpoint(dir);
 	test_sampler();
 	test_data(dir);
