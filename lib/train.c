@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pipeline.h"
 #include "train.h"
 #include "util.h"
 
@@ -95,15 +96,16 @@ train_init(struct trainer *tr)
 	int d = ndp(tr);
 
 	if (tr->dist) {
-		if (tr->dist->tp != 1 || tr->dist->pp != 1)
-			owt_fatal("train_init: tensor and pipeline parallelism "
-			    "are not implemented");
+		if (tr->dist->tp != 1 || (tr->zero && tr->dist->pp != 1))
+			owt_fatal("train_init: tensor parallelism, and the "
+			    "distributed optimizer in a pipeline, are not "
+			    "implemented");
 		tr->nmicro = tr->dist->micro;
 	}
 	tr->tokens = xmalloc((size_t)tr->micro * (tr->T + 1) * sizeof *tr->tokens);
 	tr->inputs = xmalloc(n * sizeof *tr->inputs);
 	tr->targets = xmalloc(n * sizeof *tr->targets);
-	tr->nctl = (size_t)tr->nmicro * d + 1;
+	tr->nctl = (size_t)tr->nmicro * d + 1 + gpt_norm_nparts(m);
 	if (tr->zero) {
 		size_t a, len;
 
@@ -114,7 +116,6 @@ train_init(struct trainer *tr)
 		tr->zm = balloc(m, len ? len : 1);
 		tr->zv = balloc(m, len ? len : 1);
 		take_moments(tr);
-		tr->nctl += gpt_norm_nparts(m);
 	}
 	tr->ctl = xcalloc(tr->nctl, sizeof *tr->ctl);
 }
@@ -267,6 +268,61 @@ zero_update(struct trainer *tr, float lr, float gscale, char *err,
 	    errsize, code);
 }
 
+/* One iteration's micro-batches through this stage of a pipeline. */
+struct pipe_ctx {
+	struct trainer *tr;
+	const struct sample_src *src;
+	float dloss;
+	uint64_t key, first;
+};
+
+static int
+pipe_forward(void *arg, int j, const float *in, float *out, char *err,
+    size_t errsize, int *code)
+{
+	struct pipe_ctx *c = arg;
+	struct trainer *tr = c->tr;
+	struct gpt *m = tr->m;
+	uint64_t g = (uint64_t)j * ndp(tr) + dp_rank(tr);
+	uint64_t s0 = c->first + g * tr->micro;
+	size_t size = (size_t)tr->micro * tr->T * m->cfg.nembd * sizeof(float);
+	int slot = j % (m->nslot > 1 ? m->nslot : 1);
+	float loss;
+
+	/* the first stage reads the inputs, the last the targets */
+	if ((m->part.first || m->part.last) && fetch(tr, c->src, s0, err,
+	    errsize, code) < 0)
+		return -1;
+	if (in)
+		m->be->put(gpt_stage_input(m, slot), in, size);
+	loss = gpt_forward_stage(m, slot, tr->inputs, m->part.last ?
+	    tr->targets : NULL, c->dloss, c->key, s0);
+	if (m->part.last)
+		tr->ctl[g] = loss;
+	if (out)
+		m->be->get(out, gpt_stage_output(m, slot), size);
+	return 0;
+}
+
+static int
+pipe_backward(void *arg, int j, const float *dout, float *din, char *err,
+    size_t errsize, int *code)
+{
+	struct pipe_ctx *c = arg;
+	struct trainer *tr = c->tr;
+	struct gpt *m = tr->m;
+	size_t size = (size_t)tr->micro * tr->T * m->cfg.nembd * sizeof(float);
+
+	if (dout)
+		m->be->put(gpt_stage_grad(m), dout, size);
+	gpt_zero_grad(m);
+	gpt_backward_stage(m, j % (m->nslot > 1 ? m->nslot : 1));
+	gpt_grad_accumulate(m, j, tr->nmicro);
+	if (din)
+		m->be->get(din, gpt_stage_grad(m), size);
+	return 0;
+}
+
 int
 train_iteration(struct trainer *tr, const struct sample_src *src,
     struct step_result *r, char *err, size_t errsize, int *code)
@@ -283,7 +339,16 @@ train_iteration(struct trainer *tr, const struct sample_src *src,
 	int j;
 
 	memset(ctl, 0, tr->nctl * sizeof *ctl);
-	for (j = 0; j < tr->nmicro; j++) {
+	if (tr->dist && tr->dist->pp > 1) {
+		struct pipe_ctx pc = { tr, src, dloss, key, first };
+		struct pipe_stage st = { pipe_forward, pipe_backward, &pc,
+		    (size_t)tr->micro * tr->T * m->cfg.nembd };
+
+		if (pipeline_run(tr->pp, tr->nmicro, &st, err, errsize,
+		    code) < 0)
+			return -1;
+	}
+	for (j = 0; (!tr->dist || tr->dist->pp == 1) && j < tr->nmicro; j++) {
 		/* global micro-batch g: samples first + g * micro, Megatron's order */
 		uint64_t g = (uint64_t)j * d + me;
 
@@ -310,16 +375,27 @@ train_iteration(struct trainer *tr, const struct sample_src *src,
 	} else {
 		gpt_grad_tie(m);
 	}
+	/* the embedding's gradient: the first stage's encoder's + the output layer's */
+	if (tr->emb && tr->emb->size > 1 && comm_sum_ordered(tr->emb,
+	    m->grads + m->t[GPT_WTE].off, m->t[GPT_WTE].n,
+	    "gradients of the embedding", err, errsize, code) < 0)
+		return -1;
+	/* the norm's parts of one replica (ZeRO: of every shard) */
+	if (!tr->zero) {
+		nchunk = gpt_norm_nparts(m);
+		if (me == 0)
+			gpt_norm_parts(m, ctl + gmicro + 1);
+	}
 	/* losses, the stop flag and the norm's parts: one message */
-	if (d > 1 && comm_ctl_allreduce(tr->dp, ctl, gmicro + 1 + nchunk,
-	    COMM_SUM, "losses", err, errsize, code) < 0)
+	if (tr->world && tr->world->size > 1 && comm_ctl_allreduce(tr->world,
+	    ctl, gmicro + 1 + nchunk, COMM_SUM, "losses", err, errsize,
+	    code) < 0)
 		return -1;
 	for (i = 0; i < gmicro; i++)
 		loss += (float)ctl[i];
 	tr->stop = ctl[gmicro];
 	r->loss = loss / (double)gmicro;
-	r->grad_norm = (tr->zero ? gpt_norm_sum(ctl + gmicro + 1, nchunk) :
-	    gpt_grad_norm(m)) / scale;
+	r->grad_norm = gpt_norm_sum(ctl + gmicro + 1, nchunk) / scale;
 	r->lr = schedule_lr_at(&tr->lr, tr->st.sched_samples);
 	r->loss_scale = tr->st.loss_scale;
 	r->skipped = 0;
@@ -355,21 +431,54 @@ int
 train_eval(struct trainer *tr, const struct sample_src *src, uint64_t first,
     int iters, double *loss, char *err, size_t errsize, int *code)
 {
+	struct gpt *m = tr->m;
 	int d = ndp(tr), me = dp_rank(tr);
+	int pp = tr->dist ? tr->dist->pp : 1;
+	int prev = pp > 1 && !m->part.first ? tr->pp->rank - 1 : -1;
+	int next = pp > 1 && !m->part.last ? tr->pp->rank + 1 : -1;
 	size_t i, n = (size_t)iters * tr->nmicro * d;
+	size_t size = (size_t)tr->micro * tr->T * m->cfg.nembd * sizeof(float);
 	double sum = 0, *l = xcalloc(n ? n : 1, sizeof *l);
+	float *buf = pp > 1 ? xmalloc(size) : NULL, x;
+	int r = -1;
 
-	/* global micro-batch i on replica i mod DP, as in training */
+	/*
+	 * Global micro-batch i on replica i mod DP, as in training; through
+	 * a pipeline's stages one after the other.
+	 */
 	for (i = me; i < n; i += d) {
-		if (fetch(tr, src, first + (uint64_t)i * tr->micro, err,
-		    errsize, code) < 0) {
-			free(l);
-			return -1;
+		if ((pp == 1 || m->part.first || m->part.last) && fetch(tr, src,
+		    first + (uint64_t)i * tr->micro, err, errsize, code) < 0)
+			goto out;
+		if (pp == 1) {
+			l[i] = gpt_forward(m, tr->inputs, tr->targets, 0, 0, 0);
+			continue;
 		}
-		l[i] = gpt_forward(tr->m, tr->inputs, tr->targets, 0, 0, 0);
+		if (prev >= 0) {
+			if (comm_sendrecv(tr->pp, NULL, 0, -1, buf, size, prev,
+			    "activations", err, errsize, code) < 0)
+				goto out;
+			m->be->put(gpt_stage_input(m, 0), buf, size);
+		}
+		x = gpt_forward_stage(m, 0, tr->inputs, m->part.last ?
+		    tr->targets : NULL, 0, 0, 0);
+		if (m->part.last)
+			l[i] = x;
+		if (next >= 0) {
+			m->be->get(buf, gpt_stage_output(m, 0), size);
+			if (comm_sendrecv(tr->pp, buf, size, next, NULL, 0, -1,
+			    "activations", err, errsize, code) < 0)
+				goto out;
+		}
 	}
-	if (d > 1 && n > 0 && comm_ctl_allreduce(tr->dp, l, n, COMM_SUM,
-	    "validation losses", err, errsize, code) < 0) {
+	if (tr->world && tr->world->size > 1 && n > 0 &&
+	    comm_ctl_allreduce(tr->world, l, n, COMM_SUM, "validation losses",
+	    err, errsize, code) < 0)
+		goto out;
+	r = 0;
+out:
+	free(buf);
+	if (r < 0) {
 		free(l);
 		return -1;
 	}
@@ -439,14 +548,29 @@ train_ranks_layout(struct train_ranks *r, struct trainer *tr, int tp, int pp,
 	if (dist_init(&r->dist, r->world->size, r->world->rank, tp, pp, cfg,
 	    vocab_div, tr->micro, global, err, errsize, code) < 0)
 		return -1;
+	/* every rank makes the same comm_group calls, in the same order */
 	ranks = xmalloc((size_t)r->world->size * sizeof *ranks);
 	n = dist_group(&r->dist, r->world->rank, DIST_DP, ranks);
 	n = comm_group(r->world, ranks, n, &r->dp, err, errsize, code);
+	if (n == 0) {
+		n = dist_group(&r->dist, r->world->rank, DIST_PP, ranks);
+		n = comm_group(r->world, ranks, n, &r->pp, err, errsize, code);
+	}
+	if (n == 0) {
+		/* a middle stage has none: a group of itself alone */
+		if ((n = dist_group(&r->dist, r->world->rank, DIST_EMB,
+		    ranks)) == 0)
+			ranks[n++] = r->world->rank;
+		n = comm_group(r->world, ranks, n, &r->emb, err, errsize, code);
+	}
 	free(ranks);
 	if (n < 0)
 		return -1;
 	tr->dist = &r->dist;
+	tr->world = r->world;
 	tr->dp = r->dp;
+	tr->pp = r->pp;
+	tr->emb = r->emb;
 	return 0;
 }
 
@@ -455,7 +579,11 @@ train_ranks_close(struct train_ranks *r, char *err, size_t errsize, int *code)
 {
 	if (r->dp)
 		comm_group_free(r->dp);
-	r->dp = NULL;
+	if (r->pp)
+		comm_group_free(r->pp);
+	if (r->emb)
+		comm_group_free(r->emb);
+	r->dp = r->pp = r->emb = NULL;
 	if (r->world == NULL)
 		return 0;
 	return comm_finish(r->world, err, errsize, code);
@@ -469,6 +597,12 @@ train_save(struct trainer *tr, const char *dir, const char *args_json,
 	float *hm = NULL, *hv = NULL;
 	int r = 0, me = dp_rank(tr);
 
+	if (tr->dist && tr->dist->pp > 1) {
+		snprintf(err, errsize, "saving a pipeline's checkpoint is not "
+		    "implemented yet");
+		*code = XUSAGE;
+		return -1;
+	}
 	if (me == 0) {
 		hm = xmalloc(m->nparams * sizeof *hm);
 		hv = xmalloc(m->nparams * sizeof *hv);

@@ -61,8 +61,13 @@ void train_scaler_update(const struct loss_scaler *s, struct train_state *st,
  * shard, and the parameters are all-gathered: AdamW is elementwise, so
  * this trains bit for bit as plain data parallelism does.
  *
- * Tensor and pipeline parallelism are not done here yet: dist's tp and
- * pp must be 1.
+ * Pipeline parallelism (dist's pp > 1): m is this stage's part
+ * (gpt_init_part, gpt_set_slots), the micro-batches run through
+ * lib/pipeline.c's 1F1B schedule, the tied embedding's gradient is summed
+ * over the first and last stage, and losses and the norm's parts over the
+ * world: a pipeline trains bit for bit as one process. Tensor
+ * parallelism is not done here yet: dist's tp must be 1. Checkpoints
+ * (train_save) need the whole model on rank 0: pp 1.
  */
 struct trainer {
 	struct gpt *m;
@@ -70,7 +75,10 @@ struct trainer {
 	int T;			/* sequence length */
 	int nmicro;		/* micro-batches per iteration, on this rank */
 	const struct dist *dist;	/* the layout; NULL alone */
+	struct comm *world;	/* every rank; NULL alone */
 	struct comm *dp;	/* the data-parallel group; NULL alone */
+	struct comm *pp;	/* the pipeline: this replica's stages */
+	struct comm *emb;	/* first and last stage: the tied embedding */
 	int zero;		/* shard the optimizer over dp (ZeRO-1) */
 	/*
 	 * Set by the caller before an iteration on any rank (a signal,
@@ -148,7 +156,7 @@ int train_eval(struct trainer *tr, const struct sample_src *src,
  * *code.
  */
 struct train_ranks {
-	struct comm *world, *dp;
+	struct comm *world, *dp, *pp, *emb;
 	struct dist dist;
 };
 int train_ranks_open(struct train_ranks *r, double timeout, char *err,

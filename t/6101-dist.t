@@ -6,7 +6,8 @@
 # first iteration are the same and the rest agree to rounding;
 # checkpoints move between layouts; a rank that asks to stop stops every
 # rank; a rank that hangs or dies ends the job, the last checkpoint
-# intact.
+# intact. Pipelines of 2 and 4 stages, and a pipeline of data-parallel
+# replicas, train bit for bit as one process.
 . "${OWT_SRC:-.}/t/lib.sh"
 
 need_mpi
@@ -150,6 +151,26 @@ for pm in "2 6" "3 6" "4 6" "4 2"; do
 	sort out >got
 	same got serial.out "PP$1 over $2 micro-batches: every stage's order, depth and gradient (bit for bit)"
 done
+
+# Pipeline parallelism through lib/train.c: stages of the model's parts
+# (gpt_init_part), 1F1B over the micro-batches, the tied embedding's
+# gradient summed over the first and last stage. Four micro-batches of
+# one sample: PP2 and PP4 (one layer a stage) give one process's log bit
+# for bit; PP2 x DP2 with one micro-batch a replica too.
+run "$tt" 10 4 1
+mv out pp1.log
+mpi_run 2 "$tt" -P 2 10 4 1
+is "$rc" 0 "PP2 trains"
+same out pp1.log "PP2: one process's losses, rates, norms and validation loss, bit for bit"
+mpi_run 4 "$tt" -P 4 10 4 1
+same out pp1.log "PP4: one process's log, bit for bit"
+run "$tt" 10 2 1
+mv out pp1b.log
+mpi_run 4 "$tt" -P 2 10 2 1
+same out pp1b.log "PP2 x DP2: one process's log, bit for bit"
+fails 2 "^train-test: rank [01]: --num-layers 4 is not a multiple of --pipeline-model-parallel-size 3$" \
+    "layers that the stages cannot share" \
+    timeout 120 mpirun -np 3 --bind-to none "$tt" -P 3 10 3 1
 
 fails 2 "^train-test: rank [01]: --global-batch-size 3 is not a multiple of --micro-batch-size 1 x 2 data-parallel ranks$" \
     "a global batch that the ranks cannot share" \
