@@ -307,11 +307,11 @@ ckpt_tensors(const struct gpt *m, const float *buf, const char *pre, size_t *n)
 	return t;
 }
 
-/* mm, mv: the moments on the host, or NULL for m's */
+/* params, mm, mv: the weights and moments on the host, or NULL for m's */
 static int
-save_files(const char *tmp, struct gpt *m, const float *mm, const float *mv,
-    const struct train_state *st, const char *args_json, int with_optim,
-    char *err, size_t errsize)
+save_files(const char *tmp, struct gpt *m, const float *params,
+    const float *mm, const float *mv, const struct train_state *st,
+    const char *args_json, int with_optim, char *err, size_t errsize)
 {
 	struct safetensors_out *t, *t2;
 	struct buf b = { 0 };
@@ -323,8 +323,9 @@ save_files(const char *tmp, struct gpt *m, const float *mm, const float *mv,
 	size_t n;
 	int r = -1;
 
-	gpt_get(m, GPT_PARAMS, host);
-	t = ckpt_tensors(m, host, "", &n);
+	if (params == NULL)
+		gpt_get(m, GPT_PARAMS, host);
+	t = ckpt_tensors(m, params ? params : host, "", &n);
 	snprintf(path, sizeof path, "%s/model.safetensors", tmp);
 	if (safetensors_write(path, NULL, t, n, err, errsize) < 0)
 		goto out;
@@ -400,14 +401,15 @@ ckpt_save(const char *dir, struct gpt *m, const struct train_state *st,
     const char *args_json, int with_optim, char *err, size_t errsize,
     int *code)
 {
-	return ckpt_save_moments(dir, m, NULL, NULL, st, args_json,
+	return ckpt_save_host(dir, m, NULL, NULL, NULL, st, args_json,
 	    with_optim, err, errsize, code);
 }
 
 int
-ckpt_save_moments(const char *dir, struct gpt *m, const float *mm,
-    const float *mv, const struct train_state *st, const char *args_json,
-    int with_optim, char *err, size_t errsize, int *code)
+ckpt_save_host(const char *dir, struct gpt *m, const float *params,
+    const float *mm, const float *mv, const struct train_state *st,
+    const char *args_json, int with_optim, char *err, size_t errsize,
+    int *code)
 {
 	struct outfile o;
 	char final[4096], num[32];
@@ -422,8 +424,8 @@ ckpt_save_moments(const char *dir, struct gpt *m, const float *mm,
 	snprintf(final, sizeof final, "%s/iter_%07" PRIu64, dir, st->iteration);
 	if (outfile_open_dir(&o, final, err, errsize, code) < 0)
 		return -1;
-	if (save_files(o.tmp, m, mm, mv, st, args_json, with_optim, err,
-	    errsize) < 0) {
+	if (save_files(o.tmp, m, params, mm, mv, st, args_json, with_optim,
+	    err, errsize) < 0) {
 		*code = XSYS;
 		outfile_abort(&o);
 		return -1;

@@ -63,15 +63,16 @@ int ckpt_save(const char *dir, struct gpt *m, const struct train_state *st,
     const char *args_json, int with_optim, char *err, size_t errsize,
     int *code);
 /*
- * The same with the AdamW moments from host buffers mm and mv (nparams
- * floats each, as gpt_get lays them out), or NULL for m's: the moments of
- * an optimizer sharded over ranks, gathered (train_gather_moments). The
- * files do not depend on how the run was laid out over ranks; every rank
- * loads them with ckpt_load_model and ckpt_load_optim and keeps its part.
+ * The same from host buffers (nparams floats each, as gpt_get lays them
+ * out), each NULL for m's own: the weights and moments of a model spread
+ * over ranks, gathered (train_save), m then a whole model's layout
+ * (gpt_layout) with its step. The files do not depend on how the run was
+ * laid out over ranks.
  */
-int ckpt_save_moments(const char *dir, struct gpt *m, const float *mm,
-    const float *mv, const struct train_state *st, const char *args_json,
-    int with_optim, char *err, size_t errsize, int *code);
+int ckpt_save_host(const char *dir, struct gpt *m, const float *params,
+    const float *mm, const float *mv, const struct train_state *st,
+    const char *args_json, int with_optim, char *err, size_t errsize,
+    int *code);
 
 /* What a --load directory holds (ckpt_resolve). */
 enum {

@@ -589,6 +589,145 @@ train_ranks_close(struct train_ranks *r, char *err, size_t errsize, int *code)
 	return comm_finish(r->world, err, errsize, code);
 }
 
+/* The part of the model world rank q holds. */
+static void
+part_of(const struct dist *d, int q, struct gpt_part *p)
+{
+	int pp, dp, tp;
+
+	dist_coords(d, q, &pp, &dp, &tp);
+	p->l0 = pp * (d->nlayer / d->pp);
+	p->l1 = p->l0 + d->nlayer / d->pp;
+	p->first = pp == 0;
+	p->last = pp == d->pp - 1;
+	p->tp = d->tp;
+	p->tp_rank = tp;
+}
+
+/*
+ * Copy rank q's runs (dist_runs) between a whole model's host buffer wb
+ * (whole's layout) and q's part pb (part's layout): to the whole from the
+ * copy that counts (dist_owner), or from the whole into every copy.
+ */
+static void
+place(const struct dist *d, int q, const struct gpt *whole,
+    const struct gpt *part, float *wb, float *pb, int to_whole)
+{
+	struct dist_run run[DIST_MAXRUN];
+	int k, l, nl, n, i;
+	size_t row;
+
+	for (k = 0; k < GPT_NPARAM; k++) {
+		const struct gpt_tensor *wt = &whole->t[k], *pt = &part->t[k];
+		size_t wslice, pslice;
+
+		if (pt->n == 0 || (to_whole && !dist_owner(d, q, k)))
+			continue;
+		nl = wt->layered ? d->nlayer : 1;
+		wslice = wt->n / (size_t)nl;
+		pslice = pt->n / (size_t)(wt->layered ? part->nl : 1);
+		for (l = 0; l < nl; l++) {
+			n = dist_runs(d, q, k, l, run);
+			for (i = 0; i < n; i++)
+				for (row = 0; row < run[i].rows; row++) {
+					float *w = wb + wt->off + (size_t)l *
+					    wslice + run[i].global + row *
+					    run[i].gstride;
+					float *p = pb + pt->off + (wt->layered ?
+					    (size_t)(l - part->part.l0) : 0) *
+					    pslice + run[i].local + row *
+					    run[i].lstride;
+
+					if (to_whole)
+						memcpy(w, p, run[i].n * sizeof *w);
+					else
+						memcpy(p, w, run[i].n * sizeof *w);
+				}
+		}
+	}
+}
+
+/* A whole model's layout for d's configuration (no memory). */
+static int
+whole_layout(const struct trainer *tr, struct gpt *w, char *err,
+    size_t errsize, int *code)
+{
+	struct gpt_config c = tr->m->cfg;
+
+	c.vocab_pad = tr->dist->vocab_pad;
+	if (gpt_layout(w, &c, err, errsize) < 0) {
+		*code = XSYS;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * A pipeline's checkpoint: replica 0's stages send their parts to world
+ * rank 0 (pipeline rank 0), which puts them together.
+ */
+static int
+save_parts(struct trainer *tr, const char *dir, const char *args_json,
+    char *err, size_t errsize, int *code)
+{
+	struct gpt *m = tr->m, whole, pl;
+	struct gpt_part p;
+	float *h[3] = { 0 }, *w[3] = { 0 };
+	int b, q, r = -1;
+
+	if (dp_rank(tr) != 0)
+		return 0;
+	if (whole_layout(tr, &whole, err, errsize, code) < 0)
+		return -1;
+	for (b = 0; b < 3; b++) {
+		h[b] = xmalloc(m->nparams * sizeof(float));
+		gpt_get(m, b == 0 ? GPT_PARAMS : b == 1 ? GPT_ADAM_M :
+		    GPT_ADAM_V, h[b]);
+	}
+	if (tr->pp->rank != 0) {
+		for (b = 0; b < 3; b++)
+			if (comm_sendrecv(tr->pp, h[b], m->nparams *
+			    sizeof(float), 0, NULL, 0, -1, "checkpoint", err,
+			    errsize, code) < 0)
+				goto out;
+		r = 0;
+		goto out;
+	}
+	for (b = 0; b < 3; b++)
+		w[b] = xcalloc(whole.nparams, sizeof(float));
+	for (q = 0; q < tr->pp->size; q++) {
+		int wq = tr->pp->ranks[q];
+
+		if (q > 0) {
+			part_of(tr->dist, wq, &p);
+			if (gpt_layout_part(&pl, &whole.cfg, &p, err,
+			    errsize) < 0) {
+				*code = XSYS;
+				goto out;
+			}
+			for (b = 0; b < 3; b++) {
+				h[b] = xrealloc(h[b], pl.nparams * sizeof(float));
+				if (comm_sendrecv(tr->pp, NULL, 0, -1, h[b],
+				    pl.nparams * sizeof(float), q, "checkpoint",
+				    err, errsize, code) < 0)
+					goto out;
+			}
+		}
+		for (b = 0; b < 3; b++)
+			place(tr->dist, wq, &whole, q > 0 ? &pl : m, w[b], h[b],
+			    1);
+	}
+	whole.step = m->step;
+	r = ckpt_save_host(dir, &whole, w[0], w[1], w[2], &tr->st, args_json,
+	    1, err, errsize, code);
+out:
+	for (b = 0; b < 3; b++) {
+		free(h[b]);
+		free(w[b]);
+	}
+	return r;
+}
+
 int
 train_save(struct trainer *tr, const char *dir, const char *args_json,
     char *err, size_t errsize, int *code)
@@ -597,12 +736,8 @@ train_save(struct trainer *tr, const char *dir, const char *args_json,
 	float *hm = NULL, *hv = NULL;
 	int r = 0, me = dp_rank(tr);
 
-	if (tr->dist && tr->dist->pp > 1) {
-		snprintf(err, errsize, "saving a pipeline's checkpoint is not "
-		    "implemented yet");
-		*code = XUSAGE;
-		return -1;
-	}
+	if (tr->dist && tr->dist->pp > 1)
+		return save_parts(tr, dir, args_json, err, errsize, code);
 	if (me == 0) {
 		hm = xmalloc(m->nparams * sizeof *hm);
 		hv = xmalloc(m->nparams * sizeof *hv);
@@ -610,10 +745,47 @@ train_save(struct trainer *tr, const char *dir, const char *args_json,
 	if (train_gather_moments(tr, hm, hv, err, errsize, code) < 0)
 		r = -1;
 	else if ((tr->dist == NULL || tr->dist->rank == 0) &&
-	    ckpt_save_moments(dir, m, hm, hv, &tr->st, args_json, 1, err,
+	    ckpt_save_host(dir, m, NULL, hm, hv, &tr->st, args_json, 1, err,
 	    errsize, code) < 0)
 		r = -1;
 	free(hm);
 	free(hv);
+	return r;
+}
+
+int
+train_load_part(struct trainer *tr, const char *path, int optim, char *err,
+    size_t errsize, int *code)
+{
+	struct gpt *m = tr->m, whole;
+	float *w, *h;
+	int b, r = -1;
+
+	if (whole_layout(tr, &whole, err, errsize, code) < 0)
+		return -1;
+	whole.be = &gpt_cpu;
+	whole.params = xcalloc(whole.nparams, sizeof(float));
+	whole.m = whole.v = NULL;
+	if (ckpt_load_model(path, &whole, err, errsize, code) < 0 ||
+	    (optim && ckpt_load_optim(path, &whole, err, errsize, code) < 0))
+		goto out;
+	h = xcalloc(m->nparams, sizeof *h);
+	for (b = 0; b < (optim ? 3 : 1); b++) {
+		w = b == 0 ? whole.params : b == 1 ? whole.m : whole.v;
+		if (w == NULL)
+			continue;
+		memset(h, 0, m->nparams * sizeof *h);
+		place(tr->dist, tr->dist->rank, &whole, m, w, h, 0);
+		gpt_put(m, b == 0 ? GPT_PARAMS : b == 1 ? GPT_ADAM_M :
+		    GPT_ADAM_V, h);
+	}
+	free(h);
+	if (optim)
+		m->step = whole.step;
+	r = 0;
+out:
+	free(whole.params);
+	free(whole.m);
+	free(whole.v);
 	return r;
 }

@@ -66,8 +66,7 @@ void train_scaler_update(const struct loss_scaler *s, struct train_state *st,
  * lib/pipeline.c's 1F1B schedule, the tied embedding's gradient is summed
  * over the first and last stage, and losses and the norm's parts over the
  * world: a pipeline trains bit for bit as one process. Tensor
- * parallelism is not done here yet: dist's tp must be 1. Checkpoints
- * (train_save) need the whole model on rank 0: pp 1.
+ * parallelism is not done here yet: dist's tp must be 1.
  */
 struct trainer {
 	struct gpt *m;
@@ -169,12 +168,23 @@ int train_ranks_close(struct train_ranks *r, char *err, size_t errsize,
     int *code);
 
 /*
- * Save tr's model, moments and state under dir (ckpt_save_moments), one
+ * Save tr's model, moments and state under dir (ckpt_save_host), one
  * checkpoint whatever the layout: a collective over the data-parallel
- * group (the distributed optimizer's moments are gathered); world rank 0
- * writes, the others return at once. 0, or -1 with err and *code.
+ * group (the distributed optimizer's moments are gathered) or over the
+ * first replica's pipeline (the stages' parts put together); world rank
+ * 0 writes, the others return once they have sent. 0, or -1 with err
+ * and *code.
  */
 int train_save(struct trainer *tr, const char *dir, const char *args_json,
+    char *err, size_t errsize, int *code);
+/*
+ * A pipeline stage's part (tr->m, on the cpu backend's memory layout)
+ * from the checkpoint directory path, any layout's, and with optim the
+ * moments and step: the rank reads the whole files (a shared file
+ * system) and keeps its runs. Whole models load with ckpt_load_model
+ * and ckpt_load_optim. 0, or -1 with err and *code.
+ */
+int train_load_part(struct trainer *tr, const char *path, int optim,
     char *err, size_t errsize, int *code);
 
 /*

@@ -168,6 +168,19 @@ run "$tt" 10 2 1
 mv out pp1b.log
 mpi_run 4 "$tt" -P 2 10 2 1
 same out pp1b.log "PP2 x DP2: one process's log, bit for bit"
+# A pipeline's checkpoint is one process's: PP2 saves what one process
+# saves, and PP4 resumes one process's checkpoint to the same end.
+run "$tt" -s ppone -S 5 10 4 1
+mv out ppone.log
+mpi_run 2 "$tt" -P 2 -s pp2 -S 5 10 4 1
+same out ppone.log "PP2 saving: one process's log"
+same_ckpt pp2/$it5 ppone/$it5 "PP2: the checkpoint at 5 put together by rank 0 is one process's"
+same_ckpt pp2/$it10 ppone/$it10 "PP2: the checkpoint at 10 too"
+sed -n '6,$p' ppone.log >pptail.log
+mpi_run 4 "$tt" -P 4 -l ppone/$it5 -s pp4 10 4 1
+same out pptail.log "one process's checkpoint resumed by PP4: the same iterations 6-10"
+same_ckpt pp4/$it10 ppone/$it10 "... and the same checkpoint at 10"
+
 fails 2 "^train-test: rank [01]: --num-layers 4 is not a multiple of --pipeline-model-parallel-size 3$" \
     "layers that the stages cannot share" \
     timeout 120 mpirun -np 3 --bind-to none "$tt" -P 3 10 3 1

@@ -173,10 +173,13 @@ main(int argc, char **argv)
 		    sizeof err, &code) < 0 || kind != CKPT_RUN)
 			die(kind != CKPT_RUN ? XDATA : code, "%s", kind !=
 			    CKPT_RUN ? "no checkpoint" : err);
-		if (ckpt_load_model(path, &model, err, sizeof err, &code) < 0 ||
-		    ckpt_load_optim(path, &model, err, sizeof err, &code) < 0 ||
-		    ckpt_load_state(path, &tr.st, &doc, err, sizeof err,
-		    &code) != 0)
+		tr.dist = &ranks.dist;
+		tr.m = &model;
+		if ((stages > 1 ? train_load_part(&tr, path, 1, err, sizeof err,
+		    &code) < 0 : ckpt_load_model(path, &model, err, sizeof err,
+		    &code) < 0 || ckpt_load_optim(path, &model, err, sizeof err,
+		    &code) < 0) || ckpt_load_state(path, &tr.st, &doc, err,
+		    sizeof err, &code) != 0)
 			die(code, "%s", err);
 		json_doc_free(doc);
 	}
