@@ -96,10 +96,9 @@ train_init(struct trainer *tr)
 	int d = ndp(tr);
 
 	if (tr->dist) {
-		if (tr->dist->tp != 1 || (tr->zero && tr->dist->pp != 1))
-			owt_fatal("train_init: tensor parallelism, and the "
-			    "distributed optimizer in a pipeline, are not "
-			    "implemented");
+		if (tr->zero && (tr->dist->pp != 1 || tr->dist->tp != 1))
+			owt_fatal("train_init: the distributed optimizer with "
+			    "model parallelism is not implemented");
 		tr->nmicro = tr->dist->micro;
 	}
 	tr->tokens = xmalloc((size_t)tr->micro * (tr->T + 1) * sizeof *tr->tokens);
@@ -297,7 +296,7 @@ pipe_forward(void *arg, int j, const float *in, float *out, char *err,
 		m->be->put(gpt_stage_input(m, slot), in, size);
 	loss = gpt_forward_stage(m, slot, tr->inputs, m->part.last ?
 	    tr->targets : NULL, c->dloss, c->key, s0);
-	if (m->part.last)
+	if (m->part.last && m->part.tp_rank == 0)
 		tr->ctl[g] = loss;
 	if (out)
 		m->be->get(out, gpt_stage_output(m, slot), size);
@@ -359,6 +358,8 @@ train_iteration(struct trainer *tr, const struct sample_src *src,
 		gpt_zero_grad(m);
 		ctl[g] = gpt_forward(m, tr->inputs, tr->targets, dloss, key,
 		    first + g * tr->micro);
+		if (m->part.tp_rank != 0)	/* each replica's loss once */
+			ctl[g] = 0;
 		gpt_backward(m);
 		gpt_grad_accumulate(m, j, tr->nmicro);
 	}
@@ -451,7 +452,8 @@ train_eval(struct trainer *tr, const struct sample_src *src, uint64_t first,
 		    first + (uint64_t)i * tr->micro, err, errsize, code) < 0)
 			goto out;
 		if (pp == 1) {
-			l[i] = gpt_forward(m, tr->inputs, tr->targets, 0, 0, 0);
+			x = gpt_forward(m, tr->inputs, tr->targets, 0, 0, 0);
+			l[i] = m->part.tp_rank == 0 ? x : 0;
 			continue;
 		}
 		if (prev >= 0) {
@@ -462,7 +464,7 @@ train_eval(struct trainer *tr, const struct sample_src *src, uint64_t first,
 		}
 		x = gpt_forward_stage(m, 0, tr->inputs, m->part.last ?
 		    tr->targets : NULL, 0, 0, 0);
-		if (m->part.last)
+		if (m->part.last && m->part.tp_rank == 0)
 			l[i] = x;
 		if (next >= 0) {
 			m->be->get(buf, gpt_stage_output(m, 0), size);
@@ -563,6 +565,10 @@ train_ranks_layout(struct train_ranks *r, struct trainer *tr, int tp, int pp,
 			ranks[n++] = r->world->rank;
 		n = comm_group(r->world, ranks, n, &r->emb, err, errsize, code);
 	}
+	if (n == 0) {
+		n = dist_group(&r->dist, r->world->rank, DIST_TP, ranks);
+		n = comm_group(r->world, ranks, n, &r->tp, err, errsize, code);
+	}
 	free(ranks);
 	if (n < 0)
 		return -1;
@@ -583,7 +589,9 @@ train_ranks_close(struct train_ranks *r, char *err, size_t errsize, int *code)
 		comm_group_free(r->pp);
 	if (r->emb)
 		comm_group_free(r->emb);
-	r->dp = r->pp = r->emb = NULL;
+	if (r->tp)
+		comm_group_free(r->tp);
+	r->dp = r->pp = r->emb = r->tp = NULL;
 	if (r->world == NULL)
 		return 0;
 	return comm_finish(r->world, err, errsize, code);
@@ -684,9 +692,9 @@ save_parts(struct trainer *tr, const char *dir, const char *args_json,
 		gpt_get(m, b == 0 ? GPT_PARAMS : b == 1 ? GPT_ADAM_M :
 		    GPT_ADAM_V, h[b]);
 	}
-	if (tr->pp->rank != 0) {
+	if (tr->world->rank != 0) {
 		for (b = 0; b < 3; b++)
-			if (comm_sendrecv(tr->pp, h[b], m->nparams *
+			if (comm_sendrecv(tr->world, h[b], m->nparams *
 			    sizeof(float), 0, NULL, 0, -1, "checkpoint", err,
 			    errsize, code) < 0)
 				goto out;
@@ -695,9 +703,12 @@ save_parts(struct trainer *tr, const char *dir, const char *args_json,
 	}
 	for (b = 0; b < 3; b++)
 		w[b] = xcalloc(whole.nparams, sizeof(float));
-	for (q = 0; q < tr->pp->size; q++) {
-		int wq = tr->pp->ranks[q];
+	for (q = 0; q < tr->world->size; q++) {
+		int wq = q, qp, qd, qt;
 
+		dist_coords(tr->dist, wq, &qp, &qd, &qt);
+		if (qd != 0)
+			continue;
 		if (q > 0) {
 			part_of(tr->dist, wq, &p);
 			if (gpt_layout_part(&pl, &whole.cfg, &p, err,
@@ -707,7 +718,7 @@ save_parts(struct trainer *tr, const char *dir, const char *args_json,
 			}
 			for (b = 0; b < 3; b++) {
 				h[b] = xrealloc(h[b], pl.nparams * sizeof(float));
-				if (comm_sendrecv(tr->pp, NULL, 0, -1, h[b],
+				if (comm_sendrecv(tr->world, NULL, 0, -1, h[b],
 				    pl.nparams * sizeof(float), q, "checkpoint",
 				    err, errsize, code) < 0)
 					goto out;
@@ -736,7 +747,7 @@ train_save(struct trainer *tr, const char *dir, const char *args_json,
 	float *hm = NULL, *hv = NULL;
 	int r = 0, me = dp_rank(tr);
 
-	if (tr->dist && tr->dist->pp > 1)
+	if (tr->dist && (tr->dist->pp > 1 || tr->dist->tp > 1))
 		return save_parts(tr, dir, args_json, err, errsize, code);
 	if (me == 0) {
 		hm = xmalloc(m->nparams * sizeof *hm);

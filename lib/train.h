@@ -66,7 +66,11 @@ void train_scaler_update(const struct loss_scaler *s, struct train_state *st,
  * lib/pipeline.c's 1F1B schedule, the tied embedding's gradient is summed
  * over the first and last stage, and losses and the norm's parts over the
  * world: a pipeline trains bit for bit as one process. Tensor
- * parallelism is not done here yet: dist's tp must be 1.
+ * parallelism (dist's tp > 1) is inside the model's part (gpt_init_part
+ * with the tensor-parallel group): each replica's loss and norm parts are
+ * counted once (tensor-parallel rank 0's, gpt_norm_parts); its numbers
+ * agree with one process's to rounding. The distributed optimizer is for
+ * data parallelism alone.
  */
 struct trainer {
 	struct gpt *m;
@@ -155,7 +159,7 @@ int train_eval(struct trainer *tr, const struct sample_src *src,
  * *code.
  */
 struct train_ranks {
-	struct comm *world, *dp, *pp, *emb;
+	struct comm *world, *dp, *pp, *emb, *tp;
 	struct dist dist;
 };
 int train_ranks_open(struct train_ranks *r, double timeout, char *err,

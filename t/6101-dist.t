@@ -7,7 +7,8 @@
 # checkpoints move between layouts; a rank that asks to stop stops every
 # rank; a rank that hangs or dies ends the job, the last checkpoint
 # intact. Pipelines of 2 and 4 stages, and a pipeline of data-parallel
-# replicas, train bit for bit as one process.
+# replicas, train bit for bit as one process; tensor parallelism to a
+# stated tolerance.
 . "${OWT_SRC:-.}/t/lib.sh"
 
 need_mpi
@@ -61,22 +62,12 @@ mpi_run 4 "$tt" -z -M 2,32,4,16,2000 -s zerov 6 4 1
 same out onev.log "DP4 + ZeRO-1 with the embedding cut between shards: one process's log"
 same_ckpt zerov/iter_0000006 onev/iter_0000006 "... and its checkpoint"
 
-# Two micro-batches per rank: (g0 + g2) + (g1 + g3) is not
-# ((g0 + g1) + g2) + g3, so only the first loss is exact. The rest:
-# |loss difference| <= 2e-5 |loss|, final weights |dw|/|w| <= 1e-5.
-run "$tt" -s one8 10 8 2
-mv out one8.log
-mpi_run 2 "$tt" -s dp2m2 10 8 2
-is "$rc" 0 "DP2 with two micro-batches each trains"
-is "$(sed -n 1p out | cut -d" " -f4)" "$(sed -n 1p one8.log | cut -d" " -f4)" \
-    "DP2 m=2: the first iteration's loss is exact"
-awk 'NR == FNR { l[FNR] = $4; next }
-    { d = $4 - l[FNR]; if (d < 0) d = -d; if (d > 2e-5 * l[FNR]) bad++ }
-    END { exit bad > 0 }' one8.log out
-is "$?" 0 "DP2 m=2: every loss within 2e-5 of one process's"
+have_numpy=
 if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
-	/usr/bin/python3 - one8/$it10/model.safetensors \
-	    dp2m2/$it10/model.safetensors >rel <<'EOF'
+	have_numpy=1
+	# "ok" when two model files differ, by at most 1e-5 (relative L2)
+	weights_tol() {
+		/usr/bin/python3 - "$1" "$2" <<'EOF'
 import json, struct, sys
 import numpy as np
 def load(p):
@@ -92,6 +83,24 @@ den = sum(float((a[k].astype('f8') ** 2).sum()) for k in a)
 print('ok' if 0 < num ** 0.5 / den ** 0.5 <= 1e-5 else
     'off %g' % (num ** 0.5 / den ** 0.5))
 EOF
+	}
+fi
+
+# Two micro-batches per rank: (g0 + g2) + (g1 + g3) is not
+# ((g0 + g1) + g2) + g3, so only the first loss is exact. The rest:
+# |loss difference| <= 2e-5 |loss|, final weights |dw|/|w| <= 1e-5.
+run "$tt" -s one8 10 8 2
+mv out one8.log
+mpi_run 2 "$tt" -s dp2m2 10 8 2
+is "$rc" 0 "DP2 with two micro-batches each trains"
+is "$(sed -n 1p out | cut -d" " -f4)" "$(sed -n 1p one8.log | cut -d" " -f4)" \
+    "DP2 m=2: the first iteration's loss is exact"
+awk 'NR == FNR { l[FNR] = $4; next }
+    { d = $4 - l[FNR]; if (d < 0) d = -d; if (d > 2e-5 * l[FNR]) bad++ }
+    END { exit bad > 0 }' one8.log out
+is "$?" 0 "DP2 m=2: every loss within 2e-5 of one process's"
+if [ "$have_numpy" ]; then
+	weights_tol one8/$it10/model.safetensors dp2m2/$it10/model.safetensors >rel
 	is "$(cat rel)" ok "DP2 m=2: final weights within 1e-5 (relative L2), and not identical"
 else
 	skip "no numpy for /usr/bin/python3: the weights' tolerance"
@@ -180,6 +189,38 @@ sed -n '6,$p' ppone.log >pptail.log
 mpi_run 4 "$tt" -P 4 -l ppone/$it5 -s pp4 10 4 1
 same out pptail.log "one process's checkpoint resumed by PP4: the same iterations 6-10"
 same_ckpt pp4/$it10 ppone/$it10 "... and the same checkpoint at 10"
+
+# Tensor parallelism (the model's column- and row-parallel parts, the
+# vocabulary-parallel embedding and cross-entropy) through lib/train.c:
+# partial sums associate differently, so the numbers agree with one
+# process's to rounding: every loss within 2e-5 of it, the final weights
+# within 1e-5 (relative L2). TP2, TP2 x PP2 (its checkpoint put together
+# from four parts), and TP2 resuming one process's checkpoint.
+close_losses() {	# got want: every loss within 2e-5
+	awk 'NR == FNR { l[FNR] = $4; next }
+	    { d = $4 - l[FNR]; if (d < 0) d = -d; if (d > 2e-5 * l[FNR]) bad++ }
+	    END { exit bad > 0 }' "$2" "$1"
+}
+mpi_run 2 "$tt" -T 2 10 4 1
+is "$rc" 0 "TP2 trains"
+close_losses out pp1.log
+is "$?" 0 "TP2: every loss within 2e-5 of one process's"
+mpi_run 4 "$tt" -T 2 -P 2 -s tp2pp2 10 4 1
+is "$rc" 0 "TP2 x PP2 trains and saves"
+close_losses out pp1.log
+is "$?" 0 "TP2 x PP2: every loss within 2e-5 of one process's"
+run "$tt" -s tpone -S 5 10 4 1
+if [ "$have_numpy" ]; then
+	weights_tol tpone/$it10/model.safetensors \
+	    tp2pp2/$it10/model.safetensors >rel
+	is "$(cat rel)" ok "TP2 x PP2: its checkpoint's weights within 1e-5 of one process's"
+else
+	skip "no numpy for /usr/bin/python3: the weights' tolerance"
+fi
+sed -n '6,$p' pp1.log >tptail.log
+mpi_run 2 "$tt" -T 2 -l tpone/$it5 10 4 1
+close_losses out tptail.log
+is "$?" 0 "one process's checkpoint resumed by TP2: iterations 6-10 within 2e-5"
 
 fails 2 "^train-test: rank [01]: --num-layers 4 is not a multiple of --pipeline-model-parallel-size 3$" \
     "layers that the stages cannot share" \

@@ -36,8 +36,9 @@
  *	-t iter	world rank 1 alone asks to stop after iteration iter: every
  *		rank stops there (the control all-reduce)
  *	-S n	also save every n iterations
- *	-P n	n pipeline stages (1F1B), the ranks' data-parallel replicas
- *		of world / n
+ *	-P n	n pipeline stages (1F1B)
+ *	-T n	n tensor-parallel ranks; the rest of the world / (P x T)
+ *		data-parallel replicas
  *	-M L,C,NH,T,V	another model shape (no dropout), for benchmarks
  *	-j n	threads per rank (1)
  *	-q	print each iteration's milliseconds instead (rank 0's clock)
@@ -97,11 +98,11 @@ main(int argc, char **argv)
 	double minutes = 10, vloss;
 	long iters, kill_at = -1, stop_at = -1, ask_at = -1, save_every = 0;
 	int c, zero = 0, global, micro, kind, k, threads = 1, quiet = 0, T = 16;
-	int stages = 1;
+	int stages = 1, tensor = 1;
 	double t0 = 0;
 
 	owt_setprog(argv[0]);
-	while ((c = getopt(argc, argv, "zs:l:w:k:p:t:S:M:j:qP:")) != -1) {
+	while ((c = getopt(argc, argv, "zs:l:w:k:p:t:S:M:j:qP:T:")) != -1) {
 		switch (c) {
 		case 'z': zero = 1; break;
 		case 's': save_dir = optarg; break;
@@ -114,6 +115,7 @@ main(int argc, char **argv)
 		case 'j': threads = atoi(optarg); break;
 		case 'q': quiet = 1; break;
 		case 'P': stages = atoi(optarg); break;
+		case 'T': tensor = atoi(optarg); break;
 		case 'M':
 			if (sscanf(optarg, "%d,%d,%d,%d,%d", &cfg.nlayer,
 			    &cfg.nembd, &cfg.nhead, &T, &cfg.vocab) != 5)
@@ -144,21 +146,23 @@ main(int argc, char **argv)
 	    &code) < 0)
 		die(code, "%s", err);
 	world = ranks.world;
-	if (train_ranks_layout(&ranks, &tr, 1, stages, &cfg, 128, global, err,
+	if (train_ranks_layout(&ranks, &tr, tensor, stages, &cfg, 128, global, err,
 	    sizeof err, &code) < 0)
 		die(code, "%s", err);
 
-	if (stages > 1) {
+	if (stages > 1 || tensor > 1) {
 		const struct dist *d = &ranks.dist;
 		struct gpt_part part = { d->l0, d->l1, d->pp_rank == 0,
 		    d->pp_rank == d->pp - 1, d->tp, d->tp_rank };
 		int slots = d->pp - d->pp_rank;
 
 		cfg.vocab_pad = d->vocab_pad;
-		if (gpt_init_part(&model, &cfg, &part, NULL, &gpt_cpu, err,
+		if (gpt_init_part(&model, &cfg, &part, ranks.tp, &gpt_cpu, err,
 		    sizeof err) < 0)
 			die(XUSAGE, "%s", err);
-		gpt_set_slots(&model, slots < d->micro ? slots : d->micro);
+		if (stages > 1)
+			gpt_set_slots(&model, slots < d->micro ? slots :
+			    d->micro);
 	} else if (gpt_init(&model, &cfg, &gpt_cpu, err, sizeof err) < 0) {
 		die(XUSAGE, "%s", err);
 	}
@@ -175,7 +179,7 @@ main(int argc, char **argv)
 			    CKPT_RUN ? "no checkpoint" : err);
 		tr.dist = &ranks.dist;
 		tr.m = &model;
-		if ((stages > 1 ? train_load_part(&tr, path, 1, err, sizeof err,
+		if ((stages > 1 || tensor > 1 ? train_load_part(&tr, path, 1, err, sizeof err,
 		    &code) < 0 : ckpt_load_model(path, &model, err, sizeof err,
 		    &code) < 0 || ckpt_load_optim(path, &model, err, sizeof err,
 		    &code) < 0) || ckpt_load_state(path, &tr.st, &doc, err,
