@@ -13,8 +13,8 @@
 #include "gpt.h"
 #include "gpt_data.h"
 #include "gpt_device.h"
+#include "json.h"
 #include "opt.h"
-#include "tjson.h"
 #include "train.h"
 #include "util.h"
 
@@ -305,17 +305,18 @@ merge_config(const char *path, const struct gpt_config *c)
 
 /* The value of option d in a checkpoint's "args", as text for messages. */
 static int
-arg_from(const struct opt *d, const struct tjson *v, char *text, size_t size)
+arg_from(const struct opt *d, const struct json_val *v, char *text,
+    size_t size)
 {
 	if (d->type == OPT_STR) {
-		if (v->type != TJ_STRING)
+		if (v->type != JV_STRING)
 			return -1;
 		snprintf(text, size, "%s", v->str);
 		if (strcmp(*(const char **)d->p, v->str) == 0)
 			return 0;
 		return 1;
 	}
-	if (v->type != TJ_NUMBER)
+	if (v->type != JV_NUMBER)
 		return -1;
 	snprintf(text, size, "%.9g", v->num);
 	switch (d->type) {
@@ -354,9 +355,9 @@ given_as(const struct opt *d)
  * --override-opt_param-scheduler.
  */
 static void
-merge_args(const char *path, const struct tjson *args, int check)
+merge_args(const char *path, const struct json_val *args, int check)
 {
-	const struct tjson *v;
+	const struct json_val *v;
 	char text[256];
 	size_t i;
 	int diff;
@@ -366,7 +367,8 @@ merge_args(const char *path, const struct tjson *args, int check)
 
 		if (d->tag != C_ARG && d->tag != C_SCHED)
 			continue;
-		if ((v = tjson_get(args, d->name)) == NULL || v->type == TJ_NULL)
+		if ((v = json_doc_get(args, d->name)) == NULL ||
+		    v->type == JV_NULL)
 			continue;
 		if ((diff = arg_from(d, v, text, sizeof text)) < 0)
 			owt_die(XDATA, "%s/trainer_state.json: bad value of "
@@ -524,7 +526,7 @@ main(int argc, char **argv)
 {
 	struct gpt_config cfg = { 0 };
 	struct gpt_data data;
-	struct tjson *state_doc = NULL;
+	struct json_val *state_doc = NULL;
 	struct step_result r;
 	struct gpt_recompute rc;
 	char err[1024], path[4096], cfgpath[4200], list[256];
@@ -586,7 +588,7 @@ main(int argc, char **argv)
 			    k < 0 ? "" : ": no trainer_state.json");
 		if (!GIVEN("seed"))
 			o.seed = tr.st.seed;
-		merge_args(path, tjson_get(state_doc, "args"), 0);
+		merge_args(path, json_doc_get(state_doc, "args"), 0);
 		/* saved before --split-rounding: Megatron-core's order */
 		if (!GIVEN("split-rounding"))
 			o.split_rounding = "core";
@@ -636,7 +638,7 @@ main(int argc, char **argv)
 	o.decay_samples = tr.lr.decay;
 	o.warmup_samples = tr.lr.warmup;
 	if (from_ckpt)
-		merge_args(path, tjson_get(state_doc, "args"), 1);
+		merge_args(path, json_doc_get(state_doc, "args"), 1);
 	if (o.min_lr > o.lr)
 		owt_die(XUSAGE, "--min-lr %g%s is above --lr %g", o.min_lr,
 		    GIVEN("min-lr") ? "" : " (the default)", o.lr);
@@ -803,7 +805,7 @@ out:
 	if (logf_json && fclose(logf_json) != 0)
 		owt_die_errno(XSYS, "%s: write error", o.log_json);
 	gpt_data_close(&data);
-	tjson_free(state_doc);
+	json_doc_free(state_doc);
 	train_free(&tr);
 	gpt_free(&model);
 	free(args_text);

@@ -1,7 +1,9 @@
 # gpt-train: the model library (lib/gpt*.c, lib/blas.c) uses OpenMP and
 # loads OpenBLAS at run time (dlopen), preferring the OpenMP build so that
-# OpenBLAS and the model's own loops share one thread pool.
-PKGS_gpt-train =
+# OpenBLAS and the model's own loops share one thread pool. The
+# checkpoints' JSON (config.json, trainer state, safetensors headers) is
+# read through yajl (lib/json.c).
+PKGS_gpt-train = yajl
 LIBS_gpt-train = -fopenmp
 OMP_OBJS = $(B)/lib/gpt.o $(B)/lib/gpt_cpu.o $(B)/lib/blas.o \
     $(B)/lib/sgemm512.o

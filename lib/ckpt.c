@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include "ckpt.h"
+#include "json.h"
 #include "outfile.h"
 #include "safetensors.h"
-#include "tjson.h"
 #include "util.h"
 
 #define LATEST "latest_checkpointed_iteration.txt"
@@ -117,46 +117,72 @@ char *
 ckpt_config_json(const struct gpt_config *c)
 {
 	struct buf b = { 0 };
+	struct json_w w;
 
-	buf_printf(&b, "{\n"
-	    "  \"activation_function\": \"gelu_new\",\n"
-	    "  \"architectures\": [\"GPT2LMHeadModel\"],\n"
-	    "  \"attn_pdrop\": %.9g,\n", c->attn_dropout);
-	if (c->vocab == 50257)
-		buf_printf(&b, "  \"bos_token_id\": 50256,\n");
-	buf_printf(&b, "  \"embd_pdrop\": %.9g,\n", c->hidden_dropout);
-	if (c->vocab == 50257)
-		buf_printf(&b, "  \"eos_token_id\": 50256,\n");
-	buf_printf(&b,
-	    "  \"initializer_range\": 0.02,\n"
-	    "  \"layer_norm_epsilon\": %.9g,\n"
-	    "  \"model_type\": \"gpt2\",\n"
-	    "  \"n_ctx\": %d,\n"
-	    "  \"n_embd\": %d,\n"
-	    "  \"n_head\": %d,\n"
-	    "  \"n_inner\": null,\n"
-	    "  \"n_layer\": %d,\n"
-	    "  \"n_positions\": %d,\n"
-	    "  \"resid_pdrop\": %.9g,\n"
-	    "  \"scale_attn_weights\": true,\n"
-	    "  \"tie_word_embeddings\": true,\n"
-	    "  \"torch_dtype\": \"float32\",\n"
-	    "  \"use_cache\": true,\n"
-	    "  \"vocab_size\": %d\n"
-	    "}\n", c->ln_eps, c->maxpos, c->nembd, c->nhead, c->nlayer,
-	    c->maxpos, c->hidden_dropout, c->vocab);
+	json_w_init(&w, &b, JSON_PRETTY);
+	json_w_obj(&w);
+	json_w_key(&w, "activation_function");
+	json_w_strz(&w, "gelu_new");
+	json_w_key(&w, "architectures");
+	json_w_arr(&w);
+	json_w_strz(&w, "GPT2LMHeadModel");
+	json_w_end(&w);
+	json_w_key(&w, "attn_pdrop");
+	json_w_num(&w, "%.9g", c->attn_dropout);
+	if (c->vocab == 50257) {
+		json_w_key(&w, "bos_token_id");
+		json_w_int(&w, 50256);
+	}
+	json_w_key(&w, "embd_pdrop");
+	json_w_num(&w, "%.9g", c->hidden_dropout);
+	if (c->vocab == 50257) {
+		json_w_key(&w, "eos_token_id");
+		json_w_int(&w, 50256);
+	}
+	json_w_key(&w, "initializer_range");
+	json_w_raw(&w, "0.02", 4);
+	json_w_key(&w, "layer_norm_epsilon");
+	json_w_num(&w, "%.9g", c->ln_eps);
+	json_w_key(&w, "model_type");
+	json_w_strz(&w, "gpt2");
+	json_w_key(&w, "n_ctx");
+	json_w_int(&w, c->maxpos);
+	json_w_key(&w, "n_embd");
+	json_w_int(&w, c->nembd);
+	json_w_key(&w, "n_head");
+	json_w_int(&w, c->nhead);
+	json_w_key(&w, "n_inner");
+	json_w_null(&w);
+	json_w_key(&w, "n_layer");
+	json_w_int(&w, c->nlayer);
+	json_w_key(&w, "n_positions");
+	json_w_int(&w, c->maxpos);
+	json_w_key(&w, "resid_pdrop");
+	json_w_num(&w, "%.9g", c->hidden_dropout);
+	json_w_key(&w, "scale_attn_weights");
+	json_w_bool(&w, 1);
+	json_w_key(&w, "tie_word_embeddings");
+	json_w_bool(&w, 1);
+	json_w_key(&w, "torch_dtype");
+	json_w_strz(&w, "float32");
+	json_w_key(&w, "use_cache");
+	json_w_bool(&w, 1);
+	json_w_key(&w, "vocab_size");
+	json_w_int(&w, c->vocab);
+	json_w_end(&w);
+	buf_addc(&b, '\n');
 	return b.p;
 }
 
 /* An integer member in [1, 2^30]: 1 found, 0 absent, -1 bad. */
 static int
-get_int(const struct tjson *doc, const char *key, int *out)
+get_int(const struct json_val *doc, const char *key, int *out)
 {
-	const struct tjson *v = tjson_get(doc, key);
+	const struct json_val *v = json_doc_get(doc, key);
 
-	if (v == NULL || v->type == TJ_NULL)
+	if (v == NULL || v->type == JV_NULL)
 		return 0;
-	if (v->type != TJ_NUMBER || v->num != floor(v->num) || v->num < 1 ||
+	if (v->type != JV_NUMBER || v->num != floor(v->num) || v->num < 1 ||
 	    v->num > (1 << 30))
 		return -1;
 	*out = (int)v->num;
@@ -178,8 +204,8 @@ ckpt_read_config(const char *path, struct gpt_config *c, char *err,
 		{ "n_positions", offsetof(struct gpt_config, maxpos) },
 	};
 	struct buf b = { 0 };
-	struct tjson *doc;
-	const struct tjson *v;
+	struct json_val *doc;
+	const struct json_val *v;
 	char jerr[128];
 	size_t i;
 	int r, inner;
@@ -189,10 +215,10 @@ ckpt_read_config(const char *path, struct gpt_config *c, char *err,
 		return r < 0 ? -1 : data_err(err, errsize, code, path,
 		    "no such file");
 	}
-	doc = tjson_parse(b.p, b.len, jerr, sizeof jerr);
+	doc = json_doc_parse(b.p, b.len, jerr, sizeof jerr, code);
 	buf_free(&b);
-	if (doc == NULL || doc->type != TJ_OBJECT) {
-		tjson_free(doc);
+	if (doc == NULL || doc->type != JV_MAP) {
+		json_doc_free(doc);
 		return data_err(err, errsize, code, path, "%s",
 		    doc ? "not a JSON object" : jerr);
 	}
@@ -210,26 +236,26 @@ ckpt_read_config(const char *path, struct gpt_config *c, char *err,
 		}
 	}
 	c->ln_eps = 1e-5f;
-	if ((v = tjson_get(doc, "layer_norm_epsilon")) != NULL) {
-		if (v->type != TJ_NUMBER || !(v->num > 0 && v->num < 1)) {
+	if ((v = json_doc_get(doc, "layer_norm_epsilon")) != NULL) {
+		if (v->type != JV_NUMBER || !(v->num > 0 && v->num < 1)) {
 			data_err(err, errsize, code, path, "bad "
 			    "'layer_norm_epsilon'");
 			goto out;
 		}
 		c->ln_eps = (float)v->num;
 	}
-	if ((v = tjson_get(doc, "activation_function")) != NULL &&
-	    (v->type != TJ_STRING || (strcmp(v->str, "gelu_new") != 0 &&
+	if ((v = json_doc_get(doc, "activation_function")) != NULL &&
+	    (v->type != JV_STRING || (strcmp(v->str, "gelu_new") != 0 &&
 	    strcmp(v->str, "gelu_pytorch_tanh") != 0))) {
 		data_err(err, errsize, code, path, "activation_function '%s' "
 		    "is not supported (only the tanh GELU, gelu_new)",
-		    v->type == TJ_STRING ? v->str : "?");
+		    v->type == JV_STRING ? v->str : "?");
 		goto out;
 	}
-	if ((v = tjson_get(doc, "model_type")) != NULL &&
-	    (v->type != TJ_STRING || strcmp(v->str, "gpt2") != 0)) {
+	if ((v = json_doc_get(doc, "model_type")) != NULL &&
+	    (v->type != JV_STRING || strcmp(v->str, "gpt2") != 0)) {
 		data_err(err, errsize, code, path, "model_type '%s' is not "
-		    "gpt2", v->type == TJ_STRING ? v->str : "?");
+		    "gpt2", v->type == JV_STRING ? v->str : "?");
 		goto out;
 	}
 	if ((r = get_int(doc, "n_inner", &inner)) != 0 &&
@@ -238,8 +264,8 @@ ckpt_read_config(const char *path, struct gpt_config *c, char *err,
 		data_err(err, errsize, code, path, "n_inner must be 4 * n_embd");
 		goto out;
 	}
-	if ((v = tjson_get(doc, "tie_word_embeddings")) != NULL &&
-	    v->type == TJ_BOOL && v->num == 0) {
+	if ((v = json_doc_get(doc, "tie_word_embeddings")) != NULL &&
+	    v->type == JV_BOOL && v->num == 0) {
 		r = -1;
 		data_err(err, errsize, code, path, "untied output embeddings "
 		    "are not supported");
@@ -247,7 +273,7 @@ ckpt_read_config(const char *path, struct gpt_config *c, char *err,
 	}
 	r = 0;
 out:
-	tjson_free(doc);
+	json_doc_free(doc);
 	return r;
 }
 
@@ -287,6 +313,7 @@ save_files(const char *tmp, struct gpt *m, const struct train_state *st,
 {
 	struct safetensors_out *t, *t2;
 	struct buf b = { 0 };
+	struct json_w w;
 	char path[4200], meta[64];
 	float *host = xmalloc(m->nparams * sizeof *host);
 	float *host2 = NULL;
@@ -323,19 +350,35 @@ save_files(const char *tmp, struct gpt *m, const struct train_state *st,
 		if (safetensors_write(path, meta, t, 2 * n, err, errsize) < 0)
 			goto out;
 	}
-	buf_printf(&b, "{\n  \"format\": \"owt gpt-train 1\",\n"
-	    "  \"iteration\": %" PRIu64 ",\n"
-	    "  \"consumed_train_samples\": %" PRIu64 ",\n"
-	    "  \"consumed_valid_samples\": %" PRIu64 ",\n"
-	    "  \"scheduler_samples\": %" PRIu64 ",\n"
-	    "  \"seed\": %" PRIu64 ",\n", st->iteration, st->consumed_train,
-	    st->consumed_valid, st->sched_samples, st->seed);
-	if (st->loss_scale > 0)
-		buf_printf(&b, "  \"loss_scale\": %.17g,\n"
-		    "  \"loss_scale_growth\": %" PRIu64 ",\n"
-		    "  \"loss_scale_hysteresis\": %" PRIu64 ",\n",
-		    st->loss_scale, st->ls_growth, st->ls_hyst);
-	buf_printf(&b, "  \"args\": %s\n}\n", args_json ? args_json : "{}");
+	json_w_init(&w, &b, JSON_PRETTY);
+	json_w_obj(&w);
+	json_w_key(&w, "format");
+	json_w_strz(&w, "owt gpt-train 1");
+	json_w_key(&w, "iteration");
+	json_w_u64(&w, st->iteration);
+	json_w_key(&w, "consumed_train_samples");
+	json_w_u64(&w, st->consumed_train);
+	json_w_key(&w, "consumed_valid_samples");
+	json_w_u64(&w, st->consumed_valid);
+	json_w_key(&w, "scheduler_samples");
+	json_w_u64(&w, st->sched_samples);
+	json_w_key(&w, "seed");
+	json_w_u64(&w, st->seed);
+	if (st->loss_scale > 0) {
+		json_w_key(&w, "loss_scale");
+		json_w_num(&w, "%.17g", st->loss_scale);
+		json_w_key(&w, "loss_scale_growth");
+		json_w_u64(&w, st->ls_growth);
+		json_w_key(&w, "loss_scale_hysteresis");
+		json_w_u64(&w, st->ls_hyst);
+	}
+	json_w_key(&w, "args");
+	if (args_json != NULL)
+		json_w_raw(&w, args_json, strlen(args_json));
+	else
+		json_w_raw(&w, "{}", 2);
+	json_w_end(&w);
+	buf_addc(&b, '\n');
 	snprintf(path, sizeof path, "%s/trainer_state.json", tmp);
 	r = write_file(path, b.p, b.len, err, errsize);
 out:
@@ -428,18 +471,18 @@ static int
 owt_state(const char *dir)
 {
 	struct buf b = { 0 };
-	struct tjson *doc;
-	const struct tjson *v;
+	struct json_val *doc;
+	const struct json_val *v;
 	char p[4200], jerr[128];
 	int r = 0, code;
 
 	snprintf(p, sizeof p, "%s/trainer_state.json", dir);
-	if (slurp(p, &b, jerr, sizeof jerr, &code) == 0 &&
-	    (doc = tjson_parse(b.p, b.len, jerr, sizeof jerr)) != NULL) {
-		v = tjson_get(doc, "format");
-		r = v && v->type == TJ_STRING &&
+	if (slurp(p, &b, jerr, sizeof jerr, &code) == 0 && (doc =
+	    json_doc_parse(b.p, b.len, jerr, sizeof jerr, &code)) != NULL) {
+		v = json_doc_get(doc, "format");
+		r = v && v->type == JV_STRING &&
 		    strncmp(v->str, "owt gpt-train ", 14) == 0;
-		tjson_free(doc);
+		json_doc_free(doc);
 	}
 	buf_free(&b);
 	return r;
@@ -747,7 +790,7 @@ ckpt_load_optim(const char *path, struct gpt *m, char *err, size_t errsize,
     int *code)
 {
 	struct safetensors_file f;
-	const struct tjson *step;
+	const struct json_val *step;
 	char file[4096], *end;
 	float *host;
 	struct stat sb;
@@ -759,8 +802,8 @@ ckpt_load_optim(const char *path, struct gpt *m, char *err, size_t errsize,
 		return 1;
 	if (safetensors_open(&f, file, err, errsize, code) < 0)
 		return -1;
-	step = tjson_get(tjson_get(f.hdr, "__metadata__"), "step");
-	if (step == NULL || step->type != TJ_STRING) {
+	step = json_doc_get(json_doc_get(f.hdr, "__metadata__"), "step");
+	if (step == NULL || step->type != JV_STRING) {
 		safetensors_close(&f);
 		return data_err(err, errsize, code, file, "no step in the "
 		    "metadata");
@@ -791,7 +834,7 @@ ckpt_load_optim(const char *path, struct gpt *m, char *err, size_t errsize,
 }
 
 int
-ckpt_load_state(const char *path, struct train_state *st, struct tjson **doc,
+ckpt_load_state(const char *path, struct train_state *st, struct json_val **doc,
     char *err, size_t errsize, int *code)
 {
 	static const struct {
@@ -807,7 +850,7 @@ ckpt_load_state(const char *path, struct train_state *st, struct tjson **doc,
 		{ "loss_scale_growth", offsetof(struct train_state, ls_growth), 1 },
 		{ "loss_scale_hysteresis", offsetof(struct train_state, ls_hyst), 1 },
 	};
-	const struct tjson *ls;
+	const struct json_val *ls;
 	struct buf b = { 0 };
 	char file[4096], jerr[128];
 	size_t i;
@@ -819,21 +862,21 @@ ckpt_load_state(const char *path, struct train_state *st, struct tjson **doc,
 		buf_free(&b);
 		return r;
 	}
-	*doc = tjson_parse(b.p, b.len, jerr, sizeof jerr);
+	*doc = json_doc_parse(b.p, b.len, jerr, sizeof jerr, code);
 	buf_free(&b);
-	if (*doc == NULL || (*doc)->type != TJ_OBJECT) {
+	if (*doc == NULL || (*doc)->type != JV_MAP) {
 		r = data_err(err, errsize, code, file, "%s",
 		    *doc ? "not a JSON object" : jerr);
 		goto bad;
 	}
 	for (i = 0; i < sizeof fields / sizeof *fields; i++) {
-		const struct tjson *v = tjson_get(*doc, fields[i].key);
+		const struct json_val *v = json_doc_get(*doc, fields[i].key);
 
 		if (v == NULL && fields[i].optional) {
 			*(uint64_t *)((char *)st + fields[i].off) = 0;
 			continue;
 		}
-		if (v == NULL || v->type != TJ_NUMBER || v->num < 0 ||
+		if (v == NULL || v->type != JV_NUMBER || v->num < 0 ||
 		    v->num != floor(v->num) || v->num > 9007199254740992.0) {
 			r = data_err(err, errsize, code, file, "%s '%s'",
 			    v ? "bad" : "missing", fields[i].key);
@@ -842,8 +885,8 @@ ckpt_load_state(const char *path, struct train_state *st, struct tjson **doc,
 		*(uint64_t *)((char *)st + fields[i].off) = (uint64_t)v->num;
 	}
 	st->loss_scale = 0;
-	if ((ls = tjson_get(*doc, "loss_scale")) != NULL) {
-		if (ls->type != TJ_NUMBER || !(ls->num > 0)) {
+	if ((ls = json_doc_get(*doc, "loss_scale")) != NULL) {
+		if (ls->type != JV_NUMBER || !(ls->num > 0)) {
 			r = data_err(err, errsize, code, file, "bad 'loss_scale'");
 			goto bad;
 		}
@@ -851,7 +894,7 @@ ckpt_load_state(const char *path, struct train_state *st, struct tjson **doc,
 	}
 	return 0;
 bad:
-	tjson_free(*doc);
+	json_doc_free(*doc);
 	*doc = NULL;
 	return r;
 }

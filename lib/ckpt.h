@@ -130,9 +130,9 @@ int ckpt_load_optim(const char *path, struct gpt *m, char *err,
     size_t errsize, int *code);
 /*
  * trainer_state.json: 1 when absent, else 0 with *st filled and *doc the
- * parsed file (tjson_free it), whose "args" member holds the arguments.
+ * parsed file (json_doc_free it), whose "args" member holds the arguments.
  */
 int ckpt_load_state(const char *path, struct train_state *st,
-    struct tjson **doc, char *err, size_t errsize, int *code);
+    struct json_val **doc, char *err, size_t errsize, int *code);
 
 #endif

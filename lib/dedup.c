@@ -1,8 +1,10 @@
 /* dedup.c - duplicate detection: exact text and URL, MinHash LSH over word 5-grams */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dedup.h"
+#include "json.h"
 
 static uint64_t
 load64(const unsigned char *s)
@@ -100,18 +102,23 @@ void
 dedup_sig_write(struct buf *b, const struct dedup_sig *s)
 {
 	static const char digit[] = "0123456789abcdef";
+	char hex[2 * MINHASH_K + 1];
+	struct json_w w;
 	size_t i;
 
-	buf_printf(b, ",\"text_hash\":\"%016llx%016llx\"",
+	json_w_within(&w, b, JSON_COMPACT);
+	json_w_key(&w, "text_hash");
+	snprintf(hex, sizeof hex, "%016llx%016llx",
 	    (unsigned long long)s->text[0], (unsigned long long)s->text[1]);
+	json_w_str(&w, hex, 32);
 	if (!s->has_sketch)
 		return;
-	buf_adds(b, ",\"minhash\":\"");
 	for (i = 0; i < MINHASH_K; i++) {
-		buf_addc(b, digit[s->sketch[i] >> 4]);
-		buf_addc(b, digit[s->sketch[i] & 15]);
+		hex[2 * i] = digit[s->sketch[i] >> 4];
+		hex[2 * i + 1] = digit[s->sketch[i] & 15];
 	}
-	buf_addc(b, '"');
+	json_w_key(&w, "minhash");
+	json_w_str(&w, hex, 2 * MINHASH_K);
 }
 
 static int

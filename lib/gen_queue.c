@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "gen_queue.h"
+#include "json.h"
 #include "utf8.h"
 #include "util.h"
 
@@ -30,52 +31,101 @@ struct gen_queue_sample {
 };
 
 /*
- * The JSON text this module writes besides jsonl_write's edits. They
- * become lib/json.c's json_ids and json_string_lossy when it lands;
- * keep them here, in one place, until then.
+ * The code point that starts s[0..n) (n > 0) as Python's UTF-8 decoder
+ * with errors="replace", Megatron's detokenizer, reads it: U+FFFD for
+ * each maximal invalid subpart (a truncated sequence is one, a stray
+ * byte another), returned as PY_BAD. *used gets the bytes read.
  */
-
-/* ids as a JSON array: "[1, 2, 3]". */
-static void
-put_ids(struct buf *b, const uint32_t *ids, size_t n)
+#define PY_BAD 0x110000
+static uint32_t
+py_next(const unsigned char *s, size_t n, size_t *used)
 {
-	size_t i;
+	unsigned c = s[0], lo = 0x80, hi = 0xbf, need, k;
+	uint32_t cp;
 
-	buf_addc(b, '[');
-	for (i = 0; i < n; i++)
-		buf_printf(b, "%s%u", i ? ", " : "", ids[i]);
-	buf_addc(b, ']');
+	*used = 1;
+	if (c < 0x80)
+		return c;
+	if (c >= 0xc2 && c <= 0xdf) {
+		need = 1;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		need = 2;
+		cp = c & 0x0f;
+		lo = c == 0xe0 ? 0xa0 : 0x80;
+		hi = c == 0xed ? 0x9f : 0xbf;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		need = 3;
+		cp = c & 0x07;
+		lo = c == 0xf0 ? 0x90 : 0x80;
+		hi = c == 0xf4 ? 0x8f : 0xbf;
+	} else {
+		return PY_BAD;
+	}
+	for (k = 1; k <= need; k++) {
+		if (k >= n || s[k] < lo || s[k] > hi)
+			return PY_BAD;
+		cp = cp << 6 | (s[k] & 0x3f);
+		*used = k + 1;
+		lo = 0x80;
+		hi = 0xbf;
+	}
+	return cp;
 }
 
-/* s[0..n) with each invalid UTF-8 sequence as U+FFFD. */
+/* s[0..n) as Python decodes it (py_next), in UTF-8. */
 static void
-put_lossy(struct buf *b, const char *s, size_t n)
+put_py_text(struct buf *b, const char *s, size_t n)
 {
+	const unsigned char *u = (const unsigned char *)s;
 	size_t i = 0, k;
 
 	while (i < n) {
-		k = utf8_valid(s + i, n - i);
-		buf_add(b, s + i, k);
-		if ((i += k) < n) {
+		if (py_next(u + i, n - i, &k) == PY_BAD)
 			buf_adds(b, "\357\277\275");
-			while (++i < n && ((unsigned char)s[i] & 0xc0) == 0x80)
-				;
-		}
+		else
+			buf_add(b, s + i, k);
+		i += k;
 	}
 }
 
-/* s[0..n) as a JSON string, invalid UTF-8 sequences as U+FFFD. */
+/*
+ * s[0..n) as Python's json.dumps writes the str it decodes to: ASCII,
+ * with \uXXXX (lower-case hex, surrogate pairs above U+FFFF) for the
+ * rest and for the controls without a short escape.
+ */
 static void
-put_text(struct buf *b, const char *s, size_t n)
+put_py_json(struct buf *b, const char *s, size_t n)
 {
-	struct buf t = { 0 };
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, k;
+	uint32_t cp;
 
-	put_lossy(&t, s, n);
-	json_string(b, t.p ? t.p : "", t.len);
-	buf_free(&t);
+	buf_addc(b, '"');
+	while (i < n) {
+		if ((cp = py_next(u + i, n - i, &k)) == PY_BAD)
+			cp = 0xfffd;
+		i += k;
+		switch (cp) {
+		case '"': buf_adds(b, "\\\""); continue;
+		case '\\': buf_adds(b, "\\\\"); continue;
+		case '\n': buf_adds(b, "\\n"); continue;
+		case '\r': buf_adds(b, "\\r"); continue;
+		case '\t': buf_adds(b, "\\t"); continue;
+		case '\b': buf_adds(b, "\\b"); continue;
+		case '\f': buf_adds(b, "\\f"); continue;
+		}
+		if (cp >= 0x20 && cp < 0x7f)
+			buf_addc(b, (char)cp);
+		else if (cp < 0x10000)
+			buf_printf(b, "\\u%04x", (unsigned)cp);
+		else
+			buf_printf(b, "\\u%04x\\u%04x",
+			    (unsigned)(0xd800 + ((cp - 0x10000) >> 10)),
+			    (unsigned)(0xdc00 + ((cp - 0x10000) & 0x3ff)));
+	}
+	buf_addc(b, '"');
 }
-
-/* End of the JSON helpers. */
 
 void
 gen_queue_init(struct gen_queue *q, const struct gen_queue_opts *o,
@@ -123,6 +173,7 @@ jsonl_sample(struct gen_queue *q, struct gen_queue_sample *s, struct buf *b)
 {
 	struct buf line = { 0 }, text = { 0 }, raw = { 0 }, ids = { 0 };
 	struct buf pids = { 0 };
+	struct json_w w;
 	struct jsonl_edit ed[7];
 	char num[3][24], err[256];
 	size_t ned = 0;
@@ -131,14 +182,18 @@ jsonl_sample(struct gen_queue *q, struct gen_queue_sample *s, struct buf *b)
 	if (s->p->line) {
 		buf_add(&line, s->p->line, s->p->len);
 	} else {		/* a text prompt: a record of its own */
-		buf_adds(&line, "{\"prompt\":");
-		put_text(&line, s->p->text, s->p->tlen);
-		buf_addc(&line, '}');
+		json_w_init(&w, &line, JSON_COMPACT);
+		json_w_obj(&w);
+		json_w_key(&w, "prompt");
+		json_string_lossy(&text, s->p->text, s->p->tlen);
+		json_w_raw(&w, text.p, text.len);
+		json_w_end(&w);
+		text.len = 0;
 	}
 	if (jsonl_parse(&q->rec, line.p, line.len, err, sizeof err) != 0)
 		owt_fatal("gen_queue: a record parsed when read: %s", err);
 	bpe_decode(q->vocab, s->out.v, s->out.n, &raw);
-	put_text(&text, raw.p ? raw.p : "", raw.len);
+	json_string_lossy(&text, raw.p ? raw.p : "", raw.len);
 	snprintf(num[0], sizeof num[0], "%zu", s->p->empty ? 0 : s->p->ids.n);
 	snprintf(num[1], sizeof num[1], "%d", s->seq.ngen);
 	snprintf(num[2], sizeof num[2], "%d", s->index);
@@ -152,8 +207,8 @@ jsonl_sample(struct gen_queue *q, struct gen_queue_sample *s, struct buf *b)
 		ed[ned++] = (struct jsonl_edit){ "sample", num[2],
 		    strlen(num[2]) };
 	if (q->o.ids) {
-		put_ids(&pids, s->p->ids.v, s->p->ids.n);
-		put_ids(&ids, s->out.v, s->out.n);
+		json_ids(&pids, s->p->ids.v, s->p->ids.n);
+		json_ids(&ids, s->out.v, s->out.n);
 		ed[ned++] = (struct jsonl_edit){ "prompt_ids", pids.p, pids.len };
 		ed[ned++] = (struct jsonl_edit){ "ids", ids.p, ids.len };
 	}
@@ -169,7 +224,8 @@ jsonl_sample(struct gen_queue *q, struct gen_queue_sample *s, struct buf *b)
 static void
 write_sample(struct gen_queue *q, struct gen_queue_sample *s)
 {
-	struct buf b = { 0 }, raw = { 0 };
+	struct buf b = { 0 }, raw = { 0 }, text = { 0 };
+	struct json_w w;
 	uint32_t eod = bpe_eod(q->vocab);
 	int ended = s->seq.end == GEN_EOD;
 
@@ -188,20 +244,28 @@ write_sample(struct gen_queue *q, struct gen_queue_sample *s)
 		buf_adds(&b, "\nContext:");
 		buf_add(&b, s->p->text, s->p->tlen);
 		buf_adds(&b, "\n\n\nMegatron-LM:");
-		put_lossy(&b, raw.p ? raw.p : "", raw.len);
+		put_py_text(&b, raw.p ? raw.p : "", raw.len);
 		buf_addc(&b, '\n');
 		break;
 	case GEN_QUEUE_UNCOND:
 		bpe_decode(q->vocab, s->out.v, s->out.n, &raw);
-		buf_adds(&b, "{\"text\": ");
-		put_text(&b, raw.p ? raw.p : "", raw.len);
-		buf_printf(&b, ", \"length\": %d, \"finished\": %s}\n",
-		    s->seq.ngen, ended ? "true" : "false");
+		json_w_init(&w, &b, JSON_SPACED);
+		json_w_obj(&w);
+		json_w_key(&w, "text");
+		put_py_json(&text, raw.p ? raw.p : "", raw.len);
+		json_w_raw(&w, text.p, text.len);
+		json_w_key(&w, "length");
+		json_w_int(&w, s->seq.ngen);
+		json_w_key(&w, "finished");
+		json_w_bool(&w, ended);
+		json_w_end(&w);
+		buf_addc(&b, '\n');
 		break;
 	}
 	put(q, b.p, b.len, q->o.flush);
 	buf_free(&b);
 	buf_free(&raw);
+	buf_free(&text);
 }
 
 static void
@@ -441,7 +505,7 @@ gen_queue_score_rec(struct gen_queue *q, struct gpt_infer *inf, int T,
 	ed[2] = (struct jsonl_edit){ "tokens", v[2], strlen(v[2]) };
 	if (q->o.ids) {
 		q->sbuf.len = 0;
-		put_ids(&q->sbuf, ids->v, ids->n);
+		json_ids(&q->sbuf, ids->v, ids->n);
 		ed[3] = (struct jsonl_edit){ "ids", q->sbuf.p, q->sbuf.len };
 	}
 	out->len = 0;

@@ -436,40 +436,6 @@ jsonl_str(const struct jsonl_rec *r, const char *key, size_t *len,
 }
 
 void
-json_string(struct buf *b, const char *s, size_t n)
-{
-	static const char hex[] = "0123456789abcdef";
-	size_t i, run = 0;
-	unsigned char c;
-
-	buf_reserve(b, n + 2);
-	buf_addc(b, '"');
-	for (i = 0; i < n; i++) {
-		c = (unsigned char)s[i];
-		if (c >= 0x20 && c != '"' && c != '\\')
-			continue;
-		buf_add(b, s + run, i - run);
-		run = i + 1;
-		buf_addc(b, '\\');
-		switch (c) {
-		case '"': buf_addc(b, '"'); break;
-		case '\\': buf_addc(b, '\\'); break;
-		case '\n': buf_addc(b, 'n'); break;
-		case '\t': buf_addc(b, 't'); break;
-		case '\r': buf_addc(b, 'r'); break;
-		case '\b': buf_addc(b, 'b'); break;
-		case '\f': buf_addc(b, 'f'); break;
-		default:
-			buf_add(b, "u00", 3);
-			buf_addc(b, hex[c >> 4]);
-			buf_addc(b, hex[c & 15]);
-		}
-	}
-	buf_add(b, s + run, n - run);
-	buf_addc(b, '"');
-}
-
-void
 jsonl_write(struct buf *out, const struct jsonl_rec *r,
     const struct jsonl_edit *ed, size_t ned)
 {

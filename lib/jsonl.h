@@ -5,9 +5,8 @@
 #include <stddef.h>
 
 #include "input.h"
+#include "json.h"
 #include "util.h"
-
-enum { JV_NULL, JV_BOOL, JV_NUMBER, JV_STRING, JV_MAP, JV_ARRAY };
 
 /* One member of the top-level object. */
 struct jsonl_field {
@@ -68,9 +67,6 @@ struct jsonl_edit {
 /* Append r with the edits applied, and a '\n', to out. */
 void jsonl_write(struct buf *out, const struct jsonl_rec *r,
     const struct jsonl_edit *ed, size_t ned);
-
-/* Append s[0..n) as a JSON string literal (UTF-8 kept, controls escaped). */
-void json_string(struct buf *b, const char *s, size_t n);
 
 /* A reader over one input: lines, parsed, with FILE:LINE errors. */
 struct jsonl {

@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "outfile.h"
 #include "safetensors.h"
-#include "tjson.h"
 #include "utf8.h"
 #include "util.h"
 
@@ -89,18 +89,18 @@ by_name(const void *a, const void *b)
 
 /* One header entry into t; 0, or -1 with err. */
 static int
-parse_entry(const struct tjson *v, struct safetensors_tensor *t, size_t dsize,
-    const char *path, char *err, size_t errsize, int *code)
+parse_entry(const struct json_val *v, struct safetensors_tensor *t,
+    size_t dsize, const char *path, char *err, size_t errsize, int *code)
 {
-	const struct tjson *dt, *sh, *off;
+	const struct json_val *dt, *sh, *off;
 	size_t j, k, elsize = 0, nbytes;
 	double b, e;
 
-	dt = tjson_get(v, "dtype");
-	sh = tjson_get(v, "shape");
-	off = tjson_get(v, "data_offsets");
-	if (dt == NULL || dt->type != TJ_STRING || sh == NULL ||
-	    sh->type != TJ_ARRAY || off == NULL || off->type != TJ_ARRAY ||
+	dt = json_doc_get(v, "dtype");
+	sh = json_doc_get(v, "shape");
+	off = json_doc_get(v, "data_offsets");
+	if (dt == NULL || dt->type != JV_STRING || sh == NULL ||
+	    sh->type != JV_ARRAY || off == NULL || off->type != JV_ARRAY ||
 	    off->nkids != 2)
 		return data_err(err, errsize, code, path, "bad safetensors "
 		    "entry '%s'", v->key);
@@ -123,7 +123,7 @@ parse_entry(const struct tjson *v, struct safetensors_tensor *t, size_t dsize,
 	for (j = 0; j < sh->nkids; j++) {
 		double d = sh->kids[j].num;
 
-		if (sh->kids[j].type != TJ_NUMBER || d < 0 || d >= 0x1p53 ||
+		if (sh->kids[j].type != JV_NUMBER || d < 0 || d >= 0x1p53 ||
 		    d != floor(d))
 			return data_err(err, errsize, code, path, "bad shape of "
 			    "'%s'", v->key);
@@ -137,7 +137,7 @@ parse_entry(const struct tjson *v, struct safetensors_tensor *t, size_t dsize,
 		    "overflows", v->key);
 	b = off->kids[0].num;
 	e = off->kids[1].num;
-	if (off->kids[0].type != TJ_NUMBER || off->kids[1].type != TJ_NUMBER ||
+	if (off->kids[0].type != JV_NUMBER || off->kids[1].type != JV_NUMBER ||
 	    b < 0 || e < b || b != floor(b) || e != floor(e) || e >= 0x1p53)
 		return data_err(err, errsize, code, path, "bad data_offsets "
 		    "of '%s'", v->key);
@@ -184,15 +184,16 @@ parse_header(struct safetensors_file *f, const char *path, char *err,
 	if (utf8_valid((const char *)f->map + 8, hlen) != hlen)
 		return data_err(err, errsize, code, path, "bad safetensors "
 		    "header: not UTF-8");
-	f->hdr = tjson_parse((const char *)f->map + 8, hlen, jerr, sizeof jerr);
-	if (f->hdr == NULL || f->hdr->type != TJ_OBJECT)
+	f->hdr = json_doc_parse((const char *)f->map + 8, hlen, jerr,
+	    sizeof jerr, code);
+	if (f->hdr == NULL || f->hdr->type != JV_MAP)
 		return data_err(err, errsize, code, path, "bad safetensors "
 		    "header: %s", f->hdr ? "not an object" : jerr);
 	data = f->map + 8 + hlen;
 	dsize = f->size - 8 - hlen;
 	f->t = xcalloc(f->hdr->nkids + 1, sizeof *f->t);
 	for (i = 0; i < f->hdr->nkids; i++) {
-		const struct tjson *v = &f->hdr->kids[i];
+		const struct json_val *v = &f->hdr->kids[i];
 
 		if (strcmp(v->key, "__metadata__") == 0)
 			continue;
@@ -339,7 +340,7 @@ safetensors_close(struct safetensors_file *f)
 	if (f->map)
 		munmap(f->map, f->size);
 	free(f->t);
-	tjson_free(f->hdr);
+	json_doc_free(f->hdr);
 	memset(f, 0, sizeof *f);
 }
 
@@ -348,23 +349,41 @@ safetensors_write(const char *path, const char *meta,
     const struct safetensors_out *t, size_t n, char *err, size_t errsize)
 {
 	struct buf h = { 0 };
+	struct json_w w;
 	size_t i, off = 0, nelem, pad;
 	unsigned char len[8];
 	int fd, r = -1;
 
-	buf_printf(&h, "{\"__metadata__\":{\"format\":\"pt\"%s%s}",
-	    meta ? "," : "", meta ? meta : "");
+	json_w_init(&w, &h, JSON_COMPACT);
+	json_w_obj(&w);
+	json_w_key(&w, "__metadata__");
+	json_w_obj(&w);
+	json_w_key(&w, "format");
+	json_w_strz(&w, "pt");
+	if (meta != NULL)
+		json_w_raw_members(&w, meta, strlen(meta));
+	json_w_end(&w);
 	for (i = 0; i < n; i++) {
 		nelem = (size_t)t[i].shape[0] * (t[i].rank > 1 ? (size_t)t[i].shape[1] : 1);
-		buf_printf(&h, ",\"%s\":{\"dtype\":\"F32\",\"shape\":[%" PRId64,
-		    t[i].name, t[i].shape[0]);
+		json_w_key(&w, t[i].name);
+		json_w_obj(&w);
+		json_w_key(&w, "dtype");
+		json_w_strz(&w, "F32");
+		json_w_key(&w, "shape");
+		json_w_arr(&w);
+		json_w_int(&w, t[i].shape[0]);
 		if (t[i].rank > 1)
-			buf_printf(&h, ",%" PRId64, t[i].shape[1]);
-		buf_printf(&h, "],\"data_offsets\":[%zu,%zu]}", off,
-		    off + nelem * 4);
+			json_w_int(&w, t[i].shape[1]);
+		json_w_end(&w);
+		json_w_key(&w, "data_offsets");
+		json_w_arr(&w);
+		json_w_u64(&w, off);
+		json_w_u64(&w, off + nelem * 4);
+		json_w_end(&w);
+		json_w_end(&w);
 		off += nelem * 4;
 	}
-	buf_addc(&h, '}');
+	json_w_end(&w);
 	for (pad = (8 - h.len % 8) % 8; pad > 0; pad--)
 		buf_addc(&h, ' ');
 	for (i = 0; i < 8; i++)

@@ -19,13 +19,13 @@ struct safetensors_tensor {
 	const unsigned char *data;
 };
 
-struct tjson;
+struct json_val;
 struct safetensors_file {
 	unsigned char *map;
 	size_t size;
 	struct safetensors_tensor *t;
 	size_t n;
-	struct tjson *hdr;	/* the parsed header; "__metadata__" in it */
+	struct json_val *hdr;	/* the parsed header; "__metadata__" in it */
 };
 
 /*

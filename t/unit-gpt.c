@@ -1,4 +1,4 @@
-/* unit-gpt.c - the model library: JSON reader, safetensors, checkpoints, LR schedule, layers, dropout; `dump DIR` for the PyTorch check */
+/* unit-gpt.c - the model library: safetensors, checkpoints, LR schedule, layers, dropout; `dump DIR` for the PyTorch check */
 #include <ftw.h>
 #include <math.h>
 #include <omp.h>
@@ -12,7 +12,7 @@
 #include "gpt_data.h"
 #include "mt19937.h"
 #include "sampler.h"
-#include "tjson.h"
+#include "json.h"
 #include "train.h"
 #include "util.h"
 #include "unit.h"
@@ -88,51 +88,6 @@ json_tokens(FILE *f, const uint32_t *tok, int rows, int cols)
 		fputc(']', f);
 	}
 	fputc(']', f);
-}
-
-/* ---- the tiny JSON reader ---- */
-
-static void
-test_tjson(void)
-{
-	static const struct { const char *in, *err; } bad[] = {
-		{ "{\"a\":1,}", "byte 8: expected a member name" },
-		{ "[1 2]", "byte 4: expected ',' or ']'" },
-		{ "{\"a\" 1}", "byte 6: expected ':'" },
-		{ "\"\\ud800\"", "byte 8: lone surrogate" },
-		{ "01", "byte 2: trailing characters" },
-		{ "\"a", "byte 3: unterminated string" },
-		{ "tru", "byte 1: invalid value" },
-		{ "1.", "byte 1: bad number" },
-		{ "", "byte 1: unexpected end" },
-	};
-	const char *doc = " {\"s\": \"a\\\"\\u00e9\\ud83d\\ude00\\n\", \"n\": -1.5e3,"
-	    " \"i\": 50257, \"a\": [true, false, null, {}], \"o\": {\"k\": []}} ";
-	struct tjson *v;
-	const struct tjson *a;
-	char err[128];
-	size_t i;
-
-	v = tjson_parse(doc, strlen(doc), err, sizeof err);
-	OK(v != NULL && v->type == TJ_OBJECT && v->nkids == 5,
-	    "tjson: an object with every kind of value");
-	SAMES(tjson_get(v, "s")->str, "a\"\xc3\xa9\xf0\x9f\x98\x80\n",
-	    "tjson: escapes and a surrogate pair decode to UTF-8");
-	OK(tjson_get(v, "n")->num == -1500 && tjson_get(v, "i")->num == 50257,
-	    "tjson: numbers");
-	a = tjson_get(v, "a");
-	OK(a->nkids == 4 && a->kids[0].type == TJ_BOOL && a->kids[0].num == 1 &&
-	    a->kids[1].num == 0 && a->kids[2].type == TJ_NULL &&
-	    a->kids[3].type == TJ_OBJECT, "tjson: array of true, false, null, {}");
-	OK(tjson_get(v, "x") == NULL && tjson_get(a, "s") == NULL,
-	    "tjson: absent keys and non-objects give NULL");
-	tjson_free(v);
-	for (i = 0; i < sizeof bad / sizeof *bad; i++) {
-		v = tjson_parse(bad[i].in, strlen(bad[i].in), err, sizeof err);
-		OK(v == NULL, "tjson: '%s' is rejected", bad[i].in);
-		SAMES(err, bad[i].err, "tjson: '%s' error message", bad[i].in);
-		tjson_free(v);
-	}
 }
 
 /* ---- safetensors ---- */
@@ -281,9 +236,10 @@ test_safetensors(const char *dir)
 	    x->shape[1] == 3, "safetensors: name, dtype and shape");
 	safetensors_to_f32(x, got);
 	OK(memcmp(got, a, sizeof a) == 0, "safetensors: the data, bit for bit");
-	OK(strcmp(tjson_get(tjson_get(f.hdr, "__metadata__"), "format")->str,
-	    "pt") == 0 && strcmp(tjson_get(tjson_get(f.hdr, "__metadata__"),
-	    "step")->str, "7") == 0, "safetensors: metadata format pt, and ours");
+	OK(strcmp(json_doc_get(json_doc_get(f.hdr, "__metadata__"),
+	    "format")->str, "pt") == 0 && strcmp(json_doc_get(json_doc_get(f.hdr,
+	    "__metadata__"), "step")->str, "7") == 0,
+	    "safetensors: metadata format pt, and ours");
 	OK((8 + (size_t)f.map[0]) % 8 == 0, "safetensors: header padded to 8 bytes");
 	safetensors_close(&f);
 
@@ -781,7 +737,7 @@ test_checkpoint(const char *dir)
 {
 	struct gpt m, m2;
 	struct train_state st = { 7, 56, 8, 56, 99, 32768, 12, 1 }, st2;
-	struct tjson *doc;
+	struct json_val *doc;
 	struct gpt_config c = { 0 };	/* ckpt_read_config sets the shape only */
 	float *a = xmalloc(sizeof(float) << 20), *b = xmalloc(sizeof(float) << 20);
 	char err[512], path[4096], ck[4200], cfg[4300];
@@ -824,7 +780,7 @@ test_checkpoint(const char *dir)
 	OK(memcmp(&st, &st2, sizeof st) == 0 && m2.step == 3,
 	    "checkpoint: the trainer state (fp16's loss scaler too) and AdamW "
 	    "step round-trip");
-	tjson_free(doc);
+	json_doc_free(doc);
 	for (ok = 1, i = 0; i < 3; i++) {
 		enum gpt_buffer w = i == 0 ? GPT_PARAMS : i == 1 ? GPT_ADAM_M : GPT_ADAM_V;
 		size_t n = (size_t)small.vocab * small.nembd;
@@ -1868,7 +1824,6 @@ main(int argc, char **argv)
 
 	if (mkdtemp(dir) == NULL)
 		return 3;
-	test_tjson();
 	test_safetensors(dir);
 	test_sgemm();
 	test_lr();

@@ -1,0 +1,5 @@
+#!/bin/sh
+# The JSON layer's unit tests (t/unit-json.c): documents as a tree with
+# "byte N: what" errors, the writer in its compact, spaced and pretty
+# styles, strings (lossy too) and token ids.
+exec "${OWT_BUILD:-build}/t/unit-json"

@@ -1,0 +1,272 @@
+/* unit-json.c - the JSON layer: documents as a tree, the writer in its three styles, strings and ids */
+#include <math.h>
+#include <stdlib.h>
+
+#include "json.h"
+#include "util.h"
+#include "unit.h"
+
+static void
+test_doc(void)
+{
+	static const struct { const char *in, *err; } bad[] = {
+		{ "{\"n_layer\": 2", "byte 14: expected ',' or '}'" },
+		{ "[1, 2", "byte 6: expected ',' or ']'" },
+		{ "{\"a\":[1,", "byte 9: expected a value" },
+		{ "{", "byte 2: expected a member name" },
+		{ "{\"a\"", "byte 5: expected ':'" },
+		{ "{\"a\": ", "byte 7: expected a value" },
+		{ "\"a", "byte 3: unterminated string" },
+		{ "", "byte 1: expected a value" },
+		{ " \t ", "byte 4: expected a value" },
+		{ "{\"a\":1,}", "byte 8: invalid object key (must be a string)" },
+		{ "[1 2]", "byte 4: after array element, I expect ',' or ']'" },
+		{ "{\"a\" 1}", "byte 6: object key and value must be separated "
+		    "by a colon (':')" },
+		{ "[1,,2]", "byte 4: unallowed token at this point in JSON text" },
+		{ "01", "byte 2: trailing garbage" },
+		{ "{} x", "byte 4: trailing garbage" },
+		{ "{}\"x", "byte 3: trailing garbage" },
+		{ "tru", "byte 1: invalid string in json text" },
+		{ "1.", "byte 1: malformed number, a digit is required after "
+		    "the decimal point" },
+		{ "\"\\ud800\"", "byte 2: unpaired UTF-16 surrogate escape" },
+		{ "[\"a\", \"\\udc00\"]", "byte 8: unpaired UTF-16 surrogate escape" },
+		{ "\"\\ud800\\u0041\"", "byte 2: unpaired UTF-16 surrogate escape" },
+		{ "\"\xff\"", "byte 1: invalid bytes in UTF8 string" },
+	};
+	const char *doc = " {\"s\": \"a\\\"\\u00e9\\ud83d\\ude00\\n\", \"n\": -1.5e3,"
+	    " \"i\": 50257, \"a\": [true, false, null, {}], \"o\": {\"k\": []},"
+	    " \"i\": 1, \"\": \"\\\\ud800\"} ";
+	struct json_val *v;
+	const struct json_val *a;
+	char err[128], deep[200];
+	int code;
+	size_t i;
+
+	v = json_doc_parse(doc, strlen(doc), err, sizeof err, &code);
+	OK(v != NULL && v->type == JV_MAP && v->nkids == 7,
+	    "doc: an object with every kind of value");
+	if (v == NULL)
+		return;
+	SAMES(json_doc_get(v, "s")->str, "a\"\xc3\xa9\xf0\x9f\x98\x80\n",
+	    "doc: escapes and a surrogate pair decode to UTF-8");
+	OK(json_doc_get(v, "n")->type == JV_NUMBER &&
+	    json_doc_get(v, "n")->num == -1500, "doc: a number with exponent");
+	OK(json_doc_get(v, "i")->num == 50257,
+	    "doc: a key given twice gives its first value");
+	SAMES(json_doc_get(v, "")->str, "\\ud800",
+	    "doc: an escaped backslash before ud800 is text, and the key may be empty");
+	a = json_doc_get(v, "a");
+	OK(a->type == JV_ARRAY && a->nkids == 4 && a->kids[0].type == JV_BOOL &&
+	    a->kids[0].num == 1 && a->kids[1].num == 0 &&
+	    a->kids[2].type == JV_NULL && a->kids[3].type == JV_MAP &&
+	    a->kids[3].nkids == 0, "doc: array of true, false, null, {}");
+	OK(json_doc_get(json_doc_get(v, "o"), "k")->type == JV_ARRAY &&
+	    json_doc_get(json_doc_get(v, "o"), "k")->nkids == 0,
+	    "doc: a nested object holding an empty array");
+	OK(json_doc_get(v, "x") == NULL && json_doc_get(a, "s") == NULL &&
+	    json_doc_get(NULL, "s") == NULL,
+	    "doc: absent keys and non-objects give NULL");
+	json_doc_free(v);
+
+	v = json_doc_parse("[7]xyz", 3, err, sizeof err, &code);
+	OK(v != NULL && v->type == JV_ARRAY && v->kids[0].num == 7,
+	    "doc: only len bytes are read (no NUL needed)");
+	json_doc_free(v);
+	v = json_doc_parse("\"top\"", 5, err, sizeof err, &code);
+	OK(v != NULL && v->type == JV_STRING && strcmp(v->str, "top") == 0,
+	    "doc: a string at the top");
+	json_doc_free(v);
+
+	memset(deep, '[', 64);
+	memset(deep + 64, ']', 64);
+	v = json_doc_parse(deep, 128, err, sizeof err, &code);
+	OK(v != NULL, "doc: 64 levels of nesting");
+	json_doc_free(v);
+	memset(deep, '[', 65);
+	memset(deep + 65, ']', 65);
+	v = json_doc_parse(deep, 130, err, sizeof err, &code);
+	OK(v == NULL, "doc: 65 levels are refused");
+	SAMES(err, "byte 65: nested too deeply", "doc: ... at the 65th bracket");
+
+	for (i = 0; i < sizeof bad / sizeof *bad; i++) {
+		code = 0;
+		v = json_doc_parse(bad[i].in, strlen(bad[i].in), err, sizeof err,
+		    &code);
+		OK(v == NULL && code == XDATA, "doc: '%s' is rejected (XDATA)",
+		    bad[i].in);
+		SAMES(err, bad[i].err, "doc: '%s' error message", bad[i].in);
+		json_doc_free(v);
+	}
+}
+
+/* The same values through a writer of each style. */
+static void
+write_sample(struct buf *b, int style)
+{
+	struct json_w w;
+
+	json_w_init(&w, b, style);
+	json_w_obj(&w);
+	json_w_key(&w, "s");
+	json_w_strz(&w, "a\"\n");
+	json_w_key(&w, "n");
+	json_w_num(&w, "%.9g", 0.1f);
+	json_w_key(&w, "inf");
+	json_w_num(&w, "%.17g", INFINITY);
+	json_w_key(&w, "nan");
+	json_w_num(&w, "%.17g", NAN);
+	json_w_key(&w, "u");
+	json_w_u64(&w, UINT64_MAX);
+	json_w_key(&w, "i");
+	json_w_int(&w, -42);
+	json_w_key(&w, "a");
+	json_w_arr(&w);
+	json_w_bool(&w, 1);
+	json_w_obj(&w);
+	json_w_key(&w, "k");
+	json_w_null(&w);
+	json_w_end(&w);
+	json_w_arr(&w);
+	json_w_end(&w);
+	json_w_end(&w);
+	json_w_key(&w, "o");
+	json_w_obj(&w);
+	json_w_key(&w, "e");
+	json_w_obj(&w);
+	json_w_end(&w);
+	json_w_key(&w, "f");
+	json_w_bool(&w, 0);
+	json_w_raw_members(&w, "\"m\":1", 5);
+	json_w_end(&w);
+	json_w_key(&w, "r");
+	json_w_raw(&w, "{\"x\": [1]}", 10);
+	json_w_end(&w);
+}
+
+static void
+test_writer(void)
+{
+	static const char *const want[] = {
+		"{\"s\":\"a\\\"\\n\",\"n\":0.100000001,\"inf\":null,\"nan\":null,"
+		"\"u\":18446744073709551615,\"i\":-42,"
+		"\"a\":[true,{\"k\":null},[]],\"o\":{\"e\":{},\"f\":false,\"m\":1},"
+		"\"r\":{\"x\": [1]}}",
+
+		"{\"s\": \"a\\\"\\n\", \"n\": 0.100000001, \"inf\": null, "
+		"\"nan\": null, \"u\": 18446744073709551615, \"i\": -42, "
+		"\"a\": [true, {\"k\": null}, []], \"o\": {\"e\": {}, "
+		"\"f\": false, \"m\":1}, \"r\": {\"x\": [1]}}",
+
+		"{\n"
+		"  \"s\": \"a\\\"\\n\",\n"
+		"  \"n\": 0.100000001,\n"
+		"  \"inf\": null,\n"
+		"  \"nan\": null,\n"
+		"  \"u\": 18446744073709551615,\n"
+		"  \"i\": -42,\n"
+		"  \"a\": [true, {\"k\": null}, []],\n"
+		"  \"o\": {\n"
+		"    \"e\": {},\n"
+		"    \"f\": false,\n"
+		"    \"m\":1\n"
+		"  },\n"
+		"  \"r\": {\"x\": [1]}\n"
+		"}",
+	};
+	static const char *const name[] = { "compact", "spaced", "pretty" };
+	struct buf b = { 0 };
+	struct json_w w;
+	struct json_val *v;
+	char err[128];
+	int style, code;
+
+	for (style = JSON_COMPACT; style <= JSON_PRETTY; style++) {
+		b.len = 0;
+		write_sample(&b, style);
+		SAMES(b.p, want[style], "writer: %s", name[style]);
+		v = json_doc_parse(b.p, b.len, err, sizeof err, &code);
+		OK(v != NULL && json_doc_get(v, "u")->num == 0x1p64 &&
+		    json_doc_get(json_doc_get(v, "o"), "m")->num == 1,
+		    "writer: %s output parses back", name[style]);
+		json_doc_free(v);
+	}
+
+	b.len = 0;
+	json_w_init(&w, &b, JSON_PRETTY);
+	json_w_arr(&w);
+	json_w_obj(&w);
+	json_w_key(&w, "k");
+	json_w_arr(&w);
+	json_w_end(&w);
+	json_w_end(&w);
+	json_w_end(&w);
+	json_w_obj(&w);
+	json_w_end(&w);
+	SAMES(b.p, "[{\"k\": []}]{}",
+	    "writer: pretty arrays are inline; values follow at the top");
+
+	b.len = 0;
+	buf_adds(&b, "{\"a\":1");
+	json_w_within(&w, &b, JSON_COMPACT);
+	json_w_key(&w, "b");
+	json_w_str(&w, "xy", 1);
+	json_w_key(&w, "c");
+	json_w_arr(&w);
+	json_w_int(&w, 0);
+	json_w_end(&w);
+	buf_addc(&b, '}');
+	SAMES(b.p, "{\"a\":1,\"b\":\"x\",\"c\":[0]}",
+	    "writer: members added to an object that is open");
+
+	b.len = 0;
+	json_w_init(&w, &b, JSON_COMPACT);
+	json_w_obj(&w);
+	json_w_raw_members(&w, "", 0);
+	json_w_raw_members(&w, "\"a\":1", 5);
+	json_w_key(&w, "b");
+	json_w_int(&w, 2);
+	json_w_end(&w);
+	SAMES(b.p, "{\"a\":1,\"b\":2}",
+	    "writer: raw members first, then a key; empty ones add nothing");
+	buf_free(&b);
+}
+
+static void
+test_strings(void)
+{
+	static const uint32_t ids[] = { 0, 50256, 4294967295u };
+	struct buf b = { 0 };
+
+	json_string(&b, "a\"b\\c\n\t\x01\x1f\xc3\xa9", 11);
+	SAMES(b.p, "\"a\\\"b\\\\c\\n\\t\\u0001\\u001f\xc3\xa9\"",
+	    "json_string escapes quotes, backslashes and controls, keeps UTF-8");
+	b.len = 0;
+	json_string_lossy(&b, "\xc3\xa9x\"", 4);
+	SAMES(b.p, "\"\xc3\xa9x\\\"\"", "json_string_lossy: valid UTF-8 as json_string");
+	b.len = 0;
+	json_string_lossy(&b, "a\xff" "b\xe2\x82z\xf0\x9f\x98", 9);
+	SAMES(b.p, "\"a\xef\xbf\xbd" "b\xef\xbf\xbdz\xef\xbf\xbd\"",
+	    "json_string_lossy: a bad byte, a cut sequence and one cut at the "
+	    "end each become U+FFFD");
+	b.len = 0;
+	json_string_lossy(&b, "", 0);
+	SAMES(b.p, "\"\"", "json_string_lossy: empty");
+	b.len = 0;
+	json_ids(&b, ids, 3);
+	SAMES(b.p, "[0, 50256, 4294967295]", "json_ids: an array of ids");
+	b.len = 0;
+	json_ids(&b, ids, 0);
+	SAMES(b.p, "[]", "json_ids: none");
+	buf_free(&b);
+}
+
+int
+main(void)
+{
+	test_doc();
+	test_writer();
+	test_strings();
+	return unit_done();
+}
