@@ -35,7 +35,7 @@ static struct {
 static struct bpe *vocab;
 static struct gpt_device dev;
 static struct gen_queue q;
-static int status = XOK, uncond;
+static int status = XOK;
 static unsigned long long nbad;
 static volatile sig_atomic_t interrupted;
 static const char *outname;	/* the output's name, NULL: standard output */
@@ -43,13 +43,9 @@ static const char *outname;	/* the output's name, NULL: standard output */
 /* A log line, unless -q. */
 #define say(...) do { if (!opt.quiet) owt_warn(__VA_ARGS__); } while (0)
 
-/* The model options Megatron's scripts pass, checked against config.json. */
-static const struct { const char *flag, *key; } shape_opts[4] = {
-	{ "--num-layers", "n_layer" },
-	{ "--hidden-size", "n_embd" },
-	{ "--num-attention-heads", "n_head" },
-	{ "--max-position-embeddings", "n_positions" },
-};
+/* config.json's keys for --num-layers ... (opt.shape) */
+static const char *const shape_key[4] = { "n_layer", "n_embd", "n_head",
+    "n_positions" };
 
 /* --fp16, --bf16, --fp32: the precision, in the option's tag. */
 static int
@@ -86,19 +82,20 @@ static const struct opt opts[] = {
 	{ .name = "quiet", .key = 'q', .type = OPT_FLAG, .p = &opt.quiet,
 	    .help = "no log or summary on stderr" },
 	{ .name = "bf16", .type = OPT_FUNC, .check = set_prec, .tag = GPT_BF16,
-	    .help = "bf16 matrix products (cuda)" },
+	    .help = "bf16 matrix products (cuda; on the cpu fp32)" },
 	{ .name = "device", .arg = "dev", .type = OPT_STR, .p = &opt.device,
 	    .help = "auto, cpu or cuda ($OWT_DEVICE, else auto)" },
 	{ .name = "fp16", .type = OPT_FUNC, .check = set_prec, .tag = GPT_FP16,
-	    .help = "fp16 matrix products (cuda)" },
+	    .help = "fp16 matrix products (cuda; on the cpu fp32)" },
 	{ .name = "fp32", .type = OPT_FUNC, .check = set_prec, .tag = GPT_FP32,
 	    .help = "fp32 throughout (the default)" },
 	{ .name = "genfile", .arg = "file", .type = OPT_STR, .p = &opt.genfile,
 	    .help = "write JSONL records to file (standard output)" },
 	{ .name = "greedy", .type = OPT_FLAG, .p = &opt.greedy,
 	    .help = "always the most likely token" },
-	{ .name = "hidden-size", .arg = "n", .type = OPT_INT, .p = &opt.shape[1],
-	    .min = 1, .max = 1 << 20, .help = "check the model's n_embd" },
+	{ .name = "hidden-size", .arg = "n", .type = OPT_INT,
+	    .p = &opt.shape[1], .min = 1, .max = 1 << 20,
+	    .help = "check the model's n_embd" },
 	{ .name = "ids", .type = OPT_FLAG, .p = &opt.ids,
 	    .help = "add the token ids to JSONL records" },
 	{ .name = "int8", .type = OPT_FLAG, .p = &opt.int8,
@@ -122,8 +119,9 @@ static const struct opt opts[] = {
 	{ .name = "num-attention-heads", .arg = "n", .type = OPT_INT,
 	    .p = &opt.shape[2], .min = 1, .max = 1 << 20,
 	    .help = "check the model's n_head" },
-	{ .name = "num-layers", .arg = "n", .type = OPT_INT, .p = &opt.shape[0],
-	    .min = 1, .max = 1 << 20, .help = "check the model's n_layer" },
+	{ .name = "num-layers", .arg = "n", .type = OPT_INT,
+	    .p = &opt.shape[0], .min = 1, .max = 1 << 20,
+	    .help = "check the model's n_layer" },
 	{ .name = "num-samples", .arg = "n", .type = OPT_INT, .p = &opt.nsamples,
 	    .max = 1 << 20, .help = "samples per prompt (1); without "
 	    "--sample-input-file, n unconditional ones" },
@@ -194,53 +192,68 @@ parse(int argc, char **argv)
 	if (opt.score && opt.output)
 		owt_die(XUSAGE, "--score and --sample-output-file exclude each "
 		    "other");
-	/* Megatron's unconditional mode: --num-samples and no prompts */
-	uncond = opt.nsamples > 0 && opt.input == NULL && !opt.interactive &&
-	    !opt.score;
 	if (opt.key == NULL)
 		opt.key = opt.score ? "text" : "prompt";
 }
 
+/*
+ * The output and its format. Megatron's file mode and unconditional mode
+ * write its own formats, where --sample-output-file or, without prompts,
+ * --num-samples ask for them; otherwise text, or JSONL with --genfile.
+ */
+static void
+output(struct gen_queue_opts *qo)
+{
+	if (opt.nsamples > 0 && opt.input == NULL && !opt.interactive &&
+	    !opt.score) {
+		qo->format = GEN_QUEUE_UNCOND;
+		outname = opt.genfile;
+		if (opt.output)
+			say("--sample-output-file: not written: --num-samples "
+			    "without --sample-input-file writes --genfile");
+	} else if (opt.output) {
+		qo->format = GEN_QUEUE_MEGATRON;
+		outname = opt.output;
+		if (opt.genfile)
+			say("--genfile: not written: samples of prompts go to "
+			    "--sample-output-file");
+	} else {
+		qo->format = opt.genfile ? GEN_QUEUE_JSONL : GEN_QUEUE_TEXT;
+		outname = opt.genfile;
+	}
+	qo->nsamples = opt.nsamples;
+	qo->ids = opt.ids;
+	qo->key = opt.key;
+	if (outname && strcmp(outname, "-") != 0 &&
+	    freopen(outname, "w", stdout) == NULL)
+		owt_die_errno(XSYS, "cannot create '%s'", outname);
+}
+
 /* A failed write stops the run, naming the output. */
 static void
-out_fail(int err)
+out_check(void)
 {
-	errno = err;
+	if (!q.werrno && !ferror(stdout))
+		return;
+	errno = q.werrno ? q.werrno : errno ? errno : EIO;
 	if (outname && strcmp(outname, "-") != 0)
 		owt_die_errno(XSYS, "%s: write error", outname);
 	owt_die_errno(XSYS, "write error on standard output");
 }
 
-static void
-out_check(void)
-{
-	if (q.werrno)
-		out_fail(q.werrno);
-	if (ferror(stdout))
-		out_fail(errno ? errno : EIO);
-}
-
-/* A bad record: report it, count it, and stop reading unless -k. */
-#define bad(...) (owt_warn(__VA_ARGS__), nbad++, status = XDATA, \
-    opt.keep_going ? 0 : -1)
-
 /*
- * Queue the next prompt's samples: 1, 0 at the end, -1 to stop (a bad
- * record without -k).
+ * A failed read: a bad record is reported and counted, and stops the
+ * run unless -k (-1); others exit.
  */
 static int
-read_prompt(struct input *in)
+bad(int code, const char *err)
 {
-	char err[1024];
-	int r, code;
-
-	while ((r = gen_queue_read(&q, in, err, sizeof err, &code)) < 0) {
-		if (code != XDATA)
-			owt_die(code, "%s", err);
-		if (bad("%s", err) < 0)
-			return -1;
-	}
-	return r;
+	if (code != XDATA)
+		owt_die(code, "%s", err);
+	owt_warn("%s", err);
+	nbad++;
+	status = XDATA;
+	return opt.keep_going ? 0 : -1;
 }
 
 static void
@@ -252,6 +265,18 @@ on_sigint(int sig)
 	}
 	signal(sig, SIG_DFL);
 	raise(sig);
+}
+
+/* The inference state: S slots, N rows a step, NL of them with logits. */
+static void
+infer_init(struct gpt_infer *inf, struct gpt *m, int S, int N, int NL)
+{
+	char err[512];
+
+	if (gpt_infer_init(inf, m, S, N, NL, err, sizeof err) < 0)
+		owt_die(XSYS, "%s", err);
+	if (opt.int8)
+		gpt_infer_quantize(inf);
 }
 
 /* Generate from each prompt of in (none: unconditional) until its end. */
@@ -266,15 +291,12 @@ generate(struct gpt *m, struct input *in, int interactive)
 		.nvocab = (int)bpe_nvocab(vocab),
 		.ctx = opt.seq ? opt.seq : m->cfg.maxpos,
 	};
-	int T = o.ctx, more = in != NULL, tty = interactive && isatty(0);
-	char err[512];
+	int more = in != NULL, tty = interactive && isatty(0), r, code;
+	char err[1024];
 	double t0;
 
-	if (gpt_infer_init(&inf, m, opt.batch, T - 1 > opt.batch ? T - 1 :
-	    opt.batch, opt.batch, err, sizeof err) < 0)
-		owt_die(XSYS, "%s", err);
-	if (opt.int8)
-		gpt_infer_quantize(&inf);
+	infer_init(&inf, m, opt.batch, o.ctx - 1 > opt.batch ? o.ctx - 1 :
+	    opt.batch, opt.batch);
 	gen_queue_model(&q, &inf, &o);
 	if (in == NULL && gen_queue_add(&q, "", 0, 1, err, sizeof err) < 0)
 		owt_die(XUSAGE, "%s", err);
@@ -286,8 +308,10 @@ generate(struct gpt *m, struct input *in, int interactive)
 				fflush(stderr);
 				interrupted = 1;	/* ^C at the prompt exits */
 			}
-			if (read_prompt(in) <= 0)
-				more = 0;
+			while ((r = gen_queue_read(&q, in, err, sizeof err,
+			    &code)) < 0 && bad(code, err) == 0)
+				;
+			more = r > 0;
 			interrupted = 0;
 			out_check();
 		}
@@ -313,30 +337,19 @@ score(struct gpt *m, struct input *in)
 {
 	struct gpt_infer inf;
 	struct buf out = { 0 };
-	char *line, err[512];
-	size_t len;
-	int T = opt.seq ? opt.seq : m->cfg.maxpos, r;
+	char err[1024];
+	int T = opt.seq ? opt.seq : m->cfg.maxpos, r, code;
 	int stride = opt.stride ? opt.stride : T / 2;
 	double t0 = owt_now();
 
 	if (stride >= T || stride < 1)
 		owt_die(XUSAGE, "--score-stride %d: must be below the window "
 		    "of %d tokens", stride, T);
-	if (gpt_infer_init(&inf, m, 1, T, T, err, sizeof err) < 0)
-		owt_die(XSYS, "%s", err);
-	if (opt.int8)
-		gpt_infer_quantize(&inf);
-	while ((r = input_line(in, &line, &len)) != 0) {
+	infer_init(&inf, m, 1, T, T);
+	while ((r = gen_queue_score_read(&q, &inf, T, stride, in, &out, err,
+	    sizeof err, &code)) != 0) {
 		if (r < 0) {
-			if (in->errcode != XDATA)
-				owt_die(in->errcode, "%s", in->err);
-			if (bad("%s", in->err) < 0)
-				break;
-			continue;
-		}
-		if (gen_queue_score_rec(&q, &inf, T, stride, line, len, &out,
-		    err, sizeof err) < 0) {
-			if (bad("%s:%lu: %s", in->name, in->lineno, err) < 0)
+			if (bad(code, err) < 0)
 				break;
 			continue;
 		}
@@ -358,13 +371,33 @@ score(struct gpt *m, struct input *in)
 	gpt_infer_free(&inf);
 }
 
+/*
+ * The device for opt.prec. A Megatron script's --fp16 or --bf16 runs on
+ * a machine without a GPU too: in fp32 on the cpu backend, with a warning.
+ */
+static void
+device(void)
+{
+	char err[512], why[512];
+
+	if (gpt_device_open(&dev, opt.device, opt.prec, 0, err,
+	    sizeof err) == 0)
+		return;
+	if ((opt.prec != GPT_FP16 && opt.prec != GPT_BF16) ||
+	    gpt_device_open(&dev, opt.device, GPT_FP32, 0, why,
+	    sizeof why) < 0 || dev.be != &gpt_cpu)
+		owt_die(XUSAGE, "%s", err);
+	owt_warn("--%s: the cpu backend computes in fp32: generating in fp32",
+	    gpt_device_prec_name(opt.prec));
+}
+
 /* The model in opt.load. */
 static void
 load(struct gpt *m)
 {
 	struct gpt_config cfg = { 0 };
-	char err[1024], why[256], path[4096], cfgpath[4200];
-	int code, k, kind;
+	char err[1024], path[4096], cfgpath[4200];
+	int code, k, kind, t, v;
 
 	if (ckpt_resolve(opt.load, path, sizeof path, &kind, err, sizeof err,
 	    &code) < 0 || kind == CKPT_NONE ||
@@ -374,14 +407,14 @@ load(struct gpt *m)
 	if (ckpt_read_config(cfgpath, &cfg, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
 	cfg.vocab_pad = gpt_pad_vocab(cfg.vocab, 128);
-	for (k = 0; k < 4; k++) {
-		int v = k == 0 ? cfg.nlayer : k == 1 ? cfg.nembd : k == 2 ?
+	for (t = 0; t < 4; t++) {
+		v = t == 0 ? cfg.nlayer : t == 1 ? cfg.nembd : t == 2 ?
 		    cfg.nhead : cfg.maxpos;
-
-		if (opt.shape[k] && opt.shape[k] != v)
-			owt_die(XDATA, "%s: %s is %d, but %s is %d", cfgpath,
-			    shape_opts[k].key, v, shape_opts[k].flag,
-			    opt.shape[k]);
+		for (k = 0; opts[k].p != &opt.shape[t]; k++)
+			;
+		if (opt.shape[t] && opt.shape[t] != v)
+			owt_die(XDATA, "%s: %s is %d, but --%s is %d", cfgpath,
+			    shape_key[t], v, opts[k].name, opt.shape[t]);
 	}
 	if (opt.seq > cfg.maxpos)
 		owt_die(XUSAGE, "--seq-length %d is beyond the %d positions of "
@@ -392,15 +425,7 @@ load(struct gpt *m)
 		    bpe_nvocab(vocab));
 	if (ckpt_check_model(path, &cfg, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
-	if (gpt_device_open(&dev, opt.device, opt.prec, 0, err, sizeof err) < 0) {
-		/* a Megatron script's --fp16 runs on a laptop too, in fp32 */
-		if ((opt.prec != GPT_FP16 && opt.prec != GPT_BF16) ||
-		    gpt_device_open(&dev, opt.device, GPT_FP32, 0, why,
-		    sizeof why) < 0 || dev.be != &gpt_cpu)
-			owt_die(XUSAGE, "%s", err);
-		owt_warn("--%s: the cpu backend computes in fp32: running in "
-		    "fp32", gpt_device_prec_name(opt.prec));
-	}
+	device();
 	if (gpt_init(m, &cfg, dev.be, err, sizeof err) < 0)
 		owt_die(XDATA, "%s: %s", cfgpath, err);
 	if (ckpt_load_model(path, m, err, sizeof err, &code) < 0)
@@ -418,32 +443,12 @@ main(int argc, char **argv)
 	struct input in;
 	struct bpe_state *bs;
 	char err[1024];
-	int code, interactive;
+	int code, interactive, uncond;
 
 	owt_setprog(argv[0]);
 	parse(argc, argv);
-	qo.nsamples = opt.nsamples;
-	qo.ids = opt.ids;
-	qo.key = opt.key;
-	if (uncond) {		/* Megatron's modes pick one of its outputs */
-		qo.format = GEN_QUEUE_UNCOND;
-		outname = opt.genfile;
-		if (opt.output)
-			say("--sample-output-file: not written: --num-samples "
-			    "without --sample-input-file writes --genfile");
-	} else if (opt.output) {
-		qo.format = GEN_QUEUE_MEGATRON;
-		outname = opt.output;
-		if (opt.genfile)
-			say("--genfile: not written: samples of prompts go to "
-			    "--sample-output-file");
-	} else {
-		qo.format = opt.genfile ? GEN_QUEUE_JSONL : GEN_QUEUE_TEXT;
-		outname = opt.genfile;
-	}
-	if (outname && strcmp(outname, "-") != 0 &&
-	    freopen(outname, "w", stdout) == NULL)
-		owt_die_errno(XSYS, "cannot create '%s'", outname);
+	output(&qo);
+	uncond = qo.format == GEN_QUEUE_UNCOND;
 	if ((vocab = bpe_load(opt.vocab, opt.merges, &code, err,
 	    sizeof err)) == NULL)
 		owt_die(code, "%s", err);

@@ -6,7 +6,6 @@
 
 #include "gen_queue.h"
 #include "json.h"
-#include "utf8.h"
 #include "util.h"
 
 /* One input record and the samples drawn from it. */
@@ -30,13 +29,14 @@ struct gen_queue_sample {
 	struct gen_queue_sample *next;
 };
 
+#define PY_BAD 0x110000	/* not a code point: an invalid subpart */
+
 /*
  * The code point that starts s[0..n) (n > 0) as Python's UTF-8 decoder
  * with errors="replace", Megatron's detokenizer, reads it: U+FFFD for
  * each maximal invalid subpart (a truncated sequence is one, a stray
  * byte another), returned as PY_BAD. *used gets the bytes read.
  */
-#define PY_BAD 0x110000
 static uint32_t
 py_next(const unsigned char *s, size_t n, size_t *used)
 {
@@ -73,9 +73,8 @@ py_next(const unsigned char *s, size_t n, size_t *used)
 	return cp;
 }
 
-/* s[0..n) as Python decodes it (py_next), in UTF-8. */
-static void
-put_py_text(struct buf *b, const char *s, size_t n)
+void
+gen_queue_py_text(struct buf *b, const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	size_t i = 0, k;
@@ -89,13 +88,8 @@ put_py_text(struct buf *b, const char *s, size_t n)
 	}
 }
 
-/*
- * s[0..n) as Python's json.dumps writes the str it decodes to: ASCII,
- * with \uXXXX (lower-case hex, surrogate pairs above U+FFFF) for the
- * rest and for the controls without a short escape.
- */
-static void
-put_py_json(struct buf *b, const char *s, size_t n)
+void
+gen_queue_py_json(struct buf *b, const char *s, size_t n)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	size_t i = 0, k;
@@ -176,22 +170,9 @@ jsonl_sample(struct gen_queue *q, struct gen_queue_sample *s, struct buf *b)
 	struct json_w w;
 	struct jsonl_edit ed[7];
 	char num[3][24], err[256];
-	size_t ned = 0;
+	size_t ned = 0, k;
 	int eod = s->seq.end == GEN_EOD;
 
-	if (s->p->line) {
-		buf_add(&line, s->p->line, s->p->len);
-	} else {		/* a text prompt: a record of its own */
-		json_w_init(&w, &line, JSON_COMPACT);
-		json_w_obj(&w);
-		json_w_key(&w, "prompt");
-		json_string_lossy(&text, s->p->text, s->p->tlen);
-		json_w_raw(&w, text.p, text.len);
-		json_w_end(&w);
-		text.len = 0;
-	}
-	if (jsonl_parse(&q->rec, line.p, line.len, err, sizeof err) != 0)
-		owt_fatal("gen_queue: a record parsed when read: %s", err);
 	bpe_decode(q->vocab, s->out.v, s->out.n, &raw);
 	json_string_lossy(&text, raw.p ? raw.p : "", raw.len);
 	snprintf(num[0], sizeof num[0], "%zu", s->p->empty ? 0 : s->p->ids.n);
@@ -212,7 +193,25 @@ jsonl_sample(struct gen_queue *q, struct gen_queue_sample *s, struct buf *b)
 		ed[ned++] = (struct jsonl_edit){ "prompt_ids", pids.p, pids.len };
 		ed[ned++] = (struct jsonl_edit){ "ids", ids.p, ids.len };
 	}
-	jsonl_write(b, &q->rec, ed, ned);
+	if (s->p->line) {	/* the record, its fields edited */
+		if (jsonl_parse(&q->rec, s->p->line, s->p->len, err,
+		    sizeof err) != 0)
+			owt_fatal("gen_queue: a record parsed when read: %s",
+			    err);
+		jsonl_write(b, &q->rec, ed, ned);
+	} else {		/* a text prompt: a record of its own */
+		json_w_init(&w, b, JSON_COMPACT);
+		json_w_obj(&w);
+		json_w_key(&w, "prompt");
+		json_string_lossy(&line, s->p->text, s->p->tlen);
+		json_w_raw(&w, line.p, line.len);
+		for (k = 0; k < ned; k++) {
+			json_w_key(&w, ed[k].key);
+			json_w_raw(&w, ed[k].json, ed[k].len);
+		}
+		json_w_end(&w);
+		buf_addc(b, '\n');
+	}
 	buf_free(&raw);
 	buf_free(&line);
 	buf_free(&text);
@@ -244,7 +243,7 @@ write_sample(struct gen_queue *q, struct gen_queue_sample *s)
 		buf_adds(&b, "\nContext:");
 		buf_add(&b, s->p->text, s->p->tlen);
 		buf_adds(&b, "\n\n\nMegatron-LM:");
-		put_py_text(&b, raw.p ? raw.p : "", raw.len);
+		gen_queue_py_text(&b, raw.p ? raw.p : "", raw.len);
 		buf_addc(&b, '\n');
 		break;
 	case GEN_QUEUE_UNCOND:
@@ -252,7 +251,7 @@ write_sample(struct gen_queue *q, struct gen_queue_sample *s)
 		json_w_init(&w, &b, JSON_SPACED);
 		json_w_obj(&w);
 		json_w_key(&w, "text");
-		put_py_json(&text, raw.p ? raw.p : "", raw.len);
+		gen_queue_py_json(&text, raw.p ? raw.p : "", raw.len);
 		json_w_raw(&w, text.p, text.len);
 		json_w_key(&w, "length");
 		json_w_int(&w, s->seq.ngen);
@@ -352,7 +351,10 @@ gen_queue_add(struct gen_queue *q, const char *line, size_t len,
 	struct gen_queue_prompt *p;
 	int i, T = q->gen.inf ? q->gen.o.ctx : 0;
 
-	if (lineno == 1) {
+	if (q->o.format == GEN_QUEUE_MEGATRON) {
+		if (memmem(line, len, "stop", 4) != NULL)
+			return 1;
+	} else if (lineno == 1) {
 		q->jsonl_in = len > 0 && line[0] == '{';
 		if (q->jsonl_in && q->o.format == GEN_QUEUE_TEXT)
 			q->o.format = GEN_QUEUE_JSONL;
@@ -369,9 +371,16 @@ gen_queue_add(struct gen_queue *q, const char *line, size_t len,
 		}
 	}
 	p = xcalloc(1, sizeof *p);
-	if ((p->empty = tlen == 0)) {
+	if ((p->empty = tlen == 0 && q->o.format != GEN_QUEUE_MEGATRON)) {
 		p->ids.v = xmalloc(sizeof *p->ids.v);
 		p->ids.v[p->ids.n++] = bpe_eod(q->vocab);
+	} else if (q->o.format == GEN_QUEUE_MEGATRON) {
+		char *nl = xmalloc(tlen + 1);	/* readlines keeps it */
+
+		memcpy(nl, text, tlen);
+		nl[tlen] = '\n';
+		bpe_encode(q->bs, nl, tlen + 1, &p->ids);
+		free(nl);
 	} else {
 		bpe_encode(q->bs, text, tlen, &p->ids);
 	}
@@ -423,12 +432,13 @@ gen_queue_read(struct gen_queue *q, struct input *in, char *err,
 	}
 	if (r == 0)
 		return 0;
-	if (gen_queue_add(q, line, len, in->lineno, why, sizeof why) < 0) {
+	if ((r = gen_queue_add(q, line, len, in->lineno, why,
+	    sizeof why)) < 0) {
 		snprintf(err, errsize, "%s:%lu: %s", in->name, in->lineno, why);
 		*code = XDATA;
 		return -1;
 	}
-	return 1;
+	return r == 0;
 }
 
 int
@@ -518,4 +528,29 @@ gen_queue_score_rec(struct gen_queue *q, struct gpt_infer *inf, int T,
 		q->nll += nll;
 	}
 	return 0;
+}
+
+int
+gen_queue_score_read(struct gen_queue *q, struct gpt_infer *inf, int T,
+    int stride, struct input *in, struct buf *out, char *err,
+    size_t errsize, int *code)
+{
+	char *line, why[512];
+	size_t len;
+	int r;
+
+	if ((r = input_line(in, &line, &len)) < 0) {
+		snprintf(err, errsize, "%s", in->err);
+		*code = in->errcode;
+		return -1;
+	}
+	if (r == 0)
+		return 0;
+	if (gen_queue_score_rec(q, inf, T, stride, line, len, out, why,
+	    sizeof why) < 0) {
+		snprintf(err, errsize, "%s:%lu: %s", in->name, in->lineno, why);
+		*code = XDATA;
+		return -1;
+	}
+	return 1;
 }

@@ -19,12 +19,16 @@
  * record). JSONL writes the prompt's record (a text prompt becomes
  * {"prompt": ...}) with "text", "prompt_tokens", "tokens", "finished"
  * added, "sample" with more than one sample a prompt, "prompt_ids" and
- * "ids" with ids. MEGATRON is Megatron-LM 2.5's file mode:
- * "\nContext:" PROMPT "\n" "\n\nMegatron-LM:" TEXT "\n", TEXT ending in
- * "<|endoftext|>" when the model ended it, invalid UTF-8 as U+FFFD.
- * UNCOND is its unconditional mode: {"text": TEXT, "length": tokens,
- * "finished": ended by <|endoftext|>}, the keys and separators of
- * Python's json.dumps.
+ * "ids" with ids; invalid UTF-8 as U+FFFD.
+ *
+ * MEGATRON is the file mode of Megatron-LM v2.5's generate_samples_gpt.py:
+ * each line is a prompt as it is (no JSON), encoded with its newline as
+ * readlines keeps it, and a line holding "stop" ends the input; a sample
+ * is written "\nContext:" LINE "\n" "\n\nMegatron-LM:" TEXT "\n", TEXT
+ * ending in "<|endoftext|>" when the model ended it. UNCOND is its
+ * unconditional mode: {"text": TEXT, "length": tokens of TEXT,
+ * "finished": ended by <|endoftext|>} and '\n', as json.dumps writes it.
+ * Both decode TEXT as Python does (gen_queue_py_text).
  */
 enum { GEN_QUEUE_TEXT, GEN_QUEUE_JSONL, GEN_QUEUE_MEGATRON, GEN_QUEUE_UNCOND };
 
@@ -76,14 +80,17 @@ void gen_queue_free(struct gen_queue *q);
 /*
  * Queue the samples of one input line (its newline cut; a text line's
  * '\r' too), the input's line lineno (1: it decides whether the input
- * is JSONL). 0, or -1 with err (no location) for a bad record: invalid
+ * is JSONL). 0; 1, queueing nothing, for MEGATRON's "stop" line, which
+ * ends the input; or -1 with err (no location) for a bad record: invalid
  * JSON, a prompt field that is not a string, a prompt that leaves no
- * room in the context. An empty prompt is <|endoftext|> alone.
+ * room in the context. An empty prompt is <|endoftext|> alone (not in
+ * MEGATRON, where it is the newline).
  */
 int gen_queue_add(struct gen_queue *q, const char *line, size_t len,
     unsigned long lineno, char *err, size_t errsize);
 /*
- * Read a line of in and queue it: 1, 0 at the end, -1 with err and
+ * Read a line of in and queue it: 1, 0 at the end (or a "stop" line),
+ * -1 with err and
  * *code: XDATA for a bad record ("FILE:LINE: what"; call again to go on
  * past it), another class for a read error.
  */
@@ -110,5 +117,23 @@ void gen_queue_stop(struct gen_queue *q);
 int gen_queue_score_rec(struct gen_queue *q, struct gpt_infer *inf, int T,
     int stride, const char *line, size_t len, struct buf *out, char *err,
     size_t errsize);
+
+/*
+ * Read a record of in and score it into out (gen_queue_score_rec): 1, 0
+ * at the end, -1 with err and *code as gen_queue_read.
+ */
+int gen_queue_score_read(struct gen_queue *q, struct gpt_infer *inf, int T,
+    int stride, struct input *in, struct buf *out, char *err,
+    size_t errsize, int *code);
+
+/*
+ * s[0..n) as Python's bytes.decode("utf-8", "replace") reads it, the way
+ * Megatron's detokenizer does: U+FFFD for each maximal invalid subpart
+ * (a truncated sequence is one, each stray byte another); appended to b
+ * in UTF-8 (py_text), or as json.dumps writes that str (py_json): ASCII
+ * with \uXXXX escapes, lower-case, surrogate pairs above U+FFFF.
+ */
+void gen_queue_py_text(struct buf *b, const char *s, size_t n);
+void gen_queue_py_json(struct buf *b, const char *s, size_t n);
 
 #endif
