@@ -418,6 +418,38 @@ qadd(struct qrun *r, const char *line, unsigned long lineno, char *err,
 	return gen_queue_add(&r->q, line, strlen(line), lineno, err, errsize);
 }
 
+/* The most likely first token after text (<|endoftext|> when empty). */
+static int32_t
+greedy_first(struct gpt *m, struct bpe_state *bs, const char *text,
+    uint32_t eod)
+{
+	struct gpt_infer g;
+	struct bpe_ids ids = { 0 };
+	int32_t seq[16] = { 0 }, best = 0;
+	float *lg = xmalloc((size_t)m->cfg.vocab * sizeof *lg);
+	char err[256];
+	int i;
+
+	if (*text) {
+		bpe_encode(bs, text, strlen(text), &ids);
+	} else {
+		ids.v = xmalloc(sizeof *ids.v);
+		ids.v[ids.n++] = eod;
+	}
+	if (gpt_infer_init(&g, m, 1, 16, 1, err, sizeof err) < 0 ||
+	    gpt_infer_step(&g, (int)ids.n, (const int32_t *)ids.v, seq, 1,
+	    err, sizeof err) < 0)
+		abort();
+	gpt_infer_logits(&g, 1, lg);
+	for (i = 1; i < 50257; i++)
+		if (lg[i] > lg[best])
+			best = i;
+	gpt_infer_free(&g);
+	free(ids.v);
+	free(lg);
+	return best;
+}
+
 /*
  * The queue: samples written in input order whatever the slots, each
  * format's bytes, the records of bad lines, Megatron's "stop" line and
@@ -545,6 +577,30 @@ test_queue(void)
 	OK(r.q.ntokens == 3 && strncmp(r.p, "\nContext:The\n\n\nMegatron-LM:",
 	    27) == 0 && r.p[r.n - 1] == '\n', "a continuation of three tokens");
 	free(r.p);
+
+	/* a sample the model ends: its greedy first token made the EOD */
+	qo.ids = 0;
+	qo.nsamples = 1;
+	for (k = 0; k < 3; k++) {
+		static const int fmt[] = { GEN_QUEUE_JSONL, GEN_QUEUE_MEGATRON,
+		    GEN_QUEUE_UNCOND };
+		static const char *const text[] = { "The", "The\n", "" };
+		static const char *const end[] = {
+		    "{\"prompt\":\"The\",\"text\":\"\",\"prompt_tokens\":1,"
+		    "\"tokens\":0,\"finished\":true}\n",
+		    "\nContext:The\n\n\nMegatron-LM:<|endoftext|>\n",
+		    "{\"text\": \"\", \"length\": 0, \"finished\": true}\n" };
+
+		qo.format = fmt[k];
+		qrun_start(&r, &m, v, bs, &qo, 1, 4);
+		r.q.gen.o.greedy = 1;
+		r.q.gen.o.eod = greedy_first(&m, bs, text[k], bpe_eod(v));
+		qadd(&r, k == 2 ? "" : "The", 1, err, sizeof err);
+		qrun_end(&r);
+		SAMES(r.p, end[k], "a sample the model ends: finished%s",
+		    k == 1 ? ", <|endoftext|> written" : "");
+		free(r.p);
+	}
 
 	/* --score: the record with nll, ppl and tokens, and the totals */
 	qo.format = GEN_QUEUE_TEXT;
