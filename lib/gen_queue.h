@@ -1,4 +1,4 @@
-/* gen_queue.h - gpt-sample's records: prompts and their samples in input order, as text, JSONL or Megatron-LM's formats; scored records */
+/* gen_queue.h - gpt-sample's queue: prompts and samples in input order, and their records */
 #ifndef OWT_GEN_QUEUE_H
 #define OWT_GEN_QUEUE_H
 

@@ -15,14 +15,19 @@ OWT_DEVICE=cpu
 export OWT_DEVICE
 
 LAYERS=2 HIDDEN=32 HEADS=2 SEQ=32 POS=32 OUT=12
-ITER=0000020
-mkdir -p model/checkpoints data
+ITER=0000001
+# A model whose draws do not hang on the last bits of its numbers: one
+# step of a tiny learning rate from a wide initialization (so the weights
+# are the seed's, whatever the build's sums, and the next-token
+# distributions far from flat).
+mkdir -p model
 cp "$OWT_SRC/data/gpt2/encoder.json" model/gpt2-vocab.json &&
     cp "$OWT_SRC/data/gpt2/vocab.bpe" model/gpt2-merges.txt &&
     gpt-train --mock-data --num-layers $LAYERS --hidden-size $HIDDEN \
     --num-attention-heads $HEADS --seq-length $SEQ --max-position-embeddings $POS \
-    --vocab-size 50304 --micro-batch-size 4 --workers 1 --train-iters 20 \
-    --lr 1e-2 --eval-iters 0 --save model/gpt2_1.3B_output -q ||
+    --vocab-size 50304 --micro-batch-size 4 --workers 1 --train-iters 1 \
+    --lr 1e-6 --min-lr 0 --init-method-std 0.3 --eval-iters 0 \
+    --save model/gpt2_1.3B_output -q ||
     { echo "Bail out! could not train the test model"; exit 1; }
 printf 'The meaning of life is\nIn the beginning\n' >prompts.txt
 
@@ -43,8 +48,8 @@ like "$T/err" '^gpt-sample: --fp16: the cpu backend computes in fp32: generating
     "--fp16 without a GPU: fp32, with a warning"
 like "$T/err" '^gpt-sample: 2 prompts, 2 samples, 24 tokens in ' "two prompts, twelve tokens each"
 cat >want.jsonl <<'EOF'
-{"prompt":"The meaning of life is","text":" onwards Farmer immigration McF Kerr Patrol checking\",\" dippedgrain immortality falsehood","prompt_tokens":5,"tokens":12,"finished":false}
-{"prompt":"In the beginning","text":" DarkDi',' contextual IDs hatred Lexainers interpre alterationmedase","prompt_tokens":3,"tokens":12,"finished":false}
+{"prompt":"The meaning of life is","text":" plunge om Rights Prosecutor fetishGettingAh students Fare629noxiousbara","prompt_tokens":5,"tokens":12,"finished":false}
+{"prompt":"In the beginning","text":"56 certificationγ1969 Sunshine devastating Wizard IPM Used collapses confry","prompt_tokens":3,"tokens":12,"finished":false}
 EOF
 same generated_output.txt want.jsonl "--genfile: a JSON Lines record per prompt, the text for seed 1234"
 
@@ -68,12 +73,12 @@ cat >want.out <<'EOF'
 Context:The meaning of life is
 
 
-Megatron-LM:cffff790 battringe Balticcloneassador instead vampires Julio Carlo airs
+Megatron-LM: gutsbattlerum StronghWHAT PyongyangGR shows 308Sel Eater paralyzed
 
 Context:In the beginning
 
 
-Megatron-LM:change ancestors Protestants Symbol Kom disg Lex Hawking Firefox603medult
+Megatron-LM: yourselfInf Alibaba Huckabee satirPN Belt IPM facial ;)renical
 EOF
 same prompts2.txt.out want.out "--sample-output-file: Megatron's Context and Megatron-LM lines, up to the line holding stop"
 if [ -x "$py" ]; then
@@ -106,9 +111,9 @@ fi
 run megatron --genfile ./generated_output.txt --num-samples 3
 is "$rc" 0 "--num-samples 3 without prompts exits 0"
 cat >want-uncond.jsonl <<'EOF'
-{"text": " Vacc VMware extentringe interfering persuade checkingtimeicycle Julio geo requisite", "length": 12, "finished": false}
-{"text": " stageOk601 tentative softer sacrific committingainers \\( waiversientult", "length": 12, "finished": false}
-{"text": " enerAdapt LIA disabilitiesoch onionsfeld Mysteroyleporal slim messages", "length": 12, "finished": false}
+{"text": " abandoning heats Games clad Maduroinski Below results Advisor knackourses frogs", "length": 12, "finished": false}
+{"text": "ford affection Boolean drifting infinitely Bombventory regress encounters geopolitical conf't", "length": 12, "finished": false}
+{"text": "key OrthChair Gor symb therapistsn relatingarez educatingidiunte", "length": 12, "finished": false}
 EOF
 same generated_output.txt want-uncond.jsonl "--genfile: json.dumps's {\"text\", \"length\", \"finished\"} records"
 printf '\n' >one.txt
@@ -137,9 +142,9 @@ same g3.txt want.jsonl "--top_p and --top_k, Megatron's spellings"
 run megatron --genfile g4.txt --sample-input-file prompts.txt --temperature 2
 cmp -s g4.txt want.jsonl && not_ok "--temperature changes the draws" ||
     ok "--temperature changes the draws"
-fails 1 '^gpt-sample: \./model/gpt2_1\.3B_output/iter_0000020/config\.json: n_layer is 2, but --num-layers is 24$' \
+fails 1 '^gpt-sample: \./model/gpt2_1\.3B_output/iter_0000001/config\.json: n_layer is 2, but --num-layers is 24$' \
     "the 1.3B shape against a smaller checkpoint" megatron --num-layers 24 --sample-input-file prompts.txt
-fails 1 '^gpt-sample: \./model/gpt2_1\.3B_output/iter_0000020/config\.json: n_positions is 32, but --max-position-embeddings is 2048$' \
+fails 1 '^gpt-sample: \./model/gpt2_1\.3B_output/iter_0000001/config\.json: n_positions is 32, but --max-position-embeddings is 2048$' \
     "--max-position-embeddings against config.json" megatron --max-position-embeddings 2048 --sample-input-file prompts.txt
 fails 2 "^gpt-sample: --tokenizer-type: 'BertWordPieceLowerCase' is not GPT2BPETokenizer$" \
     "another --tokenizer-type" megatron --tokenizer-type BertWordPieceLowerCase
