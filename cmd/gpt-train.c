@@ -4,22 +4,23 @@
 #include <math.h>
 #include <omp.h>
 #include <signal.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "blas.h"
 #include "ckpt.h"
+#include "ckpt_args.h"
 #include "gpt.h"
 #include "gpt_data.h"
 #include "gpt_device.h"
-#include "json.h"
 #include "opt.h"
+#include "schedule.h"
 #include "train.h"
 #include "util.h"
 
-/* What a checkpoint does to an option not given: nothing, or sets it. */
-enum { C_NONE, C_ARG, C_SCHED, C_MODEL };
+/* What a checkpoint does to an option: ckpt_args.h. */
+enum { C_ARG = CKPT_ARGS_KEEP, C_SCHED = CKPT_ARGS_SCHED,
+    C_MODEL = CKPT_ARGS_MODEL };
 
 static struct {
 	int layers, hidden, heads, seq, maxpos, vocab, vocab_div;
@@ -53,6 +54,16 @@ static struct {
 };
 
 static struct opt_list data_paths;	/* --data-path's words, then the operands */
+
+static int
+check_style(const struct opt *d, const char *arg, char *err, size_t errsize)
+{
+	if (schedule_style(arg) >= 0)
+		return 0;
+	snprintf(err, errsize, "--%s: '%s' is not constant, linear, cosine or "
+	    "inverse-square-root", d->name, arg);
+	return -1;
+}
 
 static const struct opt opts[] = {
 	{ .name = "help", .key = 'h', .type = OPT_HELP,
@@ -145,7 +156,7 @@ static const struct opt opts[] = {
 	    .p = &o.decay_samples, .min = 1, .max = 1e15, .tag = C_SCHED,
 	    .help = "decay over n samples" },
 	{ .name = "lr-decay-style", .arg = "style", .type = OPT_STR,
-	    .p = &o.decay_style, .tag = C_SCHED,
+	    .p = &o.decay_style, .tag = C_SCHED, .check = check_style,
 	    .help = "constant, linear, cosine, inverse-square-root (cosine)" },
 	{ .name = "lr-warmup-fraction", .arg = "x", .type = OPT_DOUBLE,
 	    .p = &o.warmup_fraction, .max = 1,
@@ -239,16 +250,6 @@ static const struct opt opts[] = {
 static const struct opt_prog options = { "gpt-train", opts, NOPTS, NULL, 35,
     NULL };
 
-/* The C_MODEL options: their keys in config.json and fields of the config. */
-static const struct { const char *opt, *key; size_t off; } model_keys[] = {
-	{ "hidden-size", "n_embd", offsetof(struct gpt_config, nembd) },
-	{ "max-position-embeddings", "n_positions",
-	    offsetof(struct gpt_config, maxpos) },
-	{ "num-attention-heads", "n_head", offsetof(struct gpt_config, nhead) },
-	{ "num-layers", "n_layer", offsetof(struct gpt_config, nlayer) },
-	{ "vocab-size", "vocab_size", offsetof(struct gpt_config, vocab) },
-};
-
 static char given[NOPTS];
 static volatile sig_atomic_t stop_signal;
 
@@ -266,162 +267,6 @@ parse(int argc, char **argv)
 	    (size_t)(argc - first)) * sizeof *data_paths.v);
 	while (first < argc)
 		data_paths.v[data_paths.n++] = argv[first++];
-}
-
-static int
-decay_style(const char *s)
-{
-	if (strcmp(s, "constant") == 0)
-		return SCHEDULE_CONSTANT;
-	if (strcmp(s, "linear") == 0)
-		return SCHEDULE_LINEAR;
-	if (strcmp(s, "cosine") == 0)
-		return SCHEDULE_COSINE;
-	if (strcmp(s, "inverse-square-root") == 0)
-		return SCHEDULE_INVSQRT;
-	owt_die(XUSAGE, "--lr-decay-style: '%s' is not constant, linear, "
-	    "cosine or inverse-square-root", s);
-}
-
-/* The model shape from a checkpoint's config.json, against the options given. */
-static void
-merge_config(const char *path, const struct gpt_config *c)
-{
-	const struct opt *d;
-	size_t i;
-	int k, v;
-
-	for (i = 0; i < sizeof model_keys / sizeof *model_keys; i++) {
-		k = opt_find(&options, model_keys[i].opt);
-		d = &opts[k];
-		v = *(const int *)((const char *)c + model_keys[i].off);
-		if (given[k] && *(int *)d->p != v)
-			owt_die(XDATA, "%s/config.json: %s is %d, but --%s is "
-			    "%d", path, model_keys[i].key, v, d->name,
-			    *(int *)d->p);
-		*(int *)d->p = v;
-	}
-}
-
-/* The value of option d in a checkpoint's "args", as text for messages. */
-static int
-arg_from(const struct opt *d, const struct json_val *v, char *text,
-    size_t size)
-{
-	if (d->type == OPT_STR) {
-		if (v->type != JV_STRING)
-			return -1;
-		snprintf(text, size, "%s", v->str);
-		if (strcmp(*(const char **)d->p, v->str) == 0)
-			return 0;
-		return 1;
-	}
-	if (v->type != JV_NUMBER)
-		return -1;
-	snprintf(text, size, "%.9g", v->num);
-	switch (d->type) {
-	case OPT_INT:
-		return *(int *)d->p != (int)v->num;
-	case OPT_U64:
-		return *(uint64_t *)d->p != (uint64_t)v->num;
-	default:
-		return *(double *)d->p != v->num;
-	}
-}
-
-/*
- * Whether the options that set the same quantity as d were given: the
- * warmup and decay are kept in samples but set in several ways, and the
- * training length is iterations or samples.
- */
-static int
-given_as(const struct opt *d)
-{
-	if (strcmp(d->name, "lr-warmup-samples") == 0)
-		return GIVEN("lr-warmup-samples") || GIVEN("lr-warmup-iters") ||
-		    GIVEN("lr-warmup-fraction");
-	if (strcmp(d->name, "lr-decay-samples") == 0)
-		return GIVEN("lr-decay-samples") || GIVEN("lr-decay-iters");
-	if (strcmp(d->name, "train-iters") == 0 ||
-	    strcmp(d->name, "train-samples") == 0)
-		return GIVEN("train-iters") || GIVEN("train-samples");
-	return given[d - opts];
-}
-
-/*
- * Options not given take the checkpoint's values. With check set (after
- * the options are resolved), a learning-rate option given with another
- * value than the checkpoint's is an error, as in Megatron, unless
- * --override-opt_param-scheduler.
- */
-static void
-merge_args(const char *path, const struct json_val *args, int check)
-{
-	const struct json_val *v;
-	char text[256];
-	size_t i;
-	int diff;
-
-	for (i = 0; i < NOPTS; i++) {
-		const struct opt *d = &opts[i];
-
-		if (d->tag != C_ARG && d->tag != C_SCHED)
-			continue;
-		if ((v = json_doc_get(args, d->name)) == NULL ||
-		    v->type == JV_NULL)
-			continue;
-		if ((diff = arg_from(d, v, text, sizeof text)) < 0)
-			owt_die(XDATA, "%s/trainer_state.json: bad value of "
-			    "'%s'", path, d->name);
-		if (given_as(d)) {
-			if (check && diff && d->tag == C_SCHED &&
-			    !o.override_sched)
-				owt_die(XDATA, "%s/trainer_state.json: %s is %s, "
-				    "but the options make it differ (use "
-				    "--override-opt_param-scheduler)", path,
-				    d->name, text);
-			continue;
-		}
-		if (check)
-			continue;
-		given[i] = 1;
-		switch (d->type) {
-		case OPT_INT: *(int *)d->p = (int)v->num; break;
-		case OPT_U64: *(uint64_t *)d->p = (uint64_t)v->num; break;
-		case OPT_DOUBLE: *(double *)d->p = v->num; break;
-		case OPT_STR: *(const char **)d->p = xstrdup(v->str); break;
-		}
-	}
-}
-
-/* The options a checkpoint keeps, as a JSON object. */
-static char *
-args_json(void)
-{
-	struct buf b = { 0 };
-	size_t i;
-	int first = 1;
-
-	buf_addc(&b, '{');
-	for (i = 0; i < NOPTS; i++) {
-		const struct opt *d = &opts[i];
-
-		if (d->tag != C_ARG && d->tag != C_SCHED)
-			continue;
-		if (d->type == OPT_U64 && *(uint64_t *)d->p == 0 &&
-		    d->tag == C_ARG)
-			continue;	/* unset: --train-samples */
-		buf_printf(&b, "%s\n    \"%s\": ", first ? "" : ",", d->name);
-		first = 0;
-		switch (d->type) {
-		case OPT_INT: buf_printf(&b, "%d", *(int *)d->p); break;
-		case OPT_U64: buf_printf(&b, "%" PRIu64, *(uint64_t *)d->p); break;
-		case OPT_DOUBLE: buf_printf(&b, "%.17g", *(double *)d->p); break;
-		case OPT_STR: buf_printf(&b, "\"%s\"", *(const char **)d->p); break;
-		}
-	}
-	buf_printf(&b, "\n  }");
-	return b.p;
 }
 
 static void
@@ -521,19 +366,60 @@ validate(const struct gpt_data *d)
 	tr.st.consumed_valid += o.eval_iters * (uint64_t)o.global;
 }
 
+/*
+ * The options' run length and schedule, resolved, the checkpoint's
+ * options in place. owt's default warmup is --lr-warmup-fraction's.
+ */
+static void
+schedule(struct schedule_run *run)
+{
+	static const struct { const char *name; unsigned bit; } bits[] = {
+		{ "lr-warmup-iters", SCHEDULE_G_WARMUP_ITERS },
+		{ "lr-warmup-samples", SCHEDULE_G_WARMUP_SAMPLES },
+		{ "lr-decay-iters", SCHEDULE_G_DECAY_ITERS },
+		{ "lr-decay-samples", SCHEDULE_G_DECAY_SAMPLES },
+		{ "min-lr", SCHEDULE_G_MIN_LR },
+	};
+	struct schedule_opts so = {
+		.train_iters = o.train_iters, .train_samples = o.train_samples,
+		.micro = o.micro, .global = o.global, .lr = o.lr,
+		.min_lr = o.min_lr, .style = o.decay_style,
+		.warmup_fraction = o.warmup_fraction,
+		.warmup_iters = o.warmup_iters,
+		.warmup_samples = (double)o.warmup_samples,
+		.decay_iters = o.decay_iters, .decay_samples = o.decay_samples,
+		.given = SCHEDULE_G_WARMUP_FRACTION,
+	};
+	char err[1024];
+	size_t i;
+	int code;
+
+	for (i = 0; i < sizeof bits / sizeof *bits; i++)
+		if (GIVEN(bits[i].name))
+			so.given |= bits[i].bit;
+	if (schedule_resolve(&so, run, err, sizeof err, &code) < 0)
+		owt_die(code, "%s", err);
+	/* what the checkpoint keeps */
+	o.global = run->global;
+	o.train_iters = run->train_iters;
+	o.decay_samples = run->lr.decay;
+	o.warmup_samples = (uint64_t)run->lr.warmup;
+}
+
 int
 main(int argc, char **argv)
 {
 	struct gpt_config cfg = { 0 };
+	struct ckpt_args_load ld = { 0 };
+	struct schedule_run run;
 	struct gpt_data data;
-	struct json_val *state_doc = NULL;
 	struct step_result r;
 	struct gpt_recompute rc;
-	char err[1024], path[4096], cfgpath[4200], list[256];
-	uint64_t G, first_iter, log_iters = 0, log_skipped = 0, train_samples;
+	char err[1024], list[256];
+	uint64_t G, first_iter, log_iters = 0, log_skipped = 0;
 	double t0, tlast, loss_sum = 0;
 	const char *why;
-	int code, k, kind = CKPT_NONE, have = 0, from_ckpt = 0;
+	int code, k, sched;
 
 	owt_setprog(argv[0]);
 	parse(argc, argv);
@@ -555,49 +441,17 @@ main(int argc, char **argv)
 	if (o.finetune && !o.load)
 		owt_die(XUSAGE, "--finetune needs --load");
 
-	/*
-	 * A checkpoint supplies what the options do not. The table in
-	 * gpt-train(1): nothing there starts from scratch; a run's iteration
-	 * resumes, and must be complete; weights alone (or --finetune) start
-	 * at iteration 0 with a new optimizer.
-	 */
-	if (o.load && ckpt_resolve(o.load, path, sizeof path, &kind, err,
-	    sizeof err, &code) < 0)
+	/* A checkpoint supplies what the options do not (gpt-train(1)'s table). */
+	sched = o.override_sched ? CKPT_ARGS_OVERRIDE : CKPT_ARGS_CHECK;
+	if (o.load && ckpt_args_load(&ld, &options, given, o.load, o.finetune,
+	    o.no_load_optim, sched, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
-	if (o.load && kind == CKPT_NONE) {
-		if (o.finetune)
-			owt_die(XDATA, "%s; nothing to fine-tune from", err);
-		owt_warn("%s; starting from scratch", err);
-	}
-	if (kind != CKPT_NONE) {
-		from_ckpt = kind == CKPT_RUN && !o.finetune;
-		if ((have = ckpt_complete(path, from_ckpt ? CKPT_F_STATE |
-		    (o.no_load_optim ? 0 : CKPT_F_OPTIM) : 0, err, sizeof err,
-		    &code)) < 0)
-			owt_die(code, "%s", err);
-		snprintf(cfgpath, sizeof cfgpath, "%s/config.json", path);
-		if (ckpt_read_config(cfgpath, &cfg, err, sizeof err, &code) < 0 ||
-		    ckpt_check_model(path, &cfg, err, sizeof err, &code) < 0)
-			owt_die(code, "%s", err);
-		merge_config(path, &cfg);
-	}
-	if (from_ckpt) {
-		if ((k = ckpt_load_state(path, &tr.st, &state_doc, err,
-		    sizeof err, &code)) != 0)
-			owt_die(k < 0 ? code : XDATA, "%s%s", k < 0 ? err : path,
-			    k < 0 ? "" : ": no trainer_state.json");
-		if (!GIVEN("seed"))
-			o.seed = tr.st.seed;
-		merge_args(path, json_doc_get(state_doc, "args"), 0);
-		/* saved before --split-rounding: Megatron-core's order */
-		if (!GIVEN("split-rounding"))
-			o.split_rounding = "core";
-		if (!(have & CKPT_F_OPTIM))
-			owt_warn("%s: no optimizer.safetensors: resuming with "
-			    "new AdamW moments (--no-load-optim)", path);
-	}
+	if (ld.warn[0] != '\0')
+		owt_warn("%s", ld.warn);
+	if (ld.kind != CKPT_NONE)
+		cfg = ld.cfg;
 	/* A run that does not resume would mix its saves with another's. */
-	if (o.save && !from_ckpt && ckpt_existing(o.save, list,
+	if (o.save && !ld.resume && ckpt_existing(o.save, list,
 	    sizeof list) > 0) {
 		if (!o.force)
 			owt_die(XDATA, "%s: already holds checkpoints (%s) of a "
@@ -606,47 +460,18 @@ main(int argc, char **argv)
 		replace_old = 1;
 	}
 
-	if (o.train_iters == 0 && o.train_samples == 0)
-		owt_die(XUSAGE, "one of --train-iters and --train-samples is "
-		    "required");
-	if (o.train_iters && o.train_samples && GIVEN("train-iters") &&
-	    GIVEN("train-samples"))
+	if (GIVEN("train-iters") && GIVEN("train-samples"))
 		owt_die(XUSAGE, "--train-iters and --train-samples exclude "
 		    "each other");
-	if (!GIVEN("global-batch-size") && o.global == 0)
-		o.global = o.micro;
-	if (o.global % o.micro != 0)
-		owt_die(XUSAGE, "--global-batch-size %d is not a multiple of "
-		    "--micro-batch-size %d", o.global, o.micro);
 	if (o.seq > o.maxpos)
 		owt_die(XUSAGE, "--seq-length %d is beyond the %d positions of "
 		    "the model (--max-position-embeddings%s)", o.seq, o.maxpos,
-		    kind != CKPT_NONE ? ", n_positions in the checkpoint" : "");
+		    ld.kind != CKPT_NONE ? ", n_positions in the checkpoint" : "");
+	schedule(&run);
+	if (ckpt_args_check(&ld, &options, given, sched, err, sizeof err,
+	    &code) < 0)
+		owt_die(code, "%s", err);
 	G = (uint64_t)o.global;
-	train_samples = o.train_samples ? o.train_samples : o.train_iters * G;
-	if (o.train_iters == 0)
-		o.train_iters = train_samples / G;
-	/* Megatron's schedule, in samples */
-	tr.lr.style = decay_style(o.decay_style);
-	tr.lr.max_lr = o.lr;
-	tr.lr.min_lr = o.min_lr;
-	tr.lr.decay = GIVEN("lr-decay-samples") ? o.decay_samples :
-	    (GIVEN("lr-decay-iters") ? o.decay_iters : o.train_iters) * G;
-	tr.lr.warmup = GIVEN("lr-warmup-samples") ? o.warmup_samples :
-	    GIVEN("lr-warmup-iters") ? o.warmup_iters * G :
-	    (uint64_t)(o.warmup_fraction * (double)tr.lr.decay);
-	o.decay_samples = tr.lr.decay;
-	o.warmup_samples = tr.lr.warmup;
-	if (from_ckpt)
-		merge_args(path, json_doc_get(state_doc, "args"), 1);
-	if (o.min_lr > o.lr)
-		owt_die(XUSAGE, "--min-lr %g%s is above --lr %g", o.min_lr,
-		    GIVEN("min-lr") ? "" : " (the default)", o.lr);
-	if (tr.lr.warmup >= tr.lr.decay && tr.lr.style != SCHEDULE_CONSTANT &&
-	    tr.lr.style != SCHEDULE_INVSQRT)
-		owt_die(XUSAGE, "the warmup (%" PRIu64 " samples) must be "
-		    "shorter than the decay (%" PRIu64 " samples)",
-		    tr.lr.warmup, tr.lr.decay);
 
 	if (o.workers == 0)
 		o.workers = owt_ncpu();
@@ -659,7 +484,7 @@ main(int argc, char **argv)
 	cfg.maxpos = o.maxpos;
 	cfg.vocab = o.vocab;
 	cfg.vocab_pad = gpt_pad_vocab(o.vocab, o.vocab_div);
-	if (kind == CKPT_NONE)
+	if (ld.kind == CKPT_NONE)
 		cfg.ln_eps = 1e-5f;
 	cfg.hidden_dropout = (float)o.hidden_dropout;
 	cfg.attn_dropout = (float)o.attn_dropout;
@@ -672,13 +497,15 @@ main(int argc, char **argv)
 	gpt_set_recompute(&model, &rc);
 	if (gpt_set_batch(&model, o.micro, o.seq, err, sizeof err) < 0)
 		owt_die(XUSAGE, "%s", err);
-	if (from_ckpt)
+	if (ld.resume) {
+		tr.st = ld.st;
 		saved_iter = tr.st.iteration;
-	if (kind != CKPT_NONE) {
-		if (ckpt_load_model(path, &model, err, sizeof err, &code) < 0)
+	}
+	if (ld.kind != CKPT_NONE) {
+		if (ckpt_load_model(ld.path, &model, err, sizeof err, &code) < 0)
 			owt_die(code, "%s", err);
-		if (from_ckpt && !o.no_load_optim &&
-		    ckpt_load_optim(path, &model, err, sizeof err, &code) < 0)
+		if (ld.resume && !o.no_load_optim &&
+		    ckpt_load_optim(ld.path, &model, err, sizeof err, &code) < 0)
 			owt_die(code, "%s", err);
 	} else {
 		gpt_init_weights(&model, o.seed, (float)o.init_std);
@@ -688,6 +515,7 @@ main(int argc, char **argv)
 	tr.micro = o.micro;
 	tr.T = o.seq;
 	tr.nmicro = o.global / o.micro;
+	tr.lr = run.lr;
 	tr.adam = (struct adamw){ (float)o.beta1, (float)o.beta2,
 	    (float)o.eps, (float)o.wd };
 	tr.clip = (float)o.clip;
@@ -699,11 +527,11 @@ main(int argc, char **argv)
 	else if (tr.st.loss_scale == 0)
 		train_scaler_start(&tr.scaler, &tr.st, o.initial_scale);
 	train_init(&tr);
-	args_text = args_json();
+	args_text = ckpt_args_json(&options);
 
 	if (gpt_data_open(&data, o.mock ? NULL : data_paths.v,
 	    (int)data_paths.n, o.split, o.split_rounding, (uint32_t)o.seed,
-	    o.seq, (uint32_t)o.vocab, train_samples,
+	    o.seq, (uint32_t)o.vocab, run.train_samples,
 	    (o.train_iters / o.eval_interval + 1) * o.eval_iters * G,
 	    o.eval_iters * G, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
@@ -721,7 +549,7 @@ main(int argc, char **argv)
 		say("resuming at iteration %" PRIu64 ", %" PRIu64 " samples "
 		    "consumed", tr.st.iteration, tr.st.consumed_train);
 
-	if (o.log_json && (logf_json = fopen(o.log_json, from_ckpt ? "a" :
+	if (o.log_json && (logf_json = fopen(o.log_json, ld.resume ? "a" :
 	    "w")) == NULL)
 		owt_die_errno(XSYS, "cannot create '%s'", o.log_json);
 	signal(SIGINT, on_signal);
@@ -805,7 +633,7 @@ out:
 	if (logf_json && fclose(logf_json) != 0)
 		owt_die_errno(XSYS, "%s: write error", o.log_json);
 	gpt_data_close(&data);
-	json_doc_free(state_doc);
+	ckpt_args_free(&ld);
 	train_free(&tr);
 	gpt_free(&model);
 	free(args_text);
