@@ -62,7 +62,7 @@ UNIT_SRCS := $(sort $(wildcard t/*.c))
 GPU_PROGS = bpe-encode idx-pack gpt-train gpt-sample
 GPU_LIB = batch blas bpe buf ckpt ckpt_args gemv gen gpt gpt_cpu gpt_data \
 	gpt_device gpt_infer input json jsonl mmidx mt19937 opt outfile par \
-	progress safetensors sampler schedule sgemm512 tally tok train \
+	progress safetensors sampler schedule sgemm512 tally tok train train_log \
 	uniclass utf8 util
 ifeq ($(GPU_ONLY),1)
 PROGS := $(GPU_PROGS)

@@ -1,8 +1,10 @@
 /* ckpt_args.c - a run's options against a checkpoint: --load's rules, config.json's shape, trainer_state.json's "args" */
+#include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "buf.h"
 #include "ckpt_args.h"
@@ -173,6 +175,38 @@ ckpt_args_merge(struct ckpt_args_load *l, const struct opt_prog *p, char *given,
 	return r;
 }
 
+/*
+ * Megatron's torch checkpoint file (--load X.pt): one that is missing
+ * starts from scratch, as in Megatron (a warning; 1), one there is not
+ * read (-1); 0: dir is not one.
+ */
+static int
+torch_file(struct ckpt_args_load *l, const char *dir, int finetune,
+    char *err, size_t errsize, int *code)
+{
+	size_t n = strlen(dir);
+	struct stat sb;
+
+	if (n < 3 || strcmp(dir + n - 3, ".pt") != 0)
+		return 0;
+	if (stat(dir, &sb) == 0)
+		return data_err(err, errsize, code, "%s: a Megatron-LM torch "
+		    "checkpoint, which gpt-train does not read: convert it "
+		    "with contrib/megatron-to-owt", dir);
+	if (errno != ENOENT) {
+		snprintf(err, errsize, "%s: cannot open: %s", dir,
+		    strerror(errno));
+		*code = XSYS;
+		return -1;
+	}
+	if (finetune)
+		return data_err(err, errsize, code, "%s: no such file; nothing "
+		    "to fine-tune from", dir);
+	snprintf(l->warn, sizeof l->warn, "%s: no such file; starting from "
+	    "scratch", dir);
+	return 1;
+}
+
 int
 ckpt_args_load(struct ckpt_args_load *l, const struct opt_prog *p,
     char *given, const char *dir, int finetune, int no_load_optim,
@@ -182,6 +216,8 @@ ckpt_args_load(struct ckpt_args_load *l, const struct opt_prog *p,
 	int k;
 
 	memset(l, 0, sizeof *l);
+	if (torch_file(l, dir, finetune, err, errsize, code) != 0)
+		return l->warn[0] != '\0' ? 0 : -1;
 	if (ckpt_resolve(dir, l->path, sizeof l->path, &l->kind, err, errsize,
 	    code) < 0)
 		return -1;

@@ -91,8 +91,8 @@ schedule_resolve(const struct schedule_opts *o, struct schedule_run *r,
 	    r->train_iters * G;
 	s->warmup = o->given & SCHEDULE_G_WARMUP_SAMPLES ? o->warmup_samples :
 	    o->given & SCHEDULE_G_WARMUP_ITERS ? (double)(o->warmup_iters * G) :
-	    o->given & SCHEDULE_G_WARMUP_FRACTION ?	/* whole samples */
-	    floor(o->warmup_fraction * (double)s->decay) : 0;
+	    o->given & SCHEDULE_G_WARMUP_FRACTION ?
+	    o->warmup_fraction * (double)s->decay : 0;
 	if (o->min_lr > o->lr)
 		return usage_err(err, errsize, code, "--min-lr %g%s is above --lr "
 		    "%g", o->min_lr, o->given & SCHEDULE_G_MIN_LR ? "" :

@@ -17,6 +17,7 @@
 #include "schedule.h"
 #include "json.h"
 #include "train.h"
+#include "train_log.h"
 #include "util.h"
 #include "unit.h"
 
@@ -389,7 +390,7 @@ test_schedule_resolve(void)
 	} t[] = {
 		{ { .train_iters = 10, .micro = 2, .lr = 1e-3, .style = "cosine",
 		    .warmup_fraction = 0.01, .given = SCHEDULE_G_WARMUP_FRACTION },
-		    10, 20, 20, 2, 0, NULL },	/* the micro-batch as the global batch */
+		    10, 20, 20, 2, 0.2, NULL },	/* global: the micro-batch; warmup kept fractional */
 		{ { .train_iters = 100, .micro = 2, .global = 8, .lr = 1e-3,
 		    .style = "linear", .warmup_fraction = 0.1,
 		    .given = SCHEDULE_G_WARMUP_FRACTION },
@@ -397,7 +398,7 @@ test_schedule_resolve(void)
 		{ { .train_samples = 90, .micro = 2, .global = 8, .lr = 1e-3,
 		    .style = "cosine", .warmup_fraction = 0.01,
 		    .given = SCHEDULE_G_WARMUP_FRACTION },
-		    11, 90, 88, 8, 0, NULL },	/* decay: whole iterations */
+		    11, 90, 88, 8, 0.88, NULL },	/* decay: whole iterations */
 		{ { .train_iters = 100, .micro = 4, .global = 8, .lr = 1e-3,
 		    .style = "cosine", .warmup_fraction = 0.5, .warmup_iters = 3,
 		    .warmup_samples = 7, .decay_iters = 50, .decay_samples = 300,
@@ -461,6 +462,55 @@ test_schedule_resolve(void)
 	OK(schedule_style("inverse-square-root") == SCHEDULE_INVSQRT &&
 	    schedule_style("linear") == SCHEDULE_LINEAR &&
 	    schedule_style("Cosine") == -1, "schedule_style");
+}
+
+/* The log lines, typed from Megatron's training_log and evaluate_and_print_results. */
+static void
+test_train_log(void)
+{
+	struct train_log l = {
+		.iteration = 10, .train_iters = 100, .consumed = 80, .global = 8,
+		.ms = 1234.5, .lr = 5.9999e-5, .loss_scale = 1, .grad_norm = 3.14159,
+		.loss_sum = 3 * 10.8251, .advanced = 3, .skipped = 2, .nan = 1,
+	};
+	struct buf b = { 0 };
+
+	train_log_line(&b, &l);
+	buf_addc(&b, '\0');
+	SAMES(b.p, " iteration       10/     100 | consumed samples:           "
+	    "80 | elapsed time per iteration (ms): 246.9 | learning rate: "
+	    "6.000E-05 | global batch size:     8 | lm loss: 1.082510E+01 | "
+	    "loss scale: 1.0 | grad norm: 3.142 | number of skipped "
+	    "iterations:   2 | number of nan iterations:   1 |",
+	    "train_log_line: Megatron's iteration line");
+	b.len = 0;
+	l.advanced = 0;
+	l.skipped = 1;
+	l.loss_sum = 0;
+	l.grad_norm = NAN;
+	l.loss_scale = 65536;
+	train_log_line(&b, &l);
+	buf_addc(&b, '\0');
+	SAMES(b.p, " iteration       10/     100 | consumed samples:           "
+	    "80 | elapsed time per iteration (ms): 1234.5 | learning rate: "
+	    "6.000E-05 | global batch size:     8 | loss scale: 65536.0 | "
+	    "number of skipped iterations:   1 | number of nan iterations:   "
+	    "1 |", "train_log_line: no loss nor norm after skips only");
+	b.len = 0;
+	train_log_validation(&b, "iteration 50", 2.5);
+	buf_addc(&b, '\0');
+	SAMES(b.p, "--------------------------------------------------------"
+	    "--------------------------------------\n"
+	    " validation loss at iteration 50 | lm loss value: 2.500000E+00 | "
+	    "lm loss PPL: 1.218249E+01 | \n"
+	    "--------------------------------------------------------"
+	    "--------------------------------------\n",
+	    "train_log_validation: the block with its dashes");
+	b.len = 0;
+	train_log_validation(&b, "x", 25);
+	OK(strstr(b.p, "lm loss PPL: 4.851652E+08 | ") != NULL,
+	    "train_log_validation: the perplexity of min(20, loss)");
+	buf_free(&b);
 }
 
 /* ---- a run's options against a checkpoint (ckpt_args) ---- */
@@ -2089,6 +2139,7 @@ main(int argc, char **argv)
 	test_lr();
 	test_schedule_resolve();
 	test_ckpt_args();
+	test_train_log();
 	test_scaler();
 	test_recompute();
 	test_recompute_bytes();
