@@ -114,6 +114,56 @@ same got.out want.out "the last iteration logged, the decay at its end"
 is "$(ls model/gpt2_1.3B_output)" "iter_0000002
 latest_checkpointed_iteration.txt" "saved at the end"
 
+# Megatron v2.5's examples/pretrain_gpt.sh, shrunk the same way.
+CHECKPOINT_PATH=checkpoints/gpt2_345m
+DATA_PATH=./data/my-gpt2_text_document
+cp model/gpt2-vocab.json model/gpt2-merges.txt .
+NUM_LAYERS=2 HIDDEN_SIZE=64 NUM_HEADS=4 SEQ_LENGTH=32 TRAIN_ITERS=2
+run gpt-train \
+       --num-layers $NUM_LAYERS \
+       --hidden-size $HIDDEN_SIZE \
+       --num-attention-heads $NUM_HEADS \
+       --micro-batch-size 4 \
+       --global-batch-size 8 \
+       --seq-length $SEQ_LENGTH \
+       --max-position-embeddings $SEQ_LENGTH \
+       --train-iters $TRAIN_ITERS \
+       --lr-decay-iters 320000 \
+       --save $CHECKPOINT_PATH \
+       --load $CHECKPOINT_PATH \
+       --data-path $DATA_PATH \
+       --vocab-file gpt2-vocab.json \
+       --merge-file gpt2-merges.txt \
+       --data-impl mmap \
+       --split 949,50,1 \
+       --distributed-backend nccl \
+       --lr 0.00015 \
+       --min-lr 1.0e-5 \
+       --lr-decay-style cosine \
+       --weight-decay 1e-2 \
+       --clip-grad 1.0 \
+       --lr-warmup-fraction .01 \
+       --checkpoint-activations \
+       --log-interval 100 \
+       --save-interval 10000 \
+       --eval-interval 1000 \
+       --eval-iters 10 \
+       --fp16
+is "$rc" 0 "v2.5's examples/pretrain_gpt.sh exits 0"
+cat >want.err <<'EOF'
+gpt-train: --data-impl: accepted; no effect
+gpt-train: --distributed-backend: accepted; no effect
+gpt-train: checkpoints/gpt2_345m: no such checkpoint directory; starting from scratch
+gpt-train: --fp16: the cpu backend computes in fp32 only: training in fp32
+EOF
+same err want.err "stderr: the notes, the fresh start, fp16"
+like out '; recomputation: full, uniform, 1 layer per chunk$' \
+    "--checkpoint-activations recomputes every layer"
+# The warmup is 0.01 of 320000 x 8 samples: after 16, 1.5e-4 x 16 / 25600.
+like out '^ iteration        2/       2 \| consumed samples:           16 \| .* \| learning rate: 9\.375E-08 \| global batch size:     8 \|' \
+    "the last iteration logged, deep in the warmup"
+is "$(cat $CHECKPOINT_PATH/latest_checkpointed_iteration.txt)" 2 "saved at the end"
+
 fails 2 '^gpt-train: --tensor-model-parallel-size: only 1 is supported$' \
     "the script's TP=2 is refused for now" gpt-train --mock-data --train-iters 1 \
     --tensor-model-parallel-size 2 --pipeline-model-parallel-size 4
