@@ -43,6 +43,7 @@ static struct {
 	int quiet, workers;
 	int fp16, bf16, fp32;
 	int tp, pp, dist_opt, overlap_grad, dist_timeout;
+	const char *ddp_impl, *dist_backend;	/* notes, kept */
 	int ckpt_act, recompute_act, recompute_n;
 	const char *recompute_gran, *recompute_method;
 } o = {
@@ -82,13 +83,16 @@ check_whole(const struct opt *d, const char *arg, char *err, size_t errsize)
 	return opt_scan_int(flag, arg, 0, (long long)d->max, &v, err, errsize);
 }
 
-/* arg is a or b, else "--NAME: 'ARG' is not A or B". */
+/* arg is a or b (kept in d->p), else "--NAME: 'ARG' is not A or B". */
 static int
 one_of(const struct opt *d, const char *arg, const char *a, const char *b,
     char *err, size_t errsize)
 {
-	if (strcmp(arg, a) == 0 || strcmp(arg, b) == 0)
+	if (strcmp(arg, a) == 0 || strcmp(arg, b) == 0) {
+		if (d->p != NULL)
+			*(const char **)d->p = arg;
 		return 0;
+	}
 	snprintf(err, errsize, "--%s: '%s' is not %s or %s", d->name, arg, a,
 	    b);
 	return -1;
@@ -136,7 +140,7 @@ static const struct opt opts[] = {
 	{ .name = "quiet", .key = 'q', .type = OPT_FLAG, .p = &o.quiet,
 	    .help = "no log lines, only warnings and errors" },
 	{ .name = "DDP-impl", .arg = "impl", .type = OPT_NOTE,
-	    .check = check_ddp,
+	    .p = &o.ddp_impl, .check = check_ddp,
 	    .help = "no effect: PyTorch's data-parallel wrapper" },
 	{ .name = "adam-beta1", .arg = "x", .type = OPT_DOUBLE, .p = &o.beta1,
 	    .max = 0.999999, .tag = C_ARG, .help = "AdamW beta1 (0.9)" },
@@ -169,7 +173,7 @@ static const struct opt opts[] = {
 	{ .name = "device", .arg = "dev", .type = OPT_STR, .p = &o.device,
 	    .help = "auto, cpu or cuda ($OWT_DEVICE, else auto)" },
 	{ .name = "distributed-backend", .arg = "backend", .type = OPT_NOTE,
-	    .check = check_backend,
+	    .p = &o.dist_backend, .check = check_backend,
 	    .help = "no effect: owt uses NCCL on GPUs, MPI on CPUs" },
 	{ .name = "distributed-timeout-minutes", .arg = "n", .type = OPT_INT,
 	    .p = &o.dist_timeout, .min = 1, .max = 1 << 20,

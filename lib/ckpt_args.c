@@ -103,7 +103,7 @@ arg_set(const struct opt *d, const struct json_val *v)
 	case OPT_INT: *(int *)d->p = (int)v->num; break;
 	case OPT_U64: *(uint64_t *)d->p = (uint64_t)v->num; break;
 	case OPT_DOUBLE: *(double *)d->p = v->num; break;
-	case OPT_STR: *(const char **)d->p = xstrdup(v->str); break;
+	case OPT_STR: *(const char **)d->p = v->str; break;	/* l->state's */
 	}
 }
 

@@ -56,7 +56,8 @@ struct ckpt_args_load {
  * the options of p not given (given[], indexed as p's table) take the
  * checkpoint's "args" and are marked given, seed from trainer_state.json
  * included; with CKPT_ARGS_USE_CKPT, the schedule's options also when
- * given. 0, or -1 with err and *code. Free with ckpt_args_free.
+ * given. 0, or -1 with err and *code. Free with ckpt_args_free, after
+ * the last use of the options: their strings may be the checkpoint's.
  */
 int ckpt_args_load(struct ckpt_args_load *l, const struct opt_prog *p,
     char *given, const char *dir, int finetune, int no_load_optim,
