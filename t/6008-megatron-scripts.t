@@ -192,6 +192,22 @@ fails 2 "^gpt-train: --DDP-impl: 'apex' is not local or torch$" "--DDP-impl apex
     gpt-train --mock-data --train-iters 1 --DDP-impl apex
 fails 2 "^gpt-train: --distributed-backend: 'mpi' is not nccl or gloo$" \
     "--distributed-backend mpi" gpt-train --mock-data --train-iters 1 --distributed-backend mpi
+small="--mock-data --train-iters 1 --num-layers 1 --hidden-size 32
+    --num-attention-heads 2 --seq-length 8 --vocab-size 100 --eval-iters 0"
+run gpt-train $small --num-workers 2 --no-load-rng --no-bias-dropout-fusion \
+    --no-masked-softmax-fusion --distribute-checkpointed-activations \
+    --tensorboard-dir tb --local_rank 0
+cat >want.err <<'EOF'
+gpt-train: --distribute-checkpointed-activations: accepted; no effect
+gpt-train: --local_rank: accepted; no effect
+gpt-train: --no-bias-dropout-fusion: accepted; no effect
+gpt-train: --no-load-rng: accepted; no effect
+gpt-train: --no-masked-softmax-fusion: accepted; no effect
+gpt-train: --num-workers: accepted; no effect
+gpt-train: --tensorboard-dir: accepted; no effect
+EOF
+same err want.err "the neighbours' Python-detail flags: one note each"
+is "$rc:$(ls -d tb 2>/dev/null)" "0:" "and nothing done with them"
 run gpt-train --mock-data --train-iters 1 --distributed-backend nccl -q --num-layers 1 \
     --hidden-size 32 --num-attention-heads 2 --seq-length 8 --vocab-size 100 --eval-iters 0
 is "$rc:$(cat err)" "0:" "-q: no notes either"
