@@ -171,7 +171,7 @@ test_infer(void)
 	gpt_set_batch(&m, B, T, err, sizeof err);
 	for (i = 0; i < B * T; i++)
 		tok[i] = (int32_t)(owt_mix64(rng_state++) % small.vocab);
-	gpt_forward(&m, tok, NULL, 0, 0);
+	gpt_forward(&m, tok, NULL, 0, 0, 0);
 	full = xmalloc((size_t)B * T * small.vocab * sizeof *full);
 	memcpy(full, m.a.logits, (size_t)B * T * small.vocab * sizeof *full);
 	ref = xmalloc((size_t)T * small.vocab * sizeof *ref);
