@@ -376,6 +376,10 @@ ex gpt-train.1 'gpt-train --load gpt2 --finetune --data-path data/mine --lr 1e-4
 is "$(cat ft/latest_checkpointed_iteration.txt)" 2 "fine-tuning counts from iteration 0: 2 done"
 notrun gpt-train.1 'gpt-train --data-path data/owt --train-iters 20000 \' \
     "GPT-2 124M for 20000 iterations: days on a CPU"
+notrun gpt-train.1 'gpt-train --data-path data/owt --hidden-dropout 0 \' \
+    "the same nanoGPT-style: days on a CPU"
+notrun gpt-train.1 'gpt-train --num-layers 12 --hidden-size 768 \' \
+    "Megatron's single-GPU line: t/6008-megatron-scripts.t runs it, sizes shrunk"
 notrun gpt-train.1 'GPT2LMHeadModel.from_pretrained("ckpt/iter_0020000")' \
     "Python with Hugging Face transformers (t/6004-gpt-hf.t loads a checkpoint so)"
 

@@ -18,7 +18,9 @@ bpe-encode --append-eod -q "$OWT_SRC/contrib/demo/data/kjv.jsonl.gz" >kjv.tok &&
     gpt-train --data-path kjv --num-layers 2 --hidden-size 64 \
     --num-attention-heads 4 --seq-length 32 --max-position-embeddings 64 \
     --micro-batch-size 8 --workers 1 --train-iters 80 --lr 1e-2 \
-    --lr-warmup-iters 5 --eval-iters 0 --split 100,0,0 --save ck -q ||
+    --lr-warmup-iters 5 --eval-iters 0 --split 100,0,0 --save ck -q \
+    --hidden-dropout 0 --attention-dropout 0 --adam-beta2 0.95 \
+    --weight-decay 0.1 --lr-decay-style cosine --min-lr 6e-5 ||
     { echo "Bail out! could not train the test model"; exit 1; }
 m=ck/iter_0000080
 g="gpt-sample --load ck --workers 1 -q"

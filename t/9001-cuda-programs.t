@@ -27,7 +27,9 @@ bpe-encode --append-eod -q "$OWT_SRC/contrib/demo/data/kjv.jsonl.gz" >kjv.tok &&
 common="--data-path kjv --num-layers 2 --hidden-size 64
     --num-attention-heads 4 --seq-length 32 --max-position-embeddings 64
     --micro-batch-size 8 --workers 4 --lr 3e-3 --lr-warmup-iters 5
-    --eval-iters 0 --split 100,0,0 --log-interval 1 -q"
+    --eval-iters 0 --split 100,0,0 --log-interval 1 -q
+    --hidden-dropout 0 --attention-dropout 0 --adam-beta2 0.95
+    --weight-decay 0.1 --lr-decay-style cosine --min-lr 6e-5"
 
 # losses FILE: "iteration loss" per line of a --log-json file
 losses() {
