@@ -78,6 +78,10 @@ all split dedup shuffle:
 shard-fetch shard-drop shard-pack:
 	@$(LOCKED_K) $(MAKE) -f '$(OWT_MK)' _$@ $(LOCKMSG)
 
+ifeq ($(FILES),)
+_all _split _shard-fetch _dedup _shard-drop _shuffle _shard-pack:
+	@echo "owt.mk: no URL files in '$(URLS)'" >&2; exit 1
+else
 _all: $(SUMMARY)
 	@cat '$(SUMMARY)'
 _split: $(UNITS:%=$(OUT)/2-fetch/%.urls)
@@ -86,10 +90,6 @@ _dedup: $(DROPS)
 _shard-drop: $(K_UNITS:%=$(OUT)/5-final/%.jsonl)
 _shuffle: $(SHUFFLED)
 _shard-pack: $(OUT)/8-pack/$(K)-of-$(N).idx
-
-ifeq ($(FILES),)
-$(SUMMARY) $(UNITS:%=$(OUT)/2-fetch/%.urls):
-	@echo "owt.mk: no URL files in '$(URLS)'" >&2; exit 1
 endif
 
 # 1. filter: each URL file's URLs that OpenWebText keeps (.log: the others).

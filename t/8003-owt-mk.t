@@ -1,0 +1,240 @@
+#!/bin/sh
+# contrib/owt.mk, the dataset recipe (owt(7)), on 45 loopback pages in four
+# URL files: one shard, four shards and the one-shot pipeline give the same
+# .bin/.idx; a rerun does nothing; a fifth URL file fetches only its own
+# chunks; kill -9 of the whole run during fetch, dedup and pack, then the
+# same command again, gives the same bytes; a second run refuses, or waits
+# with WAIT; the Slurm job files, run as Slurm would run them, give the
+# same bytes, and their submit script chains the jobs.
+. "${OWT_SRC:-.}/t/lib.sh"
+. "$OWT_SRC/t/httpd.sh"
+
+command -v flock >/dev/null || skip_all "no flock (util-linux)"
+MK=$OWT_SRC/contrib/owt.mk
+cd "$T" || exit 3
+
+# The pages: each sample speech cut in three, paragraphs of four
+# sentences; a copy, a near copy (one word changed) and a page robots.txt
+# forbids.
+mkdir -p www/members urls
+printf 'User-agent: *\nDisallow: /members/\n' >www/robots.txt
+for f in "$OWT_SRC"/contrib/demo/data/speeches/*.txt; do
+	b=${f##*/}
+	awk -v out="www/${b%.txt}" -v title="${b%.txt}" '
+	function esc(s) { gsub(/&/, "\\&amp;", s); gsub(/</, "\\&lt;", s); gsub(/>/, "\\&gt;", s); return s }
+	{
+		m = split(esc($0), s, /\. /)
+		for (i = 1; i <= m; i += 4)
+			p[++n] = s[i] ". " s[i + 1] ". " s[i + 2] ". " s[i + 3] "."
+	}
+	END {
+		for (part = 0; part < 3; part++) {
+			f = out "-" part ".html"
+			printf "<html><head><title>%s part %d</title></head><body><div class=\"article\">\n", title, part >f
+			for (i = int(part * n / 3) + 1; i <= int((part + 1) * n / 3); i++)
+				printf "<p>%s</p>\n", p[i] >f
+			printf "</div></body></html>\n" >f
+			close(f)
+		}
+	}' "$f"
+done
+cp www/address-01-0.html www/members/secret.html
+cp www/address-02-1.html www/copy.html
+sed 's/the /a /' www/address-03-2.html >www/near.html
+httpd_start www -t 600
+
+# a.txt .. d.txt, and e.txt added later; b.txt repeats a URL of a.txt and
+# names a page that the filter drops, and one that takes 2.5 s (too short
+# to keep), so that a fetch can be killed with pages written.
+ls www | sed -n "s|^address-.*|$B/&|p" >all.txt
+{ sed -n 1,10p all.txt; echo "$B/missing.html"; echo "$B/members/secret.html"; } >urls/a.txt
+{ sed -n 11,20p all.txt; echo "$B/copy.html"; sed -n 3p all.txt
+  echo "https://www.youtube.com/watch?v=x"; echo "$B/__owt/slow/2500/200"; } >urls/b.txt
+{ sed -n 21,30p all.txt; echo "$B/near.html"; } >urls/c.txt
+sed -n 31,36p all.txt >urls/d.txt
+sed -n 37,42p all.txt >e.txt
+
+FETCH="--allow-private --delay 0.01"
+mk() {	# OUT SHARDS [make args]: the recipe, quietly
+	o=$1 n=$2
+	shift 2
+	make -s --no-print-directory -f "$MK" URLS=urls OUT="$o" SHARDS="$n" NAME=t \
+	    FETCH_FLAGS="$FETCH" "$@"
+}
+
+# The one-shot pipeline of make demo on the same lists: fetched one page at
+# a time, so in URL order.
+oneshot() {	# PREFIX FILE...
+	p=$1
+	shift
+	cat "$@" | owt-fetch -q --allow-private --delay 0.01 --connections 1 \
+	    --workers 0 >"$p.pages" &&
+	    jsonl-merge -q --add-id ref "$p.pages" >"$p.merged" &&
+	    owt-dedup -q "$p.merged" >"$p.clean" &&
+	    jsonl-merge -q --shuffle --seed 1234 "$p.clean" >"$p.shuffled" &&
+	    bpe-encode -q --append-eod "$p.shuffled" | idx-pack -q -o "$p"
+}
+urls_of() { sed 's/^{"url":"\([^"]*\)".*/\1/' "$@"; }
+# dataset A B DESC: the datasets A and B are the same bytes.
+dataset() {
+	if cmp -s "$1.bin" "$2.bin" && cmp -s "$1.idx" "$2.idx"; then
+		ok "$3"
+	else
+		not_ok "$3"
+		cmp "$1.bin" "$2.bin" 2>&1 | sed 's/^/# /'
+		cmp "$1.idx" "$2.idx" 2>&1 | sed 's/^/# /'
+	fi
+}
+
+run mk one 1
+is "$rc" 0 "SHARDS=1 builds"
+run idx-pack --check one/t_text_document
+is "$(cat out)" "one/t_text_document: ok: 36 sequences, 36 documents, 110070 tokens (uint16)" \
+    "the dataset: 39 pages less the copy, the repeat and the near copy"
+run mk four 4 -j2
+is "$rc" 0 "SHARDS=4 -j2 builds"
+dataset one/t_text_document four/t_text_document "SHARDS=1 and SHARDS=4 give the same bytes"
+like four/t.summary '^deduped +36 documents' "the summary counts the documents"
+like four/t.summary '^  dropped by near: near duplicate 1$' "and the drops by reason"
+run oneshot ref urls/a.txt urls/b.txt urls/c.txt urls/d.txt
+is "$rc" 0 "the one-shot pipeline runs"
+urls_of ref.pages >ref.urls
+cat urls/a.txt urls/b.txt urls/c.txt urls/d.txt | awk '!seen[$0]++' |
+    grep -Fxf ref.urls >want.urls
+same ref.urls want.urls "the one-shot fetch is in URL order (one connection)"
+dataset ref four/t_text_document "SHARDS=4 gives the one-shot pipeline's bytes"
+cat four/5-final/*.jsonl >four.final
+is "$(urls_of four.final | tr '\n' ' ')" "$(urls_of ref.clean | tr '\n' ' ')" \
+    "before the shuffle, the documents stand in URL order"
+
+# Nothing to do: make -n runs no step.
+run mk four 4 -n
+is "$rc" 0 "make -n on a built dataset"
+unlike out 'owt-stage|idx-pack|owt-dedup' "a rerun has nothing to do"
+run mk four 4
+is "$rc" 0 "the rerun exits 0 (the dataset is complete)"
+same four/t.summary out "and prints the summary"
+
+# A fifth URL file: its own filter and chunks are fetched, nothing else is.
+cp e.txt urls/e.txt
+run mk four 4 -n
+grep -E 'owt-stage (filter|fetch) ' out | sed "s|.*owt-stage ||" >fetches
+printf '%s\n' 'filter urls/e.txt four/1-filter/e.txt' \
+    'fetch four/2-fetch/e.txt.0-of-4' 'fetch four/2-fetch/e.txt.1-of-4' \
+    'fetch four/2-fetch/e.txt.2-of-4' 'fetch four/2-fetch/e.txt.3-of-4' >want
+same fetches want "make -n after adding e.txt: only its chunks are fetched"
+grep -c 'owt-stage clean ' out >nclean
+is "$(cat nclean)" 4 "and only they are cleaned"
+like out 'owt-stage dedup ' "the global steps run again"
+run mk four 4 -j2
+is "$rc" 0 "the build with e.txt"
+run oneshot ref5 urls/a.txt urls/b.txt urls/c.txt urls/d.txt urls/e.txt
+dataset ref5 four/t_text_document "it equals the one-shot pipeline over five files"
+
+# kill -9 of the whole run (its process group) during fetch, during dedup
+# and during pack; each time the same command goes on; the end result
+# equals the uninterrupted build.
+rm urls/e.txt
+FETCH="--allow-private --delay 0.05"
+kill_when() {	# TEST DESC: start a run, kill -9 it once TEST holds
+	setsid sh -c 'exec make -s -f "$0" URLS=urls OUT=kill SHARDS=2 NAME=t \
+	    FETCH_FLAGS="$1" -j2 >/dev/null 2>&1' "$MK" "$FETCH" &
+	kpid=$!
+	i=0
+	while [ $i -lt 1000 ]; do
+		eval "$1" && break
+		kill -0 $kpid 2>/dev/null || break
+		sleep 0.02
+		i=$((i + 1))
+	done
+	if kill -KILL -$kpid 2>/dev/null; then
+		ok "$2: killed"
+	else
+		not_ok "$2: killed (the run had ended)"
+	fi
+	wait $kpid 2>/dev/null
+}
+part=kill/2-fetch/b.txt.1-of-2.part
+kill_when "test -s $part/pages" "during fetch"
+test -s $part/log && ok "a fetch was left half done, to resume" ||
+    not_ok "a fetch was left half done, to resume"
+kill_when 'test -d kill/4-dedup' "during the clean and dedup steps"
+kill_when 'test -d kill/8-pack' "during pack"
+run mk kill 2 -j2
+is "$rc" 0 "the same command again completes the dataset"
+dataset one/t_text_document kill/t_text_document "after three kills, the same bytes"
+ls -d kill/2-fetch/*.part kill/*/*.tmp 2>/dev/null >left
+same left /dev/null "no temporary is left"
+
+# Two runs at once: the second refuses at once, or waits with WAIT.
+rm -rf kill
+setsid sh -c 'exec make -s -f "$0" URLS=urls OUT=kill SHARDS=2 NAME=t \
+    FETCH_FLAGS="$1" >first.out 2>&1' "$MK" "$FETCH" &
+first=$!
+i=0
+while [ ! -d kill/2-fetch ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i + 1)); done
+run mk kill 2
+is "$rc" 2 "a second run while one holds the lock exits 2"
+like err "^owt.mk: 'kill' is being built by another run$" "it says why"
+run mk kill 2 WAIT=300
+is "$rc" 0 "with WAIT it waits for the first and exits 0"
+wait $first
+is "$?" 0 "the first run completes"
+dataset one/t_text_document kill/t_text_document "and the dataset is whole"
+
+# Slurm: the job files, run as Slurm would (each array task with its
+# SLURM_ARRAY_TASK_ID, the jobs in order), give the same bytes; submit
+# chains them with afterok.
+FETCH="--allow-private --delay 0.01"
+run mk slurm 3 slurm
+is "$rc" 0 "make slurm writes the job files"
+is "$(ls slurm/slurm | tr '\n' ' ')" \
+    "1-split.sh 2-shard-fetch.sh 3-dedup.sh 4-shard-drop.sh 5-shuffle.sh 6-shard-pack.sh 7-all.sh submit " \
+    "one job file a step, and submit"
+like slurm/slurm/2-shard-fetch.sh '^#SBATCH --array=0-2$' "a shard step is an array of 3 tasks"
+like slurm/slurm/2-shard-fetch.sh 'K="\$SLURM_ARRAY_TASK_ID" shard-fetch$' "each task its shard"
+unlike slurm/slurm/3-dedup.sh '^#SBATCH --array' "a global step is one job"
+for f in slurm/slurm/[0-9]*.sh; do
+	if grep -q '^#SBATCH --array' "$f"; then
+		for k in 0 1 2; do
+			SLURM_ARRAY_TASK_ID=$k sh "$f" >>slurm.out 2>&1 || echo "$f $k" >>failed
+		done
+	else
+		sh "$f" >>slurm.out 2>&1 || echo "$f" >>failed
+	fi
+done
+[ -f failed ] && { not_ok "every job succeeds"; sed 's/^/# /' failed; } ||
+    ok "every job succeeds"
+dataset one/t_text_document slurm/t_text_document "the jobs give the same bytes"
+mkdir bin
+cat >bin/sbatch <<'EOF'
+#!/bin/sh
+n=$(($(cat "$0.n" 2>/dev/null || echo 100) + 1))
+echo $n >"$0.n"
+echo "$*" >>"$0.log"
+echo "$n;cluster"	# --parsable: ID;CLUSTER
+EOF
+chmod +x bin/sbatch
+run env PATH="$PWD/bin:$PATH" sh slurm/slurm/submit
+is "$rc" 0 "submit runs sbatch"
+is "$(cat out)" "107;cluster" "and prints what sbatch said of the last job"
+sed "s|$PWD/||g" bin/sbatch.log >calls
+cat >want <<'EOF'
+--parsable slurm/slurm/1-split.sh
+--parsable --dependency=afterok:101 slurm/slurm/2-shard-fetch.sh
+--parsable --dependency=afterok:102 slurm/slurm/3-dedup.sh
+--parsable --dependency=afterok:103 slurm/slurm/4-shard-drop.sh
+--parsable --dependency=afterok:104 slurm/slurm/5-shuffle.sh
+--parsable --dependency=afterok:105 slurm/slurm/6-shard-pack.sh
+--parsable --dependency=afterok:106 slurm/slurm/7-all.sh
+EOF
+same calls want "each job waits for the one before"
+
+# Usage errors.
+run mk bad 0
+is "$rc" 2 "SHARDS=0 exits 2"
+like err 'SHARDS=0: not a count of 1 or more' "it says so"
+run make -s -f "$MK" URLS=none OUT=bad
+is "$rc" 2 "no URL files exits 2"
+like err "^owt.mk: no URL files in 'none'$" "it says so"
+done_testing
