@@ -95,7 +95,7 @@ run mk four 4 -j2
 is "$rc" 0 "SHARDS=4 -j2 builds"
 dataset one/t_text_document four/t_text_document "SHARDS=1 and SHARDS=4 give the same bytes"
 like four/t.summary '^deduped +36 documents' "the summary counts the documents"
-like four/t.summary '^  dropped by near: near duplicate 1$' "and the drops by reason"
+like four/t.summary '^  near duplicate: 1$' "and the drops by reason"
 run oneshot ref urls/a.txt urls/b.txt urls/c.txt urls/d.txt
 is "$rc" 0 "the one-shot pipeline runs"
 urls_of ref.pages >ref.urls
