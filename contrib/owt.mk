@@ -145,7 +145,7 @@ $(DATASET).idx: $(PACKS)
 	idx-pack --merge -f $(PACK_FLAGS) -o $(DATASET) $(PACKS:.idx=)
 
 $(SUMMARY): $(DATASET).idx
-	$(OWT_STAGE) summary $(OUT) $(NAME) >$@.tmp
+	$(OWT_STAGE) summary $(OUT) $(NAME) $(N) >$@.tmp
 	@mv -f $@.tmp $@
 
 # Slurm: job files in OUT/slurm/, one per step, and OUT/slurm/submit,

@@ -230,6 +230,32 @@ cat >want <<'EOF'
 EOF
 same calls want "each job waits for the one before"
 
+# The fetch step puts a unit's pages in URL order: here a killed fetch
+# left them out of order, one twice (the second copy goes), one cut short
+# (fetched again, here not: the log has every URL) and one of a URL the
+# list does not hold (last, with a warning).
+u=ord/x.txt.0-of-1
+mkdir -p $u.part
+printf '%s\n' "$B/a" "  $B/b" '{"url":"'"$B/c"'","src":1}' >$u.urls
+for p in c:C other:O a:A c:again b:B; do
+	printf '{"url":"%s","text":"%s"}\n' "$B/${p%:*}" "${p#*:}"
+done >$u.part/pages
+printf '{"url":"%s/z' "$B" >>$u.part/pages
+for p in a b c; do printf '{"url":"%s","outcome":"ok"}\n' "$B/$p"; done >$u.part/log
+run env FETCH_FLAGS=--allow-private sh "$OWT_SRC/contrib/owt-stage" fetch $u
+is "$rc" 0 "owt-stage fetch resumes a unit with nothing left to fetch"
+for p in a:A:1 b:B:2 c:C:3 other:O:4; do
+	q=${p#*:}
+	printf '{"url":"%s","text":"%s","adlr_id":"x.txt.0-of-1-000000000%s"}\n' \
+	    "$B/${p%%:*}" "${q%:*}" "${p##*:}"
+done >want
+same $u.jsonl want "the pages in URL order, each once, named"
+like err "^owt-stage: '$u.part/pages': 1 records of URLs not in '$u.urls', put last\$" \
+    "a page of a URL not in the list is named"
+is "$(ls ord)" "x.txt.0-of-1.jsonl
+x.txt.0-of-1.log
+x.txt.0-of-1.urls" "the work folder is gone, the log stays"
+
 # Usage errors.
 run mk bad 0
 is "$rc" 2 "SHARDS=0 exits 2"
