@@ -28,6 +28,8 @@ DEDUP_FLAGS ?=
 ENCODE_FLAGS ?=
 PACK_FLAGS ?=
 export FETCH_FLAGS MERGE_FLAGS DEDUP_FLAGS ENCODE_FLAGS PACK_FLAGS SEED
+override URLS := $(patsubst %/,%,$(URLS))
+override OUT := $(patsubst %/,%,$(OUT))
 
 ifneq ($(shell [ '$(SHARDS)' -ge 1 ] 2>/dev/null && echo ok),ok)
 $(error SHARDS=$(SHARDS): not a count of 1 or more)
@@ -40,8 +42,6 @@ FILES := $(sort $(notdir $(shell [ -d '$(URLS)' ] && \
 	find '$(URLS)/' -maxdepth 1 -type f ! -name '.*' 2>/dev/null)))
 UNITS := $(foreach f,$(FILES),$(foreach k,$(KS),$(f).$(k)-of-$(N)))
 
-KEPT := $(FILES:%=$(OUT)/1-filter/%)
-FETCHED := $(UNITS:%=$(OUT)/2-fetch/%.jsonl)
 CLEAN := $(UNITS:%=$(OUT)/3-clean/%.jsonl)
 SIGS := $(UNITS:%=$(OUT)/3-clean/%.sig)
 DROPS := $(OUT)/4-dedup/drops.jsonl
@@ -55,11 +55,17 @@ SUMMARY := $(OUT)/$(NAME).summary
 # The units of shard K (Slurm's array task K): chunk K of every file.
 K ?= 0
 K_UNITS := $(foreach f,$(FILES),$(f).$(K)-of-$(N))
+ifneq ($(filter shard-% _shard-%,$(MAKECMDGOALS)),)
+ifeq ($(filter $(K),$(KS)),)
+$(error K=$(K): not a shard of 0 to $(lastword $(KS)))
+endif
+endif
 
 # Public targets: each runs this file again as one run holding OUT/.lock,
-# exclusively (all, and the global passes), or shared with a lock of its
+# exclusively (all, and the global passes), or shared, with a lock of its
 # own shard (the shard-* targets that Slurm's array tasks run). A run that
-# finds the lock taken exits 75 at once, or after WAIT seconds.
+# finds the lock taken (flock exits 75) says so and fails, at once or
+# after WAIT seconds.
 LOCKWAIT = $(if $(WAIT),-w $(WAIT),-n) -E 75
 LOCKED = mkdir -p '$(OUT)' && flock $(LOCKWAIT) '$(OUT)/.lock'
 LOCKED_K = mkdir -p '$(OUT)' && flock -s $(LOCKWAIT) '$(OUT)/.lock' \

@@ -260,6 +260,9 @@ x.txt.0-of-1.urls" "the work folder is gone, the log stays"
 run mk bad 0
 is "$rc" 2 "SHARDS=0 exits 2"
 like err 'SHARDS=0: not a count of 1 or more' "it says so"
+run mk four 4 K=4 shard-fetch
+is "$rc" 2 "K=4 of 4 shards exits 2"
+like err 'K=4: not a shard of 0 to 3' "it says so"
 run make -s -f "$MK" URLS=none OUT=bad
 is "$rc" 2 "no URL files exits 2"
 like err "^owt.mk: no URL files in 'none'$" "it says so"
