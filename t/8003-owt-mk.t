@@ -138,7 +138,7 @@ rm urls/e.txt
 FETCH="--allow-private --delay 0.05"
 kill_when() {	# TEST DESC: start a run, kill -9 it once TEST holds
 	setsid sh -c 'exec make -s -f "$0" URLS=urls OUT=kill SHARDS=2 NAME=t \
-	    FETCH_FLAGS="$1" -j2 >/dev/null 2>&1' "$MK" "$FETCH" &
+	    FETCH_FLAGS="$1" -j2 >kill.out 2>&1' "$MK" "$FETCH" &
 	kpid=$!
 	i=0
 	while [ $i -lt 1000 ]; do
@@ -151,19 +151,20 @@ kill_when() {	# TEST DESC: start a run, kill -9 it once TEST holds
 		ok "$2: killed"
 	else
 		not_ok "$2: killed (the run had ended)"
+		tail -n 5 kill.out | sed 's/^/# /'
 	fi
 	wait $kpid 2>/dev/null
 }
 part=kill/2-fetch/b.txt.1-of-2.part
-kill_when "test -s $part/pages" "during fetch"
-test -s $part/log && ok "a fetch was left half done, to resume" ||
+kill_when "test -s $part/log" "during fetch"
+test -s $part/pages && ok "a fetch was left half done, to resume" ||
     not_ok "a fetch was left half done, to resume"
 kill_when 'test -d kill/4-dedup' "during the clean and dedup steps"
 kill_when 'test -d kill/8-pack' "during pack"
 run mk kill 2 -j2
 is "$rc" 0 "the same command again completes the dataset"
 dataset one/t_text_document kill/t_text_document "after three kills, the same bytes"
-ls -d kill/2-fetch/*.part kill/*/*.tmp 2>/dev/null >left
+ls -d kill/*/*.tmp 2>/dev/null >left
 same left /dev/null "no temporary is left"
 
 # Two runs at once: the second refuses at once, or waits with WAIT.
@@ -230,10 +231,26 @@ cat >want <<'EOF'
 EOF
 same calls want "each job waits for the one before"
 
+# A URL appended to a list: its unit keeps what it fetched and fetches
+# the new URL alone (and robots.txt).
+echo "$B/$(sed -n 37p all.txt | sed 's|.*/||')" >>urls/a.txt
+run mk one 1 -n
+grep -E 'owt-stage (filter|fetch) ' out | sed "s|.*owt-stage ||" >fetches
+printf '%s\n' 'filter urls/a.txt one/1-filter/a.txt' 'fetch one/2-fetch/a.txt.0-of-1' >want
+same fetches want "make -n after a URL is appended: its unit is fetched"
+nreq=$(wc -l <"$T/req.log")
+run mk one 1
+is "$rc" 0 "the build with one more URL"
+tail -n +$((nreq + 1)) "$T/req.log" | sed 's/^[^ ]* //' | sort >got
+printf '%s\n' /address-13-0.html /robots.txt >want
+same got want "only the new URL is fetched"
+run oneshot ref6 urls/a.txt urls/b.txt urls/c.txt urls/d.txt
+dataset ref6 one/t_text_document "it equals the one-shot pipeline on the longer list"
+
 # The fetch step puts a unit's pages in URL order: here a killed fetch
 # left them out of order, one twice (the second copy goes), one cut short
 # (fetched again, here not: the log has every URL) and one of a URL the
-# list does not hold (last, with a warning).
+# list does not hold (left out, with a warning).
 u=ord/x.txt.0-of-1
 mkdir -p $u.part
 printf '%s\n' "$B/a" "  $B/b" '{"url":"'"$B/c"'","src":1}' >$u.urls
@@ -244,14 +261,14 @@ printf '{"url":"%s/z' "$B" >>$u.part/pages
 for p in a b c; do printf '{"url":"%s","outcome":"ok"}\n' "$B/$p"; done >$u.part/log
 run env FETCH_FLAGS=--allow-private sh "$OWT_SRC/contrib/owt-stage" fetch $u
 is "$rc" 0 "owt-stage fetch resumes a unit with nothing left to fetch"
-for p in a:A:1 b:B:2 c:C:3 other:O:4; do
+for p in a:A:1 b:B:2 c:C:3; do
 	q=${p#*:}
 	printf '{"url":"%s","text":"%s","adlr_id":"x.txt.0-of-1-000000000%s"}\n' \
 	    "$B/${p%%:*}" "${q%:*}" "${p##*:}"
 done >want
 same $u.jsonl want "the pages in URL order, each once, named"
-like err "^owt-stage: '$u.part/pages': 1 records of URLs not in '$u.urls', put last\$" \
-    "a page of a URL not in the list is named"
+like err "^owt-stage: '$u.part/pages': 1 records of URLs not in '$u.urls' left out\$" \
+    "a page of a URL not in the list is counted"
 is "$(ls ord)" "x.txt.0-of-1.jsonl
 x.txt.0-of-1.log
 x.txt.0-of-1.urls" "the work folder is gone, the log stays"
