@@ -137,23 +137,31 @@ dataset ref5 four/t_text_document "it equals the one-shot pipeline over five fil
 rm urls/e.txt
 FETCH="--allow-private --delay 0.05"
 kill_when() {	# TEST DESC: start a run, kill -9 it once TEST holds
-	setsid sh -c 'exec make -s -f "$0" URLS=urls OUT=kill SHARDS=2 NAME=t \
-	    FETCH_FLAGS="$1" -j2 >kill.out 2>&1' "$MK" "$FETCH" &
-	kpid=$!
+	# A session of its own, whose id (the shell's pid: setsid may fork)
+	# names the process group of the run.
+	rm -f kill.pgid
+	setsid sh -c 'echo $$ >kill.pgid; exec make -s -f "$0" URLS=urls \
+	    OUT=kill SHARDS=2 NAME=t FETCH_FLAGS="$1" -j2 >kill.out 2>&1' \
+	    "$MK" "$FETCH" &
+	spid=$!
+	i=0
+	while [ ! -s kill.pgid ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
+	g=$(cat kill.pgid)
 	i=0
 	while [ $i -lt 1000 ]; do
 		eval "$1" && break
-		kill -0 $kpid 2>/dev/null || break
+		kill -0 -$g 2>/dev/null || break
 		sleep 0.02
 		i=$((i + 1))
 	done
-	if kill -KILL -$kpid 2>/dev/null; then
+	if kill -KILL -$g 2>/dev/null; then
 		ok "$2: killed"
 	else
 		not_ok "$2: killed (the run had ended)"
 		tail -n 5 kill.out | sed 's/^/# /'
 	fi
-	wait $kpid 2>/dev/null
+	while kill -0 -$g 2>/dev/null; do sleep 0.02; done
+	wait $spid 2>/dev/null
 }
 part=kill/2-fetch/b.txt.1-of-2.part
 kill_when "test -s $part/log" "during fetch"
@@ -169,7 +177,7 @@ same left /dev/null "no temporary is left"
 
 # Two runs at once: the second refuses at once, or waits with WAIT.
 rm -rf kill
-setsid sh -c 'exec make -s -f "$0" URLS=urls OUT=kill SHARDS=2 NAME=t \
+sh -c 'exec make -s -f "$0" URLS=urls OUT=kill SHARDS=2 NAME=t \
     FETCH_FLAGS="$1" >first.out 2>&1' "$MK" "$FETCH" &
 first=$!
 i=0
