@@ -2,10 +2,12 @@
 # contrib/owt.mk, the dataset recipe (owt(7)), on 45 loopback pages in four
 # URL files: one shard, four shards and the one-shot pipeline give the same
 # .bin/.idx; a rerun does nothing; a fifth URL file fetches only its own
-# chunks; kill -9 of the whole run during fetch, dedup and pack, then the
-# same command again, gives the same bytes; a second run refuses, or waits
-# with WAIT; the Slurm job files, run as Slurm would run them, give the
-# same bytes, and their submit script chains the jobs.
+# chunks; DECONTAM equals owt-dedup --decontam; kill -9 of the whole run
+# during fetch, dedup and pack, then the same command again, gives the same
+# bytes; a second run refuses, or waits with WAIT; the Slurm job files, run
+# as Slurm would run them, give the same bytes, and their submit script
+# chains the jobs; a URL appended to a list is fetched alone; the fetch
+# step's ordering of pages.
 . "${OWT_SRC:-.}/t/lib.sh"
 . "$OWT_SRC/t/httpd.sh"
 
@@ -130,6 +132,20 @@ run mk four 4 -j2
 is "$rc" 0 "the build with e.txt"
 run oneshot ref5 urls/a.txt urls/b.txt urls/c.txt urls/d.txt urls/e.txt
 dataset ref5 four/t_text_document "it equals the one-shot pipeline over five files"
+
+# Decontamination (DECONTAM), on the five files: one pass over all units,
+# as owt-dedup --decontam does in the one-shot pipeline.
+tr -s ' ' '\n' <"$OWT_SRC/contrib/demo/data/speeches/address-05.txt" |
+    sed -n 100,130p | tr -d '"\\' | tr '\n' ' ' |
+    sed 's/^/{"text":"/; s/ $/"}/' >task.jsonl
+run mk dec 2 -j2 DECONTAM=task.jsonl
+is "$rc" 0 "SHARDS=2 DECONTAM=task.jsonl builds"
+like dec/t.summary '^decontam ' "the summary counts what decontam wrote"
+like dec/6-decontam/report.jsonl '"reason":"cut"' "a document was cut"
+owt-dedup -q --decontam task.jsonl ref5.merged >refdec.clean &&
+    jsonl-merge -q --shuffle --seed 1234 refdec.clean |
+    bpe-encode -q --append-eod | idx-pack -q -o refdec
+dataset refdec dec/t_text_document "it equals owt-dedup --decontam in the one-shot pipeline"
 
 # kill -9 of the whole run (its process group) during fetch, during dedup
 # and during pack; each time the same command goes on; the end result
