@@ -161,8 +161,9 @@ kill_when() {	# TEST DESC: start a run, kill -9 it once TEST holds
 	    "$MK" "$FETCH" &
 	spid=$!
 	i=0
-	while [ ! -s kill.pgid ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
-	g=$(cat kill.pgid)
+	while [ ! -s kill.pgid ] && [ $i -lt 3000 ]; do sleep 0.01; i=$((i + 1)); done
+	g=$(cat kill.pgid 2>/dev/null)
+	[ -n "$g" ] || g=$spid
 	i=0
 	while [ $i -lt 1000 ]; do
 		eval "$1" && break
@@ -174,6 +175,7 @@ kill_when() {	# TEST DESC: start a run, kill -9 it once TEST holds
 		ok "$2: killed"
 	else
 		not_ok "$2: killed (the run had ended)"
+		echo "# process group $g; condition '$1' after $i tries; the run said:"
 		tail -n 5 kill.out | sed 's/^/# /'
 	fi
 	while kill -0 -$g 2>/dev/null; do sleep 0.02; done
