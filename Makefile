@@ -60,9 +60,10 @@ UNIT_SRCS := $(sort $(wildcard t/*.c))
 # none, from .gpu-kit/ (headers and static libraries that
 # contrib/gpu-kit.sh copies from this machine's Debian packages).
 GPU_PROGS = bpe-encode idx-pack gpt-train gpt-sample
-GPU_LIB = batch blas bpe buf ckpt gemv gen gpt gpt_cpu gpt_data gpt_device \
-	gpt_infer input json jsonl mmidx mt19937 opt outfile par progress \
-	safetensors sampler schedule sgemm512 tally tok train uniclass utf8 util
+GPU_LIB = batch blas bpe buf ckpt comm comm_nccl gemv gen gen_queue gpt gpt_cpu \
+	gpt_data gpt_device gpt_infer input json jsonl mmidx mt19937 opt outfile \
+	par progress safetensors sampler schedule sgemm512 tally tok train \
+	uniclass utf8 util
 ifeq ($(GPU_ONLY),1)
 PROGS := $(GPU_PROGS)
 LIB_OBJS := $(GPU_LIB:%=$(B)/lib/%.o)
@@ -129,6 +130,23 @@ deps:
 $(B)/lib/%.o: lib/%.c $(wildcard lib/*.h) | deps
 	@mkdir -p $(@D)
 	$(CC) $(OWT_CPPFLAGS) $(OWT_CFLAGS) -c -o $@ $<
+
+# The default vocabulary, linked into bpe.o as an image of its tables
+# (lib/bpe.h, bpe_image_write) that contrib/bpe/mkimage.c, built with a
+# bpe.o that has none, makes of data/gpt2 at build time.
+BPE_BOOT = $(B)/gen/bpe-boot.o $(addprefix $(B)/lib/,buf.o input.o json.o \
+	jsonl.o opt.o outfile.o uniclass.o utf8.o util.o)
+$(B)/gen/bpe-boot.o: lib/bpe.c $(wildcard lib/*.h) | deps
+	@mkdir -p $(@D)
+	$(CC) $(OWT_CPPFLAGS) $(OWT_CFLAGS) -c -o $@ $<
+$(B)/gen/mkimage: contrib/bpe/mkimage.c $(BPE_BOOT)
+	$(CC) $(OWT_CPPFLAGS) $(OWT_CFLAGS) -o $@ $^ \
+	    $(shell pkg-config --libs yajl libzstd zlib 2>/dev/null) $(KIT_LIBS) -lm
+$(B)/gen/gpt2.bpe: $(B)/gen/mkimage data/gpt2/encoder.json data/gpt2/vocab.bpe
+	$< data/gpt2/encoder.json data/gpt2/vocab.bpe $@
+$(B)/lib/bpe.o: lib/bpe.c $(wildcard lib/*.h) $(B)/gen/gpt2.bpe | deps
+	$(CC) $(OWT_CPPFLAGS) -DBPE_IMAGE='"$(B)/gen/gpt2.bpe"' $(OWT_CFLAGS) \
+	    -c -o $@ $<
 
 # C++ only where a library has no C interface (a shim per library).
 $(B)/lib/%.o: lib/%.cc $(wildcard lib/*.h) | deps

@@ -1,6 +1,7 @@
 /* bpe-encode - turn JSONL text into GPT-2 token ids (owt-tok(5)), and back */
-#include <getopt.h>
 #include <malloc.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,28 +9,13 @@
 #include "bpe.h"
 #include "input.h"
 #include "jsonl.h"
+#include "mmidx.h"
+#include "opt.h"
+#include "outfile.h"
 #include "progress.h"
 #include "tok.h"
 #include "utf8.h"
 #include "util.h"
-
-static const char usage_line[] =
-    "usage: bpe-encode [-dhkq] [--append-eod] [--json-keys keys] "
-    "[--merge-file file] [--progress] [--version] [--vocab-file file] "
-    "[--workers n] [file ...]\n";
-
-static const char options_help[] =
-    "  -d, --decode           turn a token stream back into JSONL\n"
-    "  -h, --help             print this help and exit\n"
-    "  -k, --keep-going       skip bad records (still exit 1)\n"
-    "  -q, --quiet            no summary or progress on stderr\n"
-    "      --append-eod       end every document with <|endoftext|>\n"
-    "      --json-keys keys   the fields to encode, comma-separated (text)\n"
-    "      --merge-file file  the merges (vocab.bpe) of another vocabulary\n"
-    "      --progress         show progress even when stderr is not a terminal\n"
-    "      --version          print the version and exit\n"
-    "      --vocab-file file  the tokens (encoder.json) of another vocabulary\n"
-    "      --workers n        encoding threads (all cores)\n";
 
 /*
  * Memory that does not grow with the number of workers (man bpe-encode,
@@ -39,9 +25,11 @@ static const char options_help[] =
  * or two, smaller for more: each worker sees a share of the input, and a
  * cache serves the pieces that repeat most, which a small one holds too).
  * Per-record scratch a worker keeps for the next record is at most KEEP;
- * a longer record's is freed after it.
+ * a longer record's is freed after it. Batches are small so that the few
+ * in flight are reused while hot: fresh pages cost the kernel more than
+ * the handing over of batches costs.
  */
-#define BATCH_BYTES ((size_t)1 << 20)
+#define BATCH_BYTES ((size_t)256 << 10)
 #define HELD_BYTES ((size_t)8 << 20)
 #define CACHE_BYTES ((size_t)32 << 20)
 #define KEEP ((size_t)64 << 10)
@@ -58,19 +46,153 @@ enum {
 
 static struct {
 	int decode, keep_going, quiet, progress, append_eod, workers;
-	const char *vocab, *merges;
+	int log_interval;	/* 0: none */
+	const char *vocab, *merges, *input, *prefix;
 	const char *keys[MAXKEYS];
 	size_t nkeys;
 } opt;
 
+/* --json-keys a,b,c: each a field name. */
+static int
+add_keys(const struct opt *o, const char *arg, char *err, size_t errsize)
+{
+	const char *p = arg, *comma;
+
+	(void)o;
+	do {
+		comma = strchr(p, ',');
+		if (comma == p || *p == '\0') {
+			snprintf(err, errsize, "--json-keys: '%s' has an empty "
+			    "field name", arg);
+			return -1;
+		}
+		if (opt.nkeys == MAXKEYS) {
+			snprintf(err, errsize, "--json-keys: more than %d fields",
+			    MAXKEYS);
+			return -1;
+		}
+		opt.keys[opt.nkeys++] = comma ? xstrndup(p, (size_t)(comma - p)) :
+		    p;
+		p = comma + 1;
+	} while (comma != NULL);
+	return 0;
+}
+
+/* --tokenizer-type: GPT-2's is the one there is. */
+static int
+check_tokenizer(const struct opt *o, const char *arg, char *err,
+    size_t errsize)
+{
+	(void)o;
+	if (strcmp(arg, "GPT2BPETokenizer") != 0) {
+		snprintf(err, errsize, "--tokenizer-type: '%s' is not "
+		    "GPT2BPETokenizer", arg);
+		return -1;
+	}
+	return 0;
+}
+
+/* --dataset-impl: mmap is the format written; lazy and cached are others. */
+static int
+check_impl(const struct opt *o, const char *arg, char *err, size_t errsize)
+{
+	(void)o;
+	if (strcmp(arg, "mmap") != 0) {
+		snprintf(err, errsize, "--dataset-impl: '%s' is not mmap, the "
+		    "only format owt writes", arg);
+		return -1;
+	}
+	return 0;
+}
+
+/* --partitions: one dataset in input order is what owt writes. */
+static int
+check_partitions(const struct opt *o, const char *arg, char *err,
+    size_t errsize)
+{
+	(void)o;
+	if (strcmp(arg, "1") != 0) {
+		snprintf(err, errsize, "--partitions: '%s': owt writes one "
+		    "dataset in input order (1)", arg);
+		return -1;
+	}
+	return 0;
+}
+
+/* Megatron's sentence splitting: documents would become other sequences. */
+static int
+refuse(const struct opt *o, const char *arg, char *err, size_t errsize)
+{
+	(void)arg;
+	snprintf(err, errsize, "--%s: not supported: owt writes each document "
+	    "as one sequence", o->name);
+	return -1;
+}
+
+static const struct opt opts[] = {
+	{ .name = "decode", .key = 'd', .type = OPT_FLAG, .p = &opt.decode,
+	    .help = "turn a token stream back into JSONL" },
+	{ .name = "help", .key = 'h', .type = OPT_HELP,
+	    .help = "print this help and exit" },
+	{ .name = "keep-going", .key = 'k', .type = OPT_FLAG,
+	    .p = &opt.keep_going, .help = "skip bad records (still exit 1)" },
+	{ .name = "quiet", .key = 'q', .type = OPT_FLAG, .p = &opt.quiet,
+	    .help = "no summary or progress on stderr" },
+	{ .name = "append-eod", .type = OPT_FLAG, .p = &opt.append_eod,
+	    .help = "end every document with <|endoftext|>" },
+	{ .name = "chunk-size", .arg = "n", .type = OPT_NOTE,
+	    .help = "Megatron's: accepted, no effect" },
+	{ .name = "dataset-impl", .arg = "mmap", .type = OPT_STR,
+	    .check = check_impl, .help = "the only format written" },
+	{ .name = "input", .arg = "file", .type = OPT_STR, .p = &opt.input,
+	    .help = "the input, as an operand; operands are then more keys" },
+	{ .name = "json-keys", .arg = "keys", .type = OPT_FUNC,
+	    .check = add_keys,
+	    .help = "the fields to encode, comma-separated (text)" },
+	{ .name = "keep-newlines", .type = OPT_FUNC, .check = refuse,
+	    .help = "Megatron's: refused (sentences)" },
+	{ .name = "keep-sequential-samples", .type = OPT_NOTE,
+	    .help = "Megatron's: accepted, no effect (input order is kept)" },
+	{ .name = "log-interval", .arg = "n", .type = OPT_INT,
+	    .p = &opt.log_interval, .min = 1, .max = 1 << 30,
+	    .help = "say how far every n records, as Megatron does" },
+	{ .name = "merge-file", .arg = "file", .type = OPT_STR, .p = &opt.merges,
+	    .help = "the merges (vocab.bpe) of another vocabulary" },
+	{ .name = "output-prefix", .arg = "prefix", .type = OPT_STR,
+	    .p = &opt.prefix,
+	    .help = "write prefix_KEY_document.bin/.idx, not a stream" },
+	{ .name = "partitions", .arg = "1", .type = OPT_NOTE,
+	    .check = check_partitions, .help = "Megatron's: 1 accepted, no effect" },
+	{ .name = "progress", .type = OPT_FLAG, .p = &opt.progress,
+	    .help = "show progress even when stderr is not a terminal" },
+	{ .name = "split-sentences", .type = OPT_FUNC, .check = refuse,
+	    .help = "Megatron's: refused (sentences)" },
+	{ .name = "tokenizer-type", .arg = "GPT2BPETokenizer", .type = OPT_STR,
+	    .check = check_tokenizer, .help = "the only one" },
+	{ .name = "version", .type = OPT_VERSION,
+	    .help = "print the version and exit" },
+	{ .name = "vocab-file", .arg = "file", .type = OPT_STR, .p = &opt.vocab,
+	    .help = "the tokens (encoder.json) of another vocabulary" },
+	{ .name = "workers", .arg = "n", .type = OPT_INT, .p = &opt.workers,
+	    .min = 1, .max = 1024, .help = "encoding threads (all cores)" },
+};
+
+static const struct opt_prog options = { "bpe-encode", opts,
+    sizeof opts / sizeof *opts, "[file ...]", 25, &opt.quiet };
+
 static struct bpe *vocab;
+/* --output-prefix: a dataset a key. */
+static struct mmidx_writer *dset;
+static char **dname;		/* their prefixes */
+
 static struct tok_hdr hdr;
 static struct tally count[C_NCOUNT];
 static struct tok_count written;	/* the documents of the stream written */
-static unsigned long long nrec, ndoc, ntok;
+static unsigned long long nrec, ndoc, ntok, nin;
 static uint64_t nbytes;
 static int status = XOK;
 static struct progress prog;
+static int first;		/* argv[first]: the first operand */
 
 /* A batch's counters (struct batch's count[]): a struct tok_count, then ours. */
 enum { B_DOC, B_TOK, B_SUM, B_EMPTY, B_BYTES };
@@ -105,6 +227,23 @@ worker_fini(void *state)
 	free(w);
 }
 
+/*
+ * --output-prefix: a worker's documents, for finish to add to the
+ * datasets: the key's index and the number of ids (uint32 each), then the
+ * ids, in host order.
+ */
+static void
+put_doc(struct buf *out, struct tok_count *c, size_t key, const uint32_t *ids,
+    size_t n)
+{
+	uint32_t h[2] = { (uint32_t)key, (uint32_t)n };
+
+	buf_add(out, (const char *)h, sizeof h);
+	buf_add(out, (const char *)ids, n * sizeof *ids);
+	c->docs++;
+	c->tokens += n;
+}
+
 /* One record: every key's text becomes a document, or the record is bad. */
 static void
 encode_line(struct batch *b, struct worker *w, size_t i)
@@ -128,15 +267,16 @@ encode_line(struct batch *b, struct worker *w, size_t i)
 	for (k = 0; k < opt.nkeys; k++) {
 		w->ids.n = 0;
 		bpe_encode(w->bpe, text[k], tlen[k], &w->ids);
+		b->count[B_BYTES] += tlen[k];
+		/* Megatron-LM v2.5: an empty text is no document, EOD or not. */
+		if (w->ids.n == 0) {
+			b->count[B_EMPTY]++;
+			continue;
+		}
 		if (opt.append_eod) {
 			w->ids.v = xgrow(w->ids.v, &w->ids.cap, w->ids.n + 1,
 			    sizeof *w->ids.v);
 			w->ids.v[w->ids.n++] = hdr.eod;
-		}
-		b->count[B_BYTES] += tlen[k];
-		if (w->ids.n == 0) {
-			b->count[B_EMPTY]++;
-			continue;
 		}
 		if (w->ids.n > TOK_MAXDOC) {
 			batch_note(b, BAD_TOOLONG, "%s:%lu: document of %zu tokens "
@@ -144,7 +284,10 @@ encode_line(struct batch *b, struct worker *w, size_t i)
 			    TOK_MAXDOC);
 			continue;
 		}
-		tok_put_doc(&b->out, &hdr, &w->c, w->ids.v, w->ids.n);
+		if (opt.prefix)
+			put_doc(&b->out, &w->c, k, w->ids.v, w->ids.n);
+		else
+			tok_put_doc(&b->out, &hdr, &w->c, w->ids.v, w->ids.n);
 	}
 }
 
@@ -188,17 +331,105 @@ static void
 finish(struct batch *b, void *arg)
 {
 	struct tok_count c = { b->count[B_DOC], b->count[B_TOK], b->count[B_SUM] };
-	size_t i;
+	uint32_t h[2];
+	size_t i, at;
+	double secs;
 
 	(void)arg;
+	/* --output-prefix: each document into its key's dataset, in order. */
+	for (at = 0; dset != NULL && at < b->out.len; at += h[1] * sizeof h[0]) {
+		memcpy(h, b->out.p + at, sizeof h);
+		at += sizeof h;
+		if (mmidx_add(&dset[h[0]], (const uint32_t *)(b->out.p + at),
+		    h[1]) < 0 || mmidx_end_doc(&dset[h[0]]) < 0)
+			owt_die(dset[h[0]].code, "%s", dset[h[0]].err);
+	}
+	if (dset != NULL)
+		b->out.len = 0;
 	tok_count_add(&written, &c);
-	nrec += b->nline;
 	ndoc += b->count[B_DOC];
 	ntok += b->count[B_TOK];
 	nbytes += b->count[B_BYTES];
 	count[C_EMPTY].n += b->count[B_EMPTY];
-	for (i = 0; i < b->nline; i++)
+	for (i = 0; i < b->nline; i++) {
 		progress_tick(&prog, ndoc, nbytes);
+		/* Megatron's line; its "bytes" are those of the JSON lines. */
+		nrec++;
+		if (opt.log_interval > 0 && nrec % (unsigned)opt.log_interval == 0 &&
+		    !opt.quiet) {
+			secs = progress_elapsed(&prog);
+			fprintf(stderr, "Processed %llu documents (%.1f docs/s, "
+			    "%.1f MB/s).\n", nrec, secs > 0 ? nrec / secs : 0.0,
+			    secs > 0 ? (double)(nin + b->off[i + 1]) / 1e6 / secs :
+			    0.0);
+		}
+	}
+	if (b->nline > 0)	/* a batch of notes alone has no offsets */
+		nin += b->off[b->nline];
+}
+
+/* A fatal signal or an exit before the datasets are committed: no part is left. */
+static void
+on_signal(int sig)
+{
+	outfile_signal_cleanup();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void
+cleanup(void)
+{
+	outfile_signal_cleanup();
+}
+
+/*
+ * --output-prefix P: for each key a dataset P_KEY_document, each document
+ * a sequence, as idx-pack packs a stream of that key's documents; written
+ * over any there (as preprocess_data.py does), published at the end.
+ */
+static void
+datasets_create(void)
+{
+	char *name;
+	size_t k, n;
+
+	dset = xcalloc(opt.nkeys, sizeof *dset);
+	dname = xcalloc(opt.nkeys, sizeof *dname);
+	atexit(cleanup);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+	for (k = 0; k < opt.nkeys; k++) {
+		n = strlen(opt.prefix) + strlen(opt.keys[k]) + 11;
+		dname[k] = name = xmalloc(n);
+		snprintf(name, n, "%s_%s_document", opt.prefix, opt.keys[k]);
+		if (mmidx_create(&dset[k], name, MMIDX_DTYPE(hdr.vocab), 1) < 0)
+			owt_die(dset[k].code, "%s", dset[k].err);
+	}
+}
+
+static void
+datasets_commit(void)
+{
+	struct mmidx_writer done;
+	size_t k;
+
+	for (k = 0; k < opt.nkeys; k++) {
+		done = dset[k];
+		if (mmidx_commit(&dset[k]) < 0)
+			owt_die(dset[k].code, "%s", dset[k].err);
+		if (!opt.quiet)
+			fprintf(stderr, "%s: %s: %llu documents, %llu tokens (%s), "
+			    "%.1f MB\n", owt_prog, dname[k],
+			    (unsigned long long)done.ndocs,
+			    (unsigned long long)done.ntokens,
+			    mmidx_dtype_name(done.dtype), (double)done.binbytes / 1e6);
+		free(dname[k]);
+	}
+	free(dset);
+	free(dname);
+	dset = NULL;
 }
 
 static void
@@ -206,22 +437,29 @@ encode(int argc, char **argv)
 {
 	struct batch_opts run = {
 		.nworkers = opt.workers, .bytes = BATCH_BYTES, .held = HELD_BYTES,
-		.keep_going = opt.keep_going, .bad = count, .out = stdout,
+		.keep_going = opt.keep_going, .bad = count,
+		.out = opt.prefix ? NULL : stdout,
 		.init = worker_init, .work = encode_batch, .fini = worker_fini,
 		.done = finish,
 	};
 	struct buf head = { 0 };
+	char *input[1] = { (char *)opt.input };
 	char err[1024];
 	int code, k;
 
-	owt_no_tty_stdout();
 	tok_hdr_init(&hdr, bpe_nvocab(vocab), bpe_eod(vocab));
 	if (opt.append_eod && hdr.eod == TOK_NOEOD)
 		owt_die(XUSAGE, "--append-eod: the vocabulary has no <|endoftext|>");
-	tok_put_hdr(&head, &hdr);
-	write_out(head.p, head.len);
-	head.len = 0;
-	if ((k = batch_run(&run, argv + optind, argc - optind, err, sizeof err,
+	if (opt.prefix) {
+		datasets_create();
+	} else {
+		owt_no_tty_stdout();
+		tok_put_hdr(&head, &hdr);
+		write_out(head.p, head.len);
+		head.len = 0;
+	}
+	if ((k = opt.input ? batch_run(&run, input, 1, err, sizeof err, &code) :
+	    batch_run(&run, argv + first, argc - first, err, sizeof err,
 	    &code)) < 0)
 		owt_die(code, "%s", err);
 	if (k == XDATA) {
@@ -229,9 +467,13 @@ encode(int argc, char **argv)
 		if (!opt.keep_going)
 			exit(owt_finish(XDATA));
 	}
-	/* Every record was encoded, or skipped under -k: the stream is whole. */
-	tok_put_end(&head, &written);
-	write_out(head.p, head.len);
+	/* Every record was encoded, or skipped under -k: the output is whole. */
+	if (opt.prefix) {
+		datasets_commit();
+	} else {
+		tok_put_end(&head, &written);
+		write_out(head.p, head.len);
+	}
 	buf_free(&head);
 }
 
@@ -245,7 +487,7 @@ decode(int argc, char **argv)
 	size_t n, bad;
 	int i, k;
 
-	for (i = optind; i < argc || (i == optind && argc == optind); i++) {
+	for (i = first; i < argc || (i == first && argc == first); i++) {
 		if (tok_open(&r, i < argc ? argv[i] : "-") < 0)
 			goto fault;
 		if (r.h.vocab != bpe_nvocab(vocab)) {
@@ -331,45 +573,11 @@ summary(double secs)
 	tally_print("dropped", count + 1, C_NCOUNT - 1);
 }
 
-/* --json-keys a,b,c: each a field name. */
-static void
-add_keys(const char *arg)
-{
-	const char *p = arg, *comma;
-
-	do {
-		comma = strchr(p, ',');
-		if (comma == p || *p == '\0')
-			owt_die(XUSAGE, "--json-keys: '%s' has an empty field name",
-			    arg);
-		if (opt.nkeys == MAXKEYS)
-			owt_die(XUSAGE, "--json-keys: more than %d fields", MAXKEYS);
-		opt.keys[opt.nkeys++] = comma ? xstrndup(p, (size_t)(comma - p)) :
-		    p;
-		p = comma + 1;
-	} while (comma != NULL);
-}
-
 int
 main(int argc, char **argv)
 {
-	enum { O_EOD = 256, O_KEYS, O_MERGES, O_PROG, O_VER, O_VOCAB, O_WORK };
-	static const struct option longopts[] = {
-		{ "decode", no_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "keep-going", no_argument, NULL, 'k' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "append-eod", no_argument, NULL, O_EOD },
-		{ "json-keys", required_argument, NULL, O_KEYS },
-		{ "merge-file", required_argument, NULL, O_MERGES },
-		{ "progress", no_argument, NULL, O_PROG },
-		{ "version", no_argument, NULL, O_VER },
-		{ "vocab-file", required_argument, NULL, O_VOCAB },
-		{ "workers", required_argument, NULL, O_WORK },
-		{ NULL, 0, NULL, 0 }
-	};
 	char err[1024];
-	int c, code;
+	int code;
 
 	owt_setprog(argv[0]);
 #ifdef M_MMAP_THRESHOLD
@@ -382,31 +590,24 @@ main(int argc, char **argv)
 	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 #endif
 	opt.workers = owt_ncpu();
-	while ((c = getopt_long(argc, argv, "dhkq", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'd': opt.decode = 1; break;
-		case 'h':
-			return owt_help(usage_line, options_help);
-		case 'k': opt.keep_going = 1; break;
-		case 'q': opt.quiet = 1; break;
-		case O_EOD: opt.append_eod = 1; break;
-		case O_KEYS: add_keys(optarg); break;
-		case O_MERGES: opt.merges = optarg; break;
-		case O_PROG: opt.progress = 1; break;
-		case O_VER:
-			return owt_version();
-		case O_VOCAB: opt.vocab = optarg; break;
-		case O_WORK:
-			opt.workers = (int)opt_int("--workers", optarg, 1, 1024);
-			break;
-		default:
-			owt_usage(usage_line);
-		}
-	}
+	first = owt_options(&options, argc, argv, NULL);
 	if ((opt.vocab == NULL) != (opt.merges == NULL))
 		owt_die(XUSAGE, "--vocab-file and --merge-file go together");
+	/* preprocess_data.py's "--json-keys text title": operands are keys. */
+	if (opt.input != NULL && first < argc) {
+		if (opt.nkeys == 0)
+			owt_die(XUSAGE, "--input: unexpected operand '%s'",
+			    argv[first]);
+		while (first < argc)
+			if (add_keys(NULL, argv[first++], err, sizeof err) < 0)
+				owt_die(XUSAGE, "%s", err);
+	}
 	if (opt.nkeys == 0)
-		add_keys("text");
+		opt.keys[opt.nkeys++] = "text";
+	if (opt.prefix != NULL && opt.decode)
+		owt_die(XUSAGE, "--output-prefix: not with -d");
+	if (opt.input != NULL && opt.decode)
+		owt_die(XUSAGE, "--input: not with -d");
 	if ((vocab = bpe_load(opt.vocab, opt.merges, &code, err, sizeof err)) == NULL)
 		owt_die(code, "%s", err);
 	progress_init(&prog, opt.quiet ? -1 : opt.progress, "documents");

@@ -236,18 +236,19 @@ block_max(float x)
 
 #define GELU_K 0.7978845608028654f	/* sqrt(2 / pi) */
 
-/* out (B,T,C) = wte[inp] + wpe[t] */
+/* out (B,T,C) = wte[inp - v0] + wpe[t], or 0 for tokens outside [v0, v0 + nrows) */
 __global__ void
 k_encoder(float *out, const int32_t *inp, const float *wte, const float *wpe,
-    int T, int C, size_t n)
+    int T, int C, size_t n, int v0, int nrows)
 {
 	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
 
 	if (i < n) {
 		size_t bt = i / C;
-		int c = (int)(i % C);
+		int c = (int)(i % C), v = inp[bt] - v0;
 
-		out[i] = wte[(size_t)inp[bt] * C + c] + wpe[(bt % T) * C + c];
+		out[i] = v >= 0 && v < nrows ? wte[(size_t)v * C + c] +
+		    wpe[(bt % T) * C + c] : 0.0f;
 	}
 }
 
@@ -278,7 +279,7 @@ enum { DWTE_OWNERS = 128, DWTE_TILE = 1024, DWTE_TPB = 128 };
 
 __global__ void
 k_encoder_dwte(float *__restrict__ dwte, const float *__restrict__ dout,
-    const int32_t *__restrict__ inp, int C, int BT)
+    const int32_t *__restrict__ inp, int C, int BT, int v0, int nrows)
 {
 	__shared__ int32_t ids[DWTE_TILE];
 	int c = blockIdx.x * blockDim.x + threadIdx.x, r = blockIdx.y;
@@ -287,15 +288,18 @@ k_encoder_dwte(float *__restrict__ dwte, const float *__restrict__ dout,
 		int n = min((int)DWTE_TILE, BT - t0);
 
 		__syncthreads();
-		for (int i = threadIdx.x; i < n; i += blockDim.x)
-			ids[i] = inp[t0 + i];
+		for (int i = threadIdx.x; i < n; i += blockDim.x) {
+			int v = inp[t0 + i] - v0;
+
+			ids[i] = v >= 0 && v < nrows ? v : -1;
+		}
 		__syncthreads();
 		if (c >= C)
 			continue;
 		for (int i = 0; i < n; i++) {
 			int v = ids[i];
 
-			if ((v & (DWTE_OWNERS - 1)) == r)
+			if (v >= 0 && (v & (DWTE_OWNERS - 1)) == r)
 				dwte[(size_t)v * C + c] +=
 				    dout[(size_t)(t0 + i) * C + c];
 		}
@@ -532,21 +536,35 @@ k_softmax_causal(float *att, int T, size_t rows)
 		x[j] = j <= t ? x[j] * inv : 0.0f;
 }
 
+/*
+ * The mask index of element r * T + j of a call's (B,NH,T,T)
+ * probabilities, row r = (b, h, t): struct gpt_mask's global position.
+ */
+__device__ static uint64_t
+mask_index(struct gpt_mask mk, size_t r, int j, int T, int NH)
+{
+	uint64_t t = r % T, h = r / T % NH, b = r / T / NH;
+
+	return (((mk.s0 + b) * (uint64_t)mk.nh + (uint64_t)mk.h0 + h) *
+	    (uint64_t)T + t) * (uint64_t)T + (uint64_t)j;
+}
+
 /* out (n) = dropout(inp (n)) with the mask of the (B,NH,T,T) elements */
 __global__ void
-k_dropout(float *out, const float *inp, size_t n, float p, uint64_t key)
+k_dropout(float *out, const float *inp, size_t n, float p, struct gpt_mask mk,
+    int T, int NH)
 {
 	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
 
 	if (i < n)
-		out[i] = gpt_dropout_keep(key, i, p) ? inp[i] * (1.0f / (1.0f - p)) :
-		    0.0f;
+		out[i] = gpt_dropout_keep(mk.key, mask_index(mk, i / T,
+		    (int)(i % T), T, NH), p) ? inp[i] * (1.0f / (1.0f - p)) : 0.0f;
 }
 
-/* out (n) = a + dropout(b); a may be NULL (0) or out */
+/* out (n) = a + dropout(b), the masks of elements i0..; a may be NULL (0) or out */
 __global__ void
 k_residual(float *out, const float *a, const float *b, size_t n, float p,
-    uint64_t key)
+    uint64_t key, uint64_t i0)
 {
 	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
 	float keep = 1.0f / (1.0f - p), y;
@@ -554,10 +572,20 @@ k_residual(float *out, const float *a, const float *b, size_t n, float p,
 	if (i >= n)
 		return;
 	if (p > 0)
-		y = gpt_dropout_keep(key, i, p) ? b[i] * keep : 0.0f;
+		y = gpt_dropout_keep(key, i0 + i, p) ? b[i] * keep : 0.0f;
 	else
 		y = b[i];
 	out[i] = (a ? a[i] : 0.0f) + y;
+}
+
+/* out (n) += a (n) */
+__global__ void
+k_add(float *out, const float *a, size_t n)
+{
+	size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+
+	if (i < n)
+		out[i] += a[i];
 }
 
 /*
@@ -566,8 +594,8 @@ k_residual(float *out, const float *a, const float *b, size_t n, float p,
  * of the scaled scores: mask m, dp' = dp * m, ds = att * (dp' - dot) * scale.
  */
 __global__ void
-k_softmax_back(float *dp, const float *att, int T, size_t rows, float scale,
-    float p, uint64_t key)
+k_softmax_back(float *dp, const float *att, int T, int NH, size_t rows,
+    float scale, float p, struct gpt_mask mk)
 {
 	size_t r = blockIdx.x * (size_t)(blockDim.x / 32) + threadIdx.x / 32;
 	int lane = threadIdx.x % 32, t;
@@ -583,7 +611,8 @@ k_softmax_back(float *dp, const float *att, int T, size_t rows, float scale,
 		float g = d[j];
 
 		if (p > 0)
-			g = gpt_dropout_keep(key, r * T + j, p) ? g * keep : 0.0f;
+			g = gpt_dropout_keep(mk.key, mask_index(mk, r, j, T, NH),
+			    p) ? g * keep : 0.0f;
 		d[j] = g;
 		dot += g * a[j];
 	}
@@ -652,6 +681,56 @@ k_crossentropy(float *losses, float *logits, const int32_t *targets, int V,
 		x[i] = expf(x[i] - max) * inv - (i == target ? dloss : 0.0f);
 }
 
+/* One block per row of a vocabulary part's logits (N,V): ce_rowmax, ce_rowsum, ce_grad. */
+__global__ void
+k_ce_rowmax(float *mx, const float *logits, int V)
+{
+	const float *x = logits + (size_t)blockIdx.x * V;
+	float max = -INFINITY;
+
+	for (int i = threadIdx.x; i < V; i += blockDim.x)
+		max = fmaxf(max, x[i]);
+	max = block_max(max);
+	if (threadIdx.x == 0)
+		mx[blockIdx.x] = max;
+}
+
+__global__ void
+k_ce_rowsum(double *sx, const float *logits, const int32_t *targets,
+    const float *mx, int N, int V, int v0)
+{
+	const float *x = logits + (size_t)blockIdx.x * V;
+	float max = mx[blockIdx.x];
+	int t = targets[blockIdx.x] - v0;
+	double sum = 0;
+
+	for (int i = threadIdx.x; i < V; i += blockDim.x)
+		sum += (double)expf(x[i] - max);
+	sum = block_sum(sum);
+	if (threadIdx.x == 0) {
+		sx[blockIdx.x] = sum;
+		sx[N + blockIdx.x] = t >= 0 && t < V ? x[t] : 0.0;
+	}
+}
+
+__global__ void
+k_ce_grad(float *losses, float *logits, const int32_t *targets,
+    const float *mx, const double *sx, int N, int V, int v0, float dloss)
+{
+	float *x = logits + (size_t)blockIdx.x * V, max = mx[blockIdx.x], inv;
+	double sum = sx[blockIdx.x];
+	int t = targets[blockIdx.x] - v0;
+
+	if (threadIdx.x == 0)
+		losses[blockIdx.x] = (float)(log(sum) -
+		    (double)((float)sx[N + blockIdx.x] - max));
+	if (dloss == 0)
+		return;
+	inv = (float)(dloss / sum);
+	for (int i = threadIdx.x; i < V; i += blockDim.x)
+		x[i] = expf(x[i] - max) * inv - (i == t ? dloss : 0.0f);
+}
+
 __global__ void
 k_adamw(float *p, const float *g, float *m, float *v, size_t n, float lr,
     float beta1, float beta2, float eps, float wd, float bc1, float bc2,
@@ -674,6 +753,20 @@ k_sumsq(double *part, const float *x, size_t n)
 
 	for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
 	    i += (size_t)gridDim.x * blockDim.x)
+		s += (double)x[i] * x[i];
+	s = block_sum(s);
+	if (threadIdx.x == 0)
+		part[blockIdx.x] = s;
+}
+
+/* part[b] = the sum of squares of chunk b of x (n), chunk elements each */
+__global__ void
+k_sumsq_chunk(double *part, const float *x, size_t n, size_t chunk)
+{
+	size_t c0 = blockIdx.x * chunk, c1 = min(c0 + chunk, n);
+	double s = 0;
+
+	for (size_t i = c0 + threadIdx.x; i < c1; i += blockDim.x)
 		s += (double)x[i] * x[i];
 	s = block_sum(s);
 	if (threadIdx.x == 0)
@@ -857,24 +950,26 @@ cu_zero(void *p, size_t size)
 
 static void
 cu_encoder_forward(float *out, const int32_t *inp, const float *wte,
-    const float *wpe, int B, int T, int C)
+    const float *wpe, int B, int T, int C, int v0, int nrows)
 {
 	size_t n = (size_t)B * T * C;
 
 	PROFILE();
-	ARG(out && inp && wte && wpe && B > 0 && T > 0 && C > 0);
-	k_encoder<<<blocks(n, TPB), TPB>>>(out, inp, wte, wpe, T, C, n);
+	ARG(out && inp && wte && wpe && B > 0 && T > 0 && C > 0 && nrows >= 0);
+	k_encoder<<<blocks(n, TPB), TPB>>>(out, inp, wte, wpe, T, C, n, v0,
+	    nrows);
 	LAUNCHED();
 }
 
 static void
 cu_encoder_backward(float *dwte, float *dwpe, const float *dout,
-    const int32_t *inp, int B, int T, int C)
+    const int32_t *inp, int B, int T, int C, int v0, int nrows)
 {
 	PROFILE();
-	ARG(dwte && dwpe && dout && inp && B > 0 && T > 0 && C > 0);
+	ARG(dwte && dwpe && dout && inp && B > 0 && T > 0 && C > 0 &&
+	    nrows >= 0);
 	k_encoder_dwte<<<dim3((C + DWTE_TPB - 1) / DWTE_TPB, DWTE_OWNERS),
-	    DWTE_TPB>>>(dwte, dout, inp, C, B * T);
+	    DWTE_TPB>>>(dwte, dout, inp, C, B * T, v0, nrows);
 	LAUNCHED();
 	k_encoder_dwpe<<<blocks((size_t)T * C, TPB), TPB>>>(dwpe, dout, B, T, C);
 	LAUNCHED();
@@ -972,7 +1067,7 @@ row_blocks(size_t rows)
 
 static void
 cu_attention_forward(float *out, float *att, const float *qkv, int B, int T,
-    int C, int NH, float p, uint64_t key)
+    int C, int NH, float p, const struct gpt_mask *mk)
 {
 	int HS;
 	size_t btc = (size_t)B * T * C, natt = (size_t)B * NH * T * T;
@@ -981,7 +1076,7 @@ cu_attention_forward(float *out, float *att, const float *qkv, int B, int T,
 
 	PROFILE();
 	ARG(att && qkv && B > 0 && T > 0 && NH > 0 && C % NH == 0 &&
-	    p >= 0 && p < 1);
+	    p >= 0 && p < 1 && (p == 0 || mk));
 	HS = C / NH;
 	th = (long long)T * HS;
 	q = scratch((4 * btc + (p > 0 && out ? natt : 0)) * sizeof(float));
@@ -1002,7 +1097,8 @@ cu_attention_forward(float *out, float *att, const float *qkv, int B, int T,
 	a = att;
 	if (p > 0) {
 		a = y + btc;
-		k_dropout<<<blocks(natt, TPB), TPB>>>(a, att, natt, p, key);
+		k_dropout<<<blocks(natt, TPB), TPB>>>(a, att, natt, p, *mk, T,
+		    NH);
 		LAUNCHED();
 	}
 	/* y (T,HS) = a (T,T) v (T,HS) */
@@ -1014,9 +1110,10 @@ cu_attention_forward(float *out, float *att, const float *qkv, int B, int T,
 static void
 cu_attention_backward(float *dqkv, float *dp, const float *dout,
     const float *qkv, const float *att, int B, int T, int C, int NH, float p,
-    uint64_t key)
+    const struct gpt_mask *mk)
 {
 	int HS;
+	struct gpt_mask m0 = { 0, 0, 0, 1 };
 	size_t btc = (size_t)B * T * C, natt = (size_t)B * NH * T * T;
 	long long tt = (long long)T * T, th;
 	float *q, *k, *v, *dy, *dq, *dk, *dv;
@@ -1024,7 +1121,9 @@ cu_attention_backward(float *dqkv, float *dp, const float *dout,
 
 	PROFILE();
 	ARG(dqkv && dp && dout && qkv && att && B > 0 && T > 0 && NH > 0 &&
-	    C % NH == 0 && p >= 0 && p < 1);
+	    C % NH == 0 && p >= 0 && p < 1 && (p == 0 || mk));
+	if (mk)
+		m0 = *mk;
 	HS = C / NH;
 	th = (long long)T * HS;
 	q = scratch((7 * btc + (p > 0 ? natt : 0)) * sizeof(float));
@@ -1043,15 +1142,15 @@ cu_attention_backward(float *dqkv, float *dp, const float *dout,
 	if (p > 0) {
 		float *d = dv + btc;
 
-		k_dropout<<<blocks(natt, TPB), TPB>>>(d, att, natt, p, key);
+		k_dropout<<<blocks(natt, TPB), TPB>>>(d, att, natt, p, m0, T, NH);
 		LAUNCHED();
 		a = d;
 	}
 	/* dv (T,HS) = a^T (T,T) dy (T,HS); dp (T,T) = dy v^T */
 	gemm(1, 0, T, HS, T, 1, a, T, dy, HS, 0, dv, HS, B * NH, tt, th, th);
 	gemm(0, 1, T, T, HS, 1, dy, HS, v, HS, 0, dp, T, B * NH, th, th, tt);
-	k_softmax_back<<<row_blocks((size_t)B * NH * T), TPB>>>(dp, att, T,
-	    (size_t)B * NH * T, 1.0f / sqrtf((float)HS), p, key);
+	k_softmax_back<<<row_blocks((size_t)B * NH * T), TPB>>>(dp, att, T, NH,
+	    (size_t)B * NH * T, 1.0f / sqrtf((float)HS), p, m0);
 	LAUNCHED();
 	/* dq = ds k; dk = ds^T q */
 	gemm(0, 0, T, HS, T, 1, dp, T, k, HS, 0, dq, HS, B * NH, tt, th, th);
@@ -1084,20 +1183,32 @@ cu_gelu_backward(float *dinp, const float *inp, const float *dout, size_t N)
 
 static void
 cu_residual_forward(float *out, const float *a, const float *b, size_t N,
-    float p, uint64_t key)
+    float p, uint64_t key, uint64_t i0)
 {
 	PROFILE();
 	ARG(out && b && p >= 0 && p < 1);
 	if (N == 0)
 		return;
-	k_residual<<<blocks(N, TPB), TPB>>>(out, a, b, N, p, key);
+	k_residual<<<blocks(N, TPB), TPB>>>(out, a, b, N, p, key, i0);
 	LAUNCHED();
 }
 
 static void
-cu_dropout(float *out, const float *inp, size_t N, float p, uint64_t key)
+cu_dropout(float *out, const float *inp, size_t N, float p, uint64_t key,
+    uint64_t i0)
 {
-	cu_residual_forward(out, NULL, inp, N, p, key);
+	cu_residual_forward(out, NULL, inp, N, p, key, i0);
+}
+
+static void
+cu_add(float *out, const float *a, size_t N)
+{
+	PROFILE();
+	ARG(out && a);
+	if (N == 0)
+		return;
+	k_add<<<blocks(N, TPB), TPB>>>(out, a, N);
+	LAUNCHED();
 }
 
 static void
@@ -1130,6 +1241,35 @@ cu_crossentropy(float *losses, float *logits, const int32_t *targets, int N,
 }
 
 static void
+cu_ce_rowmax(float *mx, const float *logits, int N, int V)
+{
+	PROFILE();
+	ARG(mx && logits && N > 0 && V >= 0);
+	k_ce_rowmax<<<N, 512>>>(mx, logits, V);
+	LAUNCHED();
+}
+
+static void
+cu_ce_rowsum(double *sx, const float *logits, const int32_t *targets,
+    const float *mx, int N, int V, int v0)
+{
+	PROFILE();
+	ARG(sx && logits && targets && mx && N > 0 && V >= 0);
+	k_ce_rowsum<<<N, 512>>>(sx, logits, targets, mx, N, V, v0);
+	LAUNCHED();
+}
+
+static void
+cu_ce_grad(float *losses, float *logits, const int32_t *targets,
+    const float *mx, const double *sx, int N, int V, int v0, float dloss)
+{
+	PROFILE();
+	ARG(losses && logits && targets && mx && sx && N > 0 && V >= 0);
+	k_ce_grad<<<N, 512>>>(losses, logits, targets, mx, sx, N, V, v0, dloss);
+	LAUNCHED();
+}
+
+static void
 cu_adamw(float *p, const float *g, float *m, float *v, size_t n, float lr,
     float beta1, float beta2, float eps, float wd, float bc1, float bc2,
     float gscale)
@@ -1158,6 +1298,24 @@ cu_sumsq(const float *x, size_t n)
 	CUDA_OK(cudaMemcpy(&s, part + SUM_BLOCKS, sizeof s,
 	    cudaMemcpyDeviceToHost));
 	return s;
+}
+
+static void
+cu_sumsq_chunks(double *part, const float *x, size_t n)
+{
+	size_t nchunk = (n + GPT_NORM_CHUNK - 1) / GPT_NORM_CHUNK;
+	double *d;
+
+	PROFILE();
+	ARG(part && (x || n == 0));
+	if (nchunk == 0)
+		return;
+	d = (double *)scratch(nchunk * sizeof(double));
+	k_sumsq_chunk<<<blocks(nchunk, 1), SUM_THREADS>>>(d, x, n,
+	    GPT_NORM_CHUNK);
+	LAUNCHED();
+	CUDA_OK(cudaMemcpy(part, d, nchunk * sizeof(double),
+	    cudaMemcpyDeviceToHost));
 }
 
 static void
@@ -1238,11 +1396,16 @@ static const struct gpt_backend gpt_cuda = {
 	.gelu_backward = cu_gelu_backward,
 	.residual_forward = cu_residual_forward,
 	.dropout = cu_dropout,
+	.add = cu_add,
 	.lmhead_forward = cu_lmhead_forward,
 	.lmhead_backward = cu_lmhead_backward,
 	.crossentropy = cu_crossentropy,
+	.ce_rowmax = cu_ce_rowmax,
+	.ce_rowsum = cu_ce_rowsum,
+	.ce_grad = cu_ce_grad,
 	.adamw = cu_adamw,
 	.sumsq = cu_sumsq,
+	.sumsq_chunks = cu_sumsq_chunks,
 	.encoder_forward_pos = cu_encoder_forward_pos,
 	.attention_forward_kv = cu_attention_forward_kv,
 	.matmul_forward_q8 = cu_matmul_forward_q8,

@@ -1,32 +1,28 @@
 /* bpe.c - GPT-2 byte-level BPE: load a vocabulary, encode text as tiktoken's gpt2, decode */
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <sys/mman.h>
-
-#include <yajl/yajl_parse.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "bpe.h"
 #include "input.h"
+#include "jsonl.h"
 #include "uniclass.h"
 #include "utf8.h"
-
-#ifndef OWT_DATADIR
-#define OWT_DATADIR "/usr/local/share/owt"
-#endif
 
 #define K1 0x9e3779b97f4a7c15ULL
 #define NONE 0xffffffffu
 #define NOTMERGE 0x80000000u	/* vslot.len flag: a token bpe_encode never makes */
 
 /*
- * Whole tokens by their bytes, a slot half a cache line: the first VINLINE
- * bytes (zero-padded), so that most lookups read nothing else.
+ * Whole tokens by their bytes, four slots a cache line: the first 8 bytes
+ * (zero-padded), which with the length tell most tokens apart; longer
+ * ones are compared in the pool.
  */
-#define VINLINE 24
 struct vslot {
-	unsigned char b[VINLINE];
+	uint64_t w0;
 	uint32_t id;
 	uint32_t len;		/* 0: empty slot */
 };
@@ -42,6 +38,9 @@ struct vslot {
 
 struct bpe {
 	uint32_t n, eod;
+	uint32_t nrank;		/* ranks are 0 .. nrank - 1 */
+	int rank_is_id;		/* each token's rank is its id (GPT-2's are) */
+	int image;		/* the arrays are an image's, not allocated */
 	uint32_t *off;		/* token id is pool[off[id] .. off[id + 1]) */
 	char *pool;
 	uint32_t *rank;		/* merge priority, NONE for tokens never made */
@@ -54,6 +53,27 @@ struct bpe {
 	uint64_t *pfilter;	/* a bit per hash of the pairs in pt, to skip most misses */
 	unsigned vbits, pbits;
 	uint32_t maxmerged;	/* the length of the longest mergeable token */
+
+	/*
+	 * The backtracking encoder's tables, by rank, for the tokens that
+	 * merging makes (the bytes, and each token whose own bytes merge
+	 * into it); bt is 0 when the vocabulary does not allow it.
+	 */
+	int bt;
+	uint32_t *rlen;		/* the token's length in bytes */
+	uint32_t (*lr)[2];	/* the two parts its merge joins last; NONE for a byte */
+	uint32_t *pre;		/* the longest such token its bytes start with, or NONE */
+	struct dnode *da;	/* such tokens, a trie in a double array */
+	uint32_t nda;
+};
+
+/*
+ * A node of the trie: the node of byte c under it is at base + c, if
+ * that node's check is this one's index. tok: the rank of the token that
+ * ends here, or NONE. The root is at 0; a free slot's check is NONE.
+ */
+struct dnode {
+	uint32_t base, check, tok;
 };
 
 /*
@@ -73,43 +93,53 @@ struct centry {
 	unsigned char data[CDATA];
 };
 
-/* A part of a long piece being merged, at the position where it starts. */
-struct part {
-	uint32_t rank;		/* the part's token, NONE once joined to its left */
-	uint32_t joined;	/* the rank of this part joined to the next, or NONE */
-	uint32_t prev, next;
-};
-
 struct bpe_state {
 	const struct bpe *v;
 	struct centry *cache;
 	size_t cmask;		/* the cache's entries, less one */
 	size_t idsize;		/* of the ids in the cache: 2 or 4 */
-	struct part *part;
-	size_t partcap;
-	uint64_t *heap;
-	size_t heapcap;
 	struct bpe_ids tmp;
 };
 
 /*
- * Memory for a big table, in 2 MB pages where the system allows (Linux
- * transparent huge pages): random lookups then miss the TLB less.
+ * Memory for a big table, zeroed, in 2 MB pages where the system allows
+ * (Linux transparent huge pages): random lookups then miss the TLB less.
+ * Fresh pages from the system: those never touched cost nothing.
  */
+#define HUGEPAGE ((size_t)2 << 20)
+
 static void *
 table_alloc(size_t size)
 {
-	size_t huge = (size_t)2 << 20;
-	void *p;
+	char *p, *q;
+	size_t map;
 
-	if (size < huge)
+	if (size < HUGEPAGE)
 		return xcalloc(1, size);
-	size = (size + huge - 1) & ~(huge - 1);
-	if (posix_memalign(&p, huge, size) != 0)
+	size = (size + HUGEPAGE - 1) & ~(HUGEPAGE - 1);
+	map = size + HUGEPAGE;
+	p = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	    -1, 0);
+	if (p == MAP_FAILED)
 		owt_die(XSYS, "out of memory allocating %zu bytes", size);
-	madvise(p, size, MADV_HUGEPAGE);
-	memset(p, 0, size);
-	return p;
+	q = (char *)(((uintptr_t)p + HUGEPAGE - 1) & ~(uintptr_t)(HUGEPAGE - 1));
+	if (q > p)
+		munmap(p, (size_t)(q - p));
+	if (q + size < p + map)
+		munmap(q + size, (size_t)(p + map - (q + size)));
+	madvise(q, size, MADV_HUGEPAGE);
+	return q;
+}
+
+static void
+table_free(void *p, size_t size)
+{
+	if (p == NULL)
+		return;
+	if (size < HUGEPAGE)
+		free(p);
+	else
+		munmap(p, (size + HUGEPAGE - 1) & ~(HUGEPAGE - 1));
 }
 
 /* ---- hashing ---- */
@@ -175,9 +205,8 @@ vfind(const struct bpe *v, const unsigned char *p, size_t n, uint64_t w0,
 		s = &v->vt[i];
 		if (s->len == 0)
 			return s;
-		if ((s->len & lenmask) == n && load8(s->b) == w0 && (n <= 8 ||
-		    same8(n <= VINLINE ? s->b : (unsigned char *)v->pool +
-		    v->off[s->id], p, n)))
+		if ((s->len & lenmask) == n && s->w0 == w0 && (n <= 8 ||
+		    same8((unsigned char *)v->pool + v->off[s->id], p, n)))
 			return s;
 	}
 }
@@ -246,8 +275,6 @@ struct loader {
 	struct buf pool;	/* token bytes in file order */
 	uint32_t *off, *id;	/* per token in file order: pool offset, id */
 	size_t ntok, cap;
-	struct buf key;		/* the key being read */
-	int depth;
 	int code;
 	char *err;
 	size_t errsize;
@@ -289,97 +316,6 @@ unalphabet(struct loader *l, struct buf *out, const unsigned char *s, size_t n)
 	}
 	return 0;
 }
-
-static int
-cb_key(void *ctx, const unsigned char *key, size_t n)
-{
-	struct loader *l = ctx;
-
-	l->key.len = 0;
-	if (l->depth != 1)
-		return lfail(l, XDATA, "%s: not a JSON object of token ids", l->name);
-	if (unalphabet(l, &l->key, key, n) < 0 || n == 0)
-		return lfail(l, XDATA, "%s: token '%.*s' is not written in GPT-2's "
-		    "byte alphabet", l->name, (int)(n > 60 ? 60 : n), key);
-	return 1;
-}
-
-static int
-cb_integer(void *ctx, long long id)
-{
-	struct loader *l = ctx;
-
-	if (l->depth != 1)
-		return lfail(l, XDATA, "%s: not a JSON object of token ids", l->name);
-	if (id < 0 || id >= INT32_MAX)
-		return lfail(l, XDATA, "%s: id %lld is out of range", l->name, id);
-	if (l->ntok == l->cap) {
-		l->off = xgrow(l->off, &l->cap, l->ntok + 1, sizeof *l->off);
-		l->id = xrealloc(l->id, l->cap * sizeof *l->id);
-	}
-	l->off[l->ntok] = (uint32_t)l->pool.len;
-	l->id[l->ntok++] = (uint32_t)id;
-	buf_add(&l->pool, l->key.p, l->key.len);
-	return 1;
-}
-
-static int
-cb_other(void *ctx)
-{
-	struct loader *l = ctx;
-
-	return lfail(l, XDATA, "%s: not a JSON object of token ids", l->name);
-}
-
-static int
-cb_bool(void *ctx, int b)
-{
-	(void)b;
-	return cb_other(ctx);
-}
-
-static int
-cb_double(void *ctx, double d)
-{
-	(void)d;
-	return cb_other(ctx);
-}
-
-static int
-cb_string(void *ctx, const unsigned char *s, size_t n)
-{
-	(void)s;
-	(void)n;
-	return cb_other(ctx);
-}
-
-static int
-cb_start_map(void *ctx)
-{
-	struct loader *l = ctx;
-
-	return ++l->depth == 1 ? 1 : cb_other(ctx);
-}
-
-static int
-cb_end_map(void *ctx)
-{
-	struct loader *l = ctx;
-
-	l->depth--;
-	return 1;
-}
-
-static int
-cb_start_array(void *ctx)
-{
-	return cb_other(ctx);
-}
-
-static const yajl_callbacks enc_callbacks = {
-	cb_other, cb_bool, cb_integer, cb_double, NULL, cb_string,
-	cb_start_map, cb_key, cb_end_map, cb_start_array, NULL
-};
 
 /* Read a whole vocabulary file into b. */
 static int
@@ -431,38 +367,90 @@ vinsert(struct bpe *v, const struct query *q, uint32_t id)
 	s = (struct vslot *)vfind(v, q->p, q->n, q->w0, q->h, ~NOTMERGE);
 	if (s->len != 0)
 		return s->id;
-	memcpy(s->b, q->p, q->n < VINLINE ? q->n : VINLINE);
+	s->w0 = q->w0;
 	s->id = id;
 	s->len = (uint32_t)q->n | NOTMERGE;
 	return NONE;
 }
 
-/* encoder.json: the tokens by id, and the table of whole tokens. */
+/*
+ * An id: a JSON integer (no fraction or exponent) in 0..INT32_MAX-1; the
+ * value is in [p, p + n). 0, or -1 with the message.
+ */
+static int
+token_id(struct loader *l, const char *p, size_t n, uint32_t *id)
+{
+	uint64_t v = 0;
+	size_t i = p[0] == '-';
+
+	if (i == n || strspn(p + i, "0123456789") != n - i)
+		return lfail(l, XDATA, "%s: not a JSON object of token ids",
+		    l->name), -1;
+	for (; i < n && v < INT32_MAX; i++)
+		v = v * 10 + (uint64_t)(p[i] - '0');
+	if ((p[0] == '-' && v != 0) || v >= INT32_MAX)
+		return lfail(l, XDATA, "%s: id %.*s is out of range", l->name,
+		    (int)(n > 30 ? 30 : n), p), -1;
+	*id = (uint32_t)v;
+	return 0;
+}
+
+/*
+ * encoder.json: the tokens by id, and the table of whole tokens. The file
+ * is one JSON object, parsed as a record is (jsonl_parse): its keys
+ * decoded, its values spans of the text.
+ */
 static int
 load_encoder(struct loader *l, const char *path)
 {
 	struct bpe *v = l->v;
-	struct buf text = { 0 };
+	struct buf text = { 0 }, key = { 0 };
+	struct jsonl_rec rec;
+	const struct jsonl_field *f;
 	struct query q[64];
-	yajl_handle h;
-	unsigned char *msg;
+	char jerr[512];
 	uint32_t i, id, n, dup;
-	size_t len;
+	size_t k;
+	int r;
 
 	if (slurp(l, path, &text) < 0)
 		return -1;
-	h = yajl_alloc(&enc_callbacks, NULL, l);
-	if (h == NULL)
-		owt_die(XSYS, "out of memory");
-	if ((yajl_parse(h, (unsigned char *)text.p, text.len) != yajl_status_ok ||
-	    yajl_complete_parse(h) != yajl_status_ok) && !l->code) {
-		msg = yajl_get_error(h, 0, (unsigned char *)text.p, text.len);
-		len = strcspn((char *)msg, ".\n");
-		lfail(l, XDATA, "%s: invalid JSON: %.*s at byte %zu", l->name,
-		    (int)len, msg, yajl_get_bytes_consumed(h) + 1);
-		yajl_free_error(h, msg);
+	jsonl_rec_init(&rec, NULL, 0);
+	if ((r = jsonl_parse(&rec, text.p ? text.p : "", text.len, jerr,
+	    sizeof jerr)) != 0) {
+		if (r == BAD_NOTOBJECT)
+			lfail(l, XDATA, "%s: not a JSON object of token ids",
+			    l->name);
+		else if (r == BAD_EMPTYLINE)
+			lfail(l, XDATA, "%s: no tokens", l->name);
+		else
+			lfail(l, XDATA, "%s: %s", l->name, jerr);
 	}
-	yajl_free(h);
+	for (k = 0; k < rec.nf && !l->code; k++) {
+		f = &rec.f[k];
+		key.len = 0;
+		if (f->type != JV_NUMBER)
+			lfail(l, XDATA, "%s: not a JSON object of token ids",
+			    l->name);
+		else if (f->klen == 0 || unalphabet(l, &key,
+		    (const unsigned char *)f->key, f->klen) < 0)
+			lfail(l, XDATA, "%s: token '%.*s' is not written in "
+			    "GPT-2's byte alphabet", l->name,
+			    (int)(f->klen > 60 ? 60 : f->klen), f->key);
+		else if (token_id(l, rec.line + f->vstart, f->vend - f->vstart,
+		    &id) == 0) {
+			if (l->ntok == l->cap) {
+				l->off = xgrow(l->off, &l->cap, l->ntok + 1,
+				    sizeof *l->off);
+				l->id = xrealloc(l->id, l->cap * sizeof *l->id);
+			}
+			l->off[l->ntok] = (uint32_t)l->pool.len;
+			l->id[l->ntok++] = id;
+			buf_add(&l->pool, key.p, key.len);
+		}
+	}
+	jsonl_rec_free(&rec);
+	buf_free(&key);
 	buf_free(&text);
 	if (l->code)
 		return -1;
@@ -490,7 +478,7 @@ load_encoder(struct loader *l, const char *path)
 		}
 	for (i = 0; i < n; i++)
 		v->off[i + 1] += v->off[i];
-	v->pool = xmalloc(l->pool.len + 8);
+	v->pool = xcalloc(1, l->pool.len + 8);
 	for (i = 0; i < n; i++) {
 		id = l->id[i];
 		memcpy(v->pool + v->off[id], l->pool.p + l->off[i],
@@ -547,18 +535,84 @@ vlookup(const struct bpe *v, const unsigned char *p, size_t n, uint32_t lenmask)
 	return query_end(v, &q, lenmask);
 }
 
+/* The pair table of the joins split[0..n): left, right, joined (ranks). */
+static void
+pairs_fill(struct bpe *v, uint32_t (*split)[3], size_t n)
+{
+	size_t k;
+
+	v->pbits = 10;
+	while ((1u << v->pbits) < 2 * n)
+		v->pbits++;
+	v->pt = table_alloc(((size_t)1 << v->pbits) * sizeof *v->pt);
+	memset(v->pt, 0xff, ((size_t)1 << v->pbits) * sizeof *v->pt);
+	v->pfilter = xcalloc((1u << FBITS) / 64, sizeof *v->pfilter);
+	for (k = 0; k < n; k++)
+		pinsert(v, split[k][0], split[k][1], split[k][2]);
+}
+
 /*
- * The pair table holds every split of a mergeable token into two mergeable
- * tokens: tiktoken joins two parts whenever their concatenation is a
- * token, whichever merge line made it. Tokens are split in groups, all
- * lookups of a group started before any is finished.
+ * Merge the bytes p[0..n) of a token (n >= 2) as tiktoken does, with
+ * every pair that makes a token in the pair table, down to two parts:
+ * their ranks in *left and *right, or -1 when the merge stops short (the
+ * token is never made by joining). r and j: room for n ranks each.
+ */
+static int
+last_join(const struct bpe *v, const unsigned char *p, size_t n, uint32_t *r,
+    uint32_t *j, uint32_t *left, uint32_t *right)
+{
+	size_t i, m = n, at;
+	uint32_t best;
+
+	for (i = 0; i < n; i++) {
+		r[i] = v->byte_rank[p[i]];
+		j[i] = i + 1 < n ? join(v, r[i], v->byte_rank[p[i + 1]]) : NONE;
+	}
+	while (m > 2) {
+		best = NONE;
+		at = 0;
+		for (i = 0; i + 1 < m; i++)
+			if (j[i] < best) {
+				best = j[i];
+				at = i;
+			}
+		if (best == NONE)
+			return -1;
+		r[at] = best;
+		m--;
+		memmove(r + at + 1, r + at + 2, (m - at - 1) * sizeof *r);
+		memmove(j + at + 1, j + at + 2, (m - at - 1) * sizeof *j);
+		if (at > 0)
+			j[at - 1] = join(v, r[at - 1], r[at]);
+		j[at] = at + 1 < m ? join(v, r[at], r[at + 1]) : NONE;
+	}
+	if (j[0] == NONE)
+		return -1;
+	*left = r[0];
+	*right = r[1];
+	return 0;
+}
+
+/*
+ * The pair table. tiktoken joins two parts whenever their concatenation
+ * is a token, whichever merge line made it; so first every split of a
+ * mergeable token into two mergeable tokens goes in (tokens are split in
+ * groups, all lookups of a group started before any is finished). But of
+ * these only one pair per token ever joins, in any text: the two parts
+ * that merging the token's bytes alone ends with. A part made inside a
+ * longer text is made by the same joins in the same order as when its
+ * bytes are merged alone, for a join across its edges would have made a
+ * part across them, and parts only grow. A token whose bytes merge into
+ * other tokens is never made by joining (only a whole piece is it). So
+ * the table is then rebuilt with those pairs alone, which keeps it small
+ * enough to stay in cache.
  */
 static void
 build_pairs(struct bpe *v)
 {
 	const unsigned char *p;
 	struct query *q = NULL;
-	uint32_t id, t, next, left, right, (*split)[3] = NULL;
+	uint32_t id, t, next, left, right, (*split)[3] = NULL, *r;
 	size_t n, k, i, nq, qcap = 0, nsplit = 0, cap = 0;
 
 	for (id = 0; id < v->n; id = next) {
@@ -590,18 +644,166 @@ build_pairs(struct bpe *v)
 		}
 	}
 	free(q);
-	v->pbits = 10;
-	while ((1u << v->pbits) < 2 * nsplit)
-		v->pbits++;
-	v->pt = table_alloc(((size_t)1 << v->pbits) * sizeof *v->pt);
-	memset(v->pt, 0xff, ((size_t)1 << v->pbits) * sizeof *v->pt);
-	v->pfilter = xcalloc((1u << FBITS) / 64, sizeof *v->pfilter);
-	for (k = 0; k < nsplit; k++)
-		pinsert(v, split[k][0], split[k][1], split[k][2]);
-	free(split);
+	pairs_fill(v, split, nsplit);
 	v->bytepair = xmalloc(65536 * sizeof *v->bytepair);
 	for (k = 0; k < 65536; k++)
 		v->bytepair[k] = join(v, v->byte_rank[k >> 8], v->byte_rank[k & 255]);
+
+	/* Then only the pair that each token's own merge joins last. */
+	r = xmalloc(2 * v->maxmerged * sizeof *r);
+	v->lr = xmalloc(v->nrank * sizeof *v->lr);
+	v->rlen = xcalloc(v->nrank, sizeof *v->rlen);
+	for (k = 0, t = 0; t < v->n; t++) {
+		if (v->rank[t] == NONE)
+			continue;
+		n = v->off[t + 1] - v->off[t];
+		v->lr[v->rank[t]][0] = v->lr[v->rank[t]][1] = NONE;
+		if (n < 2 || last_join(v, (unsigned char *)v->pool + v->off[t],
+		    n, r, r + v->maxmerged, &left, &right) < 0) {
+			if (n == 1)
+				v->rlen[v->rank[t]] = 1;
+			continue;
+		}
+		v->rlen[v->rank[t]] = (uint32_t)n;
+		v->lr[v->rank[t]][0] = left;
+		v->lr[v->rank[t]][1] = right;
+		split[k][0] = left;
+		split[k][1] = right;
+		split[k++][2] = v->rank[t];
+	}
+	free(r);
+	table_free(v->pt, ((size_t)1 << v->pbits) * sizeof *v->pt);
+	free(v->pfilter);
+	pairs_fill(v, split, k);
+	free(split);
+}
+
+/*
+ * The backtracking encoder's trie: the tokens that merging makes (rlen
+ * is set for those alone), built as a plain trie, then laid out in a
+ * double array breadth first, each node's children at the first base
+ * where they all fit. And each token's longest proper prefix among them.
+ * The encoder needs a join to make a token of lower rank than both its
+ * parts, as merge lists do; where a vocabulary's ranks do not, bt stays 0.
+ */
+struct tnode {
+	uint32_t child, sib;	/* first child, next sibling: tnode indexes */
+	uint32_t tok;
+	uint32_t slot;		/* its index in the double array */
+	unsigned char c;
+};
+
+/* Grow the double array from cap slots to at least want, the new slots free. */
+static size_t
+da_grow(struct bpe *v, size_t cap, size_t want)
+{
+	size_t i, n = cap > 0 ? cap : 1024;
+
+	while (n < want)
+		n *= 2;
+	v->da = xrealloc(v->da, n * sizeof *v->da);
+	for (i = cap; i < n; i++) {
+		v->da[i].base = 0;
+		v->da[i].check = NONE;
+		v->da[i].tok = NONE;
+	}
+	return n;
+}
+
+static void
+build_trie(struct bpe *v)
+{
+	struct tnode *tn = NULL;
+	size_t ntn = 0, cap = 0, dcap, lo, head, b, k, i;
+	uint32_t r, x, *queue, st, nx, c, last;
+	const unsigned char *p;
+
+	for (r = 0; r < v->nrank; r++)
+		if (v->lr[r][0] != NONE && (v->lr[r][0] >= r || v->lr[r][1] >= r))
+			return;
+
+	tn = xgrow(tn, &cap, 1, sizeof *tn);
+	memset(&tn[0], 0, sizeof tn[0]);
+	tn[0].child = tn[0].sib = NONE;
+	tn[0].tok = NONE;
+	ntn = 1;
+	for (r = 0; r < v->nrank; r++) {
+		if (v->rlen[r] == 0)
+			continue;
+		p = (const unsigned char *)v->pool + v->off[v->id_of_rank[r]];
+		for (x = 0, i = 0; i < v->rlen[r]; i++) {
+			for (k = tn[x].child; k != NONE && tn[k].c != p[i]; k = tn[k].sib)
+				;
+			if (k == NONE) {
+				tn = xgrow(tn, &cap, ntn + 1, sizeof *tn);
+				k = ntn++;
+				tn[k].child = NONE;
+				tn[k].sib = tn[x].child;
+				tn[k].tok = NONE;
+				tn[k].c = p[i];
+				tn[x].child = (uint32_t)k;
+			}
+			x = (uint32_t)k;
+		}
+		tn[x].tok = r;
+	}
+
+	v->da = NULL;
+	dcap = da_grow(v, 0, ntn + 512);
+	v->da[0].check = NONE - 1;	/* taken, and never a parent's index */
+	queue = xmalloc(ntn * sizeof *queue);
+	queue[0] = 0;
+	tn[0].slot = 0;
+	v->nda = 1;
+	for (head = 0, k = 1, lo = 1; head < k; head++) {
+		x = queue[head];
+		if (tn[x].child == NONE)
+			continue;
+		while (v->da[lo].check != NONE)
+			if (++lo + 257 > dcap)
+				dcap = da_grow(v, dcap, 2 * dcap);
+		/* The lowest base that puts every child in a free slot. */
+		for (b = lo > tn[tn[x].child].c ? lo - tn[tn[x].child].c : 1;; b++) {
+			if (b + 257 > dcap)
+				dcap = da_grow(v, dcap, 2 * dcap);
+			for (c = tn[x].child; c != NONE &&
+			    v->da[b + tn[c].c].check == NONE; c = tn[c].sib)
+				;
+			if (c == NONE)
+				break;
+		}
+		v->da[tn[x].slot].base = (uint32_t)b;
+		for (c = tn[x].child; c != NONE; c = tn[c].sib) {
+			tn[c].slot = (uint32_t)(b + tn[c].c);
+			v->da[tn[c].slot].check = tn[x].slot;
+			v->da[tn[c].slot].tok = tn[c].tok;
+			if (tn[c].slot + 1 > v->nda)
+				v->nda = tn[c].slot + 1;
+			queue[k++] = c;
+		}
+	}
+	/* Room for a step from any node: base + 255 is always in the array. */
+	for (k = 0; k < v->nda; k++)
+		if (v->da[k].base + 256 > v->nda && v->da[k].check != NONE)
+			v->nda = v->da[k].base + 256;
+	v->da = xrealloc(v->da, v->nda * sizeof *v->da);
+	v->da[0].check = NONE;
+	free(queue);
+	free(tn);
+
+	v->pre = xmalloc(v->nrank * sizeof *v->pre);
+	for (r = 0; r < v->nrank; r++) {
+		v->pre[r] = last = NONE;
+		p = (const unsigned char *)v->pool + v->off[v->id_of_rank[r]];
+		for (st = 0, i = 0; i + 1 < v->rlen[r]; i++) {
+			nx = v->da[st].base + p[i];
+			st = nx;
+			if (v->da[st].tok != NONE)
+				last = v->da[st].tok;
+		}
+		v->pre[r] = last;
+	}
+	v->bt = 1;
 }
 
 /* One line of vocab.bpe on its way through load_merges. */
@@ -697,10 +899,14 @@ load_merges(struct loader *l, const char *path)
 			v->rank[id] = rank++;
 		}
 	}
+	v->nrank = rank;
 	v->id_of_rank = xmalloc(rank * sizeof *v->id_of_rank);
+	v->rank_is_id = 1;
 	for (id = 0; id < v->n; id++)
-		if (v->rank[id] != NONE)
+		if (v->rank[id] != NONE) {
 			v->id_of_rank[v->rank[id]] = id;
+			v->rank_is_id &= v->rank[id] == id;
+		}
 
 	/* Mergeable tokens become visible to whole-piece lookups. */
 	for (k = 0; k < (size_t)1 << v->vbits; k++)
@@ -710,11 +916,186 @@ load_merges(struct loader *l, const char *path)
 				v->maxmerged = v->vt[k].len;
 		}
 	build_pairs(v);
+	build_trie(v);
 	rc = 0;
 out:
 	buf_free(&text);
 	buf_free(&ab);
 	return rc;
+}
+
+/* ---- the image ---- */
+
+/*
+ * A loaded vocabulary written out whole, for bpe_load to use in place:
+ * a header, then each array at a multiple of 64 bytes. The build writes
+ * the default vocabulary's (contrib/bpe/mkimage.c) and links it into this
+ * file, so that a program starts with every table ready and pages in only
+ * what it reads. It is read by the code that wrote it, on the same host:
+ * the header's check catches a stale or foreign image, not a hostile one.
+ */
+#define IMAGE_MAGIC "owt-bpe\n"
+#define IMAGE_VERSION 1
+#define NSECT 12
+
+struct image_hdr {
+	char magic[8];
+	uint32_t version, hdrsize;	/* IMAGE_VERSION, sizeof (struct image_hdr) */
+	uint32_t n, eod, nrank, vbits, pbits, maxmerged, bt, nda, rank_is_id;
+	uint32_t byte_id[256], byte_rank[256];
+	uint64_t at[NSECT], size[NSECT];	/* each array's offset and size */
+};
+
+/* v's arrays in image order, and their sizes. */
+static void
+image_sections(const struct bpe *v, const void *p[NSECT], uint64_t size[NSECT])
+{
+	p[0] = v->off;
+	size[0] = ((uint64_t)v->n + 1) * sizeof *v->off;
+	p[1] = v->pool;
+	size[1] = (uint64_t)v->off[v->n] + 8;
+	p[2] = v->rank;
+	size[2] = (uint64_t)v->n * sizeof *v->rank;
+	p[3] = v->id_of_rank;
+	size[3] = (uint64_t)v->nrank * sizeof *v->id_of_rank;
+	p[4] = v->bytepair;
+	size[4] = 65536 * sizeof *v->bytepair;
+	p[5] = v->vt;
+	size[5] = ((uint64_t)1 << v->vbits) * sizeof *v->vt;
+	p[6] = v->pt;
+	size[6] = ((uint64_t)1 << v->pbits) * sizeof *v->pt;
+	p[7] = v->pfilter;
+	size[7] = ((uint64_t)1 << FBITS) / 8;
+	p[8] = v->rlen;
+	size[8] = (uint64_t)v->nrank * sizeof *v->rlen;
+	p[9] = v->lr;
+	size[9] = (uint64_t)v->nrank * sizeof *v->lr;
+	p[10] = v->pre;
+	size[10] = v->bt ? (uint64_t)v->nrank * sizeof *v->pre : 0;
+	p[11] = v->da;
+	size[11] = (uint64_t)v->nda * sizeof *v->da;
+}
+
+void
+bpe_image_write(const struct bpe *v, struct buf *out)
+{
+	struct image_hdr h;
+	const void *p[NSECT];
+	uint64_t at;
+	size_t k, base = out->len;
+
+	memset(&h, 0, sizeof h);
+	memcpy(h.magic, IMAGE_MAGIC, 8);
+	h.version = IMAGE_VERSION;
+	h.hdrsize = sizeof h;
+	h.n = v->n;
+	h.eod = v->eod;
+	h.nrank = v->nrank;
+	h.vbits = v->vbits;
+	h.pbits = v->pbits;
+	h.maxmerged = v->maxmerged;
+	h.bt = (uint32_t)v->bt;
+	h.rank_is_id = (uint32_t)v->rank_is_id;
+	h.nda = v->nda;
+	memcpy(h.byte_id, v->byte_id, sizeof h.byte_id);
+	memcpy(h.byte_rank, v->byte_rank, sizeof h.byte_rank);
+	image_sections(v, p, h.size);
+	for (at = sizeof h, k = 0; k < NSECT; k++) {
+		at = (at + 63) & ~(uint64_t)63;
+		h.at[k] = at;
+		at += h.size[k];
+	}
+	buf_add(out, (const char *)&h, sizeof h);
+	for (k = 0; k < NSECT; k++) {
+		while (out->len - base < h.at[k])
+			buf_addc(out, 0);
+		buf_add(out, p[k], h.size[k]);
+	}
+}
+
+/* The vocabulary whose image is img[0..size), or NULL if it is not one. */
+static struct bpe *
+image_open(const unsigned char *img, size_t size)
+{
+	const struct image_hdr *h = (const void *)img;
+	struct bpe *v;
+	const void *p[NSECT];
+	uint64_t want[NSECT];
+	size_t k;
+
+	if (size < sizeof *h || ((uintptr_t)img & 63) != 0 ||
+	    memcmp(h->magic, IMAGE_MAGIC, 8) != 0 ||
+	    h->version != IMAGE_VERSION || h->hdrsize != sizeof *h)
+		return NULL;
+	for (k = 0; k < NSECT; k++)
+		if (h->at[k] % 64 != 0 || h->at[k] > size ||
+		    h->size[k] > size - h->at[k])
+			return NULL;
+	v = xcalloc(1, sizeof *v);
+	v->image = 1;
+	v->n = h->n;
+	v->eod = h->eod;
+	v->nrank = h->nrank;
+	v->vbits = h->vbits;
+	v->pbits = h->pbits;
+	v->maxmerged = h->maxmerged;
+	v->bt = (int)h->bt;
+	v->rank_is_id = (int)h->rank_is_id;
+	v->nda = h->nda;
+	memcpy(v->byte_id, h->byte_id, sizeof v->byte_id);
+	memcpy(v->byte_rank, h->byte_rank, sizeof v->byte_rank);
+	v->off = (uint32_t *)(img + h->at[0]);
+	v->pool = (char *)(img + h->at[1]);
+	v->rank = (uint32_t *)(img + h->at[2]);
+	v->id_of_rank = (uint32_t *)(img + h->at[3]);
+	v->bytepair = (uint32_t *)(img + h->at[4]);
+	v->vt = (struct vslot *)(img + h->at[5]);
+	v->pt = (uint64_t *)(img + h->at[6]);
+	v->pfilter = (uint64_t *)(img + h->at[7]);
+	v->rlen = (uint32_t *)(img + h->at[8]);
+	v->lr = (uint32_t (*)[2])(img + h->at[9]);
+	v->pre = (uint32_t *)(img + h->at[10]);
+	v->da = (struct dnode *)(img + h->at[11]);
+	if (h->size[0] != ((uint64_t)v->n + 1) * sizeof *v->off) {
+		free(v);
+		return NULL;
+	}
+	image_sections(v, p, want);
+	for (k = 0; k < NSECT; k++)
+		if (want[k] != h->size[k]) {
+			free(v);
+			return NULL;
+		}
+	return v;
+}
+
+#ifdef BPE_IMAGE
+/* The default vocabulary's image, as the build wrote it (Makefile). */
+__asm__(".pushsection .rodata.owt_bpe_image, \"a\", @progbits\n"
+    ".balign 64\n"
+    "owt_bpe_image:\n"
+    ".incbin \"" BPE_IMAGE "\"\n"
+    "owt_bpe_image_end:\n"
+    ".popsection\n");
+extern const unsigned char owt_bpe_image[] __attribute__((visibility("hidden")));
+extern const unsigned char owt_bpe_image_end[] __attribute__((visibility("hidden")));
+#else
+static const unsigned char owt_bpe_image[1], *const owt_bpe_image_end = owt_bpe_image;
+#endif
+
+/* The default vocabulary, or NULL with err. */
+static struct bpe *
+load_default(int *code, char *err, size_t errsize)
+{
+	struct bpe *v;
+
+	v = image_open(owt_bpe_image, (size_t)(owt_bpe_image_end - owt_bpe_image));
+	if (v == NULL) {
+		*code = XSYS;
+		snprintf(err, errsize, "this program was built without a "
+		    "usable GPT-2 vocabulary image");
+	}
+	return v;
 }
 
 struct bpe *
@@ -723,27 +1104,15 @@ bpe_load(const char *encoder_json, const char *vocab_bpe, int *code,
 {
 	struct loader l;
 	struct bpe *v;
-	char dir[PATH_MAX], enc[PATH_MAX + 16], mer[PATH_MAX + 16];
 	unsigned char byte;
 	unsigned b;
 	uint32_t id;
 
+	if (encoder_json == NULL || vocab_bpe == NULL)
+		return load_default(code, err, errsize);
 	memset(&l, 0, sizeof l);
 	l.err = err;
 	l.errsize = errsize;
-	if (encoder_json == NULL && vocab_bpe == NULL) {
-		if (bpe_default_dir(dir, sizeof dir) == NULL) {
-			*code = XSYS;
-			snprintf(err, errsize, "cannot find the GPT-2 vocabulary "
-			    "(encoder.json, vocab.bpe) next to the program or in "
-			    "%s/gpt2", OWT_DATADIR);
-			return NULL;
-		}
-		snprintf(enc, sizeof enc, "%s/encoder.json", dir);
-		snprintf(mer, sizeof mer, "%s/vocab.bpe", dir);
-		encoder_json = enc;
-		vocab_bpe = mer;
-	}
 	v = l.v = xcalloc(1, sizeof *v);
 	byte_alphabet(l.uni2byte, l.rank_of_byte);
 	l.name = encoder_json;
@@ -776,7 +1145,6 @@ done:
 	free(l.off);
 	free(l.id);
 	buf_free(&l.pool);
-	buf_free(&l.key);
 	return v;
 }
 
@@ -785,50 +1153,21 @@ bpe_free(struct bpe *v)
 {
 	if (v == NULL)
 		return;
-	free(v->off);
-	free(v->pool);
-	free(v->rank);
-	free(v->id_of_rank);
-	free(v->bytepair);
-	free(v->pfilter);
-	free(v->vt);
-	free(v->pt);
-	free(v);
-}
-
-static int
-has_vocab(const char *dir)
-{
-	char path[PATH_MAX + 16];
-
-	snprintf(path, sizeof path, "%s/encoder.json", dir);
-	if (access(path, R_OK) != 0)
-		return 0;
-	snprintf(path, sizeof path, "%s/vocab.bpe", dir);
-	return access(path, R_OK) == 0;
-}
-
-const char *
-bpe_default_dir(char *buf, size_t size)
-{
-	static const char *const rel[] = { "/../../data/gpt2", "/../share/owt/gpt2" };
-	char exe[PATH_MAX], *slash;
-	ssize_t n;
-	size_t i;
-
-	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		if ((slash = strrchr(exe, '/')) != NULL)
-			*slash = '\0';
-		for (i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-			snprintf(buf, size, "%s%s", exe, rel[i]);
-			if (has_vocab(buf))
-				return buf;
-		}
+	if (!v->image) {
+		free(v->off);
+		free(v->pool);
+		free(v->rank);
+		free(v->id_of_rank);
+		free(v->bytepair);
+		free(v->pfilter);
+		table_free(v->vt, ((size_t)1 << v->vbits) * sizeof *v->vt);
+		table_free(v->pt, ((size_t)1 << v->pbits) * sizeof *v->pt);
+		free(v->rlen);
+		free(v->lr);
+		free(v->pre);
+		free(v->da);
 	}
-	snprintf(buf, size, "%s/gpt2", OWT_DATADIR);
-	return has_vocab(buf) ? buf : NULL;
+	free(v);
 }
 
 uint32_t
@@ -845,24 +1184,34 @@ bpe_eod(const struct bpe *v)
 
 /* ---- the pre-tokenizer ---- */
 
-static const uint8_t ascii_class[128] = {
-	['\t'] = UC_SPACE, ['\n'] = UC_SPACE, ['\v'] = UC_SPACE,
-	['\f'] = UC_SPACE, ['\r'] = UC_SPACE, [' '] = UC_SPACE,
-	['0' ... '9'] = UC_NUMBER,
-	['A' ... 'Z'] = UC_LETTER, ['a' ... 'z'] = UC_LETTER,
+/*
+ * The class of each byte: an ASCII character's own (UC_*), or UB for a
+ * byte of a longer UTF-8 sequence (or not UTF-8), whose character's class
+ * mb_class finds.
+ */
+#define UB 4
+#define L_ UC_LETTER
+#define N_ UC_NUMBER
+#define S_ UC_SPACE
+static const uint8_t byte_class[256] = {
+	['\t'] = S_, ['\n'] = S_, ['\v'] = S_, ['\f'] = S_, ['\r'] = S_,
+	[' '] = S_, ['0' ... '9'] = N_, ['A' ... 'Z'] = L_, ['a' ... 'z'] = L_,
+	[0x80 ... 0xff] = UB,
 };
+#undef L_
+#undef N_
+#undef S_
 
-/* The class of the character at s[i], and its length in *len. */
-static inline unsigned
-char_class(const unsigned char *s, size_t n, size_t i, size_t *len)
+/*
+ * The class of the character at s[i] (s[i] >= 0x80), and its length in
+ * *len. Not inlined: the ASCII paths that call it stay small.
+ */
+static __attribute__((noinline)) unsigned
+mb_class(const unsigned char *s, size_t n, size_t i, size_t *len)
 {
 	const unsigned char *c = s + i;
 	uint32_t cp;
 
-	if (*c < 0x80) {
-		*len = 1;
-		return ascii_class[*c];
-	}
 	switch ((*len = utf8_seqlen(c, n - i))) {
 	case 2:
 		cp = (uint32_t)(c[0] & 0x1f) << 6 | (c[1] & 0x3f);
@@ -882,6 +1231,19 @@ char_class(const unsigned char *s, size_t n, size_t i, size_t *len)
 	return uniclass(cp);
 }
 
+/* The class of the character at s[i], and its length in *len. */
+static inline unsigned
+char_class(const unsigned char *s, size_t n, size_t i, size_t *len)
+{
+	unsigned k = byte_class[s[i]];
+
+	if (k != UB) {
+		*len = 1;
+		return k;
+	}
+	return mb_class(s, n, i, len);
+}
+
 #define ONES 0x0101010101010101ULL
 #define HIGH (0x80 * ONES)
 
@@ -898,63 +1260,153 @@ not_letters(uint64_t w)
 	return ~(((x + 0x1f * ONES) & ~(x + 0x05 * ONES)) & ~w) & HIGH;
 }
 
-/* The end of the run of characters of class k that starts at s[i]. */
-static inline size_t
-run_end(const unsigned char *s, size_t n, size_t i, unsigned k)
+/* The same for ASCII digits: x + 0x76 reaches 0x80 from 10 on. */
+static inline uint64_t
+not_digits(uint64_t w)
 {
-	uint64_t m;
+	return ((((w ^ 0x30 * ONES) & ~HIGH) + 0x76 * ONES) | w) & HIGH;
+}
+
+/*
+ * The class of the character at s[i] (s[i] >= 0x80) as mb_class, inline
+ * for the common two- and three-byte forms.
+ */
+static inline unsigned
+mb_class_fast(const unsigned char *s, size_t n, size_t i, size_t *len)
+{
+	unsigned c = s[i];
+
+	if (c >= 0xc2 && c <= 0xdf && i + 1 < n && (s[i + 1] & 0xc0) == 0x80) {
+		*len = 2;
+		return uniclass((uint32_t)(c & 0x1f) << 6 | (s[i + 1] & 0x3f));
+	}
+	if (c >= 0xe0 && c <= 0xef && i + 2 < n && (s[i + 1] & 0xc0) == 0x80 &&
+	    (s[i + 2] & 0xc0) == 0x80 && (c != 0xe0 || s[i + 1] >= 0xa0) &&
+	    (c != 0xed || s[i + 1] <= 0x9f)) {
+		*len = 3;
+		return uniclass((uint32_t)(c & 0x0f) << 12 |
+		    (uint32_t)(s[i + 1] & 0x3f) << 6 | (s[i + 2] & 0x3f));
+	}
+	return mb_class(s, n, i, len);
+}
+
+/*
+ * run_end from a byte s[i] >= 0x80 on: characters of class k, multi-byte
+ * or ASCII. Out of line: text that is mostly ASCII rarely needs it.
+ */
+static __attribute__((noinline)) size_t
+run_end_mb(const unsigned char *s, size_t n, size_t i, unsigned k)
+{
 	size_t len;
 
 	for (;;) {
-		/* ASCII letters go 8 at a time. */
-		for (; k == UC_LETTER && i + 8 <= n; i += 8)
-			if ((m = not_letters(load8(s + i))) != 0) {
-				i += (size_t)__builtin_ctzll(m) >> 3;
-				break;
-			}
-		while (i < n && s[i] < 0x80 && ascii_class[s[i]] == k)
+		while (i < n && s[i] >= 0x80) {
+			if (mb_class_fast(s, n, i, &len) != k)
+				return i;
+			i += len;
+		}
+		while (i < n && byte_class[s[i]] == k)
 			i++;
-		if (i >= n || s[i] < 0x80 || char_class(s, n, i, &len) != k)
+		if (i >= n || s[i] < 0x80)
 			return i;
-		i += len;
 	}
 }
 
 /*
- * The end of the piece that starts at s[i]: the alternatives of the
- * pattern in bpe.h, first match wins. A run of white space followed by a
- * non-space gives its last character to the next piece (\s+(?!\S)), unless
- * the run is that one character (\s+).
+ * The end of the run of characters of class k that starts at s[i]:
+ * ASCII letters and digits 8 bytes at a time (the lowest flagged byte is
+ * exact), other ASCII a byte at a time, the rest by run_end_mb.
  */
-static inline size_t
-piece_end(const unsigned char *s, size_t n, size_t i)
+static inline __attribute__((always_inline)) size_t
+run_end(const unsigned char *s, size_t n, size_t i, unsigned k)
 {
-	size_t len, len2, last, j;
-	unsigned k, k2;
+	uint64_t m;
 
-	if (s[i] == '\'' && i + 1 < n) {
-		k = s[i + 1];
-		if (k == 's' || k == 'd' || k == 'm' || k == 't')
-			return i + 2;
-		if (i + 2 < n && ((k == 'l' && s[i + 2] == 'l') ||
-		    (k == 'v' && s[i + 2] == 'e') || (k == 'r' && s[i + 2] == 'e')))
-			return i + 3;
+	if (k == UC_LETTER || k == UC_NUMBER) {
+		for (; i + 8 <= n; i += 8) {
+			m = load8(s + i);
+			m = k == UC_LETTER ? not_letters(m) : not_digits(m);
+			if (m != 0) {
+				i += (size_t)__builtin_ctzll(m) >> 3;
+				goto edge;
+			}
+		}
 	}
-	if (s[i] == ' ' && i + 1 < n) {
-		k2 = char_class(s, n, i + 1, &len2);
-		if (k2 != UC_SPACE)
-			return run_end(s, n, i + 1 + len2, k2);
-	}
-	k = char_class(s, n, i, &len);
-	if (k != UC_SPACE)
-		return run_end(s, n, i + len, k);
-	last = i;
+	while (i < n && byte_class[s[i]] == k)
+		i++;
+edge:
+	if (i >= n || s[i] < 0x80)
+		return i;
+	return run_end_mb(s, n, i, k);
+}
+
+/*
+ * The end of the run of white space that starts at s[i]: a run followed
+ * by a non-space gives its last character to the next piece (\s+(?!\S)),
+ * unless the run is that one character (\s+).
+ */
+static size_t
+space_end(const unsigned char *s, size_t n, size_t i)
+{
+	size_t len, last = i, j;
+
+	char_class(s, n, i, &len);
 	for (j = i + len; j < n; j += len) {
 		if (char_class(s, n, j, &len) != UC_SPACE)
 			return last > i ? last : j;
 		last = j;
 	}
 	return n;
+}
+
+/*
+ * piece_end where the character at s[at] decides and is not ASCII: at is
+ * i, or i + 1 after a space.
+ */
+static __attribute__((noinline)) size_t
+piece_end_mb(const unsigned char *s, size_t n, size_t i, size_t at)
+{
+	size_t len;
+	unsigned k = mb_class_fast(s, n, at, &len);
+
+	if (k != UC_SPACE)
+		return run_end(s, n, at + len, k);
+	return space_end(s, n, i);
+}
+
+/*
+ * The end of the piece that starts at s[i]: the alternatives of the
+ * pattern in bpe.h, first match wins.
+ */
+static inline __attribute__((always_inline)) size_t
+piece_end(const unsigned char *s, size_t n, size_t i)
+{
+	unsigned c = s[i], k = byte_class[c], k2;
+
+	if (k == UC_LETTER || k == UC_NUMBER)
+		return run_end(s, n, i + 1, k);
+	if (c == ' ' && i + 1 < n) {
+		if ((k2 = byte_class[s[i + 1]]) < UC_SPACE)
+			return run_end(s, n, i + 2, k2);
+		if (k2 == UB)
+			return piece_end_mb(s, n, i, i + 1);
+	}
+	if (k == UB)
+		return piece_end_mb(s, n, i, i);
+	if (c == '\'' && i + 1 < n) {
+		c = s[i + 1];
+		if (c == 's' || c == 'd' || c == 'm' || c == 't')
+			return i + 2;
+		if (i + 2 < n && ((c == 'l' && s[i + 2] == 'l') ||
+		    (c == 'v' && s[i + 2] == 'e') || (c == 'r' && s[i + 2] == 'e')))
+			return i + 3;
+	}
+	if (k != UC_SPACE)
+		return run_end(s, n, i + 1, k);
+	/* One white space character before other ASCII: \s+ takes it alone. */
+	if (i + 1 < n && byte_class[s[i + 1]] < UC_SPACE)
+		return i + 1;
+	return space_end(s, n, i);
 }
 
 size_t
@@ -985,9 +1437,7 @@ bpe_state_free(struct bpe_state *s)
 {
 	if (s == NULL)
 		return;
-	free(s->cache);
-	free(s->part);
-	free(s->heap);
+	table_free(s->cache, (s->cmask + 1) * sizeof *s->cache);
 	free(s->tmp.v);
 	free(s);
 }
@@ -1003,9 +1453,9 @@ ids_reserve(struct bpe_ids *out, size_t extra)
  * The merges of tiktoken's byte_pair_merge: while two adjacent parts join
  * into a token, join the pair whose token has the lowest rank, leftmost
  * first. Short pieces keep their parts in an array and scan it for the
- * lowest rank, as tiktoken does; long ones use a heap, so that time is
- * O(n log n) however long the piece, in scratch kept for the next; huge
- * ones a tree in compact state, allocated for the piece alone.
+ * lowest rank, as tiktoken does (merge_short16, merge_short); longer ones
+ * go to the backtracking encoder, which gives the same ids in linear time
+ * (merge_bt), or else to a tree (merge_huge).
  */
 #define SHORT 64
 
@@ -1046,123 +1496,100 @@ merge_short(const struct bpe *v, const unsigned char *p, size_t n,
 	}
 }
 
-/* Min-heap of (rank << 32 | position). */
-static void
-heap_down(uint64_t *h, size_t n, size_t i)
-{
-	uint64_t x = h[i];
-	size_t c;
+#define SHORT16 32
 
-	while ((c = 2 * i + 1) < n) {
-		if (c + 1 < n && h[c + 1] < h[c])
-			c++;
-		if (h[c] >= x)
-			break;
-		h[i] = h[c];
-		i = c;
-	}
-	h[i] = x;
-}
-
-static void
-heap_up(uint64_t *h, size_t i)
-{
-	uint64_t x = h[i];
-
-	while (i > 0 && h[(i - 1) / 2] > x) {
-		h[i] = h[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	h[i] = x;
-}
-
-/* Note what the part at i and the next join into, and queue it. */
-static inline void
-queue_pair(struct bpe_state *s, size_t *nh, uint32_t i)
-{
-	struct part *pt = s->part;
-	uint32_t k = pt[i].next;
-
-	pt[i].joined = k == NONE ? NONE : join(s->v, pt[i].rank, pt[k].rank);
-	if (pt[i].joined != NONE) {
-		s->heap[*nh] = (uint64_t)pt[i].joined << 32 | i;
-		heap_up(s->heap, (*nh)++);
-	}
-}
-
+#ifdef __SSE2__
 /*
- * Merge p[0..n) of any length; the parts' ranks go to r. The parts are a
- * linked list over byte positions; the heap holds (joined rank, position)
- * of candidate pairs. An entry is stale when its part has since joined its
- * left neighbour or now joins into another token: every new pair makes a
- * longer token, so its rank differs.
+ * merge_short for pieces of at most 32 bytes where every rank fits in 16
+ * bits: the ranks of the joins by position in four vectors of 16-bit
+ * lanes, the lowest (the leftmost of equals) found with a few vector
+ * minimums; the parts stay where they start, a bit each in live.
  */
-static size_t
-merge_long(struct bpe_state *s, const unsigned char *p, size_t n,
-    uint32_t *r)
+static inline __attribute__((always_inline)) size_t
+merge_short16_w(const struct bpe *v, const unsigned char *p, size_t n,
+    uint32_t *out, const int wide)
 {
-	const struct bpe *v = s->v;
-	struct part *pt;
-	size_t nh = 0, i, m = 0;
-	uint32_t a, b, c;
-	uint64_t e;
+	int16_t j[SHORT16] __attribute__((aligned(16)));
+	uint32_t r[SHORT16], live, rest, before, best, at, b, q;
+	__m128i x0, x1, x2, x3, x, bb;
+	size_t i, m = 0;
+	uint64_t mask;
 
-	if (n > s->partcap) {
-		s->partcap = n;
-		free(s->part);
-		free(s->heap);
-		s->part = xmalloc(n * sizeof *s->part);
-		s->heap = xmalloc(3 * n * sizeof *s->heap);
+	/* The ranks go in with the sign bit flipped: signed minimums then work. */
+	for (i = 0; i + 1 < n; i++) {
+		r[i] = v->byte_rank[p[i]];
+		j[i] = (int16_t)(v->bytepair[p[i] << 8 | p[i + 1]] ^ 0x8000);
 	}
-	pt = s->part;
-	for (i = 0; i < n; i++) {
-		pt[i].rank = v->byte_rank[p[i]];
-		pt[i].joined = i + 1 < n ? v->bytepair[p[i] << 8 | p[i + 1]] : NONE;
-		pt[i].prev = (uint32_t)i - 1;
-		pt[i].next = i + 1 < n ? (uint32_t)i + 1 : NONE;
-		if (pt[i].joined != NONE)
-			s->heap[nh++] = (uint64_t)pt[i].joined << 32 | i;
+	r[n - 1] = v->byte_rank[p[n - 1]];
+	for (i = n - 1; i < (wide ? 32u : 16u); i++)
+		j[i] = 0x7fff;
+	live = n == 32 ? ~0u : (1u << n) - 1;
+	for (;;) {
+		x0 = _mm_load_si128((const __m128i *)j);
+		x1 = _mm_load_si128((const __m128i *)j + 1);
+		x = _mm_min_epi16(x0, x1);
+		if (wide) {
+			x2 = _mm_load_si128((const __m128i *)j + 2);
+			x3 = _mm_load_si128((const __m128i *)j + 3);
+			x = _mm_min_epi16(x, _mm_min_epi16(x2, x3));
+		}
+		x = _mm_min_epi16(x, _mm_shuffle_epi32(x, 0x4e));
+		x = _mm_min_epi16(x, _mm_shuffle_epi32(x, 0xb1));
+		x = _mm_min_epi16(x, _mm_shufflelo_epi16(x, 0xb1));
+		best = ((uint32_t)_mm_cvtsi128_si32(x) ^ 0x8000) & 0xffff;
+		if (best == 0xffff)
+			break;
+		bb = _mm_shufflelo_epi16(x, 0);
+		bb = _mm_unpacklo_epi64(bb, bb);
+		mask = (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi16(x0, bb)) |
+		    (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi16(x1, bb)) << 16;
+		if (wide && mask == 0)
+			mask = ((uint64_t)(uint32_t)_mm_movemask_epi8(
+			    _mm_cmpeq_epi16(x2, bb)) | (uint64_t)(uint32_t)
+			    _mm_movemask_epi8(_mm_cmpeq_epi16(x3, bb)) << 16) << 32;
+		at = (uint32_t)__builtin_ctzll(mask) >> 1;
+		/* Join the part at at and the next one, b. */
+		b = (uint32_t)__builtin_ctz(live & (~0u << (at + 1)));
+		live &= ~(1u << b);
+		j[b] = 0x7fff;
+		r[at] = best;
+		rest = live & (~0u << (at + 1));
+		j[at] = (int16_t)((rest == 0 ? 0xffff :
+		    join(v, best, r[__builtin_ctz(rest)])) ^ 0x8000);
+		before = live & ((1u << at) - 1);
+		if (before != 0) {
+			q = 31 - (uint32_t)__builtin_clz(before);
+			j[q] = (int16_t)(join(v, r[q], best) ^ 0x8000);
+		}
 	}
-	for (i = nh / 2; i-- > 0;)
-		heap_down(s->heap, nh, i);
-	while (nh > 0) {
-		e = s->heap[0];
-		s->heap[0] = s->heap[--nh];
-		heap_down(s->heap, nh, 0);
-		a = (uint32_t)e;
-		if (pt[a].rank == NONE || pt[a].joined != (uint32_t)(e >> 32))
-			continue;
-		b = pt[a].next;
-		pt[a].rank = pt[a].joined;
-		pt[b].rank = NONE;
-		c = pt[a].next = pt[b].next;
-		if (c != NONE)
-			pt[c].prev = a;
-		if (pt[a].prev != NONE)
-			queue_pair(s, &nh, pt[a].prev);
-		queue_pair(s, &nh, a);
-	}
-	for (a = 0; a != NONE; a = pt[a].next)
-		r[m++] = pt[a].rank;
+	for (; live != 0; live &= live - 1)
+		out[m++] = r[__builtin_ctz(live)];
 	return m;
 }
 
+static size_t
+merge_short16(const struct bpe *v, const unsigned char *p, size_t n,
+    uint32_t *out)
+{
+	return n > 16 ? merge_short16_w(v, p, n, out, 1) :
+	    merge_short16_w(v, p, n, out, 0);
+}
+#endif
+
 /*
- * Pieces longer than HUGE are merged in compact state, allocated for the
- * piece and freed after it, so that a thread keeps nothing in proportion
- * to the longest piece it has seen, and a piece of n bytes needs at most
- * 4.7n bytes (merge_long's would need 40n). The parts are marked by a bit
- * at their first byte; joined[i] is the rank of the token that the part
- * at i and the next one make, or NONE (also where no part starts). The
- * parts' own ranks are not kept: a part is a token, so what two parts
- * make is the token spelled by their bytes, looked up whole (merge_long's
- * pair table would need the ranks, 4n bytes more). A tree over blocks of
- * TB positions holds each block's lowest joined rank: the lowest, leftmost
- * first, is found in O(log n), and a join updates a block or three and
- * the paths above them. Where pieces this long are common (a run of one
- * letter), it is faster than the heap, whose entries miss the cache.
+ * Where the backtracking encoder cannot be used (a vocabulary whose joins
+ * make tokens of lower rank than their parts), pieces over SHORT bytes are
+ * merged in compact state, allocated for the piece and freed after it, so
+ * that a thread keeps nothing in proportion to the longest piece it has
+ * seen, and a piece of n bytes needs at most 4.7n bytes. The parts are
+ * marked by a bit at their first byte; joined[i] is the rank of the token
+ * that the part at i and the next one make, or NONE (also where no part
+ * starts). The parts' own ranks are not kept: a part is a token, so what
+ * two parts make is the token spelled by their bytes, looked up whole. A
+ * tree over blocks of TB positions holds each block's lowest joined rank:
+ * the lowest, leftmost first, is found in O(log n), and a join updates a
+ * block or three and the paths above them.
  */
-#define HUGE 4096
 #define TBITS 5
 #define TB (1u << TBITS)
 
@@ -1304,6 +1731,112 @@ merge_huge(const struct bpe *v, const unsigned char *p, size_t n, uint32_t *r)
 }
 
 /*
+ * Backtracking BPE (after the encoder of GitHub's rust-gems bpe crate):
+ * the ids of a piece are the one sequence of tokens, each made by
+ * merging, that spell it and of which each adjacent pair is what
+ * merging the pair's bytes makes. Walk the piece taking the longest such
+ * token that fits (from the trie), or failing that the next shorter
+ * prefix of it; when no token at a position pairs with the one before,
+ * step back and mark the position as one no sequence reaches, so that no
+ * position is tried twice that way. Linear in the piece's length.
+ */
+
+/*
+ * Whether merging the bytes of tokens a b (ranks) stops at a b. Merging
+ * a's bytes and b's bytes builds each from its two last parts down; a
+ * join across the boundary would take the rightmost part of a's side
+ * (a, then its right part, and so on) and the leftmost of b's side while
+ * both are current: made before, and not yet grown into their parent.
+ * Walked back in time from a b: the side whose last join came later
+ * (the higher rank; b on a tie, as the leftmost of equal joins goes
+ * first) gives up its parent, whose rank bounds the joins still to come
+ * for that side (la strictly, as a's parent joins to the left of the
+ * boundary; lb not, as b's joins to its right).
+ */
+static inline int
+valid_pair(const struct bpe *v, uint32_t a, uint32_t b)
+{
+	uint32_t la = NONE, lb = NONE, z;
+
+	for (;;) {
+		z = join(v, a, b);
+		if (z != NONE && z < la && z <= lb)
+			return 0;
+		if (v->lr[a][1] != NONE && (v->lr[b][0] == NONE || a > b)) {
+			la = a;
+			a = v->lr[a][1];
+		} else if (v->lr[b][0] != NONE) {
+			lb = b;
+			b = v->lr[b][0];
+		} else {
+			return 1;
+		}
+	}
+}
+
+/* The rank of the longest token made by merging that p[0..n) starts with. */
+static inline uint32_t
+longest(const struct bpe *v, const unsigned char *p, size_t n)
+{
+	const struct dnode *d = v->da;
+	uint32_t st = 0, nx, best = NONE;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		nx = d[st].base + p[i];
+		if (d[nx].check != st)
+			break;
+		st = nx;
+		if (d[st].tok != NONE)
+			best = d[st].tok;
+	}
+	return best;
+}
+
+#define BTWORDS 64	/* pieces under 4096 bytes: the bit map on the stack */
+
+/* Merge p[0..n); the parts' ranks go to r, their number is returned. */
+static size_t
+merge_bt(const struct bpe *v, const unsigned char *p, size_t n, uint32_t *r)
+{
+	uint64_t stack[BTWORDS], *ok = stack;
+	size_t pos = 0, m = 0, len;
+	uint32_t tok, last;
+
+	if (n + 1 > 64 * BTWORDS)
+		ok = xmalloc(((n >> 6) + 1) * sizeof *ok);
+	memset(ok, 0xff, ((n >> 6) + 1) * sizeof *ok);
+	tok = longest(v, p, n);
+	for (;;) {
+		last = m > 0 ? r[m - 1] : NONE;
+		for (;;) {
+			len = v->rlen[tok];
+			if ((ok[(pos + len) >> 6] >> ((pos + len) & 63) & 1) &&
+			    (last == NONE || valid_pair(v, last, tok))) {
+				r[m++] = tok;
+				pos += len;
+				if (pos == n)
+					goto done;
+				tok = longest(v, p + pos, n - pos);
+				break;
+			}
+			if ((tok = v->pre[tok]) == NONE) {
+				/* Nothing from pos pairs with last: back off. */
+				ok[pos >> 6] &= ~(1ULL << (pos & 63));
+				tok = last;
+				pos -= v->rlen[last];
+				m--;
+				break;
+			}
+		}
+	}
+done:
+	if (ok != stack)
+		free(ok);
+	return m;
+}
+
+/*
  * Merge p[0..n) (n >= 2) and append the ids; returns how many. Leaves
  * room for PBATCH more ids, for the rest of bpe_encode's batch.
  */
@@ -1311,15 +1844,26 @@ static size_t
 merge(struct bpe_state *s, const unsigned char *p, size_t n,
     struct bpe_ids *out)
 {
+	const struct bpe *v = s->v;
 	uint32_t *r;
 	size_t i, m;
 
 	ids_reserve(out, n + PBATCH);
 	r = out->v + out->n;
-	m = n <= SHORT ? merge_short(s->v, p, n, r) :
-	    n <= HUGE ? merge_long(s, p, n, r) : merge_huge(s->v, p, n, r);
-	for (i = 0; i < m; i++)
-		r[i] = s->v->id_of_rank[r[i]];
+#ifdef __SSE2__
+	if (n <= SHORT16 && v->nrank < 0xffff)
+		m = merge_short16(v, p, n, r);
+	else
+#endif
+	if (n <= SHORT16 || (!v->bt && n <= SHORT))
+		m = merge_short(v, p, n, r);
+	else if (v->bt)
+		m = merge_bt(v, p, n, r);
+	else
+		m = merge_huge(v, p, n, r);
+	if (!v->rank_is_id)
+		for (i = 0; i < m; i++)
+			r[i] = v->id_of_rank[r[i]];
 	out->n += m;
 	return m;
 }

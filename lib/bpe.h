@@ -14,8 +14,9 @@
  * (Unicode 16.0.0 classes, see uniclass.h), and each piece is the token whose
  * bytes it is, or else the result of merging its bytes, always the adjacent
  * pair whose concatenation is the token of lowest rank, leftmost first.
- * A literal "<|endoftext|>" in the text is ordinary text. Time is
- * O(n log n) in the length of the longest piece, never quadratic.
+ * A literal "<|endoftext|>" in the text is ordinary text. Time is linear
+ * in the length of a piece (O(n log n) for a vocabulary whose merges make
+ * a token of lower rank than its parts), never quadratic.
  *
  * Threads: a struct bpe is read-only once loaded and may be shared by any
  * number of threads; each thread encodes through its own struct bpe_state.
@@ -40,9 +41,11 @@ struct bpe_ids {
  * order, then the merge results in file order; a token that is neither
  * (<|endoftext|>) is never produced by bpe_encode.
  *
- * With both paths NULL, the default vocabulary (bpe_default_dir).
+ * With both paths NULL, the default vocabulary: GPT-2's, from the image
+ * that the build made of data/gpt2 and linked in (bpe_image_write), ready
+ * at once and read in place.
  * Returns the vocabulary, or NULL with *code (XDATA: a missing or malformed
- * file; XSYS: a read error, or no default vocabulary was found) and err
+ * file; XSYS: a read error, or the program has no image) and err
  * ("FILE: what", "FILE:LINE: what").
  */
 struct bpe *bpe_load(const char *encoder_json, const char *vocab_bpe,
@@ -50,13 +53,12 @@ struct bpe *bpe_load(const char *encoder_json, const char *vocab_bpe,
 void bpe_free(struct bpe *v);
 
 /*
- * The directory of the default vocabulary, the first of these that holds
- * encoder.json and vocab.bpe: EXEDIR/../../data/gpt2 (a build tree's
- * build/bin), EXEDIR/../share/owt/gpt2 (an installed PREFIX/bin), and the
- * compiled-in OWT_DATADIR/gpt2, where EXEDIR is the directory of the running
- * executable (/proc/self/exe). Returns buf, or NULL when none does.
+ * Append the image of v to out: its tables as they are in memory, which
+ * bpe_load uses in place when it is linked in (the Makefile has
+ * contrib/bpe/mkimage.c write it). It is for the program that wrote it,
+ * on the same host.
  */
-const char *bpe_default_dir(char *buf, size_t size);
+void bpe_image_write(const struct bpe *v, struct buf *out);
 
 /* The number of ids (they are 0 .. bpe_nvocab() - 1). */
 uint32_t bpe_nvocab(const struct bpe *v);
@@ -65,10 +67,9 @@ uint32_t bpe_eod(const struct bpe *v);
 
 /*
  * Per-thread state: a cache of merged pieces of about cache bytes (a power
- * of two of 64-byte entries, 64 KB to 16 MB; 0 for 16 MB), and scratch
- * kept between calls, at most 160 KB (pieces up to 4096 bytes). A longer
- * piece of n bytes needs at most 4.7n bytes while it is merged, freed
- * after it.
+ * of two of 64-byte entries, 64 KB to 16 MB; 0 for 16 MB). A piece of n
+ * bytes over 4 KB needs n/8 bytes while it is merged (4.7n for a
+ * vocabulary as above), freed after it.
  */
 struct bpe_state *bpe_state_new(const struct bpe *v, size_t cache);
 void bpe_state_free(struct bpe_state *s);

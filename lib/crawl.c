@@ -24,6 +24,9 @@
 #include "robots.h"
 #include "urlfilter.h"
 
+static struct crawl_job later;
+struct crawl_job *const CRAWL_LATER = &later;
+
 const char *const crawl_outcome[CR_NOUTCOMES] = {
 	"ok", "empty", "filtered", "http", "not-html", "too-large", "timeout",
 	"robots", "private", "redirects", "scheme", "error", "bad-html"
@@ -59,6 +62,8 @@ struct crawl {
 	struct host *wait;	/* circular list of hosts with queued jobs */
 	size_t pending;		/* caller's jobs not yet handed back */
 	int active;
+	struct crawl_job *act;	/* the transfers in flight */
+	int aborted;		/* crawl_abort: hand everything back, return */
 	void (*done)(void *, struct crawl_job *);
 	void *arg;
 };
@@ -431,6 +436,28 @@ out_of_time(struct crawl *c, struct crawl_job *j)
 
 static void robots_done(struct crawl *, struct crawl_job *);
 
+static void
+active_add(struct crawl *c, struct crawl_job *j)
+{
+	j->aprev = NULL;
+	j->anext = c->act;
+	if (c->act)
+		c->act->aprev = j;
+	c->act = j;
+}
+
+static void
+active_del(struct crawl *c, struct crawl_job *j)
+{
+	if (j->aprev)
+		j->aprev->anext = j->anext;
+	else
+		c->act = j->anext;
+	if (j->anext)
+		j->anext->aprev = j->aprev;
+	j->aprev = j->anext = NULL;
+}
+
 /* Start a try of j; 0, or -1 when libcurl fails. */
 static int
 start(struct crawl *c, struct crawl_job *j)
@@ -484,6 +511,7 @@ start(struct crawl *c, struct crawl_job *j)
 		curl_easy_setopt(e, CURLOPT_RESOLVE, c->o.resolve);
 	if (curl_multi_add_handle(c->multi, e) != CURLM_OK)
 		return -1;
+	active_add(c, j);
 	h->active++;
 	c->active++;
 	h->next_ok = owt_now() + h->delay;
@@ -693,6 +721,7 @@ finished(struct crawl *c, CURLMsg *m)
 	curl_multi_remove_handle(c->multi, e);
 	c->free_h[c->nfree++] = e;
 	j->easy = NULL;
+	active_del(c, j);
 	h->active--;
 	c->active--;
 	if (j->outcome != CR_OK && j->abort != A_PRIVATE &&
@@ -771,6 +800,37 @@ cancel_queued(struct crawl *c)
 	}
 }
 
+/*
+ * Hand back every transfer in flight unfinished (outcome -1); a robots.txt
+ * fetch stays its host's, freed with it.
+ */
+static void
+cancel_active(struct crawl *c)
+{
+	struct crawl_job *j;
+
+	while ((j = c->act) != NULL) {
+		active_del(c, j);
+		curl_multi_remove_handle(c->multi, j->easy);
+		c->free_h[c->nfree++] = j->easy;
+		j->easy = NULL;
+		((struct host *)j->host)->active--;
+		c->active--;
+		if (j->robots) {
+			((struct host *)j->host)->rstate = R_FAILED;
+			continue;
+		}
+		j->outcome = -1;
+		hand_back(c, j);
+	}
+}
+
+void
+crawl_abort(struct crawl *c)
+{
+	c->aborted = 1;
+}
+
 int
 crawl_run(struct crawl *c, struct crawl_job *(*next)(void *),
     void (*done)(void *, struct crawl_job *), void *arg)
@@ -786,6 +846,11 @@ crawl_run(struct crawl *c, struct crawl_job *(*next)(void *),
 	while (!eof || c->pending > 0) {
 		int stop = c->o.stop && *c->o.stop;
 
+		if (c->aborted) {
+			cancel_queued(c);
+			cancel_active(c);
+			break;
+		}
 		if (stop) {
 			eof = 1;
 			cancel_queued(c);
@@ -796,6 +861,8 @@ crawl_run(struct crawl *c, struct crawl_job *(*next)(void *),
 			struct crawl_job *j = next(arg);
 			char key[512];
 
+			if (j == CRAWL_LATER)
+				break;
 			if (j == NULL) {
 				eof = 1;
 				break;
@@ -810,6 +877,8 @@ crawl_run(struct crawl *c, struct crawl_job *(*next)(void *),
 			}
 			enqueue(c, host_get(c, key), j, 0);
 		}
+		if (c->aborted)
+			continue;
 		if (stop)
 			wake = 0.1;
 		else if ((wake = start_ready(c)) < 0)

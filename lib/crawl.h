@@ -67,6 +67,7 @@ struct crawl_job {
 
 	/* the crawler's */
 	struct crawl_job *next;
+	struct crawl_job *aprev, *anext;	/* the transfers in flight */
 	void *host, *easy, *crawl;
 	int robots, abort;
 	double start;
@@ -74,6 +75,13 @@ struct crawl_job {
 };
 
 struct crawl;
+
+/*
+ * What next() returns for "no job now, more later": the crawler asks
+ * again after its next wait. Only while jobs are in flight (not yet
+ * handed back), else the crawler would spin.
+ */
+extern struct crawl_job *const CRAWL_LATER;
 
 struct crawl *crawl_new(const struct crawl_opt *o);
 void crawl_free(struct crawl *c);
@@ -87,6 +95,12 @@ void crawl_free(struct crawl *c);
  */
 int crawl_run(struct crawl *c, struct crawl_job *(*next)(void *arg),
     void (*done)(void *arg, struct crawl_job *job), void *arg);
+/*
+ * From next() or done(): end crawl_run now. Every job not yet handed
+ * back, queued or in flight, is handed back with outcome -1, and
+ * crawl_run returns 0.
+ */
+void crawl_abort(struct crawl *c);
 
 /* Is the address private, loopback, link-local, CGNAT, multicast or unspecified? */
 int crawl_private_addr(const struct sockaddr *sa);

@@ -1,6 +1,8 @@
 /* decontam.c - remove downstream-task n-grams from training text, as filter_ngrams.py */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "decontam.h"
 
@@ -339,5 +341,190 @@ decontam_work_free(struct decontam_work *w)
 	free(w->found);
 	free(w->piece);
 	free(w->queue.p);
+	buf_free(&w->ptext);
+	buf_free(&w->sid);
+	buf_free(&w->tmp);
 	memset(w, 0, sizeof *w);
+}
+
+int
+decontam_load_tasks(struct decontam *dc, char *const *files, size_t n,
+    const char *key, char *err, size_t errsize, int *code)
+{
+	const char *want[1] = { key };
+	struct decontam_work w = { 0 };
+	struct jsonl_rec *r;
+	struct jsonl j;
+	const char *text, *why;
+	size_t i, len;
+	int k, ret = -1;
+
+	for (i = 0; i < n; i++) {
+		if (jsonl_open(&j, files[i], want, 1) < 0) {
+			snprintf(err, errsize, "%s", j.err);
+			*code = XDATA;
+			goto out;
+		}
+		while ((k = jsonl_next(&j, &r)) != 0) {
+			if (k < 0) {
+				snprintf(err, errsize, "%s", j.err);
+				*code = j.errcode;
+				jsonl_close(&j);
+				goto out;
+			}
+			if ((text = jsonl_str(r, key, &len, &why)) == NULL) {
+				snprintf(err, errsize, "%s:%lu: %s '%s' field",
+				    j.in.name, j.in.lineno, strcmp(why, "missing") ==
+				    0 ? "missing" : "non-string", key);
+				*code = XDATA;
+				jsonl_close(&j);
+				goto out;
+			}
+			decontam_add_task(dc, text, len, &w);
+		}
+		jsonl_close(&j);
+	}
+	ret = 0;
+out:
+	decontam_work_free(&w);
+	return ret;
+}
+
+void
+decontam_prefix(char *const *files, size_t n, struct buf *b)
+{
+	const char *name, *dot;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		name = strrchr(files[i], '/');
+		name = name ? name + 1 : files[i];
+		dot = strchr(name, '.');
+		if (i > 0)
+			buf_addc(b, '-');
+		buf_add(b, name, dot && dot > name ? (size_t)(dot - name) : strlen(name));
+	}
+}
+
+int
+decontam_verdict(const struct decontam_work *w)
+{
+	return w->npiece == 0 ? DECONTAM_EMPTY :
+	    w->npiece > DECONTAM_MAX_PIECES ? DECONTAM_TOOMANY : DECONTAM_KEEP;
+}
+
+void
+decontam_rewrite(const struct jsonl_rec *jr, const char *key,
+    const char *text, const char *prefix, size_t k, struct decontam_work *w,
+    struct buf *out)
+{
+	struct jsonl_edit ed[2];
+	const char *old, *why;
+	size_t i, on;
+
+	old = jsonl_str(jr, "split_id", &on, &why);
+	for (i = 0; i < w->npiece; i++) {
+		w->ptext.len = w->sid.len = 0;
+		json_string(&w->ptext, text + w->piece[i].start,
+		    w->piece[i].end - w->piece[i].start);
+		w->tmp.len = 0;
+		if (old != NULL) {
+			buf_add(&w->tmp, old, on);
+			buf_addc(&w->tmp, '-');
+		}
+		buf_adds(&w->tmp, prefix);
+		buf_printf(&w->tmp, "-%010zu-%04zu", k + 1, i);
+		json_string(&w->sid, w->tmp.p, w->tmp.len);
+		ed[0].key = key;
+		ed[0].json = w->ptext.p;
+		ed[0].len = w->ptext.len;
+		ed[1].key = "split_id";
+		ed[1].json = w->sid.p;
+		ed[1].len = w->sid.len;
+		jsonl_write(out, jr, ed, 2);
+	}
+}
+
+/* Write out's bytes to p->out; 0, or -1 with err and *code. */
+static int
+put(struct decontam_pass *p, struct buf *out, char *err, size_t errsize,
+    int *code)
+{
+	if (out->len > 0 && fwrite(out->p, 1, out->len, p->out) != out->len) {
+		if (p->outname == NULL)
+			snprintf(err, errsize, "write error on standard output: %s",
+			    strerror(errno));
+		else
+			snprintf(err, errsize, "cannot write '%s': %s", p->outname,
+			    strerror(errno));
+		*code = XSYS;
+		return -1;
+	}
+	out->len = 0;
+	return 0;
+}
+
+int
+decontam_pass2(struct decontam *dc, struct spill *spool,
+    struct decontam_pass *p, char *err, size_t errsize, int *code)
+{
+	const char *want[2] = { p->key, "split_id" };
+	struct decontam_work w = { 0 };
+	struct jsonl_rec jr;
+	struct buf out = { 0 };
+	const char *text, *why;
+	char perr[512], *line = NULL;
+	size_t cap = 0, n, k;
+	ssize_t len;
+	FILE *f;
+	int v, ret = -1;
+
+	decontam_freeze(dc);
+	*code = XSYS;
+	if (spill_flush(spool) < 0) {
+		snprintf(err, errsize, "%s", spool->err);
+		return -1;
+	}
+	if ((f = fdopen(dup(spool->fd), "r")) == NULL || fseek(f, 0, SEEK_SET) < 0) {
+		snprintf(err, errsize, "decontam spool: %s", strerror(errno));
+		if (f != NULL)
+			fclose(f);
+		return -1;
+	}
+	jsonl_rec_init(&jr, want, 2);
+	for (k = 0; (len = getline(&line, &cap, f)) > 0; k++) {
+		perr[0] = '\0';
+		if (jsonl_parse(&jr, line, (size_t)len - 1, perr, sizeof perr) != 0 ||
+		    (text = jsonl_str(&jr, p->key, &n, &why)) == NULL) {
+			snprintf(err, errsize, "decontam spool unreadable: %s", perr);
+			goto out;
+		}
+		decontam_cut(dc, text, n, &w);
+		v = decontam_verdict(&w);
+		p->nmatches += w.matches;
+		if (p->each && p->each(p->arg, k, &jr, v, &w, err, errsize,
+		    code) < 0)
+			goto out;
+		p->ndrop[v]++;
+		if (v != DECONTAM_KEEP)
+			continue;
+		p->ncut += w.matches > 0;
+		p->npieces += w.npiece;
+		decontam_rewrite(&jr, p->key, text, p->prefix, k, &w, &out);
+		if (out.len >= (1u << 20) && put(p, &out, err, errsize, code) < 0)
+			goto out;
+	}
+	if (ferror(f)) {
+		snprintf(err, errsize, "decontam spool: %s", strerror(errno));
+		*code = XSYS;
+		goto out;
+	}
+	ret = put(p, &out, err, errsize, code);
+out:
+	fclose(f);
+	free(line);
+	jsonl_rec_free(&jr);
+	decontam_work_free(&w);
+	buf_free(&out);
+	return ret;
 }

@@ -4,8 +4,12 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
+#include "jsonl.h"
+#include "spill.h"
 #include "textfix.h"
+#include "util.h"
 #include "words.h"
 
 /*
@@ -40,6 +44,7 @@ struct decontam_work {
 	size_t npiece, piececap;
 	unsigned long matches;	/* pass 2: n-grams cut out */
 	struct u32v queue;	/* pass 1 and 2: texts still to scan (start offsets) */
+	struct buf ptext, sid, tmp;	/* decontam_rewrite's */
 };
 
 struct decontam *decontam_new(void);
@@ -67,5 +72,59 @@ void decontam_cut(const struct decontam *dc, const char *s, size_t n,
     struct decontam_work *w);
 
 void decontam_work_free(struct decontam_work *w);
+
+/*
+ * Add the text field key of every record of the task files (JSONL). 0,
+ * or -1 with err ("FILE:LINE: what") and *code.
+ */
+int decontam_load_tasks(struct decontam *dc, char *const *files, size_t n,
+    const char *key, char *err, size_t errsize, int *code);
+/* The split_id prefix: the task files' names without directory and extensions, joined by '-'. */
+void decontam_prefix(char *const *files, size_t n, struct buf *b);
+
+/* Pass 2's verdict on a document after decontam_cut. */
+enum { DECONTAM_KEEP, DECONTAM_EMPTY, DECONTAM_TOOMANY, DECONTAM_NVERDICTS };
+/* DECONTAM_EMPTY: no piece left; DECONTAM_TOOMANY: over DECONTAM_MAX_PIECES. */
+int decontam_verdict(const struct decontam_work *w);
+/*
+ * Append to out the records the pieces in w make of record jr (its text
+ * field key holding text, as decontam_cut cut it): each jr with that
+ * field replaced by the piece and a split_id "OLD-PREFIX-NNNNNNNNNN-PPPP"
+ * (OLD- only where jr has a split_id; N: k + 1, P: the piece's number),
+ * as filter_ngrams.py writes them.
+ */
+void decontam_rewrite(const struct jsonl_rec *jr, const char *key,
+    const char *text, const char *prefix, size_t k, struct decontam_work *w,
+    struct buf *out);
+
+/* Pass 2 over the records that pass 1 kept. */
+struct decontam_pass {
+	const char *key;	/* the text field */
+	const char *prefix;	/* of split_id (decontam_prefix) */
+	FILE *out;		/* the pieces go here */
+	const char *outname;	/* in messages; NULL: standard output */
+	/*
+	 * Each document k (0, 1, ... in spool order) with its verdict, before
+	 * its pieces are written (or NULL). 0, or -1 with err and *code to
+	 * stop.
+	 */
+	int (*each)(void *arg, size_t k, const struct jsonl_rec *jr,
+	    int verdict, const struct decontam_work *w, char *err,
+	    size_t errsize, int *code);
+	void *arg;
+	/* decontam_pass2's counts */
+	unsigned long long nmatches;	/* n-grams cut out */
+	unsigned long long ncut;	/* documents kept with a cut */
+	unsigned long long npieces;	/* records written */
+	unsigned long long ndrop[DECONTAM_NVERDICTS];
+};
+/*
+ * Freeze dc and cut every record of spool (pass 1's kept records, one
+ * JSONL line each, written by spill_put) as decontam_cut does: pieces to
+ * p->out by decontam_rewrite, with the counts in p. 0, or -1 with err
+ * and *code (XSYS: the spool cannot be read, or a write error).
+ */
+int decontam_pass2(struct decontam *dc, struct spill *spool,
+    struct decontam_pass *p, char *err, size_t errsize, int *code);
 
 #endif

@@ -1,10 +1,8 @@
 /* dedup.c - duplicate detection: exact text and URL, MinHash LSH over word 5-grams */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dedup.h"
-#include "json.h"
 
 static uint64_t
 load64(const unsigned char *s)
@@ -84,89 +82,24 @@ dedup_text_hash(const char *text, size_t n, uint64_t h[2])
 
 #define URL_SEED 0x75726c
 
+uint64_t
+dedup_url_hash(const char *url, size_t n)
+{
+	return dedup_hash(url, n, URL_SEED);
+}
+
 void
 dedup_sign(const struct minhash *m, const char *text, size_t n,
     const char *url, size_t urllen, struct words *w, struct dedup_sig *s)
 {
 	dedup_text_hash(text, n, s->text);
 	s->has_url = url != NULL;
-	s->url = url != NULL ? dedup_hash(url, urllen, URL_SEED) : 0;
+	s->url = url != NULL ? dedup_url_hash(url, urllen) : 0;
 	s->has_sketch = 0;
 	if (w != NULL) {
 		words_split(text, n, w);
 		s->has_sketch = minhash_sketch(m, w, s->sketch) > 0;
 	}
-}
-
-void
-dedup_sig_write(struct buf *b, const struct dedup_sig *s)
-{
-	static const char digit[] = "0123456789abcdef";
-	char hex[2 * MINHASH_K + 1];
-	struct json_w w;
-	size_t i;
-
-	json_w_within(&w, b, JSON_COMPACT);
-	json_w_key(&w, "text_hash");
-	snprintf(hex, sizeof hex, "%016llx%016llx",
-	    (unsigned long long)s->text[0], (unsigned long long)s->text[1]);
-	json_w_str(&w, hex, 32);
-	if (!s->has_sketch)
-		return;
-	for (i = 0; i < MINHASH_K; i++) {
-		hex[2 * i] = digit[s->sketch[i] >> 4];
-		hex[2 * i + 1] = digit[s->sketch[i] & 15];
-	}
-	json_w_key(&w, "minhash");
-	json_w_str(&w, hex, 2 * MINHASH_K);
-}
-
-static int
-hexval(char c)
-{
-	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ?
-	    c - 'a' + 10 : -1;
-}
-
-/* n hex digits into bytes (n even), or -1. */
-static int
-unhex(const char *s, size_t n, uint8_t *out)
-{
-	size_t i;
-	int hi, lo;
-
-	for (i = 0; i < n / 2; i++) {
-		if ((hi = hexval(s[2 * i])) < 0 || (lo = hexval(s[2 * i + 1])) < 0)
-			return -1;
-		out[i] = (uint8_t)(hi << 4 | lo);
-	}
-	return 0;
-}
-
-int
-dedup_sig_read(const struct jsonl_rec *r, struct dedup_sig *s)
-{
-	const char *v, *why;
-	uint8_t t[16];
-	size_t n, i;
-
-	if ((v = jsonl_str(r, "text_hash", &n, &why)) == NULL || n != 32 ||
-	    unhex(v, n, t) < 0)
-		return -1;
-	s->text[0] = s->text[1] = 0;
-	for (i = 0; i < 16; i++)
-		s->text[i / 8] = s->text[i / 8] << 8 | t[i];
-	s->has_sketch = 0;
-	if ((v = jsonl_str(r, "minhash", &n, &why)) != NULL) {
-		if (n != 2 * MINHASH_K || unhex(v, n, s->sketch) < 0)
-			return -1;
-		s->has_sketch = 1;
-	} else if (strcmp(why, "missing") != 0) {
-		return -1;
-	}
-	s->has_url = (v = jsonl_str(r, "url", &n, &why)) != NULL;
-	s->url = s->has_url ? dedup_hash(v, n, URL_SEED) : 0;
-	return 0;
 }
 
 /* Fixed-size records per kept document, in chunks of 4096 documents. */
@@ -394,6 +327,33 @@ const uint8_t *
 dedup_sketch(const struct dedup *d, uint32_t k)
 {
 	return d->parts & DEDUP_NEAR ? col_at(&d->sketch, k) : NULL;
+}
+
+int
+dedup_check(struct dedup *d, const struct dedup_sig *s, double threshold,
+    long *kept, double *sim)
+{
+	const uint8_t *ks;
+
+	*sim = -1;
+	if (d->parts & DEDUP_EXACT) {
+		if ((*kept = dedup_find_text(d, s->text)) >= 0) {
+			*sim = 1;
+			return DEDUP_SAME_TEXT;
+		}
+		if (s->has_url && (*kept = dedup_find_url(d, s->url)) >= 0) {
+			ks = dedup_sketch(d, (uint32_t)*kept);
+			if (ks != NULL && s->has_sketch)
+				*sim = minhash_similarity(ks, s->sketch);
+			return DEDUP_SAME_URL;
+		}
+	}
+	*kept = -1;
+	if ((d->parts & DEDUP_NEAR) && s->has_sketch &&
+	    (*kept = dedup_find_near(d, s->sketch, threshold, sim)) >= 0)
+		return DEDUP_SIMILAR;
+	*sim = -1;
+	return DEDUP_NEW;
 }
 
 /* How many kept documents already have this band value. */

@@ -5,7 +5,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "jsonl.h"
 #include "minhash.h"
 #include "util.h"
 #include "words.h"
@@ -34,17 +33,8 @@ struct dedup_sig {
 /* The signature of a text and its URL (url NULL: none); w NULL: no sketch. */
 void dedup_sign(const struct minhash *m, const char *text, size_t n,
     const char *url, size_t urllen, struct words *w, struct dedup_sig *s);
-/*
- * A signature as JSON members: ,"text_hash":"32 hex digits" and, when
- * there is a sketch, ,"minhash":"256 hex digits". Appended to b.
- */
-void dedup_sig_write(struct buf *b, const struct dedup_sig *s);
-/*
- * Read those members back from a record that was parsed with "text_hash",
- * "minhash" and "url" among its wanted keys (the URL hash comes from
- * "url"). Returns 0, or -1 when they are missing or malformed.
- */
-int dedup_sig_read(const struct jsonl_rec *r, struct dedup_sig *s);
+/* The hash of a URL in a signature (dedup_sig.url). */
+uint64_t dedup_url_hash(const char *url, size_t n);
 
 /*
  * The fingerprints of the kept documents, numbered 0, 1, ... in the
@@ -71,6 +61,20 @@ long dedup_find_near(struct dedup *d, const uint8_t *sk, double threshold,
     double *sim);
 /* The sketch of kept document k (NULL without the near part or a sketch). */
 const uint8_t *dedup_sketch(const struct dedup *d, uint32_t k);
+
+/* What dedup_check finds a document to be. */
+enum { DEDUP_NEW, DEDUP_SAME_TEXT, DEDUP_SAME_URL, DEDUP_SIMILAR };
+/*
+ * owt-dedup's exact and near stages, in that order, by the parts d has:
+ * the kept document with the same text, else (exact part) the one with
+ * the same URL, else (near part, s with a sketch) the most similar one
+ * at threshold or above. Returns DEDUP_NEW with *kept -1, or what it
+ * found with the kept document in *kept and the similarity in *sim: 1
+ * for the same text; for the same URL the estimate from the sketches, or
+ * -1 where either has none.
+ */
+int dedup_check(struct dedup *d, const struct dedup_sig *s, double threshold,
+    long *kept, double *sim);
 
 /* Keep a document; returns its number. */
 uint32_t dedup_add(struct dedup *d, const struct dedup_sig *s);

@@ -110,23 +110,29 @@ add_row(float *out, const float *e, const float *p, int C)
 		out[c] = e[c] + p[c];
 }
 
-/* out (B,T,C) = wte[inp] + wpe[t]; inp (B,T), wte (Vp,C), wpe (maxT,C) */
+/* out (B,T,C) = wte[inp - v0] + wpe[t], or 0 for tokens outside [v0, v0 + nrows) */
 static void
 encoder_forward(float *out, const int32_t *inp, const float *wte,
-    const float *wpe, int B, int T, int C)
+    const float *wpe, int B, int T, int C, int v0, int nrows)
 {
 	long bt;
 
 #pragma omp parallel for schedule(static) if (BIG((size_t)B * T * C))
-	for (bt = 0; bt < (long)B * T; bt++)
-		add_row(out + bt * C, wte + (size_t)inp[bt] * C,
-		    wpe + (size_t)(bt % T) * C, C);
+	for (bt = 0; bt < (long)B * T; bt++) {
+		int v = inp[bt] - v0;
+
+		if (v >= 0 && v < nrows)
+			add_row(out + bt * C, wte + (size_t)v * C,
+			    wpe + (size_t)(bt % T) * C, C);
+		else
+			memset(out + bt * C, 0, (size_t)C * sizeof *out);
+	}
 }
 
-/* dwte (Vp,C) +=, dwpe (maxT,C) +=; dout (B,T,C), inp (B,T) */
+/* dwte (nrows,C) += for tokens in [v0, v0 + nrows), dwpe (maxT,C) +=; dout (B,T,C), inp (B,T) */
 static void
 encoder_backward(float *dwte, float *dwpe, const float *dout,
-    const int32_t *inp, int B, int T, int C)
+    const int32_t *inp, int B, int T, int C, int v0, int nrows)
 {
 	int t;
 	long c0;
@@ -139,9 +145,12 @@ encoder_backward(float *dwte, float *dwpe, const float *dout,
 		int c;
 
 		for (bt = 0; bt < (long)B * T; bt++) {
-			float *d = dwte + (size_t)inp[bt] * C;
+			int v = inp[bt] - v0;
+			float *d = dwte + (size_t)v * C;
 			const float *g = dout + bt * C;
 
+			if (v < 0 || v >= nrows)
+				continue;
 			for (c = c0; c < c1; c++)
 				d[c] += g[c];
 		}
@@ -359,13 +368,30 @@ attention_row(float *out, float *att, const float *q, const float *k,
 	}
 }
 
+/*
+ * The mask index of probability row r = (b, h, t) of a call: its first
+ * element's (struct gpt_mask).
+ */
+static uint64_t
+mask_row(const struct gpt_mask *mk, long r, int T, int NH)
+{
+	uint64_t t = (uint64_t)(r % T), h = (uint64_t)(r / T % NH);
+	uint64_t b = (uint64_t)(r / T / NH);
+
+	if (mk == NULL)
+		return 0;
+	return (((mk->s0 + b) * (uint64_t)mk->nh + (uint64_t)mk->h0 + h) *
+	    (uint64_t)T + t) * (uint64_t)T;
+}
+
 /* out (B,T,C), att (B,NH,T,T); qkv (B,T,3C) */
 static void
 attention_forward(float *out, float *att, const float *qkv, int B, int T,
-    int C, int NH, float p, uint64_t key)
+    int C, int NH, float p, const struct gpt_mask *mk)
 {
 	int HS = C / NH;
 	float scale = 1.0f / sqrtf((float)HS);
+	uint64_t key = mk ? mk->key : 0;
 	long r;
 
 #pragma omp parallel for schedule(static) if (BIG((size_t)B * T * T * C / 4))
@@ -375,7 +401,8 @@ attention_forward(float *out, float *att, const float *qkv, int B, int T,
 
 		attention_row(out ? out + ((size_t)b * T + t) * C + h * HS :
 		    NULL, att + (size_t)r * T, base + (size_t)t * 3 * C, base + C,
-		    base + 2 * C, t, T, 3 * C, HS, scale, p, key, (uint64_t)r * T);
+		    base + 2 * C, t, T, 3 * C, HS, scale, p, key,
+		    mask_row(mk, r, T, NH));
 	}
 }
 
@@ -425,10 +452,11 @@ attention_drow(float *dq, float *dk, float *dv, float *dp, const float *dout,
 static void
 attention_backward(float *dqkv, float *scratch, const float *dout,
     const float *qkv, const float *att, int B, int T, int C, int NH, float p,
-    uint64_t key)
+    const struct gpt_mask *mk)
 {
 	int HS = C / NH;
 	float scale = 1.0f / sqrtf((float)HS);
+	uint64_t key = mk ? mk->key : 0;
 	long bh;
 
 	/* Keys and values gather from every later query: a thread owns a head. */
@@ -451,7 +479,8 @@ attention_backward(float *dqkv, float *scratch, const float *dout,
 			    dbase + 2 * C, scratch + r * T,
 			    dout + ((size_t)b * T + t) * C + h * HS,
 			    base + (size_t)t * 3 * C, base + C, base + 2 * C,
-			    att + r * T, t, 3 * C, HS, scale, p, key, r * T);
+			    att + r * T, t, 3 * C, HS, scale, p, key,
+			    mask_row(mk, (long)r, T, NH));
 		}
 	}
 }
@@ -485,7 +514,7 @@ gelu_dchunk(float *dx, const float *x, const float *dy, size_t n)
 	}
 }
 
-#define CHUNK 16384
+#define CHUNK GPT_NORM_CHUNK
 
 /* out (N) = gelu(inp (N)) */
 static void
@@ -531,29 +560,51 @@ residual_chunk(float *out, const float *a, const float *b, size_t n,
 	}
 }
 
-/* out (N) = a + dropout(b) */
+/* out (N) = a + dropout(b), the masks of elements i0.. */
 static void
 residual_forward(float *out, const float *a, const float *b, size_t N,
-    float p, uint64_t key)
+    float p, uint64_t key, uint64_t i0)
 {
 	long i;
 
 #pragma omp parallel for schedule(static) if (BIG(N))
 	for (i = 0; i < (long)N; i += CHUNK)
 		residual_chunk(out + i, a + i, b + i,
-		    N - i < CHUNK ? N - i : CHUNK, p, key, i);
+		    N - i < CHUNK ? N - i : CHUNK, p, key, i0 + (uint64_t)i);
 }
 
-/* out (N) = dropout(inp (N)) */
+/* out (N) = dropout(inp (N)), the masks of elements i0.. */
 static void
-dropout(float *out, const float *inp, size_t N, float p, uint64_t key)
+dropout(float *out, const float *inp, size_t N, float p, uint64_t key,
+    uint64_t i0)
 {
 	long i;
 
 #pragma omp parallel for schedule(static) if (BIG(N))
 	for (i = 0; i < (long)N; i += CHUNK)
 		residual_chunk(out + i, NULL, inp + i,
-		    N - i < CHUNK ? N - i : CHUNK, p, key, i);
+		    N - i < CHUNK ? N - i : CHUNK, p, key, i0 + (uint64_t)i);
+}
+
+HOT static void
+add_chunk(float *out, const float *a, size_t n)
+{
+	size_t i;
+
+#pragma omp simd
+	for (i = 0; i < n; i++)
+		out[i] += a[i];
+}
+
+/* out (N) += a (N) */
+static void
+add(float *out, const float *a, size_t N)
+{
+	long i;
+
+#pragma omp parallel for schedule(static) if (BIG(N))
+	for (i = 0; i < (long)N; i += CHUNK)
+		add_chunk(out + i, a + i, N - i < CHUNK ? N - i : CHUNK);
 }
 
 /* logits (N,V) = inp (N,C) @ wte[:V]^T; wte (Vp,C) */
@@ -622,6 +673,71 @@ crossentropy(float *losses, float *logits, const int32_t *targets, int N,
 		losses[n] = crossentropy_row(logits + n * V, targets[n], V, dloss);
 }
 
+/* mx (N) = the rows' max of logits (N,V) */
+static void
+ce_rowmax(float *mx, const float *logits, int N, int V)
+{
+	long n;
+
+#pragma omp parallel for schedule(static) if (BIG((size_t)N * V))
+	for (n = 0; n < N; n++) {
+		const float *x = logits + n * V;
+		float max = -INFINITY;
+		int i;
+
+#pragma omp simd reduction(max:max)
+		for (i = 0; i < V; i++)
+			max = x[i] > max ? x[i] : max;
+		mx[n] = max;
+	}
+}
+
+/* sx (2N): each row's sum of exp(x - mx) in double, then its target's logit (here, else 0) */
+static void
+ce_rowsum(double *sx, const float *logits, const int32_t *targets,
+    const float *mx, int N, int V, int v0)
+{
+	long n;
+
+#pragma omp parallel for schedule(static) if (BIG((size_t)N * V))
+	for (n = 0; n < N; n++) {
+		const float *x = logits + n * V;
+		float max = mx[n];
+		double sum = 0;
+		int i, t = targets[n] - v0;
+
+#pragma omp simd reduction(+:sum)
+		for (i = 0; i < V; i++)
+			sum += fexp(x[i] - max);
+		sx[n] = sum;
+		sx[N + n] = t >= 0 && t < V ? x[t] : 0;
+	}
+}
+
+/* losses (N) from the reduced mx and sx; logits replaced by the gradient when dloss != 0 */
+static void
+ce_grad(float *losses, float *logits, const int32_t *targets, const float *mx,
+    const double *sx, int N, int V, int v0, float dloss)
+{
+	long n;
+
+#pragma omp parallel for schedule(static) if (BIG((size_t)N * V))
+	for (n = 0; n < N; n++) {
+		float *x = logits + n * V, max = mx[n], inv;
+		int i, t = targets[n] - v0;
+
+		losses[n] = (float)(log(sx[n]) - ((float)sx[N + n] - max));
+		if (dloss == 0)
+			continue;
+		inv = (float)(dloss / sx[n]);
+#pragma omp simd
+		for (i = 0; i < V; i++)
+			x[i] = fexp(x[i] - max) * inv;
+		if (t >= 0 && t < V)
+			x[t] -= dloss;
+	}
+}
+
 HOT static void
 adamw_chunk(float *p, const float *g, float *m, float *v, size_t n, float lr,
     float beta1, float beta2, float eps, float wd, float bc1, float bc2,
@@ -662,21 +778,29 @@ sumsq_chunk(const float *x, size_t n)
 	return s;
 }
 
+/* part (ceil(n / CHUNK)) = the sums of squares of x's chunks */
+static void
+sumsq_chunks(double *part, const float *x, size_t n)
+{
+	long i, nchunk = (long)((n + CHUNK - 1) / CHUNK);
+
+#pragma omp parallel for schedule(static) if (BIG(n))
+	for (i = 0; i < nchunk; i++)
+		part[i] = sumsq_chunk(x + i * CHUNK,
+		    n - i * CHUNK < CHUNK ? n - i * CHUNK : CHUNK);
+}
+
 /* sum of x (n) squared: fixed chunks, summed in order */
 static double
 sumsq(const float *x, size_t n)
 {
-	size_t nchunk = (n + CHUNK - 1) / CHUNK;
+	size_t nchunk = (n + CHUNK - 1) / CHUNK, i;
 	double *part = calloc(nchunk ? nchunk : 1, sizeof *part), s = 0;
-	long i;
 
 	if (part == NULL)
 		return sumsq_chunk(x, n);
-#pragma omp parallel for schedule(static) if (BIG(n))
-	for (i = 0; i < (long)nchunk; i++)
-		part[i] = sumsq_chunk(x + i * CHUNK,
-		    n - i * CHUNK < CHUNK ? n - i * CHUNK : CHUNK);
-	for (i = 0; i < (long)nchunk; i++)
+	sumsq_chunks(part, x, n);
+	for (i = 0; i < nchunk; i++)
 		s += part[i];
 	free(part);
 	return s;
@@ -793,11 +917,16 @@ const struct gpt_backend gpt_cpu = {
 	.gelu_backward = gelu_backward,
 	.residual_forward = residual_forward,
 	.dropout = dropout,
+	.add = add,
 	.lmhead_forward = lmhead_forward,
 	.lmhead_backward = lmhead_backward,
 	.crossentropy = crossentropy,
+	.ce_rowmax = ce_rowmax,
+	.ce_rowsum = ce_rowsum,
+	.ce_grad = ce_grad,
 	.adamw = adamw,
 	.sumsq = sumsq,
+	.sumsq_chunks = sumsq_chunks,
 	.encoder_forward_pos = encoder_forward_pos,
 	.attention_forward_kv = attention_forward_kv,
 	.matmul_forward_q8 = matmul_forward_q8,

@@ -235,13 +235,13 @@ gpt_infer_step(struct gpt_infer *g, int n, const int32_t *ids,
 		    g->vcache + l * layer, g->qkv, g->seq, g->pos, n, C, NH, T);
 		linear(g, GPT_ATTPROJW, l, g->tmp, g->atty, P(GPT_ATTPROJB, l),
 		    n);
-		be->residual_forward(g->x, g->x, g->tmp, nc, 0, 0);
+		be->residual_forward(g->x, g->x, g->tmp, nc, 0, 0, 0);
 		be->layernorm_forward(g->ln, g->mean, g->rstd, g->x,
 		    P(GPT_LN2W, l), P(GPT_LN2B, l), n, C, c->ln_eps);
 		linear(g, GPT_FCW, l, g->fch, g->ln, P(GPT_FCB, l), n);
 		be->gelu_forward(g->fchg, g->fch, 4 * nc);
 		linear(g, GPT_FCPROJW, l, g->tmp, g->fchg, P(GPT_FCPROJB, l), n);
-		be->residual_forward(g->x, g->x, g->tmp, nc, 0, 0);
+		be->residual_forward(g->x, g->x, g->tmp, nc, 0, 0, 0);
 	}
 	be->layernorm_forward(g->ln, g->mean, g->rstd,
 	    g->x + (size_t)(n - nout) * C, P(GPT_LNFW, 0), P(GPT_LNFB, 0), nout,

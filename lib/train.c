@@ -78,22 +78,24 @@ train_iteration(struct trainer *tr, const struct sample_src *src,
 	struct gpt *m = tr->m;
 	double scale = tr->st.loss_scale > 0 ? tr->st.loss_scale : 1;
 	float dloss = (float)(scale / ((double)tr->micro * tr->T * tr->nmicro));
-	uint64_t first = tr->st.consumed_train, key;
+	uint64_t first = tr->st.consumed_train;
+	uint64_t key = owt_mix64(tr->st.seed);
 	uint64_t batch = (uint64_t)tr->micro * tr->nmicro;
 	double loss = 0, coef = 1;
 	int j;
 
-	gpt_zero_grad(m);
 	for (j = 0; j < tr->nmicro; j++) {
 		if (fetch(tr, src, first + (uint64_t)j * tr->micro, err,
 		    errsize, code) < 0)
 			return -1;
-		/* dropout masks: a function of the seed and the micro-batch */
-		key = owt_mix64(tr->st.seed ^ owt_mix64(tr->st.iteration *
-		    (uint64_t)tr->nmicro + (uint64_t)j));
-		loss += gpt_forward(m, tr->inputs, tr->targets, dloss, key);
+		/* dropout masks: a function of the seed and the sample */
+		gpt_zero_grad(m);
+		loss += gpt_forward(m, tr->inputs, tr->targets, dloss, key,
+		    first + (uint64_t)j * tr->micro);
 		gpt_backward(m);
+		gpt_grad_accumulate(m, j, tr->nmicro);
 	}
+	gpt_grad_tie(m);
 	r->loss = loss / tr->nmicro;
 	r->grad_norm = gpt_grad_norm(m) / scale;
 	r->lr = schedule_lr_at(&tr->lr, tr->st.sched_samples);
@@ -132,7 +134,7 @@ train_eval(struct trainer *tr, const struct sample_src *src, uint64_t first,
 		if (fetch(tr, src, first + (uint64_t)i * tr->micro, err,
 		    errsize, code) < 0)
 			return -1;
-		sum += gpt_forward(tr->m, tr->inputs, tr->targets, 0, 0);
+		sum += gpt_forward(tr->m, tr->inputs, tr->targets, 0, 0, 0);
 	}
 	*loss = n > 0 ? sum / n : 0;
 	return 0;

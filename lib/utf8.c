@@ -1,4 +1,4 @@
-/* utf8.c - strict UTF-8 validation (RFC 3629) */
+/* utf8.c - strict UTF-8 validation (RFC 3629), and counting characters */
 #include <stdint.h>
 #include <string.h>
 
@@ -27,4 +27,14 @@ utf8_valid(const char *str, size_t n)
 		i += k;
 	}
 	return n;
+}
+
+size_t
+utf8_count(const char *s, size_t n)
+{
+	size_t i, c = 0;
+
+	for (i = 0; i < n; i++)
+		c += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return c;
 }

@@ -1,4 +1,4 @@
-/* utf8.h - strict UTF-8 validation (RFC 3629) */
+/* utf8.h - strict UTF-8 validation (RFC 3629), and counting characters */
 #ifndef OWT_UTF8_H
 #define OWT_UTF8_H
 
@@ -38,5 +38,7 @@ utf8_seqlen(const unsigned char *s, size_t n)
 
 /* The length of the longest valid UTF-8 prefix of s[0..n): n when all is. */
 size_t utf8_valid(const char *s, size_t n);
+/* The number of characters (bytes that do not continue a sequence) of s[0..n). */
+size_t utf8_count(const char *s, size_t n);
 
 #endif

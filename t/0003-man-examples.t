@@ -352,6 +352,12 @@ same pages.tok want.tok "Megatron-LM's vocabulary files give the bundled vocabul
 bpe-encode -q --append-eod pages.jsonl >text.tok
 cmp -s pages.tok text.tok && not_ok "the titles are tokenized too" ||
     ok "the titles are tokenized too"
+jsonl-merge -q --shuffle --seed 1 clean.jsonl >shuffled.jsonl
+ex bpe-encode.1 'bpe-encode --input shuffled.jsonl --output-prefix data/owt \'
+bpe-encode -q --append-eod shuffled.jsonl | idx-pack -qf -o want
+cmp -s want.idx data/owt_text_document.idx && cmp -s want.bin data/owt_text_document.bin &&
+    ok "preprocess_data.py's flags write data/owt_text_document as bpe-encode | idx-pack" ||
+    not_ok "preprocess_data.py's flags write data/owt_text_document as bpe-encode | idx-pack"
 
 # --- gpt-train(1), gpt-sample(1): a tiny model on data/owt.
 tiny="--num-layers 1 --hidden-size 32 --num-attention-heads 2 --seq-length 16 --max-position-embeddings 128 --micro-batch-size 2 --eval-iters 0 --workers 1 -q"

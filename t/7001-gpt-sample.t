@@ -212,7 +212,13 @@ sed -n 's/.*"ids":\[\([^]]*\)\].*/\1/p' pad.jsonl | tr ', ' '\n\n' | grep . |
 
 # Bad input and usage.
 fails 2 '^gpt-sample: no model: give --load dir$' "no --load" gpt-sample
-fails 2 '^gpt-sample: --fp16: the cpu backend computes in fp32 only$' "--fp16 on the cpu backend" $g --device cpu --fp16
+run $g --device cpu --fp16 --greedy --ids --out-seq-length 24 --sample-input-file p.txt --genfile g16.jsonl
+is "$rc:$(cat "$T/err")" "0:gpt-sample: --fp16: the cpu backend computes in fp32: generating in fp32" \
+    "--fp16 on the cpu backend: a warning, and fp32"
+same g16.jsonl greedy.jsonl "the same tokens as without --fp16"
+run $g --device cpu --bf16 --greedy --out-seq-length 2 --sample-input-file p.txt
+is "$rc:$(cat "$T/err")" "0:gpt-sample: --bf16: the cpu backend computes in fp32: generating in fp32" \
+    "--bf16 on the cpu backend too"
 fails 2 '^gpt-sample: --fp16, --bf16 and --fp32 exclude each other$' "two precisions" $g --fp16 --bf16
 fails 2 "^gpt-sample: --device: 'gpu' is not auto, cpu or cuda$" "an unknown device" $g --device gpu
 run $g --device cuda </dev/null

@@ -1,6 +1,8 @@
 /* unit-bpe.c - lib/bpe: the default vocabulary, pieces, ids, decoding, threads */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "bpe.h"
 #include "uniclass.h"
@@ -173,6 +175,7 @@ test_decode(void)
  * mergeable.
  */
 #define RNONE 0xffffffffu
+static const struct bpe *rv;
 static uint32_t *rtab;
 static size_t rmask;
 
@@ -188,21 +191,22 @@ rhash(const unsigned char *p, size_t n)
 }
 
 static void
-ref_init(void)
+ref_init(const struct bpe *x)
 {
 	const char *tok;
 	size_t len, i;
 	uint32_t id;
 
-	for (rmask = 1; rmask < 4 * (size_t)bpe_nvocab(v); rmask *= 2)
+	rv = x;
+	for (rmask = 1; rmask < 4 * (size_t)bpe_nvocab(rv); rmask *= 2)
 		;
 	rtab = malloc(rmask * sizeof *rtab);
 	memset(rtab, 0xff, rmask * sizeof *rtab);
 	rmask--;
-	for (id = 0; id < bpe_nvocab(v); id++) {
-		if (id == bpe_eod(v))
+	for (id = 0; id < bpe_nvocab(rv); id++) {
+		if (id == bpe_eod(rv))
 			continue;
-		tok = bpe_token(v, id, &len);
+		tok = bpe_token(rv, id, &len);
 		for (i = rhash((const unsigned char *)tok, len) & rmask;
 		    rtab[i] != RNONE; i = (i + 1) & rmask)
 			;
@@ -217,7 +221,7 @@ ref_rank(const unsigned char *p, size_t n)
 	size_t i, len;
 
 	for (i = rhash(p, n) & rmask; rtab[i] != RNONE; i = (i + 1) & rmask) {
-		tok = bpe_token(v, rtab[i], &len);
+		tok = bpe_token(rv, rtab[i], &len);
 		if (len == n && memcmp(tok, p, n) == 0)
 			return rtab[i];
 	}
@@ -292,8 +296,8 @@ ref_encode(const char *text, size_t len, struct bpe_ids *out)
 static void
 test_long_pieces(void)
 {
-	static const size_t lens[] = { 65, 200, 1000, 4096, 4097, 4160, 4191,
-	    6000, 8193 };
+	static const size_t lens[] = { 2, 3, 8, 17, 31, 32, 33, 64, 65, 200,
+	    1000, 4095, 4096, 4097, 4160, 4191, 6000, 8193 };
 	static const char *const cjk[] = { "\xe7\x9a\x84", "\xe4\xb8\x80",
 	    "\xe6\x98\xaf", "\xe4\xb8\x8d", "\xe4\xba\x86", "\xe4\xba\xba" };
 	struct bpe_state *s = bpe_state_new(v, 0);
@@ -303,7 +307,7 @@ test_long_pieces(void)
 	uint64_t x = 11;
 	int kind;
 
-	ref_init();
+	ref_init(v);
 	for (kind = 0; kind < 7; kind++)
 		for (l = 0; l < sizeof lens / sizeof lens[0]; l++) {
 			text.len = 0;
@@ -334,6 +338,250 @@ test_long_pieces(void)
 	free(want.v);
 	buf_free(&text);
 	bpe_state_free(s);
+}
+
+/* Texts of mixed fragments: every piece as tiktoken's merge makes it. */
+static void
+test_mixed(void)
+{
+	static const char *const frag[] = { " the", "ing", "tion", " un",
+	    "believ", "able", "'s", "'ll", " 1984", "20260", "3.14159", "  ",
+	    "\n\n", "\t", " ", "!!", "...", "--", "==", "\xe4\xb8\xad\xe6\x96\x87",
+	    "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e", "\xd0\xbf\xd1\x80\xd0\xb8",
+	    "\xd0\xb2\xd0\xb5\xd1\x82", "\xc3\xa9t\xc3\xa9", "na\xc3\xafve",
+	    "\xd8\xb9\xd8\xb1\xd8\xa8\xd9\x8a", "\xf0\x9f\x98\x80", "http://",
+	    "www.example.com/a?b=c", "QmFzZTY0", "xyzzy", "AAAA", "aaaa",
+	    "Zz", "_", "#", "\xe2\x80\x94", "\xc2\xa0", "0x7f", "\xef\xbb\xbf" };
+	struct bpe_state *s = bpe_state_new(v, 0);
+	struct bpe_ids got = { 0 }, want = { 0 };
+	struct buf text = { 0 };
+	uint64_t x = 5;
+	size_t i, k, bad = 0, ntok = 0;
+
+	ref_init(v);
+	for (i = 0; i < 3000; i++) {
+		text.len = 0;
+		x = owt_mix64(x);
+		for (k = x % 24 + 1; k > 0; k--) {
+			x = owt_mix64(x);
+			buf_adds(&text, frag[x % (sizeof frag / sizeof frag[0])]);
+		}
+		got.n = want.n = 0;
+		bpe_encode(s, text.p, text.len, &got);
+		ref_encode(text.p, text.len, &want);
+		ntok += want.n;
+		if (got.n != want.n || memcmp(got.v, want.v, got.n * sizeof *got.v))
+			bad++;
+	}
+	OK(bad == 0, "3000 texts of mixed fragments, %zu ids, as tiktoken's "
+	    "merge (%zu differ)", ntok, bad);
+	free(rtab);
+	free(got.v);
+	free(want.v);
+	buf_free(&text);
+	bpe_state_free(s);
+}
+
+/*
+ * The built-in image is what loading the files makes: the two written
+ * out again are the same bytes.
+ */
+static void
+test_image(void)
+{
+	const char *src = getenv("OWT_SRC");
+	char enc[4096], mer[4096], err[512];
+	struct buf a = { 0 }, b = { 0 };
+	struct bpe *f;
+	int code;
+
+	snprintf(enc, sizeof enc, "%s/data/gpt2/encoder.json", src ? src : ".");
+	snprintf(mer, sizeof mer, "%s/data/gpt2/vocab.bpe", src ? src : ".");
+	f = bpe_load(enc, mer, &code, err, sizeof err);
+	OK(f != NULL, "load data/gpt2 from its files");
+	if (f == NULL) {
+		printf("# %s\n", err);
+		return;
+	}
+	bpe_image_write(v, &a);
+	bpe_image_write(f, &b);
+	OK(a.len > 0 && a.len == b.len && memcmp(a.p, b.p, a.len) == 0,
+	    "the built-in image equals the files' tables (%zu bytes)", a.len);
+	bpe_free(f);
+	buf_free(&a);
+	buf_free(&b);
+}
+
+/* The byte b in GPT-2's alphabet, UTF-8, appended to out (escaped for JSON). */
+static void
+alphabet(struct buf *out, unsigned b, int json)
+{
+	unsigned k, cp = b;
+
+	if (!((b >= '!' && b <= '~') || (b >= 0xa1 && b <= 0xac) || b >= 0xae))
+		for (cp = 256, k = 0; k < b; k++)
+			cp += !((k >= '!' && k <= '~') || (k >= 0xa1 && k <= 0xac) ||
+			    k >= 0xae);
+	if (cp < 0x80) {
+		if (json && (cp == '"' || cp == '\\'))
+			buf_addc(out, '\\');
+		buf_addc(out, (char)cp);
+	} else {
+		buf_addc(out, (char)(0xc0 | cp >> 6));
+		buf_addc(out, (char)(0x80 | (cp & 0x3f)));
+	}
+}
+
+/*
+ * Write a vocabulary: the 256 bytes with GPT-2's ids, then merges of
+ * tokens given as byte strings, each "A B" (A and B split at the length
+ * given), ids in order; load it.
+ */
+static struct bpe *
+write_vocab(const char *dir, const char *const *tok, const size_t *split,
+    size_t n)
+{
+	struct buf e = { 0 }, m = { 0 };
+	char enc[512], mer[512], err[512];
+	const char *t;
+	struct bpe *x;
+	size_t i, k, len;
+	FILE *fp;
+	int code;
+
+	buf_addc(&e, '{');
+	for (i = 0; i < 256; i++) {
+		t = bpe_token(v, (uint32_t)i, &len);
+		buf_adds(&e, i ? ",\"" : "\"");
+		alphabet(&e, (unsigned char)t[0], 1);
+		buf_printf(&e, "\":%zu", i);
+	}
+	buf_adds(&m, "#version: 0.2\n");
+	for (i = 0; i < n; i++) {
+		buf_adds(&e, ",\"");
+		for (k = 0; tok[i][k]; k++) {
+			if (k == split[i])
+				buf_addc(&m, ' ');
+			alphabet(&e, (unsigned char)tok[i][k], 1);
+			alphabet(&m, (unsigned char)tok[i][k], 0);
+		}
+		buf_printf(&e, "\":%zu", 256 + i);
+		buf_addc(&m, '\n');
+	}
+	buf_addc(&e, '}');
+	snprintf(enc, sizeof enc, "%s/enc.json", dir);
+	snprintf(mer, sizeof mer, "%s/merges.txt", dir);
+	fp = fopen(enc, "w");
+	fwrite(e.p, 1, e.len, fp);
+	fclose(fp);
+	fp = fopen(mer, "w");
+	fwrite(m.p, 1, m.len, fp);
+	fclose(fp);
+	buf_free(&e);
+	buf_free(&m);
+	x = bpe_load(enc, mer, &code, err, sizeof err);
+	if (x == NULL)
+		printf("# %s\n", err);
+	return x;
+}
+
+/* Random texts over alpha, one piece each (no spaces), as the reference. */
+static size_t
+check_vocab(struct bpe *x, const char *alpha, size_t maxlen, size_t ntext)
+{
+	struct bpe_state *s = bpe_state_new(x, 0);
+	struct bpe_ids got = { 0 }, want = { 0 };
+	struct buf text = { 0 };
+	uint64_t r = 3;
+	size_t i, k, bad = 0, na = strlen(alpha);
+
+	ref_init(x);
+	for (i = 0; i < ntext; i++) {
+		text.len = 0;
+		r = owt_mix64(r);
+		for (k = i < 200 ? i + 1 : r % maxlen + 1; k > 0; k--) {
+			r = owt_mix64(r);
+			buf_addc(&text, alpha[r % na]);
+		}
+		got.n = want.n = 0;
+		bpe_encode(s, text.p, text.len, &got);
+		ref_encode(text.p, text.len, &want);
+		if (got.n != want.n || memcmp(got.v, want.v, got.n * sizeof *got.v))
+			bad++;
+	}
+	free(rtab);
+	free(got.v);
+	free(want.v);
+	buf_free(&text);
+	bpe_state_free(s);
+	return bad;
+}
+
+/*
+ * Other vocabularies take the other ways to merge: one whose last merge
+ * line makes a part of its first ("abc" from "a" and "bc", "bc" after),
+ * so that a join makes a token of lower rank than a part (no
+ * backtracking); one of 65,536 ranks (no 16-bit ranks).
+ */
+static void
+test_other_vocabs(void)
+{
+	static const char *const odd[] = { "abc", "bc", "ab", "ca", "cab",
+	    "bcab", "aa", "aaa" };
+	static const size_t odd_split[] = { 1, 1, 1, 1, 2, 2, 1, 2 };
+	char dir[] = "/tmp/unit-bpe.XXXXXX", path[64];
+	const char **tok;
+	size_t *split, n = 0, a, b;
+	char (*pool)[3];
+	struct bpe *x;
+
+	if (mkdtemp(dir) == NULL) {
+		OK(0, "make a temporary directory");
+		return;
+	}
+	x = write_vocab(dir, odd, odd_split, sizeof odd / sizeof odd[0]);
+	OK(x != NULL, "load a vocabulary whose merges make parts after the whole");
+	if (x != NULL) {
+		OK(check_vocab(x, "abc", 300, 1500) == 0,
+		    "its pieces of 1 to 300 bytes merge as tiktoken's merge");
+		bpe_free(x);
+	}
+
+	/* Every pair of the bytes 1..255, then "Xab" for each X. */
+	tok = xmalloc(65280 * sizeof *tok);
+	split = xmalloc(65280 * sizeof *split);
+	pool = xmalloc(65280 * sizeof *pool);
+	for (a = 1; a < 256; a++)
+		for (b = 1; b < 256; b++, n++) {
+			pool[n][0] = (char)a;
+			pool[n][1] = (char)b;
+			pool[n][2] = '\0';
+			tok[n] = pool[n];
+			split[n] = 1;
+		}
+	for (a = 1; a < 256; a++, n++) {
+		tok[n] = xmalloc(4);
+		snprintf((char *)tok[n], 4, "%cab", (int)a);
+		split[n] = 1;
+	}
+	OK(n == 65280, "65280 merges");
+	x = write_vocab(dir, tok, split, n);
+	OK(x != NULL && bpe_nvocab(x) == 65536, "load a vocabulary of 65,536 ranks");
+	if (x != NULL) {
+		OK(check_vocab(x, "abcz\x80\xe4\xb8", 200, 600) == 0,
+		    "its pieces merge as tiktoken's merge");
+		bpe_free(x);
+	}
+	for (a = 65025; a < n; a++)
+		free((char *)tok[a]);
+	free(tok);
+	free(split);
+	free(pool);
+	snprintf(path, sizeof path, "%s/enc.json", dir);
+	unlink(path);
+	snprintf(path, sizeof path, "%s/merges.txt", dir);
+	unlink(path);
+	rmdir(dir);
 }
 
 /* Threads share the vocabulary, each with its own state. */
@@ -394,12 +642,11 @@ test_threads(void)
 int
 main(void)
 {
-	char dir[4096], err[512];
+	char err[512];
 	int code;
 
-	OK(bpe_default_dir(dir, sizeof dir) != NULL, "the default vocabulary is found");
 	v = bpe_load(NULL, NULL, &code, err, sizeof err);
-	OK(v != NULL, "load the default vocabulary");
+	OK(v != NULL, "load the default vocabulary (the built-in image)");
 	if (v == NULL) {
 		printf("# %s\n", err);
 		return unit_done();
@@ -411,6 +658,9 @@ main(void)
 	test_encode();
 	test_decode();
 	test_long_pieces();
+	test_mixed();
+	test_image();
+	test_other_vocabs();
 	test_threads();
 	bpe_free(v);
 	return unit_done();

@@ -139,15 +139,15 @@ test_launchers(int prec)
 	db = cu->alloc(N * sizeof(float));
 
 	/* encoder: an exact gather; its gradient a scatter-add */
-	cpu->encoder_forward(out, tok, w, wpe, B, T, C);
-	cu->encoder_forward(dr, dtok, dw, dwpe, B, T, C);
+	cpu->encoder_forward(out, tok, w, wpe, B, T, C, 0, Vp);
+	cu->encoder_forward(dr, dtok, dw, dwpe, B, T, C, 0, Vp);
 	CHECK(dr, out, btc, 0, "%s encoder forward", pn);
 	memset(out3, 0, (size_t)Vp * C * sizeof *out3);
 	memset(out2, 0, (size_t)maxT * C * sizeof *out2);
 	cu->zero(dd3, (size_t)Vp * C * sizeof(float));
 	cu->zero(dd2, (size_t)maxT * C * sizeof(float));
-	cpu->encoder_backward(out3, out2, dout, tok, B, T, C);
-	cu->encoder_backward(dd3, dd2, dd, dtok, B, T, C);
+	cpu->encoder_backward(out3, out2, dout, tok, B, T, C, 0, Vp);
+	cu->encoder_backward(dd3, dd2, dd, dtok, B, T, C, 0, Vp);
 	CHECK(dd3, out3, (size_t)Vp * C, 0, "%s encoder backward: token "
 	    "embedding, exactly", pn);
 	CHECK(dd2, out2, (size_t)T * C, 0, "%s encoder backward: positions, "
@@ -197,17 +197,18 @@ test_launchers(int prec)
 	/* attention, without and with dropout */
 	for (i = 0; i < 2; i++) {
 		float p = i ? 0.1f : 0;
-		uint64_t key = 99;
+		/* with dropout: heads 2..4 of 7, from sample 5 (struct gpt_mask) */
+		struct gpt_mask mk = { 99, i ? 5 : 0, i ? 2 : 0, i ? 7 : NH };
 
 		att = out + btc;
-		cpu->attention_forward(out, att, x, B, T, C, NH, p, key);
-		cu->attention_forward(dr, dr + btc, dx, B, T, C, NH, p, key);
+		cpu->attention_forward(out, att, x, B, T, C, NH, p, &mk);
+		cu->attention_forward(dr, dr + btc, dx, B, T, C, NH, p, &mk);
 		CHECK(dr, out, btc, tol_mm[prec] * 2, "%s attention forward "
 		    "(dropout %g)", pn, p);
 		CHECK(dr + btc, att, natt, tol_mm[prec] * 2, "%s attention "
 		    "probabilities (dropout %g)", pn, p);
 		/* the probabilities alone (out NULL): the same bits */
-		cu->attention_forward(NULL, dd3, dx, B, T, C, NH, p, key);
+		cu->attention_forward(NULL, dd3, dx, B, T, C, NH, p, &mk);
 		cu->get(out3, dd3, natt * sizeof *out3);
 		cu->get(out2, dr + btc, natt * sizeof *out2);
 		OK(memcmp(out3, out2, natt * sizeof *out3) == 0, "%s attention "
@@ -216,9 +217,9 @@ test_launchers(int prec)
 		/* the backward pass from the CPU's probabilities on both */
 		cu->put(dr + btc, att, natt * sizeof *att);
 		cpu->attention_backward(out2, out2 + 3 * btc, dout, x, att, B, T,
-		    C, NH, p, key);
+		    C, NH, p, &mk);
 		cu->attention_backward(dd2, dd2 + 3 * btc, dd, dx, dr + btc, B,
-		    T, C, NH, p, key);
+		    T, C, NH, p, &mk);
 		CHECK(dd2, out2, 3 * btc, tol_mm[prec] * 2, "%s attention "
 		    "backward (dropout %g)", pn, p);
 	}
@@ -230,18 +231,23 @@ test_launchers(int prec)
 	cpu->gelu_backward(out, x, dout, btc * 4);
 	cu->gelu_backward(dr, dx, dd, btc * 4);
 	CHECK(dr, out, btc * 4, 1e-5, "%s gelu backward", pn);
-	cpu->residual_forward(out, x, dout, btc, 0.2f, 7);
-	cu->residual_forward(dr, dx, dd, btc, 0.2f, 7);
-	CHECK(dr, out, btc, 1e-6, "%s residual with dropout (the same mask)",
-	    pn);
+	cpu->residual_forward(out, x, dout, btc, 0.2f, 7, 12345);
+	cu->residual_forward(dr, dx, dd, btc, 0.2f, 7, 12345);
+	CHECK(dr, out, btc, 1e-6, "%s residual with dropout (the same mask, "
+	    "from element 12345)", pn);
 	memcpy(out, x, btc * sizeof *x);	/* as inference calls it: out is a */
 	cu->put(dr, x, btc * sizeof *x);
-	cpu->residual_forward(out, out, dout, btc, 0, 0);
-	cu->residual_forward(dr, dr, dd, btc, 0, 0);
+	cpu->residual_forward(out, out, dout, btc, 0, 0, 0);
+	cu->residual_forward(dr, dr, dd, btc, 0, 0, 0);
 	CHECK(dr, out, btc, 0, "%s residual in place, no dropout", pn);
-	cpu->dropout(out, dout, btc, 0.3f, 8);
-	cu->dropout(dr, dd, btc, 0.3f, 8);
-	CHECK(dr, out, btc, 1e-6, "%s dropout", pn);
+	cpu->dropout(out, dout, btc, 0.3f, 8, (uint64_t)1 << 40);
+	cu->dropout(dr, dd, btc, 0.3f, 8, (uint64_t)1 << 40);
+	CHECK(dr, out, btc, 1e-6, "%s dropout, from element 2^40", pn);
+	memcpy(out, x, btc * sizeof *x);
+	cu->put(dr, x, btc * sizeof *x);
+	cpu->add(out, dout, btc);
+	cu->add(dr, dd, btc);
+	CHECK(dr, out, btc, 0, "%s add, exactly", pn);
 
 	/* output layer and cross-entropy */
 	logits = out + btc;
@@ -259,6 +265,44 @@ test_launchers(int prec)
 	    pn);
 	CHECK(dr + btc, logits, (size_t)N * V, 1e-5, "%s cross-entropy "
 	    "gradient, in place", pn);
+	/* the cross-entropy of a vocabulary part [100, 100 + V - 300), in three calls */
+	{
+		int VP = V - 300, v0 = 100;
+		float *lp = xmalloc((size_t)N * VP * sizeof *lp), mx[N], *dmx;
+		double sx[2 * N], *dsx;
+		float *dlp;
+
+		for (int n = 0; n < N; n++)
+			memcpy(lp + (size_t)n * VP, x + (size_t)n * V % btc,
+			    VP * sizeof *lp);
+		dlp = dev(lp, (size_t)N * VP * sizeof *lp);
+		dmx = cu->alloc(N * sizeof *dmx);
+		dsx = cu->alloc(2 * N * sizeof *dsx);
+		cpu->ce_rowmax(mx, lp, N, VP);
+		cu->ce_rowmax(dmx, dlp, N, VP);
+		CHECK(dmx, mx, N, 0, "%s cross-entropy part: row maxima", pn);
+		cpu->ce_rowsum(sx, lp, tg, mx, N, VP, v0);
+		cu->ce_rowsum(dsx, dlp, dtg, dmx, N, VP, v0);
+		{
+			double got[2 * N], e = 0;
+
+			cu->get(got, dsx, sizeof got);
+			for (int n = 0; n < 2 * N; n++)
+				e = fmax(e, fabs(got[n] - sx[n]) / (fabs(sx[n]) + 1e-30));
+			OK(e <= 1e-6, "%s cross-entropy part: sums and target "
+			    "logits (%.3g)", pn, e);
+		}
+		cu->put(dsx, sx, sizeof sx);
+		cpu->ce_grad(out, lp, tg, mx, sx, N, VP, v0, 1.0f / N);
+		cu->ce_grad(dr, dlp, dtg, dmx, dsx, N, VP, v0, 1.0f / N);
+		CHECK(dr, out, N, 1e-5, "%s cross-entropy part: losses", pn);
+		CHECK(dlp, lp, (size_t)N * VP, 1e-5, "%s cross-entropy part: "
+		    "gradient, in place", pn);
+		cu->free(dlp);
+		cu->free(dmx);
+		cu->free(dsx);
+		free(lp);
+	}
 	memset(out3, 0, (size_t)Vp * C * sizeof *out3);
 	cu->zero(dd3, (size_t)Vp * C * sizeof(float));
 	cpu->lmhead_backward(out2, out3, logits, x, w, N, C, V);
@@ -291,6 +335,20 @@ test_launchers(int prec)
 		b = cu->sumsq(dd, btc * 4);
 		OK(fabs(a - b) <= 1e-12 * a, "%s sum of squares (%.17g, %.17g)",
 		    pn, b, a);
+		{
+			size_t nc = (btc * 4 + GPT_NORM_CHUNK - 1) / GPT_NORM_CHUNK;
+			double *pa = xmalloc(nc * sizeof *pa), *pb = xmalloc(nc * sizeof *pb);
+			double e = 0;
+
+			cpu->sumsq_chunks(pa, dout, btc * 4);
+			cu->sumsq_chunks(pb, dd, btc * 4);
+			for (size_t j = 0; j < nc; j++)
+				e = fmax(e, fabs(pa[j] - pb[j]) / pa[j]);
+			OK(e <= 1e-12, "%s sums of squares of %zu chunks (%.3g)",
+			    pn, nc, e);
+			free(pa);
+			free(pb);
+		}
 		cu->free(dp);
 		cu->free(dmm);
 		cu->free(dv);
@@ -413,7 +471,7 @@ test_dwte(void)
 		    (i % 2 ? 20 : Vp));
 	memcpy(w, w0, nw * sizeof *w);
 	memcpy(p, p0, np * sizeof *p);
-	cpu->encoder_backward(w, p, dout, tok, B, T, C);
+	cpu->encoder_backward(w, p, dout, tok, B, T, C, 0, Vp);
 	dd = dev(dout, btc * sizeof *dout);
 	dt = dev(tok, N * sizeof *tok);
 	dw = cu->alloc(nw * sizeof *dw);
@@ -421,13 +479,24 @@ test_dwte(void)
 	for (k = 0; k < 2; k++) {
 		cu->put(dw, w0, nw * sizeof *w0);
 		cu->put(dp, p0, np * sizeof *p0);
-		cu->encoder_backward(dw, dp, dd, dt, B, T, C);
+		cu->encoder_backward(dw, dp, dd, dt, B, T, C, 0, Vp);
 		CHECK(dw, w, nw, 0, "encoder backward, run %d: the token "
 		    "embedding's gradient is the CPU's, bit for bit (%d "
 		    "positions, repeated tokens)", k + 1, N);
 		CHECK(dp, p, np, 0, "encoder backward, run %d: the positions' "
 		    "too", k + 1);
 	}
+	/* a vocabulary part: rows [5, 517) of the table (token 7 among them) */
+	memcpy(w, w0, nw * sizeof *w);
+	memcpy(p, p0, np * sizeof *p);
+	cpu->encoder_backward(w, p, dout, tok, B, T, C, 5, 512);
+	cu->put(dw, w0, nw * sizeof *w0);
+	cu->put(dp, p0, np * sizeof *p0);
+	cu->encoder_backward(dw, dp, dd, dt, B, T, C, 5, 512);
+	CHECK(dw, w, nw, 0, "encoder backward of a vocabulary part: the "
+	    "CPU's, bit for bit");
+	CHECK(dp, p, np, 0, "encoder backward of a vocabulary part: the "
+	    "positions' too");
 	cu->free(dd);
 	cu->free(dt);
 	cu->free(dw);

@@ -1,4 +1,4 @@
-/* unit-fetch.c - owt-fetch's library: charsets, URL filter, robots.txt, addresses, extraction */
+/* unit-fetch.c - owt-fetch's library: charsets, URL filter, robots.txt, addresses, extraction, the pipeline's items and records */
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -8,6 +8,7 @@
 #include "charset.h"
 #include "crawl.h"
 #include "extract.h"
+#include "fetch.h"
 #include "robots.h"
 #include "urlfilter.h"
 #include "util.h"
@@ -609,6 +610,211 @@ test_extract_meta(void)
 	buf_free(&text);
 }
 
+/* A temporary file holding s; its name in path (a "/tmp/...XXXXXX" template). */
+static void
+temp_file(char *path, const char *s)
+{
+	int fd = mkstemp(path);
+
+	if (fd < 0 || write(fd, s, strlen(s)) != (ssize_t)strlen(s))
+		abort();
+	close(fd);
+}
+
+static void
+test_fetch_write(void)
+{
+	struct fetch_opts o = { .text_key = "text" };
+	struct fetch_item it;
+	struct jsonl_rec rec;
+	struct buf b = { 0 };
+
+	jsonl_rec_init(&rec, NULL, 0);
+	memset(&it, 0, sizeof it);
+	it.url = "http://a.example/x";
+	it.job.final_url = "http://a.example/x?y";
+	it.job.status = 200;
+	it.job.fetched_at = 86400 * 365;
+	buf_adds(&it.title, "T \"q\"");
+	buf_adds(&it.text, "line\nline2");
+	it.enc = "UTF-8";
+	it.bytes = 1234;
+	fetch_write_page(&o, &it, &rec, &b);
+	buf_addc(&b, '\0');
+	SAMES(b.p, "{\"url\":\"http://a.example/x\",\"title\":\"T \\\"q\\\"\","
+	    "\"text\":\"line\\nline2\",\"final_url\":\"http://a.example/x?y\","
+	    "\"http_status\":200,\"fetched_at\":\"1971-01-01T00:00:00Z\","
+	    "\"charset\":\"UTF-8\",\"bytes\":1234}\n",
+	    "fetch_write_page: a plain URL's record");
+
+	/* An input record: its members kept, title replaced in place. */
+	b.len = 0;
+	it.line = "{\"title\":\"old\",\"url\":\"http://a.example/x\",\"n\":[1, 2]}";
+	it.len = strlen(it.line);
+	buf_adds(&it.meta.date, "2008-01-16");
+	buf_adds(&it.meta.lang, "en");
+	it.file = "d/0.html.gz";
+	o.text_key = "body";
+	fetch_write_page(&o, &it, &rec, &b);
+	buf_addc(&b, '\0');
+	SAMES(b.p, "{\"title\":\"T \\\"q\\\"\",\"url\":\"http://a.example/x\","
+	    "\"n\":[1, 2],\"body\":\"line\\nline2\",\"date\":\"2008-01-16\","
+	    "\"lang_hint\":\"en\",\"final_url\":\"http://a.example/x?y\","
+	    "\"http_status\":200,\"fetched_at\":\"1971-01-01T00:00:00Z\","
+	    "\"charset\":\"UTF-8\",\"bytes\":1234,\"file\":\"d/0.html.gz\"}\n",
+	    "fetch_write_page: an input record with the page's members");
+
+	b.len = 0;
+	o.extract = 1;
+	fetch_write_page(&o, &it, &rec, &b);
+	buf_addc(&b, '\0');
+	SAMES(b.p, "{\"title\":\"T \\\"q\\\"\",\"url\":\"http://a.example/x\","
+	    "\"n\":[1, 2],\"body\":\"line\\nline2\",\"date\":\"2008-01-16\","
+	    "\"lang_hint\":\"en\",\"charset\":\"UTF-8\",\"bytes\":1234}\n",
+	    "fetch_write_page: --extract, no fetch members");
+
+	b.len = 0;
+	o.extract = 0;
+	it.job.ms = 12.4;
+	it.job.content_type = "text/html";
+	fetch_write_log(&o, &it, CR_OK, &b);
+	buf_addc(&b, '\0');
+	SAMES(b.p, "{\"url\":\"http://a.example/x\",\"outcome\":\"ok\","
+	    "\"http_status\":200,\"error\":null,\"bytes\":1234,\"ms\":12,"
+	    "\"final_url\":\"http://a.example/x?y\",\"content_type\":\"text/html\","
+	    "\"fetched_at\":\"1971-01-01T00:00:00Z\",\"file\":\"d/0.html.gz\"}\n",
+	    "fetch_write_log: ok");
+
+	b.len = 0;
+	memset(&it.job, 0, sizeof it.job);
+	it.job.status = 404;
+	it.job.ms = 7.5;
+	snprintf(it.job.error, sizeof it.job.error, "HTTP 404");
+	it.file = NULL;
+	it.bytes = 0;
+	fetch_write_log(&o, &it, CR_HTTP, &b);
+	buf_addc(&b, '\0');
+	SAMES(b.p, "{\"url\":\"http://a.example/x\",\"outcome\":\"http\","
+	    "\"http_status\":404,\"error\":\"HTTP 404\",\"bytes\":0,\"ms\":8}\n",
+	    "fetch_write_log: an outcome with its error, unknown members left out");
+	buf_free(&it.title);
+	buf_free(&it.text);
+	buf_free(&it.meta.date);
+	buf_free(&it.meta.lang);
+	buf_free(&b);
+	jsonl_rec_free(&rec);
+}
+
+static void
+test_fetch_resume(void)
+{
+	char path[] = "/tmp/owt-unit-log.XXXXXX", err[256], got[256];
+	struct urlset set = { 0 };
+	int code = 0, fd;
+	ssize_t n;
+
+	temp_file(path, "{\"url\":\"http://a.example/1\",\"outcome\":\"ok\"}\n"
+	    "{\"outcome\":\"http\",\"url\":\"http://a.example/2\"}\n"
+	    "{\"url\":\"http://a.example/3\",\"outc");
+	OK(fetch_resume_load(&set, path, err, sizeof err, &code) == 0,
+	    "fetch_resume_load: a log with a torn last line");
+	OK(urlset_has(&set, "http://a.example/1", 18) &&
+	    urlset_has(&set, "http://a.example/2", 18) &&
+	    !urlset_has(&set, "http://a.example/3", 18),
+	    "fetch_resume_load: the whole lines' URLs, not the torn one's");
+	fd = open(path, O_RDONLY);
+	n = read(fd, got, sizeof got);
+	close(fd);
+	OK(n == 90 && got[n - 1] == '\n',
+	    "fetch_resume_load: the torn line cut off the file (%zd bytes)", n);
+	urlset_free(&set);
+	unlink(path);
+
+	OK(fetch_resume_load(&set, "/nonexistent/log", err, sizeof err,
+	    &code) < 0 && code == XDATA, "fetch_resume_load: a missing log: XDATA");
+	SAMES(err, "cannot open '/nonexistent/log': No such file or directory",
+	    "fetch_resume_load: its message");
+	urlset_free(&set);
+}
+
+static void
+test_fetch_items(void)
+{
+	char in[] = "/tmp/owt-unit-in.XXXXXX", log[] = "/tmp/owt-unit-log.XXXXXX";
+	char *paths[1] = { in }, err[1024], want[1200];
+	struct fetch_opts o = { .text_key = "text", .shard = { 0, 1 } };
+	volatile sig_atomic_t stop = 0;
+	struct fetch_item *it;
+	struct fetch f;
+	int code = 0;
+
+	temp_file(in, "  http://a.example/1 \t\r\n"
+	    "\n"
+	    "{\"url\":\"HTTP://A.example:80/2#x\",\"k\":1}\n"
+	    "{\"nourl\":1}\n"
+	    "{bad\n"
+	    "http://a.example/p.jpg\n");
+	OK(fetch_open(&f, &o, paths, 1, stdout, &stop, err, sizeof err,
+	    &code) == 0, "fetch_open");
+	it = fetch_item_next(&f);
+	OK(it != NULL && strcmp(it->url, "http://a.example/1") == 0 &&
+	    it->line == NULL && it->seq == 0, "fetch_item_next: a URL, trimmed");
+	OK(it != NULL && fetch_filter(&f, it) == 0 && it->job.url == it->url,
+	    "fetch_filter: kept, its own normal form");
+	it = fetch_item_next(&f);
+	OK(it != NULL && strcmp(it->url, "HTTP://A.example:80/2#x") == 0 &&
+	    it->len == 39 && strncmp(it->line, "{\"url\"", 6) == 0 &&
+	    it->seq == 1, "fetch_item_next: a record, the blank line skipped");
+	OK(it != NULL && fetch_filter(&f, it) == 0 &&
+	    strcmp(it->job.url, "http://a.example/2") == 0,
+	    "fetch_filter: the normal form fetched");
+	it = fetch_item_next(&f);
+	snprintf(want, sizeof want, "%s:4: missing 'url' field", in);
+	OK(it != NULL && it->url == NULL && it->bad == XDATA &&
+	    it->reason == FETCH_BAD_FIELD, "fetch_item_next: no url, a bad item");
+	SAMES(it && it->msg ? it->msg : "", want, "fetch_item_next: its message");
+	it = fetch_item_next(&f);
+	OK(it != NULL && it->url == NULL && it->reason == BAD_JSON,
+	    "fetch_item_next: invalid JSON, a bad item");
+	snprintf(want, sizeof want, "%s:5: invalid JSON", in);
+	OK(it != NULL && it->msg && strncmp(it->msg, want, strlen(want)) == 0,
+	    "fetch_item_next: its message ('%s')", it && it->msg ? it->msg : "");
+	it = fetch_item_next(&f);
+	OK(it != NULL && fetch_filter(&f, it) == 1 &&
+	    it->job.outcome == CR_FILTERED &&
+	    strcmp(it->job.error, "extension") == 0,
+	    "fetch_filter: filtered, its reason");
+	OK(fetch_item_next(&f) == NULL && f.nread == 5,
+	    "fetch_item_next: NULL at the end");
+	fetch_free(&f);
+	OK(f.live == NULL, "fetch_free: every item freed");
+
+	/* --shard 1/2 counts blank lines; --resume skips a logged URL. */
+	temp_file(log, "{\"url\":\"http://a.example/p.jpg\"}\n");
+	o.shard[0] = 1;
+	o.shard[1] = 2;
+	o.resume = log;
+	OK(fetch_open(&f, &o, paths, 1, stdout, &stop, err, sizeof err,
+	    &code) == 0, "fetch_open, --shard 1/2 --resume");
+	it = fetch_item_next(&f);
+	OK(it != NULL && it->url == NULL && it->reason == FETCH_BAD_FIELD,
+	    "fetch_item_next, shard 1/2: lines 1 (blank), 3 and 5");
+	OK(fetch_item_next(&f) == NULL && f.nresumed == 1,
+	    "fetch_item_next: the logged URL skipped");
+	fetch_free(&f);
+
+	o.resume = NULL;
+	o.shard[0] = 0;
+	o.shard[1] = 1;
+	stop = 1;
+	OK(fetch_open(&f, &o, paths, 1, stdout, &stop, err, sizeof err,
+	    &code) == 0 && fetch_item_next(&f) == NULL,
+	    "fetch_item_next: nothing once the stop flag is set");
+	fetch_free(&f);
+	unlink(in);
+	unlink(log);
+}
+
 int
 main(void)
 {
@@ -621,5 +827,8 @@ main(void)
 	test_extract_clean();
 	test_extract_meta();
 	test_escape();
+	test_fetch_write();
+	test_fetch_resume();
+	test_fetch_items();
 	return unit_done();
 }

@@ -8,6 +8,8 @@
 
 #include "blas.h"
 #include "ckpt.h"
+#include "comm.h"
+#include "dist.h"
 #include "gpt.h"
 #include "gpt_data.h"
 #include "mt19937.h"
@@ -384,7 +386,7 @@ struct op {
 	int n, m;
 	int B, T, C, NH, OC, V;
 	float p;
-	uint64_t key;
+	struct gpt_mask mk;	/* attention's dropout mask */
 	const double *aux;	/* fixed inputs */
 	const int32_t *ids;
 };
@@ -473,7 +475,9 @@ ref_attention(const struct op *o, const double *x, double *out)
 			for (t = 0; t < T; t++) {
 				const double *q = x + (b * T + t) * 3 * C + h * HS;
 				double max = -1e300, sum = 0;
-				uint64_t idx = ((uint64_t)(b * NH + h) * T + t) * T;
+				uint64_t idx = (((o->mk.s0 + (uint64_t)b) *
+				    (uint64_t)o->mk.nh + (uint64_t)(o->mk.h0 + h)) *
+				    (uint64_t)T + (uint64_t)t) * (uint64_t)T;
 
 				for (t2 = 0; t2 <= t; t2++) {
 					const double *k = x + (b * T + t2) * 3 * C + C + h * HS;
@@ -492,7 +496,7 @@ ref_attention(const struct op *o, const double *x, double *out)
 					double a = att[t2] / sum;
 
 					if (o->p > 0)
-						a = gpt_dropout_keep(o->key, idx + t2, o->p) ?
+						a = gpt_dropout_keep(o->mk.key, idx + t2, o->p) ?
 						    a / (1 - (double)o->p) : 0;
 					for (i = 0; i < HS; i++)
 						out[(b * T + t) * C + h * HS + i] += a * v[i];
@@ -581,20 +585,24 @@ test_layers(const struct gpt_backend *be)
 	free(xd);
 	free(doutd);
 
-	/* attention, without and with dropout */
+	/*
+	 * attention, without and with dropout: the second call as heads 1
+	 * and 2 of a model of 5, from sample 3 (struct gpt_mask)
+	 */
 	for (pass = 0; pass < 2; pass++) {
 		o = (struct op){ ref_attention, B * T * 3 * C, B * T * C, .B = B,
-		    .T = T, .C = C, .NH = NH, .p = pass ? 0.3f : 0, .key = 99 };
+		    .T = T, .C = C, .NH = NH, .p = pass ? 0.3f : 0,
+		    .mk = { 99, pass ? 3 : 0, pass ? 1 : 0, pass ? 5 : NH } };
 		fill(x, (size_t)o.n, 1.5f);
 		fill(dout, B * T * C, 1);
 		xd = to_double(x, (size_t)o.n);
 		doutd = to_double(dout, B * T * C);
-		be->attention_forward(out, att, x, B, T, C, NH, o.p, o.key);
+		be->attention_forward(out, att, x, B, T, C, NH, o.p, &o.mk);
 		ref_attention(&o, xd, ref);
 		OK(rel_diff(out, ref, B * T * C) < 1e-5, "%s attention forward%s",
 		    be->name, pass ? ", dropout 0.3" : "");
 		be->attention_backward(dx, scratch, dout, x, att, B, T, C, NH,
-		    o.p, o.key);
+		    o.p, &o.mk);
 		fd_grad(&o, xd, doutd, g);
 		OK(rel_diff(dx, g, B * T * 3 * C) < 1e-4,
 		    "%s attention backward (q, k, v)%s", be->name,
@@ -646,7 +654,7 @@ test_layers(const struct gpt_backend *be)
 
 		for (k = 0; k < ND; k++)
 			a[k] = 1;
-		be->dropout(b, a, ND, 0.25f, 5);
+		be->dropout(b, a, ND, 0.25f, 5, 0);
 		for (k = 0; k < ND; k++) {
 			kept += b[k] != 0;
 			right += b[k] == 0 || b[k] == 1 / 0.75f;
@@ -654,12 +662,12 @@ test_layers(const struct gpt_backend *be)
 		OK(kept > 74000 && kept < 76000 && right == ND,
 		    "%s dropout 0.25 keeps %zu of %d, scaled by 1/0.75", be->name,
 		    kept, ND);
-		be->residual_forward(a, a, b, ND, 0.25f, 5);
+		be->residual_forward(a, a, b, ND, 0.25f, 5, 0);
 		for (k = 0; k < ND; k++)
 			same += a[k] == 1 + b[k] * (1.0f / 0.75f);
 		OK(same == ND, "%s residual dropout draws the same mask for the same key",
 		    be->name);
-		be->dropout(b, b, ND, 0, 5);
+		be->dropout(b, b, ND, 0, 5, 0);
 		OK(b[0] == 0 || b[0] == 1 / 0.75f, "%s dropout 0 is the identity", be->name);
 		free(a);
 		free(b);
@@ -685,6 +693,209 @@ test_layers(const struct gpt_backend *be)
 	}
 	free(ref);
 	free(g);
+}
+
+/*
+ * Dropout masks are a function of the global position: attention over
+ * heads [h0, h0 + nh) of a model (tensor parallelism), or over the
+ * second sample of a batch alone (another micro-batch or data-parallel
+ * rank), draws the masks of the matching part of the whole call, so
+ * outputs, probabilities and gradients are the same bits. The same for
+ * the hidden states' dropout with i0.
+ */
+static void
+test_mask_parts(const struct gpt_backend *be)
+{
+	enum { B = 2, T = 6, NH = 6, HS = 4, C = NH * HS, TP = 3, NL = NH / TP };
+	enum { CL = NL * HS };
+	const float p = 0.3f;
+	size_t nq = (size_t)B * T * 3 * C, ny = (size_t)B * T * C;
+	size_t na = (size_t)B * NH * T * T;
+	float *qkv = xmalloc(nq * sizeof *qkv), *dout = xmalloc(ny * sizeof *dout);
+	float *y = xmalloc(ny * sizeof *y), *att = xmalloc(na * sizeof *att);
+	float *dq = xmalloc(nq * sizeof *dq), *scr = xmalloc(na * sizeof *scr);
+	float *lq = xmalloc(nq * sizeof *lq), *ldo = xmalloc(ny * sizeof *ldo);
+	float *ly = xmalloc(ny * sizeof *ly), *la = xmalloc(na * sizeof *la);
+	float *ldq = xmalloc(nq * sizeof *ldq);
+	struct gpt_mask full = { 1234, 7, 0, NH }, part;
+	int r, b, t, j, h, same, kept = 0;
+	size_t i;
+
+	fill(qkv, nq, 2);
+	fill(dout, ny, 1);
+	be->attention_forward(y, att, qkv, B, T, C, NH, p, &full);
+	be->attention_backward(dq, scr, dout, qkv, att, B, T, C, NH, p, &full);
+	for (i = 0; i < ny; i++)
+		kept += y[i] != 0;
+	for (r = 0; r < TP; r++) {
+		/* rank r's qkv (B,T,3 CL): q, k, v of its heads, as Megatron splits */
+		for (b = 0; b < B; b++)
+			for (t = 0; t < T; t++)
+				for (j = 0; j < 3; j++) {
+					memcpy(lq + ((size_t)(b * T + t) * 3 + j) * CL,
+					    qkv + (size_t)(b * T + t) * 3 * C + j * C + r * CL,
+					    CL * sizeof *lq);
+					if (j == 0)
+						memcpy(ldo + (size_t)(b * T + t) * CL,
+						    dout + (size_t)(b * T + t) * C + r * CL,
+						    CL * sizeof *ldo);
+				}
+		part = (struct gpt_mask){ 1234, 7, r * NL, NH };
+		be->attention_forward(ly, la, lq, B, T, CL, NL, p, &part);
+		be->attention_backward(ldq, scr, ldo, lq, la, B, T, CL, NL, p,
+		    &part);
+		same = 1;
+		for (b = 0; b < B; b++)
+			for (t = 0; t < T; t++) {
+				same &= memcmp(ly + (size_t)(b * T + t) * CL,
+				    y + (size_t)(b * T + t) * C + r * CL,
+				    CL * sizeof *ly) == 0;
+				for (j = 0; j < 3; j++)
+					same &= memcmp(ldq + ((size_t)(b * T + t) * 3 + j) * CL,
+					    dq + (size_t)(b * T + t) * 3 * C + j * C + r * CL,
+					    CL * sizeof *ldq) == 0;
+			}
+		for (b = 0; b < B; b++)
+			for (h = 0; h < NL; h++)
+				same &= memcmp(la + (size_t)(b * NL + h) * T * T,
+				    att + (size_t)(b * NH + r * NL + h) * T * T,
+				    T * T * sizeof *la) == 0;
+		OK(same, "%s attention, dropout %.1f, over heads [%d, %d) of %d: "
+		    "output, probabilities and gradients are the whole call's, "
+		    "bit for bit", be->name, p, r * NL, r * NL + NL, NH);
+	}
+	/* the second sample alone, as sample 8 */
+	part = (struct gpt_mask){ 1234, 8, 0, NH };
+	be->attention_forward(ly, la, qkv + nq / B, 1, T, C, NH, p, &part);
+	be->attention_backward(ldq, scr, dout + ny / B, qkv + nq / B, la, 1, T,
+	    C, NH, p, &part);
+	OK(memcmp(ly, y + ny / B, ny / B * sizeof *ly) == 0 &&
+	    memcmp(ldq, dq + nq / B, nq / B * sizeof *ldq) == 0 &&
+	    memcmp(la, att + na / B, na / B * sizeof *la) == 0,
+	    "%s attention, dropout %.1f, over sample 8 alone: the whole call's "
+	    "second sample, bit for bit", be->name, p);
+	/* hidden states: samples 7 and 8 at once, and 8 alone */
+	be->dropout(y, dout, ny, p, 55, (uint64_t)7 * T * C);
+	be->residual_forward(ly, qkv, dout + ny / B, ny / B, p, 55,
+	    (uint64_t)8 * T * C);
+	same = 1;
+	for (i = 0; i < ny / B; i++)
+		same &= ly[i] == qkv[i] + y[ny / B + i];
+	OK(same, "%s dropout from element i0: sample 8 alone draws the masks "
+	    "of the batch from sample 7", be->name);
+	OK(kept > 0, "%s the attention's output is not all dropped", be->name);
+	free(qkv);
+	free(dout);
+	free(y);
+	free(att);
+	free(dq);
+	free(scr);
+	free(lq);
+	free(ldo);
+	free(ly);
+	free(la);
+	free(ldq);
+}
+
+/*
+ * The backend functions of the parallel layouts: the embedding of a
+ * vocabulary part (the owner adds, the others give zeros: parts sum to
+ * the whole exactly), the cross-entropy over vocabulary parts in three
+ * calls against the fused one, add, and the chunked sums of squares.
+ */
+static void
+test_parts_backend(const struct gpt_backend *be)
+{
+	enum { B = 2, T = 5, C = 8, Vp = 24, V = 21, N = B * T, P = 3, VR = Vp / P };
+	float wte[Vp * C], wpe[T * C], dout[N * C], out[N * C], sum[N * C];
+	float dw[Vp * C], dwp[T * C], pw[P][VR * C], pwp[P][T * C];
+	float x[N * V], g[N * V], lp[N * V], loss[N], ploss[N], mx[N], m2[N];
+	double sx[2 * N], s2[2 * N];
+	int32_t tok[N], tg[N];
+	float *big;
+	size_t i, nb = 3 * GPT_NORM_CHUNK + 5;
+	double part[4], whole;
+	int r, n, same;
+
+	fill(wte, Vp * C, 1);
+	fill(wpe, T * C, 1);
+	fill(dout, N * C, 1);
+	for (i = 0; i < N; i++) {
+		tok[i] = (int32_t)rnd(V);
+		tg[i] = (int32_t)rnd(V);
+	}
+	tok[0] = tok[1] = 20;	/* a repeated token, in the last part */
+	be->encoder_forward(out, tok, wte, wpe, B, T, C, 0, Vp);
+	memset(sum, 0, sizeof sum);
+	memset(dw, 0, sizeof dw);
+	memset(dwp, 0, sizeof dwp);
+	be->encoder_backward(dw, dwp, dout, tok, B, T, C, 0, Vp);
+	same = 1;
+	for (r = 0; r < P; r++) {
+		float o[N * C];
+
+		be->encoder_forward(o, tok, wte + r * VR * C, wpe, B, T, C,
+		    r * VR, VR);
+		be->add(sum, o, N * C);
+		memset(pw[r], 0, sizeof pw[r]);
+		memset(pwp[r], 0, sizeof pwp[r]);
+		be->encoder_backward(pw[r], pwp[r], dout, tok, B, T, C, r * VR, VR);
+		same &= memcmp(pw[r], dw + r * VR * C, sizeof pw[r]) == 0 &&
+		    memcmp(pwp[r], dwp, sizeof dwp) == 0;
+	}
+	OK(memcmp(sum, out, sizeof out) == 0, "%s embedding of %d vocabulary "
+	    "parts: their sum is the whole's, bit for bit", be->name, P);
+	OK(same, "%s embedding gradient of each vocabulary part: its rows of "
+	    "the whole's, bit for bit, and the positions' whole", be->name);
+
+	/* cross-entropy: three parts of 7 columns of V = 21 */
+	fill(x, N * V, 8);
+	memcpy(g, x, sizeof x);
+	be->crossentropy(loss, g, tg, N, V, 0.5f);
+	for (n = 0; n < N; n++)
+		m2[n] = -INFINITY;
+	memset(s2, 0, sizeof s2);
+	for (r = 0; r < P; r++) {
+		for (n = 0; n < N; n++)
+			memcpy(lp + n * 7 + r * N * 7, x + n * V + r * 7,
+			    7 * sizeof *lp);
+		be->ce_rowmax(mx, lp + r * N * 7, N, 7);
+		for (n = 0; n < N; n++)
+			m2[n] = mx[n] > m2[n] ? mx[n] : m2[n];
+	}
+	for (r = 0; r < P; r++) {
+		be->ce_rowsum(sx, lp + r * N * 7, tg, m2, N, 7, r * 7);
+		for (n = 0; n < 2 * N; n++)
+			s2[n] += sx[n];
+	}
+	same = 1;
+	for (r = 0; r < P; r++) {
+		be->ce_grad(ploss, lp + r * N * 7, tg, m2, s2, N, 7, r * 7, 0.5f);
+		for (n = 0; n < N; n++)
+			for (i = 0; i < 7; i++)
+				same &= fabsf(lp[r * N * 7 + n * 7 + i] -
+				    g[n * V + r * 7 + i]) <= 1e-6f *
+				    (fabsf(g[n * V + r * 7 + i]) + 1e-3f);
+		for (n = 0; n < N; n++)
+			same &= fabsf(ploss[n] - loss[n]) <= 1e-6f * loss[n];
+	}
+	OK(same, "%s cross-entropy over %d vocabulary parts in three calls: "
+	    "the fused call's losses and gradient to 1e-6", be->name, P);
+
+	/* the norm's chunks */
+	big = xmalloc(nb * sizeof *big);
+	fill(big, nb, 1);
+	be->sumsq_chunks(part, big, nb);
+	whole = 0;
+	for (r = 0; r < 4; r++)
+		whole += part[r];
+	for (i = 0, sx[0] = 0; i < GPT_NORM_CHUNK; i++)
+		sx[0] += (double)big[i] * big[i];
+	OK(whole == be->sumsq(big, nb) && fabs(part[0] - sx[0]) <= 1e-12 * sx[0] &&
+	    part[3] == be->sumsq(big + 3 * GPT_NORM_CHUNK, 5),
+	    "%s sums of squares by chunks of %d: in order, the whole's",
+	    be->name, GPT_NORM_CHUNK);
+	free(big);
 }
 
 /* ---- checkpoints ---- */
@@ -1490,7 +1701,7 @@ dump(const char *dir)
 		}
 
 	out = xcalloc(3 + 2 * GPT_NPARAM * (size_t)small.nlayer, sizeof *out);
-	loss = gpt_forward(&m, in, tg, 0, 0);
+	loss = gpt_forward(&m, in, tg, 0, 0, 0);
 	logits = xmalloc((size_t)B * T * small.vocab * sizeof *logits);
 	memcpy(logits, m.a.logits, (size_t)B * T * small.vocab * sizeof *logits);
 	snprintf(out[nout].name, sizeof out->name, "logits");
@@ -1503,8 +1714,9 @@ dump(const char *dir)
 	out[nout].shape[0] = 1;
 	out[nout++].data = &loss;
 	gpt_zero_grad(&m);
-	gpt_forward(&m, in, tg, 1.0f / (B * T), 0);
+	gpt_forward(&m, in, tg, 1.0f / (B * T), 0, 0);
 	gpt_backward(&m);
+	gpt_grad_tie(&m);
 	grads = xmalloc(m.nparams * sizeof *grads);
 	gpt_get(&m, GPT_GRADS, grads);
 	t = ckpt_tensors(&m, grads, "grad.", &n);
@@ -1802,6 +2014,543 @@ test_recompute_bytes(void)
 	}
 }
 
+/*
+ * Gradient accumulation that data parallelism reproduces: four
+ * micro-batches accumulated by gpt_grad_accumulate equal the four
+ * computed apart (as four data-parallel ranks would) and added in order,
+ * ((g0 + g1) + g2) + g3, bit for bit, both embedding gradients; the tie
+ * adds them; the norm is the chunks' in (tensor, layer, chunk) order.
+ */
+static void
+test_accumulate(void)
+{
+	enum { B = 2, T = 8, NM = 4 };
+	struct gpt_config c = small;
+	struct gpt_data_mock md = { 3, 0, T, 300 };
+	struct gpt m;
+	uint32_t tok[B * (T + 1)];
+	int32_t in[NM][B * T], tg[NM][B * T];
+	float *g[NM], *sum;
+	char err[256];
+	size_t i, n, nwte, np, idx;
+	double norm, want = 0, *part;
+	int j, b, t, k, l, code, nl;
+
+	c.hidden_dropout = c.attn_dropout = 0.1f;
+	die_if(gpt_init(&m, &c, &gpt_cpu, err, sizeof err) < 0, "init", err);
+	die_if(gpt_set_batch(&m, B, T, err, sizeof err) < 0, "batch", err);
+	gpt_init_weights(&m, 8, 0.02f);
+	for (j = 0; j < NM; j++)
+		for (b = 0; b < B; b++) {
+			die_if(gpt_data_mock_get(&md, (uint64_t)(j * B + b), tok, err,
+			    sizeof err, &code) < 0, "mock", err);
+			for (t = 0; t < T; t++) {
+				in[j][b * T + t] = (int32_t)tok[t];
+				tg[j][b * T + t] = (int32_t)tok[t + 1];
+			}
+		}
+	n = m.ngrads;
+	nwte = m.t[GPT_WTE].n;
+	OK(m.head == m.nparams && n == m.nparams + nwte, "the output layer's "
+	    "gradient of the tied embedding lies apart, after the parameters");
+	for (j = 0; j < NM; j++) {
+		gpt_zero_grad(&m);
+		gpt_forward(&m, in[j], tg[j], 0.01f, 77, (uint64_t)(j * B));
+		gpt_backward(&m);
+		g[j] = xmalloc(n * sizeof *g[j]);
+		memcpy(g[j], m.grads, n * sizeof *g[j]);
+	}
+	for (j = 0; j < NM; j++) {
+		gpt_zero_grad(&m);
+		gpt_forward(&m, in[j], tg[j], 0.01f, 77, (uint64_t)(j * B));
+		gpt_backward(&m);
+		gpt_grad_accumulate(&m, j, NM);
+	}
+	sum = xmalloc(n * sizeof *sum);
+	for (i = 0; i < n; i++)
+		sum[i] = ((g[0][i] + g[1][i]) + g[2][i]) + g[3][i];
+	OK(memcmp(sum, m.grads, n * sizeof *sum) == 0, "%d micro-batches "
+	    "accumulated: ((g0 + g1) + g2) + g3 of the micro-batches apart, "
+	    "bit for bit, both embedding gradients", NM);
+	gpt_grad_tie(&m);
+	for (i = 0; i < nwte; i++)
+		sum[m.t[GPT_WTE].off + i] += sum[m.head + i];
+	OK(memcmp(sum, m.grads, m.nparams * sizeof *sum) == 0,
+	    "the tie adds the output layer's gradient to the embedding's");
+	/* the canonical norm: chunk sums in (k, l, chunk) order */
+	np = gpt_norm_nparts(&m);
+	part = xmalloc(np * sizeof *part);
+	gpt_norm_parts(&m, part);
+	for (k = 0, idx = 0; k < GPT_NPARAM; k++) {
+		nl = m.t[k].layered ? c.nlayer : 1;
+		for (l = 0; l < nl; l++)
+			for (i = 0; i < m.t[k].slice; i += GPT_NORM_CHUNK) {
+				double s = gpt_cpu.sumsq(m.grads + m.t[k].off +
+				    (size_t)l * m.t[k].slice + i, m.t[k].slice - i <
+				    GPT_NORM_CHUNK ? m.t[k].slice - i : GPT_NORM_CHUNK);
+
+				want += s;
+				idx += part[idx] == s;
+			}
+	}
+	norm = gpt_grad_norm(&m);
+	OK(idx == np && norm == sqrt(want) && norm == gpt_norm_sum(part, np),
+	    "the gradient norm: %zu chunk sums of squares in (tensor, layer, "
+	    "chunk) order (%.9g)", np, norm);
+	for (j = 0; j < NM; j++)
+		free(g[j]);
+	free(sum);
+	free(part);
+	gpt_free(&m);
+}
+
+/*
+ * A part's layout: the split shapes of lib/dist.h, the tensors a stage
+ * holds, the vocabulary rows, the output layer's gradient on the last
+ * stage only, the activations a slot and the scratch take; and the
+ * parts that are not one.
+ */
+static void
+test_part_layout(void)
+{
+	struct gpt_config c = small;	/* L 2, NH 4, C 64, V 300, Vp 384 */
+	struct gpt m, w;
+	char err[256];
+	size_t one;
+
+	die_if(gpt_layout(&w, &c, err, sizeof err) < 0, "layout", err);
+	die_if(gpt_layout_part(&m, &c, &(struct gpt_part){ 1, 2, 0, 1, 2, 1 },
+	    err, sizeof err) < 0, "layout part", err);
+	OK(m.t[GPT_QKVW].dim[0] == 64 && m.t[GPT_QKVW].dim[1] == 96 &&
+	    m.t[GPT_QKVB].dim[0] == 96 && m.t[GPT_ATTPROJW].dim[0] == 32 &&
+	    m.t[GPT_ATTPROJW].dim[1] == 64 && m.t[GPT_FCW].dim[1] == 128 &&
+	    m.t[GPT_FCB].dim[0] == 128 && m.t[GPT_FCPROJW].dim[0] == 128 &&
+	    m.t[GPT_LN1W].dim[0] == 64 && m.t[GPT_WTE].dim[0] == 192,
+	    "a tp 2 part: QKV and fc split by columns, the projections by rows, "
+	    "the token embedding by vocabulary rows, the rest whole");
+	OK(m.t[GPT_WPE].n == 0 && m.t[GPT_WTE].n == 192 * 64 &&
+	    m.t[GPT_LNFW].n == 64 && m.t[GPT_QKVW].n == 64 * 96 &&
+	    m.v0 == 192 && m.vrows == 192 && m.vreal == 108 &&
+	    m.head == m.nparams && m.ngrads == m.nparams + 192 * 64,
+	    "the last stage (layer 1 of 2) at tp rank 1: no positions, its "
+	    "vocabulary rows [192, 384) of which 108 real, one layer, the "
+	    "output layer's gradient apart");
+	one = gpt_acts_bytes(&m, 2, 8);
+	gpt_set_slots(&m, 3);
+	OK(gpt_acts_bytes(&m, 2, 8) > 2 * one && gpt_acts_bytes(&m, 2, 8) <
+	    3 * one, "3 pipeline slots: 3 sets of activations, one scratch");
+	die_if(gpt_layout_part(&m, &c, &(struct gpt_part){ 0, 1, 1, 0, 1, 0 },
+	    err, sizeof err) < 0, "layout part", err);
+	OK(m.t[GPT_WPE].n == w.t[GPT_WPE].n && m.t[GPT_LNFW].n == 0 &&
+	    m.head == 0 && m.ngrads == m.nparams && m.nparams * 2 <
+	    w.nparams + 2 * (w.t[GPT_WTE].n + w.t[GPT_WPE].n),
+	    "the first stage: the embeddings, half the layers, no final "
+	    "LayerNorm and no output layer");
+	OK(gpt_layout_part(&m, &c, &(struct gpt_part){ 1, 1, 0, 1, 1, 0 }, err,
+	    sizeof err) < 0, "a stage without layers is refused");
+	SAMES(err, "a part of layers [1, 1) at tensor-parallel rank 0 of 1 is "
+	    "not one of the model's", "... saying so");
+	OK(gpt_layout_part(&m, &c, &(struct gpt_part){ 0, 2, 1, 1, 8, 0 }, err,
+	    sizeof err) < 0, "8 tensor-parallel ranks of 4 heads are refused");
+	SAMES(err, "hidden size 64, 4 attention heads and padded vocabulary 384 "
+	    "must be multiples of the 8 tensor-parallel ranks", "... saying so");
+	OK(gpt_init_part(&m, &c, &(struct gpt_part){ 0, 2, 1, 1, 2, 0 }, NULL,
+	    &gpt_cpu, err, sizeof err) < 0, "tp 2 without its group is refused");
+	SAMES(err, "tensor-parallel rank 0 of 2 needs its group of 2",
+	    "... saying so");
+}
+
+/*
+ * Two pipeline stages in one process, in 1F1B's order: stage 0 receives
+ * micro-batch 0's gradient, runs micro-batch 1's forward pass, then 0's
+ * backward pass (the slots and the stage gradient stay apart); the
+ * losses and, after the embedding sum, the gradients are the whole
+ * model's, bit for bit.
+ */
+static void
+test_pipeline_order(void)
+{
+	enum { B = 2, T = 8 };
+	struct gpt_config c = small;
+	struct gpt_data_mock md = { 4, 0, T, 300 };
+	struct gpt w, s[2];
+	uint32_t tok[B * (T + 1)];
+	int32_t in[2][B * T], tg[2][B * T];
+	size_t btc = (size_t)B * T * c.nembd * sizeof(float), i, bad = 0;
+	float lw[2], ls[2], *gw, *g;
+	char err[256];
+	int j, b, t, k, l, code;
+	const float dloss = 1.0f / (2 * B * T);
+
+	c.hidden_dropout = c.attn_dropout = 0.1f;
+	for (j = 0; j < 2; j++)
+		for (b = 0; b < B; b++) {
+			die_if(gpt_data_mock_get(&md, (uint64_t)(j * B + b), tok, err,
+			    sizeof err, &code) < 0, "mock", err);
+			for (t = 0; t < T; t++) {
+				in[j][b * T + t] = (int32_t)tok[t];
+				tg[j][b * T + t] = (int32_t)tok[t + 1];
+			}
+		}
+	die_if(gpt_init(&w, &c, &gpt_cpu, err, sizeof err) < 0, "init", err);
+	for (k = 0; k < 2; k++) {
+		die_if(gpt_init_part(&s[k], &c, &(struct gpt_part){ k, k + 1,
+		    k == 0, k == 1, 1, 0 }, NULL, &gpt_cpu, err, sizeof err) < 0,
+		    "init part", err);
+		gpt_set_slots(&s[k], 2);
+		die_if(gpt_set_batch(&s[k], B, T, err, sizeof err) < 0, "batch",
+		    err);
+		gpt_init_weights(&s[k], 6, 0.02f);
+		gpt_zero_grad(&s[k]);
+	}
+	die_if(gpt_set_batch(&w, B, T, err, sizeof err) < 0, "batch", err);
+	gpt_init_weights(&w, 6, 0.02f);
+	for (j = 0; j < 2; j++) {
+		gpt_zero_grad(&w);
+		lw[j] = gpt_forward(&w, in[j], tg[j], dloss, 31, (uint64_t)(j * B));
+		gpt_backward(&w);
+		gpt_grad_accumulate(&w, j, 2);
+	}
+	gpt_grad_tie(&w);
+
+	/* stage 0: F0; stage 1: F0 B0; stage 0: (receives 0's gradient) F1 */
+	gpt_forward_stage(&s[0], 0, in[0], NULL, dloss, 31, 0);
+	memcpy(gpt_stage_input(&s[1], 0), gpt_stage_output(&s[0], 0), btc);
+	ls[0] = gpt_forward_stage(&s[1], 0, NULL, tg[0], dloss, 31, 0);
+	gpt_backward_stage(&s[1], 0);
+	gpt_grad_accumulate(&s[1], 0, 2);
+	memcpy(gpt_stage_grad(&s[0]), gpt_stage_grad(&s[1]), btc);
+	gpt_forward_stage(&s[0], 1, in[1], NULL, dloss, 31, B);
+	/* stage 0: B0 (the gradient received before F1); stage 1: F1 B1 */
+	gpt_backward_stage(&s[0], 0);
+	gpt_grad_accumulate(&s[0], 0, 2);
+	gpt_zero_grad(&s[1]);
+	memcpy(gpt_stage_input(&s[1], 1), gpt_stage_output(&s[0], 1), btc);
+	ls[1] = gpt_forward_stage(&s[1], 1, NULL, tg[1], dloss, 31, B);
+	gpt_backward_stage(&s[1], 1);
+	gpt_grad_accumulate(&s[1], 1, 2);
+	gpt_zero_grad(&s[0]);
+	memcpy(gpt_stage_grad(&s[0]), gpt_stage_grad(&s[1]), btc);
+	gpt_backward_stage(&s[0], 1);
+	gpt_grad_accumulate(&s[0], 1, 2);
+	for (k = 0; k < 2; k++)
+		gpt_grad_tie(&s[k]);
+	/* the embedding group's sum: first stage's + last stage's */
+	gpt_cpu.add(s[0].grads + s[0].t[GPT_WTE].off,
+	    s[1].grads + s[1].t[GPT_WTE].off, s[0].t[GPT_WTE].n);
+
+	gw = xmalloc(w.nparams * sizeof *gw);
+	gpt_get(&w, GPT_GRADS, gw);
+	for (k = 0; k < GPT_NPARAM; k++)
+		for (l = 0; l < (w.t[k].layered ? c.nlayer : 1); l++) {
+			const struct gpt *p = &s[w.t[k].layered ? l :
+			    k == GPT_LNFW || k == GPT_LNFB];
+
+			g = p->grads + p->t[k].off;
+			for (i = 0; i < w.t[k].slice; i++)
+				bad += g[i] != gw[w.t[k].off + (size_t)l *
+				    w.t[k].slice + i];
+		}
+	OK(memcmp(ls, lw, sizeof lw) == 0 && bad == 0, "two stages in 1F1B's "
+	    "order (a forward pass between receiving a gradient and the "
+	    "backward pass), dropout 0.1: the whole model's losses and "
+	    "gradients, bit for bit (%zu elements differ)", bad);
+	free(gw);
+	for (k = 0; k < 2; k++)
+		gpt_free(&s[k]);
+	gpt_free(&w);
+}
+
+/* ---- model parallelism, under mpirun (t/6008-gpt-parts.t) ---- */
+
+/*
+ * The squared difference and the squared reference over the elements rank
+ * holds of buffer part (a part's flat buffer) and whole (the whole
+ * model's), matched through lib/dist.h's runs; with exact, the count of
+ * elements that differ instead of the difference.
+ */
+static void
+part_diff(const struct dist *d, const struct gpt *pm, const float *part,
+    const struct gpt *wm, const float *whole, double *diff, double *ref)
+{
+	struct dist_run run[DIST_MAXRUN];
+	int k, l, i, nr;
+	size_t j, q;
+
+	*diff = *ref = 0;
+	for (k = 0; k < GPT_NPARAM; k++)
+		for (l = 0; l < (wm->t[k].layered ? wm->cfg.nlayer : 1); l++) {
+			nr = dist_runs(d, d->rank, k, l, run);
+			if (nr == 0)
+				continue;
+			for (i = 0; i < nr; i++)
+				for (q = 0; q < run[i].rows; q++)
+					for (j = 0; j < run[i].n; j++) {
+						double a = part[pm->t[k].off +
+						    (size_t)(wm->t[k].layered ? l - d->l0 : 0) *
+						    pm->t[k].slice + run[i].local +
+						    q * run[i].lstride + j];
+						double b = whole[wm->t[k].off + (size_t)l *
+						    wm->t[k].slice + run[i].global +
+						    q * run[i].gstride + j];
+
+						*diff += (a - b) * (a - b);
+						*ref += b * b;
+					}
+		}
+}
+
+/* A layout's groups, from lib/dist.h. */
+struct layout {
+	struct comm *world, *tp, *pp, *dp, *emb;
+	struct dist d;
+};
+
+static void
+die_comm(int fail, const char *err)
+{
+	die_if(fail, "comm", err);
+}
+
+/*
+ * One training iteration as a layout runs it (gpt.h's recipe; the
+ * pipeline as GPipe, every forward pass and then every backward pass in
+ * micro-batch order, one slot each; nmicro micro-batches a data-parallel
+ * replica, Megatron's samples): the loss and the norm, on every rank.
+ */
+static void
+part_iteration(struct gpt *m, struct layout *ly, const struct sample_src *src,
+    int B, int T, int nmicro, uint64_t first, double *loss, double *norm)
+{
+	int DP = ly->d.dp, dp = ly->d.dp_rank;
+	uint32_t tok[64 * 17];
+	int32_t in[8][64 * 16], tg[8][64 * 16];
+	size_t btc = (size_t)B * T * m->cfg.nembd * sizeof(float), np;
+	int s = ly->d.pp_rank, last = s == ly->d.pp - 1;
+	char err[512];
+	double *part, coef = 1, l = 0;
+	int b, t, j, code;
+
+	for (j = 0; j < nmicro; j++) {
+		for (b = 0; b < B; b++) {
+			die_if(src->get(src->arg, first + (uint64_t)((j * DP +
+			    dp) * B + b), tok + b * (T + 1), err, sizeof err,
+			    &code) < 0, "data", err);
+			for (t = 0; t < T; t++) {
+				in[j][b * T + t] = (int32_t)tok[b * (T + 1) + t];
+				tg[j][b * T + t] = (int32_t)tok[b * (T + 1) + t + 1];
+			}
+		}
+		if (s > 0)
+			die_comm(comm_sendrecv(ly->pp, NULL, 0, -1,
+			    gpt_stage_input(m, j), btc, s - 1, "activations",
+			    err, sizeof err, &code) < 0, err);
+		l += gpt_forward_stage(m, j, in[j], tg[j],
+		    1.0f / (float)(B * T * nmicro * DP), owt_mix64(9),
+		    first + (uint64_t)((j * DP + dp) * B));
+		if (!last)
+			die_comm(comm_sendrecv(ly->pp, gpt_stage_output(m, j), btc,
+			    s + 1, NULL, 0, -1, "activations", err, sizeof err,
+			    &code) < 0, err);
+	}
+	for (j = 0; j < nmicro; j++) {
+		gpt_zero_grad(m);
+		if (!last)
+			die_comm(comm_sendrecv(ly->pp, NULL, 0, -1,
+			    gpt_stage_grad(m), btc, s + 1, "gradients", err,
+			    sizeof err, &code) < 0, err);
+		gpt_backward_stage(m, j);
+		if (s > 0)
+			die_comm(comm_sendrecv(ly->pp, gpt_stage_grad(m), btc,
+			    s - 1, NULL, 0, -1, "gradients", err, sizeof err,
+			    &code) < 0, err);
+		gpt_grad_accumulate(m, j, nmicro);
+	}
+	if (DP > 1)
+		die_comm(comm_sum_ordered(ly->dp, m->grads, m->ngrads,
+		    "gradients", err, sizeof err, &code) < 0, err);
+	gpt_grad_tie(m);
+	if (ly->emb != NULL && ly->emb->size > 1)
+		die_comm(comm_sum_ordered(ly->emb, m->grads + m->t[GPT_WTE].off,
+		    m->t[GPT_WTE].n, "embedding gradients", err, sizeof err,
+		    &code) < 0, err);
+	np = gpt_norm_nparts(m);
+	part = xmalloc((np + 1) * sizeof *part);
+	gpt_norm_parts(m, part);
+	if (dp > 0)	/* one replica's vector: the others are the same */
+		memset(part, 0, np * sizeof *part);
+	/* the loss lives on the last stage: the sum adds it to zeros */
+	part[np] = last && ly->d.tp_rank == 0 ? l : 0;
+	if (ly->world->size > 1)
+		die_comm(comm_ctl_allreduce(ly->world, part, np + 1, COMM_SUM,
+		    "norm", err, sizeof err, &code) < 0, err);
+	*norm = gpt_norm_sum(part, np);
+	*loss = part[np] / (nmicro * DP);
+	free(part);
+	if (*norm > 0.5)
+		coef = 0.5 / (*norm + 1e-6);
+	gpt_update(m, &(struct adamw){ 0.9f, 0.95f, 1e-8f, 0.1f }, 1e-3f,
+	    (float)coef);
+}
+
+/*
+ * The group of kind of this rank (NULL where it has none: a middle stage
+ * names the embedding group of its column, which comm_group numbers on
+ * every rank alike).
+ */
+static struct comm *
+layout_group(struct layout *ly, int kind)
+{
+	int ranks[64], n = dist_group(&ly->d, ly->world->rank, kind, ranks);
+	struct comm *g = NULL;
+	char err[512];
+	int code;
+
+	if (n == 0) {
+		ranks[0] = dist_rank(&ly->d, 0, ly->d.dp_rank, ly->d.tp_rank);
+		ranks[1] = dist_rank(&ly->d, ly->d.pp - 1, ly->d.dp_rank,
+		    ly->d.tp_rank);
+		n = 2;
+	}
+
+	die_comm(comm_group(ly->world, ranks, n, &g, err, sizeof err,
+	    &code) < 0, err);
+	return g;
+}
+
+/*
+ * A layout of TP x PP ranks against the whole model (each rank runs
+ * both): the initial weights are the whole model's slices, bit for bit;
+ * over 6 iterations of 2 micro-batches with dropout 0.1, a pipeline alone
+ * gives the whole model's losses, norms and weights bit for bit, and
+ * tensor parallelism the first loss to 1e-6, the first gradients and
+ * norm to 1e-5, losses to 2e-5 of the loss and final weights to 1e-5 in
+ * norm (plan-16 B7: the row-parallel products and the split softmax sum
+ * add in another order). Rank 0 writes TAP, after a reduction of every
+ * rank's verdicts.
+ */
+static int
+test_layout(int tp, int pp, int dp, const char *recompute)
+{
+	enum { B = 2, T = 16, STEPS = 6 };
+	int nmicro = dp > 1 ? 1 : 2;	/* a replica's; 2 in all */
+	struct gpt_config c = {
+		.nlayer = 4, .nhead = 4, .nembd = 32, .maxpos = 16, .vocab = 250,
+		.ln_eps = 1e-5f, .hidden_dropout = 0.1f, .attn_dropout = 0.1f,
+	};
+	struct gpt_data_mock md = { 11, 0, T, 250 };
+	struct sample_src src = { gpt_data_mock_get, &md };
+	struct layout ly = { 0 };
+	struct dist *d = &ly.d;
+	struct gpt whole, part;
+	struct gpt_part gp;
+	char err[512], name[64];
+	double v[9], lw, lp, nw, np, diff, ref, worst = 0, tol;
+	struct layout one = { 0 };
+	struct comm self;
+	float *hw, *hp;
+	int code, i, ok_init, ok_loss = 1;
+
+	die_comm(comm_init(&ly.world, 60, err, sizeof err, &code) < 0, err);
+	if (ly.world->rank != 0)
+		die_if(freopen("/dev/null", "w", stdout) == NULL, "stdout",
+		    "cannot redirect");
+	die_if(dist_init(d, ly.world->size, ly.world->rank, tp, pp, &c, 128,
+	    B, 2 * B, err, sizeof err, &code) < 0, "dist", err);
+	die_if(d->dp != dp || d->micro != nmicro, "layout", "world size is "
+	    "not tp x pp x dp");
+	ly.tp = layout_group(&ly, DIST_TP);
+	ly.pp = layout_group(&ly, DIST_PP);
+	ly.dp = layout_group(&ly, DIST_DP);
+	ly.emb = layout_group(&ly, DIST_EMB);
+	snprintf(name, sizeof name, "tp %d x pp %d x dp %d%s%s", tp, pp, dp,
+	    recompute ? ", recompute " : "", recompute ? recompute : "");
+	c.vocab_pad = d->vocab_pad;
+	gp = (struct gpt_part){ d->l0, d->l1, d->pp_rank == 0,
+	    d->pp_rank == pp - 1, d->tp, d->tp_rank };
+	die_if(gpt_init(&whole, &c, &gpt_cpu, err, sizeof err) < 0, "init", err);
+	die_if(gpt_init_part(&part, &c, &gp, ly.tp, &gpt_cpu, err,
+	    sizeof err) < 0, "init part", err);
+	if (recompute != NULL) {
+		struct gpt_recompute rc;
+
+		die_if(gpt_recompute_parse(&rc, 0, 0, recompute,
+		    strcmp(recompute, "full") == 0 ? "uniform" : NULL, 1, err,
+		    sizeof err) < 0, "recompute", err);
+		gpt_set_recompute(&part, &rc);
+	}
+	gpt_set_slots(&part, nmicro);
+	gpt_set_slots(&whole, 2);
+	die_if(gpt_set_batch(&whole, B, T, err, sizeof err) < 0 ||
+	    gpt_set_batch(&part, B, T, err, sizeof err) < 0, "batch", err);
+	gpt_init_weights(&whole, 5, 0.02f);
+	gpt_init_weights(&part, 5, 0.02f);
+	hw = xmalloc(whole.nparams * sizeof *hw);
+	hp = xmalloc(part.nparams * sizeof *hp);
+	gpt_get(&whole, GPT_PARAMS, hw);
+	gpt_get(&part, GPT_PARAMS, hp);
+	part_diff(d, &part, hp, &whole, hw, &diff, &ref);
+	ok_init = diff == 0 && ref > 0;
+	/* the whole model alone, on every rank: a world of one, no groups */
+	self = *ly.world;
+	self.size = 1;
+	one.world = &self;
+	one.d.pp = one.d.tp = one.d.dp = 1;
+	tol = tp > 1 ? 1 : 0;
+	for (i = 0; i < STEPS; i++) {
+		part_iteration(&whole, &one, &src, B, T, 2,
+		    (uint64_t)i * B * 2, &lw, &nw);
+		part_iteration(&part, &ly, &src, B, T, nmicro,
+		    (uint64_t)i * B * 2, &lp, &np);
+		ok_loss &= fabs(lp - lw) <= 2e-5 * tol * fabs(lw);
+		worst = fmax(worst, fabs(lp - lw) / fabs(lw));
+		if (i == 0) {
+			v[8] = fabs(lp - lw) / lw;
+			v[2] = fabs(np - nw) / nw;
+			gpt_get(&whole, GPT_GRADS, hw);
+			gpt_get(&part, GPT_GRADS, hp);
+			part_diff(d, &part, hp, &whole, hw, &diff, &ref);
+			v[3] = diff;
+			v[4] = ref;
+		}
+	}
+	gpt_get(&whole, GPT_PARAMS, hw);
+	gpt_get(&part, GPT_PARAMS, hp);
+	part_diff(d, &part, hp, &whole, hw, &diff, &ref);
+	v[0] = ok_init;
+	v[1] = ok_loss;
+	v[5] = diff;
+	v[6] = ref;
+	v[7] = worst;
+	/* the verdicts and sums of every rank (each holds other elements) */
+	die_comm(comm_ctl_allreduce(ly.world, v, 2, COMM_MIN, "verdicts", err,
+	    sizeof err, &code) < 0 || comm_ctl_allreduce(ly.world, v + 2, 4,
+	    COMM_SUM, "sums", err, sizeof err, &code) < 0 ||
+	    comm_ctl_allreduce(ly.world, v + 6, 3, COMM_MAX, "worst", err,
+	    sizeof err, &code) < 0, err);
+	OK(v[0] == 1, "%s: every rank's initial weights are the whole "
+	    "model's slices, bit for bit", name);
+	OK(v[8] <= 1e-6 * tol, "%s: the first iteration's loss %s the whole "
+	    "model's (%.3g)", name, tp > 1 ? "within 1e-6 of" : "is", v[8]);
+	OK(v[2] / ly.world->size <= 1e-5 * tol && sqrt(v[3] / v[4]) <=
+	    1e-5 * tol, "%s: the first iteration's gradient norm (%.3g) and "
+	    "gradients (%.3g, in norm) %s the whole model's", name,
+	    v[2] / ly.world->size, sqrt(v[3] / v[4]), tp > 1 ?
+	    "within 1e-5 of" : "are");
+	OK(v[1] == 1, "%s: %d iterations of 2 micro-batches with dropout "
+	    "0.1: losses %s the whole model's (worst %.3g)", name, STEPS,
+	    tp > 1 ? "within 2e-5 of" : "are", v[7]);
+	OK(sqrt(v[5] / v[6]) <= 1e-5 * tol, "%s: the final weights %s (%.3g "
+	    "in norm)", name, tp > 1 ? "within 1e-5" : "the same bits",
+	    sqrt(v[5] / v[6]));
+	free(hw);
+	free(hp);
+	gpt_free(&whole);
+	gpt_free(&part);
+	die_comm(comm_finish(ly.world, err, sizeof err, &code) < 0, err);
+	return unit_done();
+}
+
 static int
 rm_one(const char *path, const struct stat *st, int type, struct FTW *f)
 {
@@ -1820,6 +2569,9 @@ main(int argc, char **argv)
 	blas_init(omp_get_max_threads());
 	if (argc == 3 && strcmp(argv[1], "dump") == 0)
 		return dump(argv[2]);
+	if ((argc == 5 || argc == 6) && strcmp(argv[1], "layout") == 0)
+		return test_layout(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]),
+		    argc == 6 ? argv[5] : NULL);
 	char dir[] = "/tmp/unit-gpt.XXXXXX";
 
 	if (mkdtemp(dir) == NULL)
@@ -1831,6 +2583,11 @@ main(int argc, char **argv)
 	test_recompute();
 	test_recompute_bytes();
 	test_layers(&gpt_cpu);
+	test_mask_parts(&gpt_cpu);
+	test_parts_backend(&gpt_cpu);
+	test_accumulate();
+	test_part_layout();
+	test_pipeline_order();
 	test_checkpoint(dir);
 	test_sampler();
 	test_data(dir);

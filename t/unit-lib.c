@@ -41,6 +41,68 @@ test_utf8(void)
 		    "utf8_valid case %zu: valid prefix %zu", i, v[i].valid);
 }
 
+/*
+ * A flat record takes jsonl_parse's fast path; with a nested member added
+ * at the end, the same members come from yajl. Both must give the same
+ * fields, and reject the same lines.
+ */
+static void
+test_jsonl_paths(void)
+{
+	static const char *const want[] = { "text", "k\"" };
+	static const char *const flat[] = {
+		"{\"text\":\"a\\\"b\\\\c\\/\\b\\f\\n\\r\\t\\u00e9\\u4e2d\\ud83d\\ude00\\u0000z\"",
+		"{ \"k\\\"\" :\t\"v\" ,\"n\":-0.5E+3 , \"t\":true,\"f\":false,\"z\":null",
+		"{\"text\":\"" "0123456789abcdef0123456789abcdef\\n0123456789\xc3\xa9\"",
+		"{\"\\u0074ext\":\"x\",\"text\":12",
+		"{\"a\":01", "{\"a\":1.", "{\"a\":\"\\x\"", "{\"a\":\"\x01\"",
+		"{\"a\":tru", "{\"a\" 1", "{\"a\":1,,\"b\":2", "{\x0b\"a\":1",
+	};
+	struct jsonl_rec r1, r2;
+	struct buf line = { 0 };
+	char e1[256], e2[256];
+	size_t i, k, n;
+	int c1, c2, same;
+
+	jsonl_rec_init(&r1, want, 2);
+	jsonl_rec_init(&r2, want, 2);
+	for (i = 0; i < sizeof flat / sizeof flat[0]; i++) {
+		n = strlen(flat[i]);
+		line.len = 0;
+		buf_add(&line, flat[i], n);
+		buf_add(&line, "}", 1);
+		c1 = jsonl_parse(&r1, line.p, line.len, e1, sizeof e1);
+		buf_add(&line, ",\"o\":[{}]}", 10);
+		memmove(line.p + n, line.p + n + 1, 10);
+		line.len--;
+		c2 = jsonl_parse(&r2, line.p, line.len, e2, sizeof e2);
+		same = (c1 == 0) == (c2 == 0) &&
+		    (c1 != 0 || r1.nf + 1 == r2.nf);
+		for (k = 0; same && c1 == 0 && k < r1.nf; k++) {
+			same = r1.f[k].klen == r2.f[k].klen &&
+			    memcmp(r1.f[k].key, r2.f[k].key, r1.f[k].klen + 1) == 0 &&
+			    r1.f[k].type == r2.f[k].type &&
+			    r1.f[k].vstart == r2.f[k].vstart &&
+			    r1.f[k].vend == r2.f[k].vend &&
+			    (r1.f[k].str == NULL) == (r2.f[k].str == NULL);
+			if (same && r1.f[k].str != NULL)
+				same = r1.f[k].slen == r2.f[k].slen &&
+				    memcmp(r1.f[k].str, r2.f[k].str,
+				    r1.f[k].slen + 1) == 0;
+		}
+		OK(same, "flat record %zu: the fast path and yajl agree (%s)", i,
+		    c1 == 0 ? "parsed" : "rejected");
+	}
+	n = strlen("{\"text\":\"\\ud83d\\ude00\\u0000\"}");
+	OK(jsonl_parse(&r1, "{\"text\":\"\\ud83d\\ude00\\u0000\"}", n, e1,
+	    sizeof e1) == 0 && r1.f[0].slen == 5 &&
+	    memcmp(r1.f[0].str, "\xf0\x9f\x98\x80\0", 6) == 0,
+	    "a surrogate pair and \\u0000 decode to their bytes");
+	jsonl_rec_free(&r1);
+	jsonl_rec_free(&r2);
+	buf_free(&line);
+}
+
 static void
 test_jsonl(void)
 {
@@ -146,6 +208,7 @@ test_jsonl(void)
 	    "invalid UTF-8 is rejected");
 	SAMES(err, "invalid UTF-8 at byte 7", "the byte is named");
 	jsonl_rec_free(&r);
+	test_jsonl_paths();
 
 	out.len = 0;
 	json_string(&out, "a\"b\\c\n\t\x01\x1f\xc3\xa9", 11);
