@@ -47,11 +47,12 @@ httpd_start www -t 600
 
 # a.txt .. d.txt, and e.txt added later; b.txt repeats a URL of a.txt and
 # names a page that the filter drops, and one that takes 2.5 s (too short
-# to keep), so that a fetch can be killed with pages written.
+# to keep) at the head of chunk 1 of 2, so that a fetch can be killed with
+# pages written (while the rest of the chunk comes in, 0.25 s apart).
 ls www | sed -n "s|^address-.*|$B/&|p" >all.txt
 { sed -n 1,10p all.txt; echo "$B/missing.html"; echo "$B/members/secret.html"; } >urls/a.txt
-{ sed -n 11,20p all.txt; echo "$B/copy.html"; sed -n 3p all.txt
-  echo "https://www.youtube.com/watch?v=x"; echo "$B/__owt/slow/2500/200"; } >urls/b.txt
+{ sed -n 11,16p all.txt; echo "$B/__owt/slow/2500/200"; sed -n 17,20p all.txt
+  echo "$B/copy.html"; sed -n 3p all.txt; echo "https://www.youtube.com/watch?v=x"; } >urls/b.txt
 { sed -n 21,30p all.txt; echo "$B/near.html"; } >urls/c.txt
 sed -n 31,36p all.txt >urls/d.txt
 sed -n 37,42p all.txt >e.txt
@@ -85,6 +86,9 @@ dataset() {
 		not_ok "$3"
 		cmp "$1.bin" "$2.bin" 2>&1 | sed 's/^/# /'
 		cmp "$1.idx" "$2.idx" 2>&1 | sed 's/^/# /'
+		idx-pack --check "$1" "$2" 2>&1 | sed 's/^/# /'
+		o=${2%/*}
+		[ ! -f "$o/t.summary" ] || sed 's/^/# /' "$o/t.summary"
 	fi
 }
 
@@ -151,7 +155,7 @@ dataset refdec dec/t_text_document "it equals owt-dedup --decontam in the one-sh
 # and during pack; each time the same command goes on; the end result
 # equals the uninterrupted build.
 rm urls/e.txt
-FETCH="--allow-private --delay 0.05"
+FETCH="--allow-private --delay 0.25"
 kill_when() {	# TEST DESC: start a run, kill -9 it once TEST holds
 	# A session of its own, whose id (the shell's pid: setsid may fork)
 	# names the process group of the run.
