@@ -231,6 +231,8 @@ install: all
 	cp man/*.7 $(DESTDIR)$(MANDIR)/man7/
 	if [ -d data ]; then mkdir -p $(DESTDIR)$(DATADIR) && \
 	    cp -R data/. $(DESTDIR)$(DATADIR)/; fi
+	mkdir -p $(DESTDIR)$(DATADIR)
+	cp contrib/owt.mk contrib/owt-stage $(DESTDIR)$(DATADIR)/
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(PROGS) megatron-to-owt)
