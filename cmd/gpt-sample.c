@@ -1,4 +1,5 @@
 /* gpt-sample - generate text from GPT-2 checkpoints (owt or Hugging Face), or score texts */
+#include <errno.h>
 #include <math.h>
 #include <omp.h>
 #include <signal.h>
@@ -10,13 +11,12 @@
 #include "bpe.h"
 #include "ckpt.h"
 #include "gen.h"
+#include "gen_queue.h"
 #include "gpt.h"
 #include "gpt_device.h"
 #include "gpt_infer.h"
 #include "input.h"
-#include "jsonl.h"
 #include "opt.h"
-#include "utf8.h"
 #include "util.h"
 
 static struct {
@@ -26,53 +26,26 @@ static struct {
 	double temperature, top_p;
 	uint64_t seed;
 	const char *device, *genfile, *key, *load, *merges, *vocab, *input;
+	const char *output;
 } opt = {
-	.batch = 4, .nsamples = 1, .out_len = 1024, .temperature = 1.0,
+	.batch = 4, .out_len = 1024, .temperature = 1.0,
 	.seed = 1234, .prec = GPT_PREC_DEFAULT,
 };
 
-/* One input record and the samples drawn from it. */
-struct prompt {
-	char *line;		/* the JSONL record, or NULL for a text line */
-	size_t len;
-	char *text;		/* the text line */
-	int empty;		/* no prompt: the context is EOD */
-	unsigned long lineno;
-	struct bpe_ids ids;
-	int refs;		/* samples not yet written */
-};
-
-struct sample {
-	struct gen_seq seq;
-	struct prompt *p;
-	int index;		/* among the prompt's samples */
-	int ended;
-	struct bpe_ids out;	/* the tokens generated */
-	size_t shown;		/* tokens written so far (text, streaming) */
-	struct sample *next;
-};
-
 static struct bpe *vocab;
-static struct bpe_state *bs;
-static struct gen gen;
 static struct gpt_device dev;
-static struct sample *head, *tail, *unstarted;
-static int status = XOK, jsonl_out, jsonl_in;
-static unsigned long long nprompts, nsamples, ntokens, nbad;
+static struct gen_queue q;
+static int status = XOK;
+static unsigned long long nbad;
 static volatile sig_atomic_t interrupted;
-static const char *const *keys;
-static struct jsonl_rec rec;
+static const char *outname;	/* the output's name, NULL: standard output */
 
 /* A log line, unless -q. */
 #define say(...) do { if (!opt.quiet) owt_warn(__VA_ARGS__); } while (0)
 
-/* The model options Megatron's scripts pass, checked against config.json. */
-static const struct { const char *flag, *key; } shape_opts[4] = {
-	{ "--num-layers", "n_layer" },
-	{ "--hidden-size", "n_embd" },
-	{ "--num-attention-heads", "n_head" },
-	{ "--max-position-embeddings", "n_positions" },
-};
+/* config.json's keys for --num-layers ... (opt.shape) */
+static const char *const shape_key[4] = { "n_layer", "n_embd", "n_head",
+    "n_positions" };
 
 /* --fp16, --bf16, --fp32: the precision, in the option's tag. */
 static int
@@ -109,19 +82,20 @@ static const struct opt opts[] = {
 	{ .name = "quiet", .key = 'q', .type = OPT_FLAG, .p = &opt.quiet,
 	    .help = "no log or summary on stderr" },
 	{ .name = "bf16", .type = OPT_FUNC, .check = set_prec, .tag = GPT_BF16,
-	    .help = "bf16 matrix products (cuda)" },
+	    .help = "bf16 matrix products (cuda; on the cpu fp32)" },
 	{ .name = "device", .arg = "dev", .type = OPT_STR, .p = &opt.device,
 	    .help = "auto, cpu or cuda ($OWT_DEVICE, else auto)" },
 	{ .name = "fp16", .type = OPT_FUNC, .check = set_prec, .tag = GPT_FP16,
-	    .help = "fp16 matrix products (cuda)" },
+	    .help = "fp16 matrix products (cuda; on the cpu fp32)" },
 	{ .name = "fp32", .type = OPT_FUNC, .check = set_prec, .tag = GPT_FP32,
 	    .help = "fp32 throughout (the default)" },
 	{ .name = "genfile", .arg = "file", .type = OPT_STR, .p = &opt.genfile,
 	    .help = "write JSONL records to file (standard output)" },
 	{ .name = "greedy", .type = OPT_FLAG, .p = &opt.greedy,
 	    .help = "always the most likely token" },
-	{ .name = "hidden-size", .arg = "n", .type = OPT_INT, .p = &opt.shape[1],
-	    .min = 1, .max = 1 << 20, .help = "check the model's n_embd" },
+	{ .name = "hidden-size", .arg = "n", .type = OPT_INT,
+	    .p = &opt.shape[1], .min = 1, .max = 1 << 20,
+	    .help = "check the model's n_embd" },
 	{ .name = "ids", .type = OPT_FLAG, .p = &opt.ids,
 	    .help = "add the token ids to JSONL records" },
 	{ .name = "int8", .type = OPT_FLAG, .p = &opt.int8,
@@ -145,18 +119,25 @@ static const struct opt opts[] = {
 	{ .name = "num-attention-heads", .arg = "n", .type = OPT_INT,
 	    .p = &opt.shape[2], .min = 1, .max = 1 << 20,
 	    .help = "check the model's n_head" },
-	{ .name = "num-layers", .arg = "n", .type = OPT_INT, .p = &opt.shape[0],
-	    .min = 1, .max = 1 << 20, .help = "check the model's n_layer" },
+	{ .name = "num-layers", .arg = "n", .type = OPT_INT,
+	    .p = &opt.shape[0], .min = 1, .max = 1 << 20,
+	    .help = "check the model's n_layer" },
 	{ .name = "num-samples", .arg = "n", .type = OPT_INT, .p = &opt.nsamples,
-	    .min = 1, .max = 1 << 20, .help = "samples per prompt (1)" },
+	    .max = 1 << 20, .help = "samples per prompt (1); without "
+	    "--sample-input-file, n unconditional ones" },
 	{ .name = "out-seq-length", .arg = "n", .type = OPT_INT,
 	    .p = &opt.out_len, .max = 1 << 30,
 	    .help = "tokens to generate at most (1024)" },
-	{ .name = "recompute", .type = OPT_FLAG,
+	{ .name = "pipeline-model-parallel-size", .arg = "n", .type = OPT_NOTE,
+	    .help = "accepted for Megatron's scripts; no effect" },
+	{ .name = "recompute", .type = OPT_NOTE,
 	    .help = "accepted for Megatron's scripts; no effect" },
 	{ .name = "sample-input-file", .arg = "file", .type = OPT_STR,
 	    .p = &opt.input,
 	    .help = "read prompts or records from file (standard input)" },
+	{ .name = "sample-output-file", .arg = "file", .type = OPT_STR,
+	    .p = &opt.output,
+	    .help = "write Megatron-LM's Context/Megatron-LM text to file" },
 	{ .name = "score", .type = OPT_FLAG, .p = &opt.score,
 	    .help = "write each record's nll, ppl and tokens" },
 	{ .name = "score-stride", .arg = "n", .type = OPT_INT, .p = &opt.stride,
@@ -170,6 +151,8 @@ static const struct opt opts[] = {
 	{ .name = "temperature", .arg = "x", .type = OPT_DOUBLE,
 	    .p = &opt.temperature, .max = 1e6,
 	    .help = "divide the logits by x; 0: greedy (1.0)" },
+	{ .name = "tensor-model-parallel-size", .arg = "n", .type = OPT_NOTE,
+	    .help = "accepted for Megatron's scripts; no effect" },
 	{ .name = "tokenizer-type", .arg = "GPT2BPETokenizer", .type = OPT_STR,
 	    .check = check_tokenizer, .help = "the only one" },
 	{ .name = "top-k", .arg = "n", .type = OPT_INT, .p = &opt.top_k,
@@ -191,7 +174,7 @@ static const struct opt opts[] = {
 };
 
 static const struct opt_prog options = { "gpt-sample", opts,
-    sizeof opts / sizeof *opts, NULL, 30, NULL };
+    sizeof opts / sizeof *opts, NULL, 30, &opt.quiet };
 
 static void
 parse(int argc, char **argv)
@@ -206,270 +189,71 @@ parse(int argc, char **argv)
 		owt_die(XUSAGE, "--vocab-file and --merge-file go together");
 	if (opt.score && opt.interactive)
 		owt_die(XUSAGE, "--score and --interactive exclude each other");
+	if (opt.score && opt.output)
+		owt_die(XUSAGE, "--score and --sample-output-file exclude each "
+		    "other");
 	if (opt.key == NULL)
 		opt.key = opt.score ? "text" : "prompt";
+}
+
+/*
+ * The output and its format. Megatron's file mode and unconditional mode
+ * write its own formats, where --sample-output-file or, without prompts,
+ * --num-samples ask for them; otherwise text, or JSONL with --genfile.
+ */
+static void
+output(struct gen_queue_opts *qo)
+{
+	if (opt.nsamples > 0 && opt.input == NULL && !opt.interactive &&
+	    !opt.score) {
+		qo->format = GEN_QUEUE_UNCOND;
+		outname = opt.genfile;
+		if (opt.output)
+			say("--sample-output-file: not written: --num-samples "
+			    "without --sample-input-file writes --genfile");
+	} else if (opt.output) {
+		qo->format = GEN_QUEUE_MEGATRON;
+		outname = opt.output;
+		if (opt.genfile)
+			say("--genfile: not written: samples of prompts go to "
+			    "--sample-output-file");
+	} else {
+		qo->format = opt.genfile ? GEN_QUEUE_JSONL : GEN_QUEUE_TEXT;
+		outname = opt.genfile;
+	}
+	qo->nsamples = opt.nsamples;
+	qo->ids = opt.ids;
+	qo->key = opt.key;
+	if (outname && strcmp(outname, "-") != 0 &&
+	    freopen(outname, "w", stdout) == NULL)
+		owt_die_errno(XSYS, "cannot create '%s'", outname);
 }
 
 /* A failed write stops the run, naming the output. */
 static void
 out_check(void)
 {
-	if (!ferror(stdout))
+	if (!q.werrno && !ferror(stdout))
 		return;
-	if (opt.genfile && strcmp(opt.genfile, "-") != 0)
-		owt_die_errno(XSYS, "%s: write error", opt.genfile);
+	errno = q.werrno ? q.werrno : errno ? errno : EIO;
+	if (outname && strcmp(outname, "-") != 0)
+		owt_die_errno(XSYS, "%s: write error", outname);
 	owt_die_errno(XSYS, "write error on standard output");
 }
 
-/* A bad record: report it, count it, and stop reading unless -k. */
-#define bad(...) (owt_warn(__VA_ARGS__), nbad++, status = XDATA, \
-    opt.keep_going ? 0 : -1)
-
-/* s[0..n) as a JSON string, invalid UTF-8 sequences as U+FFFD. */
-static void
-json_text(struct buf *b, const char *s, size_t n)
-{
-	struct buf t = { 0 };
-	size_t i = 0, k;
-
-	while (i < n) {
-		k = utf8_valid(s + i, n - i);
-		buf_add(&t, s + i, k);
-		if ((i += k) < n) {
-			buf_adds(&t, "\357\277\275");
-			while (++i < n && ((unsigned char)s[i] & 0xc0) == 0x80)
-				;
-		}
-	}
-	json_string(b, t.p ? t.p : "", t.len);
-	buf_free(&t);
-}
-
-/* Write the tokens of s not yet written (text mode), and flush. */
-static void
-stream(struct sample *s)
-{
-	struct buf b = { 0 };
-
-	if (s->shown == s->out.n)
-		return;
-	bpe_decode(vocab, s->out.v + s->shown, s->out.n - s->shown, &b);
-	fwrite(b.p, 1, b.len, stdout);
-	fflush(stdout);
-	out_check();
-	buf_free(&b);
-	s->shown = s->out.n;
-}
-
-/* Write a finished sample: the rest of its text, or its JSONL record. */
-static void
-write_sample(struct sample *s)
-{
-	struct buf line = { 0 }, text = { 0 }, raw = { 0 }, ids = { 0 };
-	struct buf pids = { 0 };
-	struct jsonl_edit ed[7];
-	char num[3][24], err[256];
-	size_t ned = 0;
-
-	if (!jsonl_out) {
-		stream(s);
-		fputc('\n', stdout);
-		fflush(stdout);
-		out_check();
-		return;
-	}
-	if (s->p->line) {
-		buf_add(&line, s->p->line, s->p->len);
-	} else {		/* a text prompt: a record of its own */
-		buf_adds(&line, "{\"prompt\":");
-		json_text(&line, s->p->text, strlen(s->p->text));
-		buf_addc(&line, '}');
-	}
-	if (jsonl_parse(&rec, line.p, line.len, err, sizeof err) != 0)
-		abort();	/* parsed when read */
-	bpe_decode(vocab, s->out.v, s->out.n, &raw);
-	json_text(&text, raw.p ? raw.p : "", raw.len);
-	snprintf(num[0], sizeof num[0], "%zu", s->p->empty ? 0 : s->p->ids.n);
-	snprintf(num[1], sizeof num[1], "%d", s->seq.ngen);
-	snprintf(num[2], sizeof num[2], "%d", s->index);
-	ed[ned++] = (struct jsonl_edit){ "text", text.p, text.len };
-	ed[ned++] = (struct jsonl_edit){ "prompt_tokens", num[0], strlen(num[0]) };
-	ed[ned++] = (struct jsonl_edit){ "tokens", num[1], strlen(num[1]) };
-	ed[ned++] = (struct jsonl_edit){ "finished",
-	    s->seq.end == GEN_EOD ? "true" : "false",
-	    s->seq.end == GEN_EOD ? 4 : 5 };
-	if (opt.nsamples > 1)
-		ed[ned++] = (struct jsonl_edit){ "sample", num[2], strlen(num[2]) };
-	if (opt.ids) {
-		json_ids(&pids, s->p->ids.v, s->p->ids.n);
-		json_ids(&ids, s->out.v, s->out.n);
-		ed[ned++] = (struct jsonl_edit){ "prompt_ids", pids.p, pids.len };
-		ed[ned++] = (struct jsonl_edit){ "ids", ids.p, ids.len };
-	}
-	buf_free(&raw);
-	jsonl_write(&raw, &rec, ed, ned);
-	fwrite(raw.p, 1, raw.len, stdout);
-	if (opt.interactive)
-		fflush(stdout);
-	out_check();
-	buf_free(&raw);
-	buf_free(&line);
-	buf_free(&text);
-	buf_free(&ids);
-	buf_free(&pids);
-}
-
-static void
-free_sample(struct sample *s)
-{
-	if (--s->p->refs == 0) {
-		free(s->p->line);
-		free(s->p->text);
-		free(s->p->ids.v);
-		free(s->p);
-	}
-	free(s->out.v);
-	free(s);
-}
-
-/* Write the finished samples at the head of the queue, in input order. */
-static void
-write_ready(void)
-{
-	while (head && head->ended) {
-		struct sample *s = head;
-
-		write_sample(s);
-		head = s->next;
-		if (head == NULL)
-			tail = NULL;
-		free_sample(s);
-	}
-	if (head && !jsonl_out)
-		stream(head);
-}
-
-static void
-on_token(void *arg, struct gen_seq *seq, int32_t tok)
-{
-	struct sample *s = (struct sample *)seq;
-
-	if (tok >= 0) {
-		if (s->out.n == s->out.cap)
-			s->out.v = xgrow(s->out.v, &s->out.cap, s->out.n + 1,
-			    sizeof *s->out.v);
-		s->out.v[s->out.n++] = (uint32_t)tok;
-		ntokens++;
-		if (s == head && !jsonl_out)
-			stream(s);
-		return;
-	}
-	s->ended = 1;
-	if (s == head)
-		write_ready();
-}
-
-/* Start the queued samples while there are free slots. */
-static void
-start_samples(void)
-{
-	char err[256];
-
-	while (unstarted && gen_has_room(&gen)) {
-		struct sample *s = unstarted;
-		struct prompt *p = s->p;
-
-		unstarted = s->next;
-		if (gen_start(&gen, &s->seq, (const int32_t *)p->ids.v,
-		    (int)p->ids.n, err, sizeof err) < 0)
-			abort();	/* checked when read */
-	}
-}
-
 /*
- * Read the next prompt and queue its samples: 1, 0 at the end, -1 to
- * stop (a bad record without -k).
+ * A failed read: a bad record is reported and counted, and stops the
+ * run unless -k (-1); others exit.
  */
 static int
-read_prompt(struct input *in)
+bad(int code, const char *err)
 {
-	char *line, err[512];
-	const char *text, *why;
-	size_t len, tlen, n;
-	struct prompt *p;
-	int r, i, T = gen.o.ctx;
-
-	for (;;) {
-		if ((r = input_line(in, &line, &len)) < 0) {
-			if (in->errcode != XDATA)
-				owt_die(in->errcode, "%s", in->err);
-			if (bad("%s", in->err) < 0)
-				return -1;
-			continue;
-		}
-		if (r == 0)
-			return 0;
-		if (in->lineno == 1)
-			jsonl_in = len > 0 && line[0] == '{';
-		if (len > 0 && line[len - 1] == '\r' && !jsonl_in)
-			len--;
-		text = line;
-		tlen = len;
-		if (jsonl_in) {
-			if (jsonl_parse(&rec, line, len, err, sizeof err) != 0) {
-				if (bad("%s:%lu: %s", in->name, in->lineno, err) < 0)
-					return -1;
-				continue;
-			}
-			if ((text = jsonl_str(&rec, opt.key, &tlen, &why)) == NULL) {
-				if (bad("%s:%lu: '%s' is %s", in->name, in->lineno,
-				    opt.key, why) < 0)
-					return -1;
-				continue;
-			}
-		}
-		p = xcalloc(1, sizeof *p);
-		p->lineno = in->lineno;
-		if ((p->empty = tlen == 0)) {
-			p->ids.v = xmalloc(sizeof *p->ids.v);
-			p->ids.v[p->ids.n++] = bpe_eod(vocab);
-		} else {
-			bpe_encode(bs, text, tlen, &p->ids);
-		}
-		if ((n = p->ids.n) >= (size_t)T) {
-			free(p->ids.v);
-			free(p);
-			if (bad("%s:%lu: a prompt of %zu tokens leaves no room "
-			    "in a context of %d", in->name, in->lineno, n, T) < 0)
-				return -1;
-			continue;
-		}
-		break;
-	}
-	if (jsonl_in) {
-		p->line = xstrndup(line, len);
-		p->len = len;
-	} else {
-		p->text = xstrndup(line, len);
-	}
-	nprompts++;
-	for (i = 0; i < opt.nsamples; i++) {
-		struct sample *s = xcalloc(1, sizeof *s);
-
-		s->p = p;
-		s->index = i;
-		s->seq.stream = (nprompts - 1) * (uint64_t)opt.nsamples + i;
-		p->refs++;
-		nsamples++;
-		if (tail)
-			tail->next = s;
-		else
-			head = s;
-		tail = s;
-		if (unstarted == NULL)
-			unstarted = s;
-	}
-	return 1;
+	if (code != XDATA)
+		owt_die(code, "%s", err);
+	owt_warn("%s", err);
+	nbad++;
+	status = XDATA;
+	return opt.keep_going ? 0 : -1;
 }
 
 static void
@@ -483,7 +267,19 @@ on_sigint(int sig)
 	raise(sig);
 }
 
-/* Generate from each prompt of in until its end. */
+/* The inference state: S slots, N rows a step, NL of them with logits. */
+static void
+infer_init(struct gpt_infer *inf, struct gpt *m, int S, int N, int NL)
+{
+	char err[512];
+
+	if (gpt_infer_init(inf, m, S, N, NL, err, sizeof err) < 0)
+		owt_die(XSYS, "%s", err);
+	if (opt.int8)
+		gpt_infer_quantize(inf);
+}
+
+/* Generate from each prompt of in (none: unconditional) until its end. */
 static void
 generate(struct gpt *m, struct input *in, int interactive)
 {
@@ -495,48 +291,43 @@ generate(struct gpt *m, struct input *in, int interactive)
 		.nvocab = (int)bpe_nvocab(vocab),
 		.ctx = opt.seq ? opt.seq : m->cfg.maxpos,
 	};
-	int T = o.ctx, more = 1, tty = interactive && isatty(0), k;
-	char err[512];
+	int more = in != NULL, tty = interactive && isatty(0), r, code;
+	char err[1024];
 	double t0;
 
-	if (gpt_infer_init(&inf, m, opt.batch, T - 1 > opt.batch ? T - 1 :
-	    opt.batch, opt.batch, err, sizeof err) < 0)
-		owt_die(XSYS, "%s", err);
-	if (opt.int8)
-		gpt_infer_quantize(&inf);
-	gen_init(&gen, &inf, &o, on_token, NULL);
-	jsonl_out = opt.genfile != NULL;
+	infer_init(&inf, m, opt.batch, o.ctx - 1 > opt.batch ? o.ctx - 1 :
+	    opt.batch, opt.batch);
+	gen_queue_model(&q, &inf, &o);
+	if (in == NULL && gen_queue_add(&q, "", 0, 1, err, sizeof err) < 0)
+		owt_die(XUSAGE, "%s", err);
 	t0 = owt_now();
 	for (;;) {
-		while (more && unstarted == NULL && gen_has_room(&gen) &&
-		    !(interactive && head)) {
+		while (more && gen_queue_wants(&q) && !(interactive && q.head)) {
 			if (tty) {
 				fputs("> ", stderr);
 				fflush(stderr);
 				interrupted = 1;	/* ^C at the prompt exits */
 			}
-			if ((k = read_prompt(in)) <= 0)
-				more = 0;
+			while ((r = gen_queue_read(&q, in, err, sizeof err,
+			    &code)) < 0 && bad(code, err) == 0)
+				;
+			more = r > 0;
 			interrupted = 0;
-			jsonl_out |= jsonl_in;
+			out_check();
 		}
-		start_samples();
-		if (gen.running == 0 && unstarted == NULL && !more)
+		if (gen_queue_step(&q) == 0 && !more)
 			break;
-		gen_step(&gen);
+		out_check();
 		if (interrupted) {
-			for (k = 0; k < inf.S; k++)
-				if (gen.slot[k])
-					gen_stop(&gen, gen.slot[k]);
+			gen_queue_stop(&q);
 			interrupted = 0;
 		}
 	}
 	say("%llu prompts, %llu samples, %llu tokens in %.1f s, %.1f tokens/s",
-	    nprompts, nsamples, ntokens, owt_now() - t0,
-	    ntokens / fmax(owt_now() - t0, 1e-9));
+	    q.nprompts, q.nsamples, q.ntokens, owt_now() - t0,
+	    q.ntokens / fmax(owt_now() - t0, 1e-9));
 	if (gpt_device_peak_bytes(&dev) > 0)
 		say("peak GPU memory %.2f GB", gpt_device_peak_bytes(&dev) / 1e9);
-	gen_free(&gen);
 	gpt_infer_free(&inf);
 }
 
@@ -545,93 +336,59 @@ static void
 score(struct gpt *m, struct input *in)
 {
 	struct gpt_infer inf;
-	struct bpe_ids ids = { 0 };
 	struct buf out = { 0 };
-	struct jsonl_edit ed[4];
-	struct buf idb = { 0 };
-	char *line, err[512], v[3][32];
-	const char *text, *why;
-	size_t len, tlen;
-	int T = opt.seq ? opt.seq : m->cfg.maxpos, r;
+	char err[1024];
+	int T = opt.seq ? opt.seq : m->cfg.maxpos, r, code;
 	int stride = opt.stride ? opt.stride : T / 2;
-	int count;
-	unsigned long long nrec = 0, ntok = 0, nonfinite = 0;
-	double nll, total = 0, t0 = owt_now();
+	double t0 = owt_now();
 
 	if (stride >= T || stride < 1)
 		owt_die(XUSAGE, "--score-stride %d: must be below the window "
 		    "of %d tokens", stride, T);
-	if (gpt_infer_init(&inf, m, 1, T, T, err, sizeof err) < 0)
-		owt_die(XSYS, "%s", err);
-	if (opt.int8)
-		gpt_infer_quantize(&inf);
-	while ((r = input_line(in, &line, &len)) != 0) {
+	infer_init(&inf, m, 1, T, T);
+	while ((r = gen_queue_score_read(&q, &inf, T, stride, in, &out, err,
+	    sizeof err, &code)) != 0) {
 		if (r < 0) {
-			if (in->errcode != XDATA)
-				owt_die(in->errcode, "%s", in->err);
-			if (bad("%s", in->err) < 0)
+			if (bad(code, err) < 0)
 				break;
 			continue;
 		}
-		if (jsonl_parse(&rec, line, len, err, sizeof err) != 0) {
-			if (bad("%s:%lu: %s", in->name, in->lineno, err) < 0)
-				break;
-			continue;
-		}
-		if ((text = jsonl_str(&rec, opt.key, &tlen, &why)) == NULL) {
-			if (bad("%s:%lu: '%s' is %s", in->name, in->lineno,
-			    opt.key, why) < 0)
-				break;
-			continue;
-		}
-		ids.n = 0;
-		bpe_encode(bs, text, tlen, &ids);
-		ids.v = xgrow(ids.v, &ids.cap, ids.n + 1, sizeof *ids.v);
-		ids.v[ids.n++] = bpe_eod(vocab);
-		gen_score(&inf, (const int32_t *)ids.v, (int)ids.n, T, stride,
-		    &nll, &count);
-		if (count > 0 && isfinite(nll)) {
-			snprintf(v[0], sizeof v[0], "%.9g", nll / count);
-			snprintf(v[1], sizeof v[1], "%.9g", exp(nll / count));
-		} else {	/* no tokens, or NaN and inf, which JSON lacks */
-			strcpy(v[0], "null");
-			strcpy(v[1], "null");
-		}
-		snprintf(v[2], sizeof v[2], "%d", count);
-		ed[0] = (struct jsonl_edit){ "nll", v[0], strlen(v[0]) };
-		ed[1] = (struct jsonl_edit){ "ppl", v[1], strlen(v[1]) };
-		ed[2] = (struct jsonl_edit){ "tokens", v[2], strlen(v[2]) };
-		if (opt.ids) {
-			idb.len = 0;
-			json_ids(&idb, ids.v, ids.n);
-			ed[3] = (struct jsonl_edit){ "ids", idb.p, idb.len };
-		}
-		out.len = 0;
-		jsonl_write(&out, &rec, ed, opt.ids ? 4 : 3);
 		fwrite(out.p, 1, out.len, stdout);
 		out_check();
-		nrec++;
-		if (count > 0 && !isfinite(nll)) {
-			nonfinite++;
-			continue;
-		}
-		ntok += (unsigned long long)count;
-		total += nll;
 	}
-	if (ntok > 0)
+	if (q.nscored > 0)
 		say("%llu records, %llu tokens in %.1f s: nll %.6f, ppl %.4f",
-		    nrec, ntok, owt_now() - t0, total / ntok, exp(total / ntok));
+		    q.nrec, q.nscored, owt_now() - t0, q.nll / q.nscored,
+		    exp(q.nll / q.nscored));
 	else
-		say("%llu records, no tokens", nrec);
-	if (nonfinite) {
+		say("%llu records, no tokens", q.nrec);
+	if (q.nonfinite) {
 		owt_warn("%llu record%s a non-finite nll, written as null",
-		    nonfinite, nonfinite == 1 ? " has" : "s have");
+		    q.nonfinite, q.nonfinite == 1 ? " has" : "s have");
 		status = XDATA;
 	}
-	free(ids.v);
 	buf_free(&out);
-	buf_free(&idb);
 	gpt_infer_free(&inf);
+}
+
+/*
+ * The device for opt.prec. A Megatron script's --fp16 or --bf16 runs on
+ * a machine without a GPU too: in fp32 on the cpu backend, with a warning.
+ */
+static void
+device(void)
+{
+	char err[512], why[512];
+
+	if (gpt_device_open(&dev, opt.device, opt.prec, 0, err,
+	    sizeof err) == 0)
+		return;
+	if ((opt.prec != GPT_FP16 && opt.prec != GPT_BF16) ||
+	    gpt_device_open(&dev, opt.device, GPT_FP32, 0, why,
+	    sizeof why) < 0 || dev.be != &gpt_cpu)
+		owt_die(XUSAGE, "%s", err);
+	owt_warn("--%s: the cpu backend computes in fp32: generating in fp32",
+	    gpt_device_prec_name(opt.prec));
 }
 
 /* The model in opt.load. */
@@ -640,7 +397,7 @@ load(struct gpt *m)
 {
 	struct gpt_config cfg = { 0 };
 	char err[1024], path[4096], cfgpath[4200];
-	int code, k, kind;
+	int code, k, kind, t, v;
 
 	if (ckpt_resolve(opt.load, path, sizeof path, &kind, err, sizeof err,
 	    &code) < 0 || kind == CKPT_NONE ||
@@ -650,14 +407,14 @@ load(struct gpt *m)
 	if (ckpt_read_config(cfgpath, &cfg, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
 	cfg.vocab_pad = gpt_pad_vocab(cfg.vocab, 128);
-	for (k = 0; k < 4; k++) {
-		int v = k == 0 ? cfg.nlayer : k == 1 ? cfg.nembd : k == 2 ?
+	for (t = 0; t < 4; t++) {
+		v = t == 0 ? cfg.nlayer : t == 1 ? cfg.nembd : t == 2 ?
 		    cfg.nhead : cfg.maxpos;
-
-		if (opt.shape[k] && opt.shape[k] != v)
-			owt_die(XDATA, "%s: %s is %d, but %s is %d", cfgpath,
-			    shape_opts[k].key, v, shape_opts[k].flag,
-			    opt.shape[k]);
+		for (k = 0; opts[k].p != &opt.shape[t]; k++)
+			;
+		if (opt.shape[t] && opt.shape[t] != v)
+			owt_die(XDATA, "%s: %s is %d, but --%s is %d", cfgpath,
+			    shape_key[t], v, opts[k].name, opt.shape[t]);
 	}
 	if (opt.seq > cfg.maxpos)
 		owt_die(XUSAGE, "--seq-length %d is beyond the %d positions of "
@@ -668,8 +425,7 @@ load(struct gpt *m)
 		    bpe_nvocab(vocab));
 	if (ckpt_check_model(path, &cfg, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
-	if (gpt_device_open(&dev, opt.device, opt.prec, 0, err, sizeof err) < 0)
-		owt_die(XUSAGE, "%s", err);
+	device();
 	if (gpt_init(m, &cfg, dev.be, err, sizeof err) < 0)
 		owt_die(XDATA, "%s: %s", cfgpath, err);
 	if (ckpt_load_model(path, m, err, sizeof err, &code) < 0)
@@ -682,16 +438,17 @@ load(struct gpt *m)
 int
 main(int argc, char **argv)
 {
+	struct gen_queue_opts qo = { 0 };
 	struct gpt model;
 	struct input in;
+	struct bpe_state *bs;
 	char err[1024];
-	int code, interactive;
+	int code, interactive, uncond;
 
 	owt_setprog(argv[0]);
 	parse(argc, argv);
-	if (opt.genfile && strcmp(opt.genfile, "-") != 0 &&
-	    freopen(opt.genfile, "w", stdout) == NULL)
-		owt_die_errno(XSYS, "cannot create '%s'", opt.genfile);
+	output(&qo);
+	uncond = qo.format == GEN_QUEUE_UNCOND;
 	if ((vocab = bpe_load(opt.vocab, opt.merges, &code, err,
 	    sizeof err)) == NULL)
 		owt_die(code, "%s", err);
@@ -703,28 +460,28 @@ main(int argc, char **argv)
 	load(&model);
 	say("%s%s", gpt_device_desc(&dev, opt.workers),
 	    opt.int8 ? "; int8 weights" : "");
-	if (input_open(&in, opt.input) < 0)
+	if (!uncond && input_open(&in, opt.input) < 0)
 		owt_die(in.errcode, "%s", in.err);
 	interactive = opt.interactive || (opt.input == NULL && !opt.score &&
-	    isatty(0));
+	    !uncond && isatty(0));
 	if (interactive) {
 		opt.batch = 1;
-		opt.interactive = 1;
+		qo.flush = 1;
 		signal(SIGINT, on_sigint);
 	}
-	keys = (const char *const[]){ opt.key };
-	jsonl_rec_init(&rec, keys, 1);
+	gen_queue_init(&q, &qo, vocab, bs, stdout);
 	if (opt.score)
 		score(&model, &in);
 	else
-		generate(&model, &in, interactive);
+		generate(&model, uncond ? NULL : &in, interactive);
 	if (nbad)
 		say("%llu bad records%s", nbad, opt.keep_going ? " skipped" :
 		    "; stopped at the first");
 	fflush(stdout);
 	out_check();
-	jsonl_rec_free(&rec);
-	input_close(&in);
+	gen_queue_free(&q);
+	if (!uncond)
+		input_close(&in);
 	gpt_free(&model);
 	bpe_state_free(bs);
 	bpe_free(vocab);

@@ -4,72 +4,154 @@
 #include <math.h>
 #include <omp.h>
 #include <signal.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "blas.h"
+#include "bpe.h"
 #include "ckpt.h"
+#include "ckpt_args.h"
 #include "gpt.h"
 #include "gpt_data.h"
 #include "gpt_device.h"
-#include "json.h"
 #include "opt.h"
+#include "schedule.h"
 #include "train.h"
+#include "train_log.h"
 #include "util.h"
 
-/* What a checkpoint does to an option not given: nothing, or sets it. */
-enum { C_NONE, C_ARG, C_SCHED, C_MODEL };
+/* What a checkpoint does to an option: ckpt_args.h. */
+enum { C_ARG = CKPT_ARGS_KEEP, C_SCHED = CKPT_ARGS_SCHED,
+    C_MODEL = CKPT_ARGS_MODEL };
 
 static struct {
 	int layers, hidden, heads, seq, maxpos, vocab, vocab_div;
 	double init_std, hidden_dropout, attn_dropout;
 	int micro, global;
 	uint64_t train_iters, train_samples;
-	double lr, min_lr, warmup_fraction;
+	double lr, min_lr, warmup_fraction, warmup_samples;
 	const char *decay_style;
-	uint64_t warmup_iters, warmup_samples, decay_iters, decay_samples;
+	uint64_t warmup_iters, decay_iters, decay_samples;
 	double wd, clip, beta1, beta2, eps, exit_mins;
 	double initial_scale, min_scale;
 	uint64_t scale_window, hysteresis;
 	const char *split, *split_rounding, *device, *save, *load, *log_json;
+	const char *vocab_file, *merge_file;
 	uint64_t seed, save_interval, eval_interval, eval_iters, log_interval,
 	    exit_interval;
-	int mock, finetune, force, no_load_optim, override_sched, quiet, workers;
-	int fp16, bf16, fp32, tp, pp;
+	int mock, finetune, force, no_load_optim, override_sched, use_ckpt_sched;
+	int quiet, workers;
+	int fp16, bf16, fp32;
+	int tp, pp, dist_opt, overlap_grad, dist_timeout;
+	const char *ddp_impl, *dist_backend;	/* notes, kept */
 	int ckpt_act, recompute_act, recompute_n;
 	const char *recompute_gran, *recompute_method;
 } o = {
 	.layers = 12, .hidden = 768, .heads = 12, .seq = 1024, .maxpos = 1024,
 	.vocab = 50257, .vocab_div = 128, .init_std = 0.02, .micro = 4,
-	.lr = 6e-4, .min_lr = 6e-5, .warmup_fraction = 0.01,
-	.decay_style = "cosine", .wd = 0.1, .clip = 1.0, .beta1 = 0.9,
-	.beta2 = 0.95, .eps = 1e-8, .split = "969, 30, 1",
+	.hidden_dropout = 0.1, .attn_dropout = 0.1, .lr = 6e-4,
+	.decay_style = "linear", .wd = 0.01, .clip = 1.0, .beta1 = 0.9,
+	.beta2 = 0.999, .eps = 1e-8, .split = "969, 30, 1",
 	.split_rounding = "legacy",
 	.initial_scale = 4294967296.0, .min_scale = 1, .scale_window = 1000,
 	.hysteresis = 2,
 	.seed = 1234, .eval_interval = 1000, .eval_iters = 100,
-	.log_interval = 100, .tp = 1, .pp = 1, .recompute_n = 1,
+	.log_interval = 100, .tp = 1, .pp = 1, .dist_timeout = 10,
+	.recompute_n = 1,
 };
 
 static struct opt_list data_paths;	/* --data-path's words, then the operands */
+
+static int
+check_style(const struct opt *d, const char *arg, char *err, size_t errsize)
+{
+	if (schedule_style(arg) >= 0)
+		return 0;
+	snprintf(err, errsize, "--%s: '%s' is not constant, linear, cosine or "
+	    "inverse-square-root", d->name, arg);
+	return -1;
+}
+
+/* A count of samples kept as a double (the warmup may be fractional). */
+static int
+check_whole(const struct opt *d, const char *arg, char *err, size_t errsize)
+{
+	char flag[64];
+	long long v;
+
+	snprintf(flag, sizeof flag, "--%s", d->name);
+	return opt_scan_int(flag, arg, 0, (long long)d->max, &v, err, errsize);
+}
+
+/* arg is a or b (kept in d->p), else "--NAME: 'ARG' is not A or B". */
+static int
+one_of(const struct opt *d, const char *arg, const char *a, const char *b,
+    char *err, size_t errsize)
+{
+	if (strcmp(arg, a) == 0 || strcmp(arg, b) == 0) {
+		if (d->p != NULL)
+			*(const char **)d->p = arg;
+		return 0;
+	}
+	snprintf(err, errsize, "--%s: '%s' is not %s or %s", d->name, arg, a,
+	    b);
+	return -1;
+}
+
+static int
+check_ddp(const struct opt *d, const char *arg, char *err, size_t errsize)
+{
+	return one_of(d, arg, "local", "torch", err, errsize);
+}
+
+static int
+check_backend(const struct opt *d, const char *arg, char *err,
+    size_t errsize)
+{
+	return one_of(d, arg, "nccl", "gloo", err, errsize);
+}
+
+/* lazy and cached are other file formats, which owt does not read. */
+static int
+check_data_impl(const struct opt *d, const char *arg, char *err,
+    size_t errsize)
+{
+	if (one_of(d, arg, "mmap", "infer", err, errsize) == 0)
+		return 0;
+	snprintf(err, errsize, "--data-impl: '%s' is not mmap or infer (owt "
+	    "reads Megatron's mmap datasets only)", arg);
+	return -1;
+}
+
+static int
+check_tokenizer(const struct opt *d, const char *arg, char *err,
+    size_t errsize)
+{
+	if (strcmp(arg, "GPT2BPETokenizer") == 0)
+		return 0;
+	snprintf(err, errsize, "--%s: '%s' is not GPT2BPETokenizer", d->name,
+	    arg);
+	return -1;
+}
 
 static const struct opt opts[] = {
 	{ .name = "help", .key = 'h', .type = OPT_HELP,
 	    .help = "print this help and exit" },
 	{ .name = "quiet", .key = 'q', .type = OPT_FLAG, .p = &o.quiet,
-	    .help = "no log lines on stderr, only errors" },
+	    .help = "no log lines, only warnings and errors" },
+	{ .name = "DDP-impl", .arg = "impl", .type = OPT_NOTE,
+	    .p = &o.ddp_impl, .check = check_ddp,
+	    .help = "no effect: PyTorch's data-parallel wrapper" },
 	{ .name = "adam-beta1", .arg = "x", .type = OPT_DOUBLE, .p = &o.beta1,
 	    .max = 0.999999, .tag = C_ARG, .help = "AdamW beta1 (0.9)" },
 	{ .name = "adam-beta2", .arg = "x", .type = OPT_DOUBLE, .p = &o.beta2,
-	    .max = 0.999999, .tag = C_ARG,
-	    .help = "AdamW beta2 (0.95; Megatron 0.999)" },
+	    .max = 0.999999, .tag = C_ARG, .help = "AdamW beta2 (0.999)" },
 	{ .name = "adam-eps", .arg = "x", .type = OPT_DOUBLE, .p = &o.eps,
 	    .min = 1e-30, .max = 1, .tag = C_ARG,
 	    .help = "AdamW epsilon (1e-8)" },
 	{ .name = "attention-dropout", .arg = "p", .type = OPT_DOUBLE,
 	    .p = &o.attn_dropout, .max = 0.99, .tag = C_ARG,
-	    .help = "dropout on attention probabilities (0.0; Megatron 0.1)" },
+	    .help = "dropout on attention probabilities (0.1)" },
 	{ .name = "bf16", .type = OPT_FLAG, .p = &o.bf16,
 	    .help = "bf16 matrix products (cuda; the default on sm_80 and "
 	    "newer)" },
@@ -82,11 +164,22 @@ static const struct opt opts[] = {
 	{ .name = "clip-grad", .arg = "x", .type = OPT_DOUBLE, .p = &o.clip,
 	    .max = 1e30, .tag = C_ARG,
 	    .help = "clip the global gradient norm to x; 0: off (1.0)" },
+	{ .name = "data-impl", .arg = "impl", .type = OPT_NOTE,
+	    .check = check_data_impl,
+	    .help = "no effect: datasets are read as mmap" },
 	{ .name = "data-path", .arg = "[weight] prefix ...", .type = OPT_STR,
 	    .p = &data_paths, .flags = OPT_REPEAT,
 	    .help = "datasets PREFIX.bin/.idx, blended by weight" },
 	{ .name = "device", .arg = "dev", .type = OPT_STR, .p = &o.device,
 	    .help = "auto, cpu or cuda ($OWT_DEVICE, else auto)" },
+	{ .name = "distribute-checkpointed-activations", .type = OPT_NOTE,
+	    .help = "no effect: tensor parallelism's memory split" },
+	{ .name = "distributed-backend", .arg = "backend", .type = OPT_NOTE,
+	    .p = &o.dist_backend, .check = check_backend,
+	    .help = "no effect: owt uses NCCL on GPUs, MPI on CPUs" },
+	{ .name = "distributed-timeout-minutes", .arg = "n", .type = OPT_INT,
+	    .p = &o.dist_timeout, .min = 1, .max = 1 << 20,
+	    .help = "collective timeout when distributed (10)" },
 	{ .name = "eval-interval", .arg = "n", .type = OPT_U64,
 	    .p = &o.eval_interval, .min = 1, .max = 1e15, .tag = C_ARG,
 	    .help = "validation loss every n iterations (1000)" },
@@ -112,8 +205,7 @@ static const struct opt opts[] = {
 	    .help = "sequences per iteration (the micro-batch size)" },
 	{ .name = "hidden-dropout", .arg = "p", .type = OPT_DOUBLE,
 	    .p = &o.hidden_dropout, .max = 0.99, .tag = C_ARG,
-	    .help = "dropout after embeddings and residual branches (0.0; "
-	    "Megatron 0.1)" },
+	    .help = "dropout after embeddings and residual branches (0.1)" },
 	{ .name = "hidden-size", .arg = "n", .type = OPT_INT, .p = &o.hidden,
 	    .min = 1, .max = 1 << 16, .tag = C_MODEL,
 	    .help = "channels (768)" },
@@ -128,6 +220,8 @@ static const struct opt opts[] = {
 	    .help = "fp16: the first loss scale (4294967296)" },
 	{ .name = "load", .arg = "dir", .type = OPT_STR, .p = &o.load,
 	    .help = "resume from a checkpoint, or start from HF weights" },
+	{ .name = "local_rank", .arg = "n", .type = OPT_NOTE,
+	    .help = "no effect: torch.distributed.launch's" },
 	{ .name = "log-interval", .arg = "n", .type = OPT_U64,
 	    .p = &o.log_interval, .min = 1, .max = 1e15,
 	    .help = "log every n iterations (100)" },
@@ -137,7 +231,7 @@ static const struct opt opts[] = {
 	    .p = &o.scale_window, .min = 1, .max = 1e15,
 	    .help = "fp16: clean iterations before the scale doubles (1000)" },
 	{ .name = "lr", .arg = "x", .type = OPT_DOUBLE, .p = &o.lr, .max = 1e6,
-	    .tag = C_SCHED, .help = "peak learning rate (6e-4)" },
+	    .tag = C_SCHED, .help = "peak learning rate (6e-4; Megatron has none)" },
 	{ .name = "lr-decay-iters", .arg = "n", .type = OPT_U64,
 	    .p = &o.decay_iters, .min = 1, .max = 1e15,
 	    .help = "decay over n iterations (--train-iters)" },
@@ -145,23 +239,25 @@ static const struct opt opts[] = {
 	    .p = &o.decay_samples, .min = 1, .max = 1e15, .tag = C_SCHED,
 	    .help = "decay over n samples" },
 	{ .name = "lr-decay-style", .arg = "style", .type = OPT_STR,
-	    .p = &o.decay_style, .tag = C_SCHED,
-	    .help = "constant, linear, cosine, inverse-square-root (cosine)" },
+	    .p = &o.decay_style, .tag = C_SCHED, .check = check_style,
+	    .help = "constant, linear, cosine, inverse-square-root (linear)" },
 	{ .name = "lr-warmup-fraction", .arg = "x", .type = OPT_DOUBLE,
 	    .p = &o.warmup_fraction, .max = 1,
-	    .help = "warm up over this fraction of the decay (0.01)" },
+	    .help = "warm up over this fraction of the decay (none)" },
 	{ .name = "lr-warmup-iters", .arg = "n", .type = OPT_U64,
 	    .p = &o.warmup_iters, .max = 1e15,
 	    .help = "warm up over n iterations" },
-	{ .name = "lr-warmup-samples", .arg = "n", .type = OPT_U64,
+	{ .name = "lr-warmup-samples", .arg = "n", .type = OPT_DOUBLE,
 	    .p = &o.warmup_samples, .max = 1e15, .tag = C_SCHED,
-	    .help = "warm up over n samples" },
+	    .check = check_whole, .help = "warm up over n samples" },
 	{ .name = "make-vocab-size-divisible-by", .arg = "n", .type = OPT_INT,
 	    .p = &o.vocab_div, .min = 1, .max = 1 << 16,
 	    .help = "pad the vocabulary to a multiple of n (128)" },
 	{ .name = "max-position-embeddings", .arg = "n", .type = OPT_INT,
 	    .p = &o.maxpos, .min = 1, .max = 1 << 20, .tag = C_MODEL,
 	    .help = "positions of the model (1024)" },
+	{ .name = "merge-file", .arg = "file", .type = OPT_STR,
+	    .p = &o.merge_file, .help = "GPT-2's merges (vocab.bpe), read" },
 	{ .name = "micro-batch-size", .arg = "n", .type = OPT_INT,
 	    .p = &o.micro, .min = 1, .max = 1 << 16, .tag = C_ARG,
 	    .help = "sequences per forward pass (4)" },
@@ -170,21 +266,35 @@ static const struct opt opts[] = {
 	    .help = "fp16: the smallest loss scale (1)" },
 	{ .name = "min-lr", .arg = "x", .type = OPT_DOUBLE, .p = &o.min_lr,
 	    .max = 1e6, .tag = C_SCHED,
-	    .help = "learning rate at the end of the decay (6e-5)" },
+	    .help = "learning rate at the end of the decay (0)" },
 	{ .name = "mock-data", .type = OPT_FLAG, .p = &o.mock,
 	    .help = "train on generated counting sequences" },
+	{ .name = "no-bias-dropout-fusion", .type = OPT_NOTE,
+	    .help = "no effect: a kernel choice, the same numbers" },
+	{ .name = "no-gradient-accumulation-fusion", .type = OPT_NOTE,
+	    .help = "no effect: an APEX kernel choice" },
 	{ .name = "no-load-optim", .type = OPT_FLAG, .p = &o.no_load_optim,
 	    .help = "resume with new AdamW moments, not the saved ones" },
+	{ .name = "no-load-rng", .type = OPT_NOTE,
+	    .help = "no effect: owt's random numbers follow from the seed" },
+	{ .name = "no-masked-softmax-fusion", .type = OPT_NOTE,
+	    .help = "no effect: a kernel choice, the same numbers" },
 	{ .name = "num-attention-heads", .arg = "n", .type = OPT_INT,
 	    .p = &o.heads, .min = 1, .max = 1 << 12, .tag = C_MODEL,
 	    .help = "attention heads (12)" },
 	{ .name = "num-layers", .arg = "n", .type = OPT_INT, .p = &o.layers,
 	    .min = 1, .max = 1 << 12, .tag = C_MODEL,
 	    .help = "transformer layers (12)" },
-	{ .name = "override-opt_param-scheduler", .type = OPT_FLAG,
+	{ .name = "num-workers", .arg = "n", .type = OPT_NOTE,
+	    .help = "no effect: PyTorch's data-loader processes" },
+	{ .name = "overlap-grad-reduce", .type = OPT_FLAG, .p = &o.overlap_grad,
+	    .help = "data parallel: reduce gradients during the backward pass" },
+	{ .name = "override-lr-scheduler", .type = OPT_FLAG,
 	    .p = &o.override_sched,
 	    .help = "the options' learning-rate schedule, not the "
 	    "checkpoint's" },
+	{ .name = "override-opt_param-scheduler", .flags = OPT_ALIAS,
+	    .help = "the same, later Megatron's spelling" },
 	{ .name = "pipeline-model-parallel-size", .arg = "n", .type = OPT_INT,
 	    .p = &o.pp, .min = 1, .max = 1 << 16, .help = "must be 1" },
 	{ .name = "recompute-activations", .type = OPT_FLAG,
@@ -216,38 +326,41 @@ static const struct opt opts[] = {
 	    .help = "legacy (Megatron v2.5's) or core (legacy)" },
 	{ .name = "tensor-model-parallel-size", .arg = "n", .type = OPT_INT,
 	    .p = &o.tp, .min = 1, .max = 1 << 16, .help = "must be 1" },
+	{ .name = "tensorboard-dir", .arg = "dir", .type = OPT_NOTE,
+	    .help = "no effect: --log-json writes the log as JSON lines" },
+	{ .name = "tokenizer-type", .arg = "type", .type = OPT_STR,
+	    .check = check_tokenizer, .help = "GPT2BPETokenizer, the only one" },
 	{ .name = "train-iters", .arg = "n", .type = OPT_U64,
 	    .p = &o.train_iters, .min = 1, .max = 1e15, .tag = C_ARG,
 	    .help = "iterations to train" },
 	{ .name = "train-samples", .arg = "n", .type = OPT_U64,
 	    .p = &o.train_samples, .min = 1, .max = 1e15, .tag = C_ARG,
 	    .help = "samples to train (instead of --train-iters)" },
+	{ .name = "use-checkpoint-lr-scheduler", .type = OPT_FLAG,
+	    .p = &o.use_ckpt_sched,
+	    .help = "the checkpoint's learning-rate schedule, not the "
+	    "options'" },
+	{ .name = "use-distributed-optimizer", .type = OPT_FLAG,
+	    .p = &o.dist_opt,
+	    .help = "data parallel: shard the optimizer state (ZeRO-1)" },
 	{ .name = "version", .type = OPT_VERSION,
 	    .help = "print the version and exit" },
+	{ .name = "vocab-file", .arg = "file", .type = OPT_STR,
+	    .p = &o.vocab_file,
+	    .help = "GPT-2's encoder.json: the vocabulary, read" },
 	{ .name = "vocab-size", .arg = "n", .type = OPT_INT, .p = &o.vocab,
 	    .min = 2, .max = 1 << 30, .tag = C_MODEL,
 	    .help = "the tokenizer's vocabulary (50257)" },
 	{ .name = "weight-decay", .arg = "x", .type = OPT_DOUBLE, .p = &o.wd,
 	    .max = 1e6, .tag = C_ARG,
-	    .help = "AdamW weight decay, not on biases and LayerNorm (0.1; "
-	    "Megatron 0.01)" },
+	    .help = "AdamW weight decay, not on biases and LayerNorm (0.01)" },
 	{ .name = "workers", .arg = "n", .type = OPT_INT, .p = &o.workers,
 	    .min = 1, .max = 1024, .help = "threads (all processors)" },
 };
 #define NOPTS (sizeof opts / sizeof *opts)
 
 static const struct opt_prog options = { "gpt-train", opts, NOPTS, NULL, 35,
-    NULL };
-
-/* The C_MODEL options: their keys in config.json and fields of the config. */
-static const struct { const char *opt, *key; size_t off; } model_keys[] = {
-	{ "hidden-size", "n_embd", offsetof(struct gpt_config, nembd) },
-	{ "max-position-embeddings", "n_positions",
-	    offsetof(struct gpt_config, maxpos) },
-	{ "num-attention-heads", "n_head", offsetof(struct gpt_config, nhead) },
-	{ "num-layers", "n_layer", offsetof(struct gpt_config, nlayer) },
-	{ "vocab-size", "vocab_size", offsetof(struct gpt_config, vocab) },
-};
+    &o.quiet };
 
 static char given[NOPTS];
 static volatile sig_atomic_t stop_signal;
@@ -266,162 +379,56 @@ parse(int argc, char **argv)
 	    (size_t)(argc - first)) * sizeof *data_paths.v);
 	while (first < argc)
 		data_paths.v[data_paths.n++] = argv[first++];
-}
 
-static int
-decay_style(const char *s)
-{
-	if (strcmp(s, "constant") == 0)
-		return SCHEDULE_CONSTANT;
-	if (strcmp(s, "linear") == 0)
-		return SCHEDULE_LINEAR;
-	if (strcmp(s, "cosine") == 0)
-		return SCHEDULE_COSINE;
-	if (strcmp(s, "inverse-square-root") == 0)
-		return SCHEDULE_INVSQRT;
-	owt_die(XUSAGE, "--lr-decay-style: '%s' is not constant, linear, "
-	    "cosine or inverse-square-root", s);
-}
-
-/* The model shape from a checkpoint's config.json, against the options given. */
-static void
-merge_config(const char *path, const struct gpt_config *c)
-{
-	const struct opt *d;
-	size_t i;
-	int k, v;
-
-	for (i = 0; i < sizeof model_keys / sizeof *model_keys; i++) {
-		k = opt_find(&options, model_keys[i].opt);
-		d = &opts[k];
-		v = *(const int *)((const char *)c + model_keys[i].off);
-		if (given[k] && *(int *)d->p != v)
-			owt_die(XDATA, "%s/config.json: %s is %d, but --%s is "
-			    "%d", path, model_keys[i].key, v, d->name,
-			    *(int *)d->p);
-		*(int *)d->p = v;
-	}
-}
-
-/* The value of option d in a checkpoint's "args", as text for messages. */
-static int
-arg_from(const struct opt *d, const struct json_val *v, char *text,
-    size_t size)
-{
-	if (d->type == OPT_STR) {
-		if (v->type != JV_STRING)
-			return -1;
-		snprintf(text, size, "%s", v->str);
-		if (strcmp(*(const char **)d->p, v->str) == 0)
-			return 0;
-		return 1;
-	}
-	if (v->type != JV_NUMBER)
-		return -1;
-	snprintf(text, size, "%.9g", v->num);
-	switch (d->type) {
-	case OPT_INT:
-		return *(int *)d->p != (int)v->num;
-	case OPT_U64:
-		return *(uint64_t *)d->p != (uint64_t)v->num;
-	default:
-		return *(double *)d->p != v->num;
-	}
+	if (o.fp16 + o.bf16 + o.fp32 > 1)
+		owt_die(XUSAGE, "--fp16, --bf16 and --fp32 exclude each other");
+	if (o.tp != 1 || o.pp != 1)
+		owt_die(XUSAGE, "--%s-model-parallel-size: only 1 is supported",
+		    o.tp != 1 ? "tensor" : "pipeline");
+	if (o.mock == (data_paths.n > 0))
+		owt_die(XUSAGE, "%s", o.mock ? "--mock-data and --data-path "
+		    "exclude each other" : "no data: give --data-path or "
+		    "--mock-data");
+	if (o.finetune && !o.load)
+		owt_die(XUSAGE, "--finetune needs --load");
+	if (GIVEN("train-iters") && GIVEN("train-samples"))
+		owt_die(XUSAGE, "--train-iters and --train-samples exclude "
+		    "each other");
+	if ((o.vocab_file == NULL) != (o.merge_file == NULL))
+		owt_die(XUSAGE, "--vocab-file and --merge-file go together");
+	if (o.override_sched && o.use_ckpt_sched)
+		owt_die(XUSAGE, "--override-lr-scheduler and "
+		    "--use-checkpoint-lr-scheduler exclude each other");
 }
 
 /*
- * Whether the options that set the same quantity as d were given: the
- * warmup and decay are kept in samples but set in several ways, and the
- * training length is iterations or samples.
+ * --vocab-file and --merge-file, read as Megatron's GPT2BPETokenizer reads
+ * them: the vocabulary size, unless --vocab-size says it, and an EOD id.
+ * Returns the tokenizer's size, or 0 without the files.
  */
-static int
-given_as(const struct opt *d)
+static uint32_t
+tokenizer(void)
 {
-	if (strcmp(d->name, "lr-warmup-samples") == 0)
-		return GIVEN("lr-warmup-samples") || GIVEN("lr-warmup-iters") ||
-		    GIVEN("lr-warmup-fraction");
-	if (strcmp(d->name, "lr-decay-samples") == 0)
-		return GIVEN("lr-decay-samples") || GIVEN("lr-decay-iters");
-	if (strcmp(d->name, "train-iters") == 0 ||
-	    strcmp(d->name, "train-samples") == 0)
-		return GIVEN("train-iters") || GIVEN("train-samples");
-	return given[d - opts];
-}
+	struct bpe *v;
+	char err[1024];
+	uint32_t n;
+	int code;
 
-/*
- * Options not given take the checkpoint's values. With check set (after
- * the options are resolved), a learning-rate option given with another
- * value than the checkpoint's is an error, as in Megatron, unless
- * --override-opt_param-scheduler.
- */
-static void
-merge_args(const char *path, const struct json_val *args, int check)
-{
-	const struct json_val *v;
-	char text[256];
-	size_t i;
-	int diff;
-
-	for (i = 0; i < NOPTS; i++) {
-		const struct opt *d = &opts[i];
-
-		if (d->tag != C_ARG && d->tag != C_SCHED)
-			continue;
-		if ((v = json_doc_get(args, d->name)) == NULL ||
-		    v->type == JV_NULL)
-			continue;
-		if ((diff = arg_from(d, v, text, sizeof text)) < 0)
-			owt_die(XDATA, "%s/trainer_state.json: bad value of "
-			    "'%s'", path, d->name);
-		if (given_as(d)) {
-			if (check && diff && d->tag == C_SCHED &&
-			    !o.override_sched)
-				owt_die(XDATA, "%s/trainer_state.json: %s is %s, "
-				    "but the options make it differ (use "
-				    "--override-opt_param-scheduler)", path,
-				    d->name, text);
-			continue;
-		}
-		if (check)
-			continue;
-		given[i] = 1;
-		switch (d->type) {
-		case OPT_INT: *(int *)d->p = (int)v->num; break;
-		case OPT_U64: *(uint64_t *)d->p = (uint64_t)v->num; break;
-		case OPT_DOUBLE: *(double *)d->p = v->num; break;
-		case OPT_STR: *(const char **)d->p = xstrdup(v->str); break;
-		}
-	}
-}
-
-/* The options a checkpoint keeps, as a JSON object. */
-static char *
-args_json(void)
-{
-	struct buf b = { 0 };
-	size_t i;
-	int first = 1;
-
-	buf_addc(&b, '{');
-	for (i = 0; i < NOPTS; i++) {
-		const struct opt *d = &opts[i];
-
-		if (d->tag != C_ARG && d->tag != C_SCHED)
-			continue;
-		if (d->type == OPT_U64 && *(uint64_t *)d->p == 0 &&
-		    d->tag == C_ARG)
-			continue;	/* unset: --train-samples */
-		buf_printf(&b, "%s\n    \"%s\": ", first ? "" : ",", d->name);
-		first = 0;
-		switch (d->type) {
-		case OPT_INT: buf_printf(&b, "%d", *(int *)d->p); break;
-		case OPT_U64: buf_printf(&b, "%" PRIu64, *(uint64_t *)d->p); break;
-		case OPT_DOUBLE: buf_printf(&b, "%.17g", *(double *)d->p); break;
-		case OPT_STR: buf_printf(&b, "\"%s\"", *(const char **)d->p); break;
-		}
-	}
-	buf_printf(&b, "\n  }");
-	return b.p;
+	if (o.vocab_file == NULL)
+		return 0;
+	if ((v = bpe_load(o.vocab_file, o.merge_file, &code, err,
+	    sizeof err)) == NULL)
+		owt_die(code, "%s", err);
+	n = bpe_nvocab(v);
+	if (bpe_eod(v) == BPE_NOID)
+		owt_die(XDATA, "%s: no <|endoftext|> token, the end of each "
+		    "document", o.vocab_file);
+	bpe_free(v);
+	if (GIVEN("vocab-size") && (uint32_t)o.vocab != n)
+		owt_die(XDATA, "%s: %u tokens, but --vocab-size is %d",
+		    o.vocab_file, n, o.vocab);
+	o.vocab = (int)n;
+	return n;
 }
 
 static void
@@ -450,21 +457,35 @@ log_json(const char *fmt, ...)
 		owt_die_errno(XSYS, "%s: write error", o.log_json);
 }
 
+/* The log on stdout, a line (or a block) at a time, as Megatron prints it. */
+static void
+log_out(struct buf *b)
+{
+	if (!o.quiet && b->len > 0 && (fwrite(b->p, 1, b->len, stdout) !=
+	    b->len || fflush(stdout) != 0)) {
+		if (errno == EPIPE)
+			owt_die_sigpipe();
+		owt_die_errno(XSYS, "standard output: write error");
+	}
+	b->len = 0;
+}
+
 static void
 say(const char *fmt, ...) OWT_PRINTF(1, 2);
 
 static void
 say(const char *fmt, ...)
 {
+	struct buf b = { 0 };
+	char msg[4600];
 	va_list ap;
 
-	if (o.quiet)
-		return;
-	fprintf(stderr, "%s: ", owt_prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	buf_printf(&b, "%s: %s\n", owt_prog, msg);
+	log_out(&b);
+	buf_free(&b);
 }
 
 static struct gpt model;
@@ -495,9 +516,12 @@ save(void)
 	say("saved %s/iter_%07" PRIu64, o.save, tr.st.iteration);
 }
 
+/* The loss over the next eval-iters batches of src from first, logged under prefix. */
 static void
-evaluate(const struct sample_src *src, uint64_t first, const char *what)
+evaluate(const struct sample_src *src, uint64_t first, const char *what,
+    const char *prefix)
 {
+	struct buf b = { 0 };
 	char err[1024];
 	double loss;
 	int code;
@@ -505,99 +529,122 @@ evaluate(const struct sample_src *src, uint64_t first, const char *what)
 	if (train_eval(&tr, src, first, (int)o.eval_iters, &loss, err,
 	    sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
-	say("iteration %" PRIu64 " | %s loss %.6f | %s ppl %.3f",
-	    tr.st.iteration, what, loss, what, exp(fmin(20, loss)));
+	train_log_validation(&b, prefix, loss);
+	log_out(&b);
+	buf_free(&b);
 	log_json("{\"iteration\": %" PRIu64 ", \"%s_loss\": %.9g}",
 	    tr.st.iteration, what, loss);
 }
 
 /* The next validation batches, when there are any. */
 static void
-validate(const struct gpt_data *d)
+validate(const struct gpt_data *d, const char *prefix)
 {
 	if (o.eval_iters == 0 || !d->have[1])
 		return;
-	evaluate(&d->src[1], tr.st.consumed_valid, "valid");
+	evaluate(&d->src[1], tr.st.consumed_valid, "valid", prefix);
 	tr.st.consumed_valid += o.eval_iters * (uint64_t)o.global;
+}
+
+/* The options' run length and schedule, resolved, the checkpoint's options in place. */
+static void
+schedule(struct schedule_run *run)
+{
+	static const struct { const char *name; unsigned bit; } bits[] = {
+		{ "lr-warmup-fraction", SCHEDULE_G_WARMUP_FRACTION },
+		{ "lr-warmup-iters", SCHEDULE_G_WARMUP_ITERS },
+		{ "lr-warmup-samples", SCHEDULE_G_WARMUP_SAMPLES },
+		{ "lr-decay-iters", SCHEDULE_G_DECAY_ITERS },
+		{ "lr-decay-samples", SCHEDULE_G_DECAY_SAMPLES },
+		{ "min-lr", SCHEDULE_G_MIN_LR },
+	};
+	struct schedule_opts so = {
+		.train_iters = o.train_iters, .train_samples = o.train_samples,
+		.micro = o.micro, .global = o.global, .lr = o.lr,
+		.min_lr = o.min_lr, .style = o.decay_style,
+		.warmup_fraction = o.warmup_fraction,
+		.warmup_iters = o.warmup_iters,
+		.warmup_samples = o.warmup_samples,
+		.decay_iters = o.decay_iters, .decay_samples = o.decay_samples,
+	};
+	char err[1024];
+	size_t i;
+	int code;
+
+	for (i = 0; i < sizeof bits / sizeof *bits; i++)
+		if (GIVEN(bits[i].name))
+			so.given |= bits[i].bit;
+	if (schedule_resolve(&so, run, err, sizeof err, &code) < 0)
+		owt_die(code, "%s", err);
+	/* what the checkpoint keeps */
+	o.global = run->global;
+	o.train_iters = run->train_iters;
+	o.decay_samples = run->lr.decay;
+	o.warmup_samples = run->lr.warmup;
+}
+
+/*
+ * The backend, and the precision asked for: --fp16 and --bf16 train in
+ * fp32 on the cpu backend, with a warning, so that a GPU's script runs.
+ */
+static void
+device(void)
+{
+	int prec = o.fp16 ? GPT_FP16 : o.bf16 ? GPT_BF16 : o.fp32 ? GPT_FP32 :
+	    GPT_PREC_DEFAULT;
+	char err[1024], err2[1024];
+
+	if (gpt_device_open(&dev, o.device, prec, 1, err, sizeof err) == 0)
+		return;
+	if ((prec != GPT_FP16 && prec != GPT_BF16) ||
+	    gpt_device_open(&dev, o.device, GPT_FP32, 1, err2,
+	    sizeof err2) < 0 || dev.be != &gpt_cpu)
+		owt_die(XUSAGE, "%s", err);
+	owt_warn("--%s: the cpu backend computes in fp32 only: training in "
+	    "fp32", gpt_device_prec_name(prec));
 }
 
 int
 main(int argc, char **argv)
 {
 	struct gpt_config cfg = { 0 };
+	struct ckpt_args_load ld = { 0 };
+	struct schedule_run run;
 	struct gpt_data data;
-	struct json_val *state_doc = NULL;
 	struct step_result r;
 	struct gpt_recompute rc;
-	char err[1024], path[4096], cfgpath[4200], list[256];
-	uint64_t G, first_iter, log_iters = 0, log_skipped = 0, train_samples;
-	double t0, tlast, loss_sum = 0;
+	struct train_log lg = { 0 };
+	struct buf line = { 0 };
+	char err[1024], list[256], prefix[64];
+	uint64_t G, first_iter;
+	double t0, tlast;
 	const char *why;
-	int code, k, kind = CKPT_NONE, have = 0, from_ckpt = 0;
+	int code, k, sched;
+	uint32_t ntok;
 
 	owt_setprog(argv[0]);
 	parse(argc, argv);
-
-	if (o.fp16 + o.bf16 + o.fp32 > 1)
-		owt_die(XUSAGE, "--fp16, --bf16 and --fp32 exclude each other");
 	if (gpt_recompute_parse(&rc, o.ckpt_act, o.recompute_act,
 	    o.recompute_gran, o.recompute_method, o.recompute_n, err,
 	    sizeof err) < 0)
 		owt_die(XUSAGE, "%s", err);
-	if (o.tp != 1 || o.pp != 1)
-		owt_die(XUSAGE, "--%s-model-parallel-size: only 1 is supported",
-		    o.tp != 1 ? "tensor" : "pipeline");
-	if (o.mock == (data_paths.n > 0))
-		owt_die(XUSAGE, "%s", o.mock ? "--mock-data and --data-path "
-		    "exclude each other" : "no data: give --data-path or "
-		    "--mock-data");
+	ntok = tokenizer();
 
-	if (o.finetune && !o.load)
-		owt_die(XUSAGE, "--finetune needs --load");
-
-	/*
-	 * A checkpoint supplies what the options do not. The table in
-	 * gpt-train(1): nothing there starts from scratch; a run's iteration
-	 * resumes, and must be complete; weights alone (or --finetune) start
-	 * at iteration 0 with a new optimizer.
-	 */
-	if (o.load && ckpt_resolve(o.load, path, sizeof path, &kind, err,
-	    sizeof err, &code) < 0)
+	/* A checkpoint supplies what the options do not (gpt-train(1)'s table). */
+	sched = o.override_sched ? CKPT_ARGS_OVERRIDE : o.use_ckpt_sched ?
+	    CKPT_ARGS_USE_CKPT : CKPT_ARGS_CHECK;
+	if (o.load && ckpt_args_load(&ld, &options, given, o.load, o.finetune,
+	    o.no_load_optim, sched, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
-	if (o.load && kind == CKPT_NONE) {
-		if (o.finetune)
-			owt_die(XDATA, "%s; nothing to fine-tune from", err);
-		owt_warn("%s; starting from scratch", err);
-	}
-	if (kind != CKPT_NONE) {
-		from_ckpt = kind == CKPT_RUN && !o.finetune;
-		if ((have = ckpt_complete(path, from_ckpt ? CKPT_F_STATE |
-		    (o.no_load_optim ? 0 : CKPT_F_OPTIM) : 0, err, sizeof err,
-		    &code)) < 0)
-			owt_die(code, "%s", err);
-		snprintf(cfgpath, sizeof cfgpath, "%s/config.json", path);
-		if (ckpt_read_config(cfgpath, &cfg, err, sizeof err, &code) < 0 ||
-		    ckpt_check_model(path, &cfg, err, sizeof err, &code) < 0)
-			owt_die(code, "%s", err);
-		merge_config(path, &cfg);
-	}
-	if (from_ckpt) {
-		if ((k = ckpt_load_state(path, &tr.st, &state_doc, err,
-		    sizeof err, &code)) != 0)
-			owt_die(k < 0 ? code : XDATA, "%s%s", k < 0 ? err : path,
-			    k < 0 ? "" : ": no trainer_state.json");
-		if (!GIVEN("seed"))
-			o.seed = tr.st.seed;
-		merge_args(path, json_doc_get(state_doc, "args"), 0);
-		/* saved before --split-rounding: Megatron-core's order */
-		if (!GIVEN("split-rounding"))
-			o.split_rounding = "core";
-		if (!(have & CKPT_F_OPTIM))
-			owt_warn("%s: no optimizer.safetensors: resuming with "
-			    "new AdamW moments (--no-load-optim)", path);
-	}
+	if (ld.warn[0] != '\0')
+		owt_warn("%s", ld.warn);
+	if (ld.kind != CKPT_NONE && (uint32_t)ld.cfg.vocab < ntok)
+		owt_die(XDATA, "%s/config.json: vocab_size %d is smaller than "
+		    "the %u tokens of --vocab-file", ld.path, ld.cfg.vocab, ntok);
+	if (ld.kind != CKPT_NONE)
+		cfg = ld.cfg;
 	/* A run that does not resume would mix its saves with another's. */
-	if (o.save && !from_ckpt && ckpt_existing(o.save, list,
+	if (o.save && !ld.resume && ckpt_existing(o.save, list,
 	    sizeof list) > 0) {
 		if (!o.force)
 			owt_die(XDATA, "%s: already holds checkpoints (%s) of a "
@@ -606,47 +653,15 @@ main(int argc, char **argv)
 		replace_old = 1;
 	}
 
-	if (o.train_iters == 0 && o.train_samples == 0)
-		owt_die(XUSAGE, "one of --train-iters and --train-samples is "
-		    "required");
-	if (o.train_iters && o.train_samples && GIVEN("train-iters") &&
-	    GIVEN("train-samples"))
-		owt_die(XUSAGE, "--train-iters and --train-samples exclude "
-		    "each other");
-	if (!GIVEN("global-batch-size") && o.global == 0)
-		o.global = o.micro;
-	if (o.global % o.micro != 0)
-		owt_die(XUSAGE, "--global-batch-size %d is not a multiple of "
-		    "--micro-batch-size %d", o.global, o.micro);
 	if (o.seq > o.maxpos)
 		owt_die(XUSAGE, "--seq-length %d is beyond the %d positions of "
 		    "the model (--max-position-embeddings%s)", o.seq, o.maxpos,
-		    kind != CKPT_NONE ? ", n_positions in the checkpoint" : "");
+		    ld.kind != CKPT_NONE ? ", n_positions in the checkpoint" : "");
+	schedule(&run);
+	if (ckpt_args_check(&ld, &options, given, sched, err, sizeof err,
+	    &code) < 0)
+		owt_die(code, "%s", err);
 	G = (uint64_t)o.global;
-	train_samples = o.train_samples ? o.train_samples : o.train_iters * G;
-	if (o.train_iters == 0)
-		o.train_iters = train_samples / G;
-	/* Megatron's schedule, in samples */
-	tr.lr.style = decay_style(o.decay_style);
-	tr.lr.max_lr = o.lr;
-	tr.lr.min_lr = o.min_lr;
-	tr.lr.decay = GIVEN("lr-decay-samples") ? o.decay_samples :
-	    (GIVEN("lr-decay-iters") ? o.decay_iters : o.train_iters) * G;
-	tr.lr.warmup = GIVEN("lr-warmup-samples") ? o.warmup_samples :
-	    GIVEN("lr-warmup-iters") ? o.warmup_iters * G :
-	    (uint64_t)(o.warmup_fraction * (double)tr.lr.decay);
-	o.decay_samples = tr.lr.decay;
-	o.warmup_samples = tr.lr.warmup;
-	if (from_ckpt)
-		merge_args(path, json_doc_get(state_doc, "args"), 1);
-	if (o.min_lr > o.lr)
-		owt_die(XUSAGE, "--min-lr %g%s is above --lr %g", o.min_lr,
-		    GIVEN("min-lr") ? "" : " (the default)", o.lr);
-	if (tr.lr.warmup >= tr.lr.decay && tr.lr.style != SCHEDULE_CONSTANT &&
-	    tr.lr.style != SCHEDULE_INVSQRT)
-		owt_die(XUSAGE, "the warmup (%" PRIu64 " samples) must be "
-		    "shorter than the decay (%" PRIu64 " samples)",
-		    tr.lr.warmup, tr.lr.decay);
 
 	if (o.workers == 0)
 		o.workers = owt_ncpu();
@@ -659,26 +674,25 @@ main(int argc, char **argv)
 	cfg.maxpos = o.maxpos;
 	cfg.vocab = o.vocab;
 	cfg.vocab_pad = gpt_pad_vocab(o.vocab, o.vocab_div);
-	if (kind == CKPT_NONE)
+	if (ld.kind == CKPT_NONE)
 		cfg.ln_eps = 1e-5f;
 	cfg.hidden_dropout = (float)o.hidden_dropout;
 	cfg.attn_dropout = (float)o.attn_dropout;
-	if (gpt_device_open(&dev, o.device, o.fp16 ? GPT_FP16 : o.bf16 ?
-	    GPT_BF16 : o.fp32 ? GPT_FP32 : GPT_PREC_DEFAULT, 1, err,
-	    sizeof err) < 0)
-		owt_die(XUSAGE, "%s", err);
+	device();
 	if (gpt_init(&model, &cfg, dev.be, err, sizeof err) < 0)
 		owt_die(XUSAGE, "%s", err);
 	gpt_set_recompute(&model, &rc);
 	if (gpt_set_batch(&model, o.micro, o.seq, err, sizeof err) < 0)
 		owt_die(XUSAGE, "%s", err);
-	if (from_ckpt)
+	if (ld.resume) {
+		tr.st = ld.st;
 		saved_iter = tr.st.iteration;
-	if (kind != CKPT_NONE) {
-		if (ckpt_load_model(path, &model, err, sizeof err, &code) < 0)
+	}
+	if (ld.kind != CKPT_NONE) {
+		if (ckpt_load_model(ld.path, &model, err, sizeof err, &code) < 0)
 			owt_die(code, "%s", err);
-		if (from_ckpt && !o.no_load_optim &&
-		    ckpt_load_optim(path, &model, err, sizeof err, &code) < 0)
+		if (ld.resume && !o.no_load_optim &&
+		    ckpt_load_optim(ld.path, &model, err, sizeof err, &code) < 0)
 			owt_die(code, "%s", err);
 	} else {
 		gpt_init_weights(&model, o.seed, (float)o.init_std);
@@ -688,6 +702,7 @@ main(int argc, char **argv)
 	tr.micro = o.micro;
 	tr.T = o.seq;
 	tr.nmicro = o.global / o.micro;
+	tr.lr = run.lr;
 	tr.adam = (struct adamw){ (float)o.beta1, (float)o.beta2,
 	    (float)o.eps, (float)o.wd };
 	tr.clip = (float)o.clip;
@@ -699,11 +714,11 @@ main(int argc, char **argv)
 	else if (tr.st.loss_scale == 0)
 		train_scaler_start(&tr.scaler, &tr.st, o.initial_scale);
 	train_init(&tr);
-	args_text = args_json();
+	args_text = ckpt_args_json(&options);
 
 	if (gpt_data_open(&data, o.mock ? NULL : data_paths.v,
 	    (int)data_paths.n, o.split, o.split_rounding, (uint32_t)o.seed,
-	    o.seq, (uint32_t)o.vocab, train_samples,
+	    o.seq, (uint32_t)o.vocab, run.train_samples,
 	    (o.train_iters / o.eval_interval + 1) * o.eval_iters * G,
 	    o.eval_iters * G, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
@@ -721,7 +736,7 @@ main(int argc, char **argv)
 		say("resuming at iteration %" PRIu64 ", %" PRIu64 " samples "
 		    "consumed", tr.st.iteration, tr.st.consumed_train);
 
-	if (o.log_json && (logf_json = fopen(o.log_json, from_ckpt ? "a" :
+	if (o.log_json && (logf_json = fopen(o.log_json, ld.resume ? "a" :
 	    "w")) == NULL)
 		owt_die_errno(XSYS, "cannot create '%s'", o.log_json);
 	signal(SIGINT, on_signal);
@@ -730,6 +745,8 @@ main(int argc, char **argv)
 
 	t0 = tlast = owt_now();
 	first_iter = tr.st.iteration;
+	lg.train_iters = o.train_iters;
+	lg.global = o.global;
 	while (tr.st.iteration < o.train_iters) {
 		k = train_iteration(&tr, &data.src[0], &r, err, sizeof err, &code);
 		if (k < 0)
@@ -742,10 +759,11 @@ main(int argc, char **argv)
 			    saved_iter != UINT64_MAX ? " (the last checkpoint "
 			    "is intact)" : "");
 		if (r.skipped) {	/* fp16 overflow: Megatron counts, not averages, it */
-			log_skipped++;
+			lg.skipped++;
+			lg.nan += !isfinite(r.loss);
 		} else {
-			loss_sum += r.loss;
-			log_iters++;
+			lg.loss_sum += r.loss;
+			lg.advanced++;
 		}
 		why = stop_signal == SIGINT ? "interrupted" :
 		    stop_signal == SIGHUP ? "hung up" :
@@ -756,35 +774,42 @@ main(int argc, char **argv)
 		    "exit duration reached" : NULL;
 		if (tr.st.iteration % o.log_interval == 0 ||
 		    tr.st.iteration == o.train_iters || why) {
-			double now = owt_now(), n = (double)(log_iters + log_skipped);
+			double now = owt_now();
+			double n = (double)(lg.advanced + lg.skipped);
 			double tps = n * G * o.seq / (now - tlast);
-			double loss = log_iters ? loss_sum / log_iters : NAN;
 			char scale[96] = "", lossj[32];
 
-			if (r.loss_scale > 0)
-				snprintf(scale, sizeof scale, " | loss scale %g | "
-				    "skipped %" PRIu64, tr.st.loss_scale, log_skipped);
-			say("iteration %" PRIu64 "/%" PRIu64 " | loss %.6f | lr "
-			    "%.4e | grad norm %.4f%s | %.0f tokens/s | %.1f s",
-			    tr.st.iteration, o.train_iters, loss, r.lr,
-			    r.grad_norm, scale, tps, now - t0);
+			lg.iteration = tr.st.iteration;
+			lg.consumed = tr.st.consumed_train;
+			lg.ms = (now - tlast) * 1000;
+			lg.lr = schedule_lr_at(&tr.lr, tr.st.sched_samples);
+			lg.loss_scale = tr.st.loss_scale > 0 ? tr.st.loss_scale : 1;
+			/* Megatron has no norm without clipping or after a skip */
+			lg.grad_norm = o.clip > 0 && !r.skipped ? r.grad_norm : NAN;
+			train_log_line(&line, &lg);
+			buf_addc(&line, '\n');
+			log_out(&line);
 			if (r.loss_scale > 0)
 				snprintf(scale, sizeof scale, ", \"loss_scale\": "
 				    "%.17g, \"skipped\": %" PRIu64, tr.st.loss_scale,
-				    log_skipped);
-			snprintf(lossj, sizeof lossj, log_iters ? "%.9g" :
-			    "null", loss);	/* null: every iteration skipped */
+				    lg.skipped);
+			snprintf(lossj, sizeof lossj, lg.advanced ? "%.9g" :
+			    "null", lg.loss_sum / (double)(lg.advanced ?
+			    lg.advanced : 1));	/* null: every iteration skipped */
 			log_json("{\"iteration\": %" PRIu64 ", \"loss\": %s, "
 			    "\"lr\": %.9g, \"grad_norm\": %.9g%s, "
 			    "\"tokens_per_s\": %.1f, \"elapsed_s\": %.3f}",
 			    tr.st.iteration, lossj, r.lr, r.grad_norm, scale, tps,
 			    now - t0);
-			loss_sum = 0;
-			log_iters = log_skipped = 0;
+			lg.loss_sum = 0;
+			lg.advanced = lg.skipped = lg.nan = 0;
 			tlast = now;
 		}
-		if (tr.st.iteration % o.eval_interval == 0)
-			validate(&data);
+		if (tr.st.iteration % o.eval_interval == 0) {
+			snprintf(prefix, sizeof prefix, "iteration %" PRIu64,
+			    tr.st.iteration);
+			validate(&data, prefix);
+		}
 		if (o.save_interval && tr.st.iteration % o.save_interval == 0)
 			save();
 		if (why) {
@@ -794,20 +819,23 @@ main(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* Megatron v2.5's end: validation, the save, then the test */
+	validate(&data, "the end of training for val data");
 	if (tr.st.iteration > first_iter)
 		save();
-	validate(&data);
 	if (o.eval_iters > 0 && data.have[2])
-		evaluate(&data.src[2], 0, "test");
+		evaluate(&data.src[2], 0, "test",
+		    "the end of training for test data");
 out:
 	if (gpt_device_peak_bytes(&dev) > 0)
 		say("peak GPU memory %.2f GB", gpt_device_peak_bytes(&dev) / 1e9);
 	if (logf_json && fclose(logf_json) != 0)
 		owt_die_errno(XSYS, "%s: write error", o.log_json);
 	gpt_data_close(&data);
-	json_doc_free(state_doc);
+	ckpt_args_free(&ld);
 	train_free(&tr);
 	gpt_free(&model);
+	buf_free(&line);
 	free(args_text);
 	free(data_paths.v);
 	return owt_finish(XOK);

@@ -2,8 +2,9 @@
 # loads OpenBLAS at run time (dlopen), preferring the OpenMP build so that
 # OpenBLAS and the model's own loops share one thread pool. The
 # checkpoints' JSON (config.json, trainer state, safetensors headers) is
-# read through yajl (lib/json.c).
-PKGS_gpt-train = yajl
+# read through yajl (lib/json.c); --vocab-file and --merge-file through
+# lib/bpe.c, whose input layer reads gzip and zstd.
+PKGS_gpt-train = yajl zlib libzstd
 LIBS_gpt-train = -fopenmp
 OMP_OBJS = $(B)/lib/gpt.o $(B)/lib/gpt_cpu.o $(B)/lib/blas.o \
     $(B)/lib/sgemm512.o

@@ -1,27 +1,106 @@
-/* schedule.c - the learning-rate schedule: Megatron's OptimizerParamScheduler, in samples */
+/* schedule.c - a run's length and learning-rate schedule: Megatron's OptimizerParamScheduler, in samples */
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "schedule.h"
+#include "util.h"
 
 double
 schedule_lr_at(const struct schedule *s, uint64_t samples)
 {
-	double ratio, coeff, w, n;
+	double ratio, coeff, w, n, x = (double)samples;
 
-	if (s->warmup > 0 && samples <= s->warmup)
-		return s->max_lr * (double)samples / (double)s->warmup;
+	if (s->warmup > 0 && x <= s->warmup)
+		return s->max_lr * x / s->warmup;
 	switch (s->style) {
 	case SCHEDULE_CONSTANT:
 		return s->max_lr;
 	case SCHEDULE_INVSQRT:
-		w = s->warmup > 0 ? (double)s->warmup : 1;
-		n = samples > 0 ? (double)samples : 1;
+		w = s->warmup > 1 ? s->warmup : 1;
+		n = samples > 0 ? x : 1;
 		return fmax(s->min_lr, s->max_lr * sqrt(w) / sqrt(n));
 	}
 	if (samples > s->decay)
 		return s->min_lr;
-	ratio = (double)(samples - s->warmup) / (double)(s->decay - s->warmup);
+	ratio = (x - s->warmup) / ((double)s->decay - s->warmup);
 	coeff = s->style == SCHEDULE_COSINE ? 0.5 * (cos(M_PI * ratio) + 1) :
 	    1 - ratio;
 	return s->min_lr + coeff * (s->max_lr - s->min_lr);
+}
+
+int
+schedule_style(const char *name)
+{
+	static const char *const names[] = { "constant", "linear", "cosine",
+	    "inverse-square-root" };
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (strcmp(name, names[i]) == 0)
+			return i;
+	return -1;
+}
+
+static int
+usage_err(char *err, size_t errsize, int *code, const char *fmt, ...)
+    OWT_PRINTF(4, 5);
+
+static int
+usage_err(char *err, size_t errsize, int *code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errsize, fmt, ap);
+	va_end(ap);
+	*code = XUSAGE;
+	return -1;
+}
+
+int
+schedule_resolve(const struct schedule_opts *o, struct schedule_run *r,
+    char *err, size_t errsize, int *code)
+{
+	struct schedule *s = &r->lr;
+	uint64_t G;
+
+	memset(r, 0, sizeof *r);
+	if (o->train_iters == 0 && o->train_samples == 0)
+		return usage_err(err, errsize, code, "one of --train-iters and "
+		    "--train-samples is required");
+	r->global = o->global > 0 ? o->global : o->micro;
+	if (o->micro <= 0 || r->global % o->micro != 0)
+		return usage_err(err, errsize, code, "--global-batch-size %d is "
+		    "not a multiple of --micro-batch-size %d", r->global,
+		    o->micro);
+	G = (uint64_t)r->global;
+	r->train_samples = o->train_samples ? o->train_samples :
+	    o->train_iters * G;
+	r->train_iters = o->train_iters ? o->train_iters :
+	    o->train_samples / G;
+	if ((s->style = schedule_style(o->style)) < 0)
+		return usage_err(err, errsize, code, "--lr-decay-style: '%s' is "
+		    "not constant, linear, cosine or inverse-square-root",
+		    o->style);
+	s->max_lr = o->lr;
+	s->min_lr = o->min_lr;
+	s->decay = o->given & SCHEDULE_G_DECAY_SAMPLES ? o->decay_samples :
+	    o->given & SCHEDULE_G_DECAY_ITERS ? o->decay_iters * G :
+	    r->train_iters * G;
+	s->warmup = o->given & SCHEDULE_G_WARMUP_SAMPLES ? o->warmup_samples :
+	    o->given & SCHEDULE_G_WARMUP_ITERS ? (double)(o->warmup_iters * G) :
+	    o->given & SCHEDULE_G_WARMUP_FRACTION ?
+	    o->warmup_fraction * (double)s->decay : 0;
+	if (o->min_lr > o->lr)
+		return usage_err(err, errsize, code, "--min-lr %g%s is above --lr "
+		    "%g", o->min_lr, o->given & SCHEDULE_G_MIN_LR ? "" :
+		    " (the default)", o->lr);
+	if (s->warmup >= (double)s->decay && s->style != SCHEDULE_CONSTANT &&
+	    s->style != SCHEDULE_INVSQRT)
+		return usage_err(err, errsize, code, "the warmup (%.*f samples) "
+		    "must be shorter than the decay (%" PRIu64 " samples)",
+		    s->warmup == floor(s->warmup) ? 0 : 3, s->warmup, s->decay);
+	return 0;
 }

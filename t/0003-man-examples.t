@@ -376,6 +376,10 @@ ex gpt-train.1 'gpt-train --load gpt2 --finetune --data-path data/mine --lr 1e-4
 is "$(cat ft/latest_checkpointed_iteration.txt)" 2 "fine-tuning counts from iteration 0: 2 done"
 notrun gpt-train.1 'gpt-train --data-path data/owt --train-iters 20000 \' \
     "GPT-2 124M for 20000 iterations: days on a CPU"
+notrun gpt-train.1 'gpt-train --data-path data/owt --hidden-dropout 0 \' \
+    "the same nanoGPT-style: days on a CPU"
+notrun gpt-train.1 'gpt-train --num-layers 12 --hidden-size 768 \' \
+    "Megatron's single-GPU line: t/6008-megatron-scripts.t runs it, sizes shrunk"
 notrun gpt-train.1 'GPT2LMHeadModel.from_pretrained("ckpt/iter_0020000")' \
     "Python with Hugging Face transformers (t/6004-gpt-hf.t loads a checkpoint so)"
 
@@ -391,6 +395,15 @@ printf '{"text": "%s"}\n' "And the king said unto him." "In the beginning was th
     "We the people of the United States." >valid.jsonl
 ex gpt-sample.1 'gpt-sample --load ckpt --score --sample-input-file valid.jsonl >scored.jsonl'
 is "$(grep -c '"ppl":[0-9]' scored.jsonl)" 3 "each document scored"
+
+# --- owt(7): the dataset recipe, run by t/8003-owt-mk.t on loopback pages.
+notrun owt.7 'make -f /usr/local/share/owt/owt.mk URLS=urls OUT=data SHARDS=64 \' \
+    "t/8003-owt-mk.t runs owt.mk"
+notrun owt.7 'cd /work' "needs Slurm; t/8003-owt-mk.t checks the job files"
+notrun owt.7 'mk="make -f /usr/local/share/owt/owt.mk URLS=urls OUT=data SHARDS=64 NAME=my-gpt2"' \
+    "needs ssh to other machines; t/8003-owt-mk.t runs the steps one by one"
+notrun owt.7 '0 2 * * * cd /srv/owt && make -f /usr/local/share/owt/owt.mk URLS=urls OUT=data SHARDS=8 NAME=owt -j8 >>build.log 2>&1 || echo "owt: dataset not complete, see /srv/owt/build.log"' \
+    "a crontab line"
 
 # --- owt(7): the whole pipeline, in a folder of its own.
 mkdir -p p7/scraped p7/www p7/data

@@ -24,7 +24,7 @@ run gpt-train --data-path a $tiny --train-iters 40 --lr 1e-2 --lr-warmup-iters 4
     --log-interval 10 --eval-interval 20 --eval-iters 2 --split 90,5,5 \
     --log-json log.jsonl
 is "$rc" 0 "training on an idx-pack dataset exits 0"
-like err '^gpt-train: data: a \(300 sequences, [0-9]+ tokens: train \[0, 270\), valid \[270, 285\), test \[285, 300\)\); --split-rounding legacy; train 320 samples of 33 tokens, [0-9]+ epochs?; valid 48 samples of 33 tokens, [0-9]+ epochs?; test 16 samples' \
+like out '^gpt-train: data: a \(300 sequences, [0-9]+ tokens: train \[0, 270\), valid \[270, 285\), test \[285, 300\)\); --split-rounding legacy; train 320 samples of 33 tokens, [0-9]+ epochs?; valid 48 samples of 33 tokens, [0-9]+ epochs?; test 16 samples' \
     "the datasets, splits, rounding, samples and epochs are logged"
 first=$(sed -n '1s/.*"loss": \([^,]*\).*/\1/p' log.jsonl)
 last=$(grep '"loss"' log.jsonl | tail -n 1 | sed 's/.*"loss": \([^,]*\).*/\1/')
@@ -37,11 +37,11 @@ is "$(grep -c valid_loss log.jsonl) $(grep -c test_loss log.jsonl)" "3 1" \
 run gpt-train --data-path 0.5 a 0.5 b $tiny --train-iters 20 --lr 1e-2 \
     --eval-iters 0 --log-interval 20
 is "$rc" 0 "blending two datasets by weight exits 0"
-like err '^gpt-train: data: a \(0.5, 300 sequences, [0-9]+ tokens: train \[0, 291\), valid \[291, 300\), test none\), b \(0.5, 40 sequences, 360 tokens: train \[0, 39\), valid \[39, 40\), test none\); --split-rounding legacy; train 160 samples of 33 tokens \(a [0-9]+ epochs?, b [0-9]+ epochs\)$' \
+like out '^gpt-train: data: a \(0.5, 300 sequences, [0-9]+ tokens: train \[0, 291\), valid \[291, 300\), test none\), b \(0.5, 40 sequences, 360 tokens: train \[0, 39\), valid \[39, 40\), test none\); --split-rounding legacy; train 160 samples of 33 tokens \(a [0-9]+ epochs?, b [0-9]+ epochs\)$' \
     "both datasets, their weights and epochs are logged"
 run gpt-train --data-path a b $tiny --train-iters 2 --eval-iters 0
 is "$rc" 0 "prefixes without weights blend"
-like err '^gpt-train: data: a \(300 sequences, .*\), b \(40 sequences, .*; train 16 samples of 33 tokens \(a [0-9]+, b 10: one epoch of each\)$' \
+like out '^gpt-train: data: a \(300 sequences, .*\), b \(40 sequences, .*; train 16 samples of 33 tokens \(a [0-9]+, b 10: one epoch of each\)$' \
     "... one epoch of each, by its samples, as Megatron-core blends them"
 fails 1 '^gpt-train: --data-path: one epoch of the unweighted blend holds [0-9]+ train samples, the run needs 16000; give weights$' \
     "an unweighted blend shorter than the run" \
@@ -59,7 +59,7 @@ for how in "" legacy core; do
 	esac
 	run gpt-train --data-path big $tiny --train-iters 1 --eval-iters 1 \
 	    --split 900,50,50 ${how:+--split-rounding $how}
-	like err "^gpt-train: data: big \\(1029 sequences, 3087 tokens: $want, test \\[978, 1029\\)\\); --split-rounding ${how:-legacy};" \
+	like out "^gpt-train: data: big \\(1029 sequences, 3087 tokens: $want, test \\[978, 1029\\)\\); --split-rounding ${how:-legacy};" \
 	    "--split 900,50,50 of 1029 sequences, --split-rounding ${how:-legacy (the default)}"
 done
 fails 2 "^gpt-train: --split-rounding: 'v2.5' is not legacy or core$" \
@@ -94,16 +94,16 @@ like r2/iter_0000010/trainer_state.json '^    "split-rounding": "legacy",?$' \
 ropts="--data-path a $tiny --train-iters 4 --eval-iters 0 --split 90,5,5"
 run gpt-train $ropts --save r4 --exit-interval 2 --split-rounding core -q
 run gpt-train $ropts --save r4 --load r4
-like err '; --split-rounding core;' "a resumed run keeps the checkpoint's rounding"
+like out '; --split-rounding core;' "a resumed run keeps the checkpoint's rounding"
 run gpt-train $ropts --save r5 --exit-interval 2 -q
 grep -v '"split-rounding"' r5/iter_0000002/trainer_state.json >r5.json &&
     mv r5.json r5/iter_0000002/trainer_state.json
 run gpt-train $ropts --save r5 --load r5
-like err '; --split-rounding core;' \
+like out '; --split-rounding core;' \
     "a checkpoint saved without it resumes in Megatron-core's order, its own"
 run gpt-train $ropts --save r6 --exit-interval 2 -q
 run gpt-train $ropts --save r6 --load r6 --split-rounding core
-like err '; --split-rounding core;' "--split-rounding given on resuming wins"
+like out '; --split-rounding core;' "--split-rounding given on resuming wins"
 
 # The vectors t/unit-gpt.c checks the order against are what
 # contrib/megatron-order.py (Megatron's Python, in numpy) computes.

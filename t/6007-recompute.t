@@ -27,7 +27,7 @@ is "$(wc -l <plain.num | tr -d ' ')" 6 "it logs 6 iterations"
 # B=4, T=32, C=64, NH=4, 3 layers, V=300, in floats: a layer keeps
 # 16 BTC + 4 BT + B NH T^2 = 147968; besides the layers 2 BTC + 3 BT +
 # BT V + 11 BTC + B NH T^2 = 161664; and 2 BT int32 token ids.
-like err '^gpt-train: activations: 2423296 bytes for micro-batches of 4 x 32 tokens; recomputation: none$' \
+like out '^gpt-train: activations: 2423296 bytes for micro-batches of 4 x 32 tokens; recomputation: none$' \
     "the activation bytes are logged: 3 x 147968 + 161664 floats"
 
 check() {	# name, expected log line (ERE), options
@@ -35,7 +35,7 @@ check() {	# name, expected log line (ERE), options
 	shift 2
 	run gpt-train $tiny --save "$name" --log-json "$name.json" "$@"
 	is "$rc" 0 "$*: exits 0"
-	like err "^gpt-train: activations: $want\$" "$*: its memory is logged"
+	like out "^gpt-train: activations: $want\$" "$*: its memory is logged"
 	numbers "$name.json" >"$name.num"
 	same "$name.num" plain.num "$*: the same losses, learning rates and gradient norms"
 	for f in model.safetensors optimizer.safetensors trainer_state.json; do

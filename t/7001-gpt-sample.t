@@ -18,7 +18,9 @@ bpe-encode --append-eod -q "$OWT_SRC/contrib/demo/data/kjv.jsonl.gz" >kjv.tok &&
     gpt-train --data-path kjv --num-layers 2 --hidden-size 64 \
     --num-attention-heads 4 --seq-length 32 --max-position-embeddings 64 \
     --micro-batch-size 8 --workers 1 --train-iters 80 --lr 1e-2 \
-    --lr-warmup-iters 5 --eval-iters 0 --split 100,0,0 --save ck -q ||
+    --lr-warmup-iters 5 --eval-iters 0 --split 100,0,0 --save ck -q \
+    --hidden-dropout 0 --attention-dropout 0 --adam-beta2 0.95 \
+    --weight-decay 0.1 --lr-decay-style cosine --min-lr 6e-5 ||
     { echo "Bail out! could not train the test model"; exit 1; }
 m=ck/iter_0000080
 g="gpt-sample --load ck --workers 1 -q"
@@ -212,7 +214,13 @@ sed -n 's/.*"ids":\[\([^]]*\)\].*/\1/p' pad.jsonl | tr ', ' '\n\n' | grep . |
 
 # Bad input and usage.
 fails 2 '^gpt-sample: no model: give --load dir$' "no --load" gpt-sample
-fails 2 '^gpt-sample: --fp16: the cpu backend computes in fp32 only$' "--fp16 on the cpu backend" $g --device cpu --fp16
+run $g --device cpu --fp16 --greedy --ids --out-seq-length 24 --sample-input-file p.txt --genfile g16.jsonl
+is "$rc:$(cat "$T/err")" "0:gpt-sample: --fp16: the cpu backend computes in fp32: generating in fp32" \
+    "--fp16 on the cpu backend: a warning, and fp32"
+same g16.jsonl greedy.jsonl "the same tokens as without --fp16"
+run $g --device cpu --bf16 --greedy --out-seq-length 2 --sample-input-file p.txt
+is "$rc:$(cat "$T/err")" "0:gpt-sample: --bf16: the cpu backend computes in fp32: generating in fp32" \
+    "--bf16 on the cpu backend too"
 fails 2 '^gpt-sample: --fp16, --bf16 and --fp32 exclude each other$' "two precisions" $g --fp16 --bf16
 fails 2 "^gpt-sample: --device: 'gpu' is not auto, cpu or cuda$" "an unknown device" $g --device gpu
 run $g --device cuda </dev/null

@@ -1,5 +1,6 @@
 /* unit-gpt.c - the model library: safetensors, checkpoints, LR schedule, layers, dropout; `dump DIR` for the PyTorch check */
 #include <ftw.h>
+#include <inttypes.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -8,14 +9,17 @@
 
 #include "blas.h"
 #include "ckpt.h"
+#include "ckpt_args.h"
 #include "comm.h"
 #include "dist.h"
 #include "gpt.h"
 #include "gpt_data.h"
 #include "mt19937.h"
 #include "sampler.h"
+#include "schedule.h"
 #include "json.h"
 #include "train.h"
+#include "train_log.h"
 #include "util.h"
 #include "unit.h"
 
@@ -373,6 +377,312 @@ test_lr(void)
 	OK(schedule_lr_at(&s, 5000) == 1e-3, "lr: constant after warmup");
 	s.style = SCHEDULE_INVSQRT;
 	OK(fabs(schedule_lr_at(&s, 400) - 5e-4) < 1e-15, "lr: inverse square root");
+}
+
+/* The run's length and schedule from the options, as Megatron resolves them. */
+static void
+test_schedule_resolve(void)
+{
+	static const struct {
+		struct schedule_opts o;
+		uint64_t iters, samples, decay;
+		int global;
+		double warmup;
+		const char *err;	/* NULL: resolves */
+	} t[] = {
+		{ { .train_iters = 10, .micro = 2, .lr = 1e-3, .style = "cosine",
+		    .warmup_fraction = 0.01, .given = SCHEDULE_G_WARMUP_FRACTION },
+		    10, 20, 20, 2, 0.2, NULL },	/* global: the micro-batch; warmup kept fractional */
+		{ { .train_iters = 100, .micro = 2, .global = 8, .lr = 1e-3,
+		    .style = "linear", .warmup_fraction = 0.1,
+		    .given = SCHEDULE_G_WARMUP_FRACTION },
+		    100, 800, 800, 8, 80, NULL },
+		{ { .train_samples = 90, .micro = 2, .global = 8, .lr = 1e-3,
+		    .style = "cosine", .warmup_fraction = 0.01,
+		    .given = SCHEDULE_G_WARMUP_FRACTION },
+		    11, 90, 88, 8, 0.88, NULL },	/* decay: whole iterations */
+		{ { .train_iters = 100, .micro = 4, .global = 8, .lr = 1e-3,
+		    .style = "cosine", .warmup_fraction = 0.5, .warmup_iters = 3,
+		    .warmup_samples = 7, .decay_iters = 50, .decay_samples = 300,
+		    .given = SCHEDULE_G_WARMUP_FRACTION | SCHEDULE_G_WARMUP_ITERS |
+		    SCHEDULE_G_DECAY_ITERS },
+		    100, 800, 400, 8, 24, NULL },	/* iterations over the fraction */
+		{ { .train_iters = 100, .micro = 4, .global = 8, .lr = 1e-3,
+		    .style = "cosine", .warmup_iters = 3, .warmup_samples = 7,
+		    .decay_iters = 50, .decay_samples = 300,
+		    .given = SCHEDULE_G_WARMUP_ITERS | SCHEDULE_G_WARMUP_SAMPLES |
+		    SCHEDULE_G_DECAY_ITERS | SCHEDULE_G_DECAY_SAMPLES },
+		    100, 800, 300, 8, 7, NULL },	/* samples over iterations */
+		{ { .train_iters = 10, .micro = 2, .lr = 1e-3, .style = "cosine" },
+		    10, 20, 20, 2, 0, NULL },	/* no warmup given: none */
+		{ { .micro = 2, .lr = 1e-3, .style = "cosine" }, 0, 0, 0, 0, 0,
+		    "one of --train-iters and --train-samples is required" },
+		{ { .train_iters = 1, .micro = 4, .global = 6, .style = "cosine" },
+		    0, 0, 0, 0, 0,
+		    "--global-batch-size 6 is not a multiple of --micro-batch-size 4" },
+		{ { .train_iters = 1, .micro = 1, .style = "cos" }, 0, 0, 0, 0, 0,
+		    "--lr-decay-style: 'cos' is not constant, linear, cosine or "
+		    "inverse-square-root" },
+		{ { .train_iters = 1, .micro = 1, .lr = 1e-4, .min_lr = 6e-4,
+		    .style = "cosine" }, 0, 0, 0, 0, 0,
+		    "--min-lr 0.0006 (the default) is above --lr 0.0001" },
+		{ { .train_iters = 1, .micro = 1, .lr = 1e-4, .min_lr = 6e-4,
+		    .style = "cosine", .given = SCHEDULE_G_MIN_LR }, 0, 0, 0, 0, 0,
+		    "--min-lr 0.0006 is above --lr 0.0001" },
+		{ { .train_iters = 4, .micro = 1, .lr = 1e-3, .style = "linear",
+		    .warmup_iters = 4, .given = SCHEDULE_G_WARMUP_ITERS },
+		    0, 0, 0, 0, 0,
+		    "the warmup (4 samples) must be shorter than the decay (4 "
+		    "samples)" },
+		{ { .train_iters = 4, .micro = 1, .lr = 1e-3, .style = "constant",
+		    .warmup_iters = 4, .given = SCHEDULE_G_WARMUP_ITERS },
+		    4, 4, 4, 1, 4, NULL },	/* constant: no decay to be shorter than */
+	};
+	struct schedule_run r;
+	char err[256];
+	size_t i;
+	int code, k;
+
+	for (i = 0; i < sizeof t / sizeof *t; i++) {
+		err[0] = '\0';
+		code = 0;
+		k = schedule_resolve(&t[i].o, &r, err, sizeof err, &code);
+		if (t[i].err) {
+			OK(k < 0 && code == XUSAGE, "schedule_resolve %zu: refused", i);
+			SAMES(err, t[i].err, "schedule_resolve %zu: the message", i);
+			continue;
+		}
+		OK(k == 0 && r.train_iters == t[i].iters &&
+		    r.train_samples == t[i].samples && r.global == t[i].global &&
+		    r.lr.decay == t[i].decay && r.lr.warmup == t[i].warmup &&
+		    r.lr.max_lr == t[i].o.lr,
+		    "schedule_resolve %zu: %" PRIu64 " iterations, %" PRIu64
+		    " samples, global %d, decay %" PRIu64 ", warmup %g", i,
+		    r.train_iters, r.train_samples, r.global, r.lr.decay,
+		    r.lr.warmup);
+	}
+	OK(schedule_style("inverse-square-root") == SCHEDULE_INVSQRT &&
+	    schedule_style("linear") == SCHEDULE_LINEAR &&
+	    schedule_style("Cosine") == -1, "schedule_style");
+}
+
+/* The log lines, typed from Megatron's training_log and evaluate_and_print_results. */
+static void
+test_train_log(void)
+{
+	struct train_log l = {
+		.iteration = 10, .train_iters = 100, .consumed = 80, .global = 8,
+		.ms = 1234.5, .lr = 5.9999e-5, .loss_scale = 1, .grad_norm = 3.14159,
+		.loss_sum = 3 * 10.8251, .advanced = 3, .skipped = 2, .nan = 1,
+	};
+	struct buf b = { 0 };
+
+	train_log_line(&b, &l);
+	buf_addc(&b, '\0');
+	SAMES(b.p, " iteration       10/     100 | consumed samples:           "
+	    "80 | elapsed time per iteration (ms): 246.9 | learning rate: "
+	    "6.000E-05 | global batch size:     8 | lm loss: 1.082510E+01 | "
+	    "loss scale: 1.0 | grad norm: 3.142 | number of skipped "
+	    "iterations:   2 | number of nan iterations:   1 |",
+	    "train_log_line: Megatron's iteration line");
+	b.len = 0;
+	l.advanced = 0;
+	l.skipped = 1;
+	l.loss_sum = 0;
+	l.grad_norm = NAN;
+	l.loss_scale = 65536;
+	train_log_line(&b, &l);
+	buf_addc(&b, '\0');
+	SAMES(b.p, " iteration       10/     100 | consumed samples:           "
+	    "80 | elapsed time per iteration (ms): 1234.5 | learning rate: "
+	    "6.000E-05 | global batch size:     8 | loss scale: 65536.0 | "
+	    "number of skipped iterations:   1 | number of nan iterations:   "
+	    "1 |", "train_log_line: no loss nor norm after skips only");
+	b.len = 0;
+	train_log_validation(&b, "iteration 50", 2.5);
+	buf_addc(&b, '\0');
+	SAMES(b.p, "--------------------------------------------------------"
+	    "--------------------------------------\n"
+	    " validation loss at iteration 50 | lm loss value: 2.500000E+00 | "
+	    "lm loss PPL: 1.218249E+01 | \n"
+	    "--------------------------------------------------------"
+	    "--------------------------------------\n",
+	    "train_log_validation: the block with its dashes");
+	b.len = 0;
+	train_log_validation(&b, "x", 25);
+	OK(strstr(b.p, "lm loss PPL: 4.851652E+08 | ") != NULL,
+	    "train_log_validation: the perplexity of min(20, loss)");
+	buf_free(&b);
+}
+
+/* ---- a run's options against a checkpoint (ckpt_args) ---- */
+
+static struct {
+	int layers, hidden, micro;
+	uint64_t iters, samples, warmup, seed;
+	double lr;
+	const char *style, *rounding;
+} ca;
+
+static const struct opt ca_opts[] = {
+	{ .name = "hidden-size", .type = OPT_INT, .p = &ca.hidden,
+	    .tag = CKPT_ARGS_MODEL },
+	{ .name = "lr", .type = OPT_DOUBLE, .p = &ca.lr, .tag = CKPT_ARGS_SCHED },
+	{ .name = "lr-decay-style", .type = OPT_STR, .p = &ca.style,
+	    .tag = CKPT_ARGS_SCHED },
+	{ .name = "lr-warmup-iters", .type = OPT_U64, .p = &ca.warmup },
+	{ .name = "lr-warmup-samples", .type = OPT_U64, .p = &ca.warmup,
+	    .tag = CKPT_ARGS_SCHED },
+	{ .name = "micro-batch-size", .type = OPT_INT, .p = &ca.micro,
+	    .tag = CKPT_ARGS_KEEP },
+	{ .name = "num-layers", .type = OPT_INT, .p = &ca.layers,
+	    .tag = CKPT_ARGS_MODEL },
+	{ .name = "seed", .type = OPT_U64, .p = &ca.seed, .tag = CKPT_ARGS_KEEP },
+	{ .name = "split-rounding", .type = OPT_STR, .p = &ca.rounding,
+	    .tag = CKPT_ARGS_KEEP },
+	{ .name = "train-iters", .type = OPT_U64, .p = &ca.iters,
+	    .tag = CKPT_ARGS_KEEP },
+	{ .name = "train-samples", .type = OPT_U64, .p = &ca.samples,
+	    .tag = CKPT_ARGS_KEEP },
+	{ .name = "workers", .type = OPT_INT, .p = &ca.micro },
+};
+static const struct opt_prog ca_prog = { "t", ca_opts,
+    sizeof ca_opts / sizeof *ca_opts, NULL, 0, NULL };
+
+static void
+ca_reset(char *given)
+{
+	ca.layers = 12;
+	ca.hidden = 768;
+	ca.micro = 4;
+	ca.iters = 100;
+	ca.samples = 0;
+	ca.warmup = 0;
+	ca.seed = 1234;
+	ca.lr = 6e-4;
+	ca.style = "cosine";
+	ca.rounding = "legacy";
+	memset(given, 0, ca_prog.n);
+}
+
+/* given: the options given, by name, NULL-terminated */
+static void
+ca_given(char *given, const char *const *names)
+{
+	for (; *names; names++)
+		given[opt_find(&ca_prog, *names)] = 1;
+}
+
+static void
+test_ckpt_args(void)
+{
+	static const char state[] = "{\"args\": {\"lr\": 0.001, "
+	    "\"lr-decay-style\": \"linear\", \"lr-warmup-samples\": 40, "
+	    "\"micro-batch-size\": 2, \"seed\": 7, \"train-iters\": 50, "
+	    "\"workers\": 3, \"unknown\": 1, \"num-layers\": 9}}";
+	static const struct {
+		const char *given[4];	/* the options given */
+		int sched;
+		const char *want;	/* the options after the merge */
+		const char *check;	/* ckpt_args_check's message, or NULL */
+	} t[] = {
+		{ { NULL }, CKPT_ARGS_CHECK,
+		    "lr 0.001 linear 40 micro 2 seed 7 iters 50 samples 0 core "
+		    "layers 12", NULL },
+		{ { "lr", "micro-batch-size", "train-samples", NULL },
+		    CKPT_ARGS_CHECK,
+		    "lr 0.0006 linear 40 micro 4 seed 7 iters 100 samples 0 core "
+		    "layers 12",
+		    "D/trainer_state.json: lr is 0.001, but the options make it "
+		    "differ (use --override-opt_param-scheduler)" },
+		{ { "lr", "lr-warmup-iters", "seed", NULL }, CKPT_ARGS_OVERRIDE,
+		    "lr 0.0006 linear 0 micro 2 seed 1234 iters 50 samples 0 core "
+		    "layers 12", NULL },
+		{ { "lr", "split-rounding", NULL }, CKPT_ARGS_USE_CKPT,
+		    "lr 0.001 linear 40 micro 2 seed 7 iters 50 samples 0 legacy "
+		    "layers 12", NULL },
+	};
+	struct ckpt_args_load l;
+	struct gpt_config c = { .nlayer = 2, .nembd = 768 };
+	char given[sizeof ca_opts / sizeof *ca_opts], err[256], got[256];
+	const char *names[] = { "hidden-size", NULL };
+	const char *bad = "{\"args\": {\"lr\": \"high\"}}";
+	char *json;
+	size_t i;
+	int code, k;
+
+	for (i = 0; i < sizeof t / sizeof *t; i++) {
+		ca_reset(given);
+		ca_given(given, t[i].given);
+		memset(&l, 0, sizeof l);
+		l.resume = 1;
+		l.st.seed = 9;
+		snprintf(l.path, sizeof l.path, "D");
+		l.state = json_doc_parse(state, sizeof state - 1, err,
+		    sizeof err, &code);
+		k = ckpt_args_merge(&l, &ca_prog, given, t[i].sched, err,
+		    sizeof err, &code);
+		snprintf(got, sizeof got, "lr %g %s %" PRIu64 " micro %d seed %"
+		    PRIu64 " iters %" PRIu64 " samples %" PRIu64 " %s layers %d",
+		    ca.lr, ca.style, ca.warmup, ca.micro, ca.seed, ca.iters,
+		    ca.samples, ca.rounding, ca.layers);
+		OK(k == 0, "ckpt_args_merge %zu", i);
+		SAMES(got, t[i].want, "ckpt_args_merge %zu: the options", i);
+		OK(given[opt_find(&ca_prog, "lr")] &&
+		    given[opt_find(&ca_prog, "micro-batch-size")] &&
+		    !given[opt_find(&ca_prog, "workers")],
+		    "ckpt_args_merge %zu: what the checkpoint set is given", i);
+		err[0] = '\0';
+		k = ckpt_args_check(&l, &ca_prog, given, t[i].sched, err,
+		    sizeof err, &code);
+		if (t[i].check) {
+			OK(k < 0 && code == XDATA, "ckpt_args_check %zu: refused",
+			    i);
+			SAMES(err, t[i].check, "ckpt_args_check %zu: the message",
+			    i);
+		} else {
+			OK(k == 0, "ckpt_args_check %zu: accepted", i);
+		}
+		ckpt_args_free(&l);
+	}
+
+	/* a value of the wrong type */
+	ca_reset(given);
+	memset(&l, 0, sizeof l);
+	l.resume = 1;
+	snprintf(l.path, sizeof l.path, "D");
+	l.state = json_doc_parse(bad, strlen(bad), err, sizeof err, &code);
+	k = ckpt_args_merge(&l, &ca_prog, given, CKPT_ARGS_CHECK, err,
+	    sizeof err, &code);
+	OK(k < 0 && code == XDATA, "ckpt_args_merge: a bad value refused");
+	SAMES(err, "D/trainer_state.json: bad value of 'lr'",
+	    "ckpt_args_merge: a bad value's message");
+	ckpt_args_free(&l);
+
+	/* config.json's shape */
+	ca_reset(given);
+	k = ckpt_args_config(&ca_prog, given, "D", &c, err, sizeof err, &code);
+	OK(k == 0 && ca.layers == 2 && ca.hidden == 768,
+	    "ckpt_args_config: the shape taken");
+	ca_reset(given);
+	ca_given(given, names);
+	ca.hidden = 512;
+	k = ckpt_args_config(&ca_prog, given, "D", &c, err, sizeof err, &code);
+	OK(k < 0 && code == XDATA, "ckpt_args_config: a shape given differs");
+	SAMES(err, "D/config.json: n_embd is 768, but --hidden-size is 512",
+	    "ckpt_args_config: the message");
+
+	/* the "args" kept: every kept option, unset counts left out */
+	ca_reset(given);
+	ca.style = "a\"b";
+	json = ckpt_args_json(&ca_prog);
+	SAMES(json, "{\n    \"lr\": 0.00059999999999999995,\n"
+	    "    \"lr-decay-style\": \"a\\\"b\",\n"
+	    "    \"lr-warmup-samples\": 0,\n"
+	    "    \"micro-batch-size\": 4,\n    \"seed\": 1234,\n"
+	    "    \"split-rounding\": \"legacy\",\n    \"train-iters\": 100\n  }",
+	    "ckpt_args_json");
+	free(json);
 }
 
 /* ---- layers, against double references and finite differences ---- */
@@ -2579,6 +2889,9 @@ main(int argc, char **argv)
 	test_safetensors(dir);
 	test_sgemm();
 	test_lr();
+	test_schedule_resolve();
+	test_ckpt_args();
+	test_train_log();
 	test_scaler();
 	test_recompute();
 	test_recompute_bytes();

@@ -1,13 +1,16 @@
-/* unit-sample.c - generation: the few-row kernels, int8, inference with a key/value cache against the full forward pass, and the sampler */
+/* unit-sample.c - generation: the few-row kernels, int8, inference with a key/value cache against the full forward pass, the sampler, and gpt-sample's queue and records */
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 
 #include "blas.h"
+#include "bpe.h"
 #include "gemv.h"
 #include "gen.h"
+#include "gen_queue.h"
 #include "gpt.h"
 #include "gpt_infer.h"
+#include "json.h"
 #include "util.h"
 #include "unit.h"
 
@@ -366,6 +369,301 @@ test_pick(void)
 	gen_pick_free(&buf);
 }
 
+/* A model over the GPT-2 vocabulary, small enough to run anywhere. */
+static const struct gpt_config gpt2tiny = {
+	.nlayer = 1, .nhead = 2, .nembd = 16, .maxpos = 16, .vocab = 50257,
+	.vocab_pad = 50304, .ln_eps = 1e-5f,
+};
+
+/* A queue over m writing to a memory stream: run every prompt added. */
+struct qrun {
+	struct gen_queue q;
+	struct gpt_infer inf;
+	FILE *f;
+	char *p;
+	size_t n;
+};
+
+static void
+qrun_start(struct qrun *r, struct gpt *m, struct bpe *v, struct bpe_state *bs,
+    const struct gen_queue_opts *qo, int S, int max_new)
+{
+	struct gen_opts o = { .temperature = 1, .top_k = 50, .max_new = max_new,
+	    .seed = 9, .eod = (int32_t)bpe_eod(v), .nvocab = (int)bpe_nvocab(v),
+	    .ctx = m->cfg.maxpos };
+	char err[256];
+
+	memset(r, 0, sizeof *r);
+	r->f = open_memstream(&r->p, &r->n);
+	gen_queue_init(&r->q, qo, v, bs, r->f);
+	if (gpt_infer_init(&r->inf, m, S, 16, 16, err, sizeof err) < 0)
+		abort();
+	gen_queue_model(&r->q, &r->inf, &o);
+}
+
+static void
+qrun_end(struct qrun *r)
+{
+	while (gen_queue_step(&r->q))
+		;
+	fclose(r->f);
+	gen_queue_free(&r->q);
+	gpt_infer_free(&r->inf);
+}
+
+static int
+qadd(struct qrun *r, const char *line, unsigned long lineno, char *err,
+    size_t errsize)
+{
+	return gen_queue_add(&r->q, line, strlen(line), lineno, err, errsize);
+}
+
+/* The most likely first token after text (<|endoftext|> when empty). */
+static int32_t
+greedy_first(struct gpt *m, struct bpe_state *bs, const char *text,
+    uint32_t eod)
+{
+	struct gpt_infer g;
+	struct bpe_ids ids = { 0 };
+	int32_t seq[16] = { 0 }, best = 0;
+	float *lg = xmalloc((size_t)m->cfg.vocab * sizeof *lg);
+	char err[256];
+	int i;
+
+	if (*text) {
+		bpe_encode(bs, text, strlen(text), &ids);
+	} else {
+		ids.v = xmalloc(sizeof *ids.v);
+		ids.v[ids.n++] = eod;
+	}
+	if (gpt_infer_init(&g, m, 1, 16, 1, err, sizeof err) < 0 ||
+	    gpt_infer_step(&g, (int)ids.n, (const int32_t *)ids.v, seq, 1,
+	    err, sizeof err) < 0)
+		abort();
+	gpt_infer_logits(&g, 1, lg);
+	for (i = 1; i < 50257; i++)
+		if (lg[i] > lg[best])
+			best = i;
+	gpt_infer_free(&g);
+	free(ids.v);
+	free(lg);
+	return best;
+}
+
+/*
+ * The queue: samples written in input order whatever the slots, each
+ * format's bytes, the records of bad lines, Megatron's "stop" line and
+ * prompt newline, and --score's records against gen_score.
+ */
+static void
+test_queue(void)
+{
+	static const char *prompts[] = { "And the", "", "In", "x\r" };
+	struct gen_queue_opts qo = { .format = GEN_QUEUE_TEXT, .nsamples = 2,
+	    .key = "prompt" };
+	struct qrun r;
+	struct gpt m;
+	struct bpe *v;
+	struct bpe_state *bs;
+	struct buf out = { 0 };
+	char err[512], *one = NULL, *want;
+	size_t k, lines;
+	int code, S, count;
+	double nll;
+
+	v = bpe_load(NULL, NULL, &code, err, sizeof err);
+	OK(v != NULL, "the GPT-2 vocabulary (%s)", v ? "loaded" : err);
+	if (v == NULL)
+		return;
+	bs = bpe_state_new(v, 0);
+	OK(gpt_init(&m, &gpt2tiny, &gpt_cpu, err, sizeof err) == 0, "model");
+	gpt_init_weights(&m, 3, 0.5f);
+
+	for (S = 1; S <= 3; S += 2) {
+		qrun_start(&r, &m, v, bs, &qo, S, 4);
+		for (k = 0; k < 4; k++)
+			if (qadd(&r, prompts[k], k + 1, err, sizeof err) != 0)
+				break;
+		qrun_end(&r);
+		for (k = lines = 0; k < r.n; k++)
+			lines += r.p[k] == '\n';
+		if (S == 1) {
+			OK(lines == 8 && r.q.nsamples == 8 && r.q.ntokens == 32,
+			    "text: two samples of four prompts, a line each");
+			one = r.p;
+		} else {
+			SAMES(r.p, one, "three slots write the same text, in "
+			    "input order");
+			free(r.p);
+		}
+	}
+	free(one);
+
+	qo.format = GEN_QUEUE_TEXT;
+	qo.nsamples = 1;
+	qo.ids = 1;
+	qrun_start(&r, &m, v, bs, &qo, 2, 0);
+	qadd(&r, "{\"id\":1,\"prompt\":\"A\\u00e9\"}", 1, err, sizeof err);
+	qadd(&r, "{\"prompt\":\"\"}", 2, err, sizeof err);
+	OK(qadd(&r, "{\"prompt\":", 3, err, sizeof err) < 0 &&
+	    strncmp(err, "invalid JSON: ", 14) == 0,
+	    "JSONL: a line that is not JSON is a bad record (%s)", err);
+	OK(qadd(&r, "{\"prompt\":1}", 4, err, sizeof err) < 0, "and a prompt "
+	    "that is no string");
+	SAMES(err, "'prompt' is not a string", "with its message");
+	qadd(&r, "{\"id\":2}", 5, err, sizeof err);
+	SAMES(err, "'prompt' is missing", "a record without a prompt");
+	qrun_end(&r);
+	want = "{\"id\":1,\"prompt\":\"A\\u00e9\",\"text\":\"\","
+	    "\"prompt_tokens\":2,\"tokens\":0,\"finished\":false,"
+	    "\"prompt_ids\":[32, 2634],\"ids\":[]}\n"
+	    "{\"prompt\":\"\",\"text\":\"\",\"prompt_tokens\":0,\"tokens\":0,"
+	    "\"finished\":false,\"prompt_ids\":[50256],\"ids\":[]}\n";
+	SAMES(r.p, want, "JSONL in: the records with the sample's fields");
+	free(r.p);
+
+	qo.format = GEN_QUEUE_JSONL;
+	qo.ids = 0;
+	qo.nsamples = 2;
+	qrun_start(&r, &m, v, bs, &qo, 1, 0);
+	qadd(&r, "a\377\r", 1, err, sizeof err);
+	OK(qadd(&r, "a a a a a a a a a a a a a a a a", 2, err, sizeof err) < 0,
+	    "a prompt as long as the context is a bad record");
+	SAMES(err, "a prompt of 16 tokens leaves no room in a context of 16",
+	    "with its message");
+	qrun_end(&r);
+	want = "{\"prompt\":\"a\357\277\275\",\"text\":\"\",\"prompt_tokens\":2,"
+	    "\"tokens\":0,\"finished\":false,\"sample\":0}\n"
+	    "{\"prompt\":\"a\357\277\275\",\"text\":\"\",\"prompt_tokens\":2,"
+	    "\"tokens\":0,\"finished\":false,\"sample\":1}\n";
+	SAMES(r.p, want, "JSONL out: a text line becomes a record, '\\r' cut, "
+	    "invalid UTF-8 as U+FFFD, samples numbered");
+	free(r.p);
+
+	qo.format = GEN_QUEUE_MEGATRON;
+	qo.nsamples = 1;
+	qrun_start(&r, &m, v, bs, &qo, 1, 0);
+	OK(qadd(&r, "{\"prompt\":\"x\"}", 1, err, sizeof err) == 0 &&
+	    qadd(&r, "", 2, err, sizeof err) == 0, "Megatron's file mode: "
+	    "lines as they are, an empty one too");
+	OK(qadd(&r, "a a a a a a a a a a a a a a a", 3, err, sizeof err) < 0,
+	    "a prompt is encoded with its newline");
+	SAMES(err, "a prompt of 16 tokens leaves no room in a context of 16",
+	    "and counted with it");
+	OK(qadd(&r, "nonstop", 4, err, sizeof err) == 1 && r.q.nprompts == 2,
+	    "a line holding \"stop\" ends the input");
+	qrun_end(&r);
+	want = "\nContext:{\"prompt\":\"x\"}\n\n\nMegatron-LM:\n"
+	    "\nContext:\n\n\nMegatron-LM:\n";
+	SAMES(r.p, want, "each sample as \\nContext:LINE\\n\\n\\nMegatron-LM:"
+	    "TEXT\\n");
+	free(r.p);
+
+	qo.format = GEN_QUEUE_UNCOND;
+	qo.nsamples = 2;
+	qrun_start(&r, &m, v, bs, &qo, 1, 0);
+	qadd(&r, "", 1, err, sizeof err);
+	qrun_end(&r);
+	want = "{\"text\": \"\", \"length\": 0, \"finished\": false}\n"
+	    "{\"text\": \"\", \"length\": 0, \"finished\": false}\n";
+	SAMES(r.p, want, "Megatron's unconditional mode: json.dumps's records");
+	free(r.p);
+
+	qo.format = GEN_QUEUE_MEGATRON;
+	qo.nsamples = 1;
+	qrun_start(&r, &m, v, bs, &qo, 1, 3);
+	qadd(&r, "The", 1, err, sizeof err);
+	qrun_end(&r);
+	OK(r.q.ntokens == 3 && strncmp(r.p, "\nContext:The\n\n\nMegatron-LM:",
+	    27) == 0 && r.p[r.n - 1] == '\n', "a continuation of three tokens");
+	free(r.p);
+
+	/* a sample the model ends: its greedy first token made the EOD */
+	qo.ids = 0;
+	qo.nsamples = 1;
+	for (k = 0; k < 3; k++) {
+		static const int fmt[] = { GEN_QUEUE_JSONL, GEN_QUEUE_MEGATRON,
+		    GEN_QUEUE_UNCOND };
+		static const char *const text[] = { "The", "The\n", "" };
+		static const char *const end[] = {
+		    "{\"prompt\":\"The\",\"text\":\"\",\"prompt_tokens\":1,"
+		    "\"tokens\":0,\"finished\":true}\n",
+		    "\nContext:The\n\n\nMegatron-LM:<|endoftext|>\n",
+		    "{\"text\": \"\", \"length\": 0, \"finished\": true}\n" };
+
+		qo.format = fmt[k];
+		qrun_start(&r, &m, v, bs, &qo, 1, 4);
+		r.q.gen.o.greedy = 1;
+		r.q.gen.o.eod = greedy_first(&m, bs, text[k], bpe_eod(v));
+		qadd(&r, k == 2 ? "" : "The", 1, err, sizeof err);
+		qrun_end(&r);
+		SAMES(r.p, end[k], "a sample the model ends: finished%s",
+		    k == 1 ? ", <|endoftext|> written" : "");
+		free(r.p);
+	}
+
+	/* --score: the record with nll, ppl and tokens, and the totals */
+	qo.format = GEN_QUEUE_TEXT;
+	qo.key = "text";
+	qo.ids = 1;
+	qrun_start(&r, &m, v, bs, &qo, 1, 0);
+	{
+		static const char rec[] = "{\"text\":\"And the\",\"n\":1}";
+		const int32_t ids[] = { 1870, 262, 50256 };
+		char num[64];
+
+		OK(gen_queue_score_rec(&r.q, &r.inf, 16, 8, rec,
+		    sizeof rec - 1, &out, err, sizeof err) == 0, "a record "
+		    "scored");
+		gen_score(&r.inf, ids, 3, 16, 8, &nll, &count);
+		snprintf(num, sizeof num, "%.9g", nll / count);
+		OK(strstr(out.p, num) != NULL && count == 2 &&
+		    r.q.nscored == 2 && r.q.nrec == 1 && r.q.nll == nll,
+		    "with gen_score's nll of its tokens and <|endoftext|>");
+		OK(strncmp(out.p, "{\"text\":\"And the\",\"n\":1,\"nll\":", 30)
+		    == 0 && strstr(out.p, ",\"tokens\":2,\"ids\":[1870, 262, "
+		    "50256]}\n") != NULL, "the fields added to the record");
+		OK(gen_queue_score_rec(&r.q, &r.inf, 16, 8, "{}", 2, &out, err,
+		    sizeof err) < 0, "a record without text is bad");
+		SAMES(err, "'text' is missing", "with its message");
+	}
+	qrun_end(&r);
+	free(r.p);
+	buf_free(&out);
+
+	gpt_free(&m);
+	bpe_state_free(bs);
+	bpe_free(v);
+}
+
+/* Python's decoding and json.dumps, as Megatron's formats need them. */
+static void
+test_py(void)
+{
+	static const char in[] = "a\"\\\n\t\001\177\303\251\342\202\254"
+	    "\360\237\230\200\377\342\202A\355\240\200\360\220\200\357\277\275"
+	    "\200\200\300\257\364\220\200\200\340\200";
+	struct buf b = { 0 };
+	const char *want;
+	size_t k;
+
+	/* the bytes and what Python 3 makes of them: checked with python3 */
+	gen_queue_py_json(&b, in, sizeof in - 1);
+	want = "\"a\\\"\\\\\\n\\t\\u0001\\u007f\\u00e9\\u20ac\\ud83d\\ude00"
+	    "\\ufffd\\ufffdA\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd"
+	    "\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\"";
+	SAME(b.p, b.len, want, strlen(want), "json.dumps(b.decode(\"utf-8\", "
+	    "\"replace\")): one U+FFFD per maximal invalid subpart");
+	b.len = 0;
+	gen_queue_py_text(&b, in, sizeof in - 1);
+	for (k = 0; k < b.len && b.p[k] != 'A'; k++)
+		;
+	OK(b.len == k + 1 + 15 * 3 && memcmp(b.p, in, 16) == 0 &&
+	    memcmp(b.p + 16, "\357\277\275\357\277\275A", 7) == 0,
+	    "the same text in UTF-8");
+	buf_free(&b);
+}
+
 int
 main(void)
 {
@@ -374,5 +672,7 @@ main(void)
 	test_gemv();
 	test_infer();
 	test_pick();
+	test_queue();
+	test_py();
 	return unit_done();
 }

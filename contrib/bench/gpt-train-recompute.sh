@@ -31,7 +31,7 @@ for mode in none selective full; do
 	measure "$BW/$mode.time" gpt-train --mock-data --device "$DEVICE" \
 	    --seq-length 1024 --micro-batch-size "$MB" --train-iters "$ITERS" \
 	    --log-interval 1 --eval-iters 0 --workers "$THREADS" \
-	    --log-json "$BW/$mode.jsonl" $opt 2>"$BW/$mode.err"
+	    --log-json "$BW/$mode.jsonl" $opt >"$BW/$mode.err" 2>&1
 	bytes=$(sed -n 's/^gpt-train: activations: \([0-9]*\) bytes.*/\1/p' "$BW/$mode.err")
 	gpu=$(sed -n 's/^gpt-train: peak GPU memory \(.*\)/\1/p' "$BW/$mode.err")
 	ms=$(iter_ms "$BW/$mode.jsonl")

@@ -29,6 +29,7 @@ bench() {	# name, steps, model options (gpt-train spelling)
 		measure "$BW/g.time" gpt-train -q --mock-data "$@" \
 		    --seq-length 64 --micro-batch-size 4 --train-iters "$steps" \
 		    --log-interval 1 --eval-iters 0 --workers "$THREADS" \
+		    --hidden-dropout 0 --attention-dropout 0 \
 		    --log-json "$BW/g.jsonl"
 		gpt_ms "$BW/g.jsonl" >>"$BW/g.ms"
 		if [ "$ref" = yes ]; then
