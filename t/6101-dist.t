@@ -226,6 +226,67 @@ fails 2 "^train-test: rank [01]: --num-layers 4 is not a multiple of --pipeline-
     "layers that the stages cannot share" \
     timeout 120 mpirun -np 3 --bind-to none "$tt" -P 3 10 3 1
 
+# gpt-train itself under mpirun: DP2 and DP2 + ZeRO-1 log what one
+# process logs (the time per iteration aside) and save the same files;
+# each rank names itself in its errors.
+ga="--mock-data --num-layers 4 --hidden-size 32 --num-attention-heads 4
+    --seq-length 16 --max-position-embeddings 16 --vocab-size 256
+    --micro-batch-size 2 --global-batch-size 4 --train-iters 6
+    --log-interval 1 --eval-interval 3 --eval-iters 1 --lr 1e-2
+    --workers 1 --save-interval 3"
+# The log without the time per iteration and the start-up lines.
+numbers() {
+	grep -v '^gpt-train:' "$1" |
+	    sed 's/elapsed time per iteration (ms): [0-9.]* |//' >"$2"
+	sed 's/, "tokens_per_s".*//' "$3" >"$4"
+}
+run gpt-train $ga --save g1 --log-json g1.jsonl
+is "$rc" 0 "gpt-train alone"
+numbers out g1.log g1.jsonl g1.num
+mpi_run 2 gpt-train $ga --save g2 --log-json g2.jsonl
+is "$rc" 0 "gpt-train as DP2"
+numbers out g2.log g2.jsonl g2.num
+same g2.log g1.log "gpt-train DP2: the log of one process (losses, rates, norms, validation)"
+same g2.num g1.num "gpt-train DP2: the --log-json of one process"
+like out "^gpt-train: 2 ranks \(mpirun, collectives on mpi\): 2 data-parallel, 1 pipeline stages, 1 tensor-parallel, 1 micro-batches each; the optimizer on every rank$" \
+    "rank 0 logs the layout"
+same_ckpt g2/iter_0000006 g1/iter_0000006 "gpt-train DP2: one process's checkpoint"
+mpi_run 2 gpt-train $ga --use-distributed-optimizer --save g3
+numbers out g3.log /dev/null g3.num
+same g3.log g1.log "gpt-train DP2 + --use-distributed-optimizer: one process's log"
+same_ckpt g3/iter_0000006 g1/iter_0000006 "gpt-train DP2 + ZeRO-1: one process's checkpoint"
+sed -n '/iteration        4\//,$p' g1.log >g1.tail
+mpi_run 2 gpt-train $ga --use-distributed-optimizer --load g1/iter_0000003 --save g4
+numbers out g4.log /dev/null g4.num
+sed -n '/iteration        4\//,$p' g4.log >g4.tail
+same g4.tail g1.tail "gpt-train: one process's checkpoint at 3 resumed by DP2 + ZeRO-1: the same iterations 4-6"
+same_ckpt g4/iter_0000006 g1/iter_0000006 "... and the same checkpoint"
+mpi_run 2 gpt-train $ga --pipeline-model-parallel-size 2 --save g5
+is "$rc" 0 "gpt-train as PP2"
+numbers out g5.log /dev/null g5.num
+same g5.log g1.log "gpt-train PP2: the log of one process"
+same_ckpt g5/iter_0000006 g1/iter_0000006 "gpt-train PP2: one process's checkpoint"
+sed -n '/iteration        4\//,$p' g1.log >g1.tail
+mpi_run 2 gpt-train $ga --pipeline-model-parallel-size 2 --load g1/iter_0000003 --save g6
+numbers out g6.log /dev/null g6.num
+sed -n '/iteration        4\//,$p' g6.log >g6.tail
+same g6.tail g1.tail "gpt-train: one process's checkpoint resumed by PP2: the same iterations 4-6"
+same_ckpt g6/iter_0000006 g1/iter_0000006 "... and the same checkpoint"
+mpi_run 4 gpt-train $ga --tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 --save g7
+is "$rc" 0 "gpt-train as TP2 x PP2"
+like out "^gpt-train: 4 ranks \(mpirun, collectives on mpi\): 1 data-parallel, 2 pipeline stages, 2 tensor-parallel, 2 micro-batches each; the optimizer on every rank$" \
+    "rank 0 logs the layout"
+[ -f g7/iter_0000006/model.safetensors ] && ok "gpt-train TP2 x PP2 saves" || not_ok "gpt-train TP2 x PP2 saves"
+fails 2 "^gpt-train: --use-distributed-optimizer with tensor or pipeline parallelism: not implemented$" \
+    "gpt-train: ZeRO with model parallelism" gpt-train $ga \
+    --tensor-model-parallel-size 2 --use-distributed-optimizer
+fails 2 "^gpt-train: rank [01]: --global-batch-size 2 is not a multiple of --micro-batch-size 2 x 2 data-parallel ranks$" \
+    "gpt-train: a global batch the ranks cannot share" \
+    timeout 120 mpirun -np 2 --bind-to none gpt-train $ga --global-batch-size 2
+fails 3 "^gpt-train: rank [01] of 2 under mpirun, but this build has no MPI \(/nonexistent: cannot open shared object file: No such file or directory; install libopenmpi-dev and rebuild\)$" \
+    "gpt-train launched without the MPI plugin" env OWT_COMM_PLUGIN=/nonexistent \
+    timeout 120 mpirun -np 2 --bind-to none -x OWT_COMM_PLUGIN gpt-train $ga
+
 fails 2 "^train-test: rank [01]: --global-batch-size 3 is not a multiple of --micro-batch-size 1 x 2 data-parallel ranks$" \
     "a global batch that the ranks cannot share" \
     timeout 120 mpirun -np 2 --bind-to none "$tt" 10 3 1
