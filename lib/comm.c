@@ -306,7 +306,7 @@ static void
 missing(struct comm *c, const struct comm_ops *ops, const struct batch *b,
     char *s, size_t size)
 {
-	int *r = xmalloc((size_t)b->n * sizeof *r), n = 0, i;
+	int *r = xmalloc((size_t)b->n * sizeof *r), n = 0, k, i;
 	size_t len;
 
 	for (i = 0; i < b->n; i++)
@@ -314,11 +314,13 @@ missing(struct comm *c, const struct comm_ops *ops, const struct batch *b,
 			r[n++] = ops == c->w->mpi ? b->m[i].peer :
 			    c->ranks[b->m[i].peer];
 	qsort(r, (size_t)n, sizeof *r, cmp_int);
-	len = (size_t)snprintf(s, size, "rank%s", n > 1 ? "s" : "");
-	for (i = 0; i < n && len < size; i++)
-		if (i == 0 || r[i] != r[i - 1])
-			len += (size_t)snprintf(s + len, size - len, "%s %d",
-			    i ? "," : "", r[i]);
+	for (k = 0, i = 0; i < n; i++)		/* a peer once, however many messages */
+		if (i == 0 || r[i] != r[k - 1])
+			r[k++] = r[i];
+	len = (size_t)snprintf(s, size, "rank%s", k > 1 ? "s" : "");
+	for (i = 0; i < k && len < size; i++)
+		len += (size_t)snprintf(s + len, size - len, "%s %d",
+		    i ? "," : "", r[i]);
 	free(r);
 }
 

@@ -126,7 +126,7 @@ is "$(grep '^stopped' out)" "stopped at iteration 4" "every rank stops at the sa
 # rank 0 names it and exits 3, and mpirun ends the job.
 mpi_run 2 "$tt" -w 0.05 -p 3 10 4 2
 is "$rc" 3 "a rank that hangs: the job exits 3"
-like err "^train-test: rank 0: ordered sum of 'gradients': no answer from ranks? 1 in 3 s \(dead or hung\)$" \
+like err "^train-test: rank 0: ordered sum of 'gradients': no answer from rank 1 in 3 s \(dead or hung\)$" \
     "the rank that does not answer is named"
 
 # Rank 1 dies by SIGKILL at iteration 3 after a save at 2: mpirun ends
