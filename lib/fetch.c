@@ -488,7 +488,8 @@ fetch_extract(const struct fetch_opts *o, struct fetch_item *it,
 		return;
 	}
 	if (extract_page(j->body.p ? j->body.p : "", j->body.len, j->content_type,
-	    &it->title, &it->text, &it->meta, &it->enc, xerr, sizeof xerr) < 0) {
+	    &it->title, &it->text, &it->meta, &it->enc, xerr, sizeof xerr,
+	    &code) < 0) {
 		j->outcome = CR_BAD_HTML;
 		snprintf(j->error, sizeof j->error, "%s", xerr);
 	} else if (it->text.len == 0) {
@@ -901,10 +902,9 @@ fetch_open(struct fetch *f, const struct fetch_opts *o, char *const *paths,
 		jsonl_rec_init(&f->rec, want_url, 1);
 	progress_init(&f->prog, o->quiet ? -1 : o->progress, "URLs");
 	if (!o->extract) {
-		if (urlfilter_init(&f->filter, o->blacklist, err, errsize) < 0) {
-			*code = XDATA;
+		if (urlfilter_init(&f->filter, o->blacklist, err, errsize,
+		    code) < 0)
 			return -1;
-		}
 		f->filter_on = 1;
 	}
 	if (o->html_dir) {
