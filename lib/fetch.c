@@ -41,7 +41,7 @@ fail(struct fetch *f, int code, const char *fmt, ...)
 
 	if (!f->failed) {
 		f->errnum = errno;
-		f->code = code;
+		f->errcode = code;
 		va_start(ap, fmt);
 		vsnprintf(f->err, sizeof f->err, fmt, ap);
 		va_end(ap);
@@ -820,7 +820,7 @@ fetch_run(struct fetch *f, char *err, size_t errsize, int *code)
 		fetch_item_free(f, f->live);
 	if (f->failed) {
 		snprintf(err, errsize, "%s", f->err);
-		*code = f->code;
+		*code = f->errcode;
 		errno = f->errnum;
 		return -1;
 	}
