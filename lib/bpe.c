@@ -121,7 +121,7 @@ table_alloc(size_t size)
 	p = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 	    -1, 0);
 	if (p == MAP_FAILED)
-		owt_die(XSYS, "out of memory allocating %zu bytes", size);
+		owt_fatal("out of memory allocating %zu bytes", size);
 	q = (char *)(((uintptr_t)p + HUGEPAGE - 1) & ~(uintptr_t)(HUGEPAGE - 1));
 	if (q > p)
 		munmap(p, (size_t)(q - p));

@@ -167,7 +167,7 @@ gpt_infer_quantize(struct gpt_infer *g)
 	g->q8 = m->be->alloc(nq);
 	g->q8scale = m->be->alloc(ns * sizeof *hs);
 	if (g->q8 == NULL || g->q8scale == NULL)
-		owt_die(XSYS, "out of %s memory for int8 weights", m->be->name);
+		owt_fatal("out of %s memory for int8 weights", m->be->name);
 	m->be->put(g->q8, hq, nq);
 	m->be->put(g->q8scale, hs, ns * sizeof *hs);
 	free(hq);
