@@ -284,7 +284,7 @@ test_tok(const char *dir)
 	uint32_t d1[] = { 15496, 995, 50256 }, d2[] = { 50255 };
 	const uint32_t *ids;
 	size_t n, member;
-	char path[512];
+	char path[512], lpath[OWT_ERRSIZE + 200];
 
 	snprintf(path, sizeof path, "%s/a.tok", dir);
 	tok_hdr_init(&h, 50257, 50256);
@@ -339,6 +339,16 @@ test_tok(const char *dir)
 	    strstr(r.err, ": byte 30: truncated token stream: no trailer after "
 	    "document 2 (the writer did not finish)") != NULL,
 	    "a member cut at a document boundary: no trailer (%s)", r.err);
+	tok_close(&r);
+	/* "./" repeated: a real path longer than err. */
+	n = (size_t)snprintf(lpath, sizeof lpath, "%s/", dir);
+	while (n < OWT_ERRSIZE + 100)
+		n += (size_t)snprintf(lpath + n, sizeof lpath - n, "./");
+	snprintf(lpath + n, sizeof lpath - n, "a.tok");
+	OK(tok_file(lpath, b.p, 30, &r) == -1 && r.errcode == XDATA &&
+	    strlen(r.err) == OWT_ERRSIZE - 1 &&
+	    strncmp(r.err, lpath, OWT_ERRSIZE - 1) == 0,
+	    "a name longer than err cuts the message to fit");
 	tok_close(&r);
 	buf_add(&t, b.p, 30);
 	buf_add(&t, b.p + member, b.len - member);
