@@ -342,7 +342,7 @@ finish(struct batch *b, void *arg)
 		at += sizeof h;
 		if (mmidx_add(&dset[h[0]], (const uint32_t *)(b->out.p + at),
 		    h[1]) < 0 || mmidx_end_doc(&dset[h[0]]) < 0)
-			owt_die(dset[h[0]].code, "%s", dset[h[0]].err);
+			owt_die(dset[h[0]].errcode, "%s", dset[h[0]].err);
 	}
 	if (dset != NULL)
 		b->out.len = 0;
@@ -405,7 +405,7 @@ datasets_create(void)
 		dname[k] = name = xmalloc(n);
 		snprintf(name, n, "%s_%s_document", opt.prefix, opt.keys[k]);
 		if (mmidx_create(&dset[k], name, MMIDX_DTYPE(hdr.vocab), 1) < 0)
-			owt_die(dset[k].code, "%s", dset[k].err);
+			owt_die(dset[k].errcode, "%s", dset[k].err);
 	}
 }
 
@@ -418,7 +418,7 @@ datasets_commit(void)
 	for (k = 0; k < opt.nkeys; k++) {
 		done = dset[k];
 		if (mmidx_commit(&dset[k]) < 0)
-			owt_die(dset[k].code, "%s", dset[k].err);
+			owt_die(dset[k].errcode, "%s", dset[k].err);
 		if (!opt.quiet)
 			fprintf(stderr, "%s: %s: %llu documents, %llu tokens (%s), "
 			    "%.1f MB\n", owt_prog, dname[k],

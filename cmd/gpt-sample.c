@@ -271,10 +271,11 @@ on_sigint(int sig)
 static void
 infer_init(struct gpt_infer *inf, struct gpt *m, int S, int N, int NL)
 {
-	char err[512];
+	char err[OWT_ERRSIZE];
+	int code;
 
-	if (gpt_infer_init(inf, m, S, N, NL, err, sizeof err) < 0)
-		owt_die(XSYS, "%s", err);
+	if (gpt_infer_init(inf, m, S, N, NL, err, sizeof err, &code) < 0)
+		owt_die(code, "%s", err);
 	if (opt.int8)
 		gpt_infer_quantize(inf);
 }

@@ -104,7 +104,7 @@ pack(char **files, int nfiles)
 			first_name = xstrdup(r.in.name);
 			if (mmidx_create(&w, opt.output, MMIDX_DTYPE(first.vocab),
 			    opt.force) < 0)
-				owt_die(w.code, "%s", w.err);
+				owt_die(w.errcode, "%s", w.err);
 		} else if (r.h.vocab != first.vocab || r.h.eod != first.eod) {
 			char msg[2048];
 
@@ -121,7 +121,7 @@ pack(char **files, int nfiles)
 			}
 			if ((n > 0 && mmidx_add_le(&w, raw, r.h.width, n) < 0) ||
 			    mmidx_end_doc(&w) < 0)
-				die_at(&r, w.code, w.err);
+				die_at(&r, w.errcode, w.err);
 			progress_tick(&prog, w.ndocs, w.binbytes);
 		}
 		if (k < 0)
@@ -147,13 +147,13 @@ merge(char **prefixes, int n)
 		p = prefix_of(prefixes[i]);
 		open_dataset(&d, p);
 		if (i == 0 && mmidx_create(&w, opt.output, d.dtype, opt.force) < 0)
-			owt_die(w.code, "%s", w.err);
+			owt_die(w.errcode, "%s", w.err);
 		if (mmidx_add_dataset(&w, &d) < 0) {
 			/* A dtype that differs is the input's; a write error names its file. */
-			if (w.code != XDATA)
-				die(w.code, w.err);
+			if (w.errcode != XDATA)
+				die(w.errcode, w.err);
 			snprintf(msg, sizeof msg, "%s.idx: %s", p, w.err);
-			die(w.code, msg);
+			die(w.errcode, msg);
 		}
 		progress_tick(&prog, w.ndocs, w.binbytes);
 		mmidx_close(&d);
@@ -168,7 +168,7 @@ commit(int ndatasets)
 	struct mmidx_writer done = w;
 
 	if (mmidx_commit(&w) < 0)
-		owt_die(w.code, "%s", w.err);
+		owt_die(w.errcode, "%s", w.err);
 	if (opt.quiet)
 		return;
 	progress_done(&prog);
@@ -269,12 +269,12 @@ cat(const char *prefix, struct buf *out)
 static int
 check(const char *prefix)
 {
-	char err[1024];
+	char err[OWT_ERRSIZE];
 	struct mmidx d;
 	int code = XDATA;
 
 	if (mmidx_open(&d, prefix, err, sizeof err, &code) < 0 ||
-	    mmidx_check_tokens(&d, err, sizeof err, prefix) < 0) {
+	    mmidx_check_tokens(&d, prefix, err, sizeof err, &code) < 0) {
 		owt_warn("%s", err);
 		mmidx_close(&d);
 		return code == XSYS ? XSYS : XDATA;

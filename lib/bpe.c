@@ -121,7 +121,7 @@ table_alloc(size_t size)
 	p = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 	    -1, 0);
 	if (p == MAP_FAILED)
-		owt_die(XSYS, "out of memory allocating %zu bytes", size);
+		owt_fatal("out of memory allocating %zu bytes", size);
 	q = (char *)(((uintptr_t)p + HUGEPAGE - 1) & ~(uintptr_t)(HUGEPAGE - 1));
 	if (q > p)
 		munmap(p, (size_t)(q - p));
@@ -280,23 +280,6 @@ struct loader {
 	size_t errsize;
 };
 
-static int
-lfail(struct loader *l, int code, const char *fmt, ...) OWT_PRINTF(3, 4);
-
-static int
-lfail(struct loader *l, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (l->code)
-		return 0;
-	l->code = code;
-	va_start(ap, fmt);
-	vsnprintf(l->err, l->errsize, fmt, ap);
-	va_end(ap);
-	return 0;
-}
-
 /* Append the bytes that s[0..n), in GPT-2's alphabet, stands for; -1 if it is not. */
 static int
 unalphabet(struct loader *l, struct buf *out, const unsigned char *s, size_t n)
@@ -325,11 +308,13 @@ slurp(struct loader *l, const char *path, struct buf *b)
 	int rc = 0;
 
 	if (input_open(&in, path) < 0) {
-		lfail(l, in.errcode, "%s", in.err);
+		owt_fail(l->err, l->errsize, &l->code, in.errcode,
+		    "%s", in.err);
 		return -1;
 	}
 	if (input_slurp(&in, b, (size_t)1 << 30) < 0) {
-		lfail(l, in.errcode, "%s", in.err);
+		owt_fail(l->err, l->errsize, &l->code, in.errcode,
+		    "%s", in.err);
 		rc = -1;
 	}
 	input_close(&in);
@@ -383,14 +368,19 @@ token_id(struct loader *l, const char *p, size_t n, uint32_t *id)
 	uint64_t v = 0;
 	size_t i = p[0] == '-';
 
-	if (i == n || strspn(p + i, "0123456789") != n - i)
-		return lfail(l, XDATA, "%s: not a JSON object of token ids",
-		    l->name), -1;
+	if (i == n || strspn(p + i, "0123456789") != n - i) {
+		owt_fail(l->err, l->errsize, &l->code, XDATA,
+		    "%s: not a JSON object of token ids", l->name);
+		return -1;
+	}
 	for (; i < n && v < INT32_MAX; i++)
 		v = v * 10 + (uint64_t)(p[i] - '0');
-	if ((p[0] == '-' && v != 0) || v >= INT32_MAX)
-		return lfail(l, XDATA, "%s: id %.*s is out of range", l->name,
-		    (int)(n > 30 ? 30 : n), p), -1;
+	if ((p[0] == '-' && v != 0) || v >= INT32_MAX) {
+		owt_fail(l->err, l->errsize, &l->code, XDATA,
+		    "%s: id %.*s is out of range", l->name,
+		    (int)(n > 30 ? 30 : n), p);
+		return -1;
+	}
 	*id = (uint32_t)v;
 	return 0;
 }
@@ -419,22 +409,27 @@ load_encoder(struct loader *l, const char *path)
 	if ((r = jsonl_parse(&rec, text.p ? text.p : "", text.len, jerr,
 	    sizeof jerr)) != 0) {
 		if (r == BAD_NOTOBJECT)
-			lfail(l, XDATA, "%s: not a JSON object of token ids",
+			owt_fail(l->err, l->errsize, &l->code, XDATA,
+			    "%s: not a JSON object of token ids",
 			    l->name);
 		else if (r == BAD_EMPTYLINE)
-			lfail(l, XDATA, "%s: no tokens", l->name);
+			owt_fail(l->err, l->errsize, &l->code, XDATA,
+			    "%s: no tokens", l->name);
 		else
-			lfail(l, XDATA, "%s: %s", l->name, jerr);
+			owt_fail(l->err, l->errsize, &l->code, XDATA,
+			    "%s: %s", l->name, jerr);
 	}
 	for (k = 0; k < rec.nf && !l->code; k++) {
 		f = &rec.f[k];
 		key.len = 0;
 		if (f->type != JV_NUMBER)
-			lfail(l, XDATA, "%s: not a JSON object of token ids",
+			owt_fail(l->err, l->errsize, &l->code, XDATA,
+			    "%s: not a JSON object of token ids",
 			    l->name);
 		else if (f->klen == 0 || unalphabet(l, &key,
 		    (const unsigned char *)f->key, f->klen) < 0)
-			lfail(l, XDATA, "%s: token '%.*s' is not written in "
+			owt_fail(l->err, l->errsize, &l->code, XDATA,
+			    "%s: token '%.*s' is not written in "
 			    "GPT-2's byte alphabet", l->name,
 			    (int)(f->klen > 60 ? 60 : f->klen), f->key);
 		else if (token_id(l, rec.line + f->vstart, f->vend - f->vstart,
@@ -455,7 +450,8 @@ load_encoder(struct loader *l, const char *path)
 	if (l->code)
 		return -1;
 	if (l->ntok == 0)
-		return lfail(l, XDATA, "%s: no tokens", l->name), -1;
+		return owt_fail(l->err, l->errsize, &l->code, XDATA,
+		    "%s: no tokens", l->name);
 
 	/* Ids must be 0..N-1, each once; the pool is rewritten in id order. */
 	v->n = n = (uint32_t)l->ntok;
@@ -464,7 +460,8 @@ load_encoder(struct loader *l, const char *path)
 		if ((id = l->id[i]) >= n)
 			continue;
 		if (v->off[id + 1] != 0) {
-			lfail(l, XDATA, "%s: id %u is used twice", l->name, id);
+			owt_fail(l->err, l->errsize, &l->code, XDATA,
+			    "%s: id %u is used twice", l->name, id);
 			return -1;
 		}
 		v->off[id + 1] = (i + 1 < n ? l->off[i + 1] :
@@ -472,7 +469,8 @@ load_encoder(struct loader *l, const char *path)
 	}
 	for (id = 0; id < n; id++)
 		if (v->off[id + 1] == 0) {
-			lfail(l, XDATA, "%s: ids are not 0..%u: %u is missing",
+			owt_fail(l->err, l->errsize, &l->code, XDATA,
+			    "%s: ids are not 0..%u: %u is missing",
 			    l->name, n - 1, id);
 			return -1;
 		}
@@ -495,7 +493,8 @@ load_encoder(struct loader *l, const char *path)
 			    v->off[id + i], v->off[id + i + 1] - v->off[id + i]);
 		for (i = 0; i < 64 && id + i < n; i++)
 			if ((dup = vinsert(v, &q[i], id + i)) != NONE) {
-				lfail(l, XDATA, "%s: two ids, %u and %u, have the "
+				owt_fail(l->err, l->errsize, &l->code, XDATA,
+				    "%s: two ids, %u and %u, have the "
 				    "same token", l->name, dup, id + i);
 				return -1;
 			}
@@ -848,7 +847,8 @@ load_merges(struct loader *l, const char *path)
 			sp = memchr(line, ' ', n);
 			if (sp == NULL || sp == line || sp == line + n - 1 ||
 			    memchr(sp + 1, ' ', n - (size_t)(sp + 1 - line)) != NULL) {
-				lfail(l, XDATA, "%s:%lu: not a merge 'A B'", l->name,
+				owt_fail(l->err, l->errsize, &l->code, XDATA,
+				    "%s:%lu: not a merge 'A B'", l->name,
 				    lineno);
 				goto out;
 			}
@@ -860,7 +860,8 @@ load_merges(struct loader *l, const char *path)
 			if (unalphabet(l, &ab, (unsigned char *)line, (size_t)(sp - line)) < 0 ||
 			    (g->split = ab.len - g->ab, unalphabet(l, &ab,
 			    (unsigned char *)sp + 1, n - (size_t)(sp + 1 - line))) < 0) {
-				lfail(l, XDATA, "%s:%lu: '%.*s' is not written in "
+				owt_fail(l->err, l->errsize, &l->code, XDATA,
+				    "%s:%lu: '%.*s' is not written in "
 				    "GPT-2's byte alphabet", l->name, lineno, (int)n, line);
 				goto out;
 			}
@@ -879,20 +880,23 @@ load_merges(struct loader *l, const char *path)
 			right = query_end(v, &g->q[1], ~NOTMERGE);
 			id = query_end(v, &g->q[2], ~NOTMERGE);
 			if (left == NONE || right == NONE || id == NONE) {
-				lfail(l, XDATA, "%s:%lu: '%.*s' %s a token that is not "
+				owt_fail(l->err, l->errsize, &l->code, XDATA,
+				    "%s:%lu: '%.*s' %s a token that is not "
 				    "in the vocabulary", l->name, g->lineno, (int)g->len,
 				    g->line, left == NONE || right == NONE ? "names" :
 				    "makes");
 				goto out;
 			}
 			if (v->rank[id] != NONE) {
-				lfail(l, XDATA, "%s:%lu: '%.*s' makes a token that an "
+				owt_fail(l->err, l->errsize, &l->code, XDATA,
+				    "%s:%lu: '%.*s' makes a token that an "
 				    "earlier line made", l->name, g->lineno, (int)g->len,
 				    g->line);
 				goto out;
 			}
 			if (rank == RANKMAX) {
-				lfail(l, XDATA, "%s:%lu: more than %u merges", l->name,
+				owt_fail(l->err, l->errsize, &l->code, XDATA,
+				    "%s:%lu: more than %u merges", l->name,
 				    g->lineno, RANKMAX - 256);
 				goto out;
 			}
@@ -1090,11 +1094,9 @@ load_default(int *code, char *err, size_t errsize)
 	struct bpe *v;
 
 	v = image_open(owt_bpe_image, (size_t)(owt_bpe_image_end - owt_bpe_image));
-	if (v == NULL) {
-		*code = XSYS;
-		snprintf(err, errsize, "this program was built without a "
-		    "usable GPT-2 vocabulary image");
-	}
+	if (v == NULL)
+		owt_fail(err, errsize, code, XSYS, "this program was built "
+		    "without a usable GPT-2 vocabulary image");
 	return v;
 }
 
@@ -1124,7 +1126,8 @@ bpe_load(const char *encoder_json, const char *vocab_bpe, int *code,
 		byte = (unsigned char)b;
 		id = vlookup(v, &byte, 1, ~NOTMERGE);
 		if (id == NONE) {
-			lfail(&l, XDATA, "%s: byte 0x%02x has no token", l.name, b);
+			owt_fail(l.err, l.errsize, &l.code, XDATA,
+			    "%s: byte 0x%02x has no token", l.name, b);
 			goto fail;
 		}
 		v->byte_id[b] = id;

@@ -107,7 +107,7 @@ struct clean {
 	uint64_t nbytes;
 	struct decontam_pass pass2;	/* decontam's second pass: its counts */
 	int errcode;		/* 0, or why the run stopped (err) */
-	char err[1024];
+	char err[OWT_ERRSIZE];
 
 	/* the workers' results on their way to the calling thread */
 	pthread_mutex_t lock;

@@ -2201,16 +2201,16 @@ extract_lang_tag(const char *s, size_t n, char *out, size_t size)
 
 int
 extract_html(const char *html, size_t n, struct buf *title, struct buf *text,
-    char *err, size_t errsize)
+    char *err, size_t errsize, int *code)
 {
 	return extract_html_work(html, n, extract_budget(n), title, text, NULL,
-	    err, errsize);
+	    err, errsize, code);
 }
 
 int
 extract_html_work(const char *html, size_t n, unsigned long budget,
     struct buf *title, struct buf *text, struct extract_meta *meta, char *err,
-    size_t errsize)
+    size_t errsize, int *code)
 {
 	struct ctx *c;
 	TidyBuffer in, errbuf;
@@ -2219,20 +2219,17 @@ extract_html_work(const char *html, size_t n, unsigned long budget,
 	int rc;
 
 	if (scan_depth(html, n, &load) > EXTRACT_MAX_DEPTH) {
-		snprintf(err, errsize, "nested deeper than %d elements",
-		    EXTRACT_MAX_DEPTH);
-		return -1;
+		return owt_fail(err, errsize, code, XDATA,
+		    "nested deeper than %d elements", EXTRACT_MAX_DEPTH);
 	}
 	/*
 	 * libtidy's parse slows with the nesting too (on deep lists it is
 	 * quadratic), and cannot be stopped once started: its share of the
 	 * budget is paid up front, a step per tag and level it is nested.
 	 */
-	if (load > budget) {
-		snprintf(err, errsize, "over the extraction work budget (%lu "
-		    "steps)", budget);
-		return -1;
-	}
+	if (load > budget)
+		return owt_fail(err, errsize, code, XDATA, "over the extraction "
+		    "work budget (%lu steps)", budget);
 	/* On the heap: setjmp leaves a local that changed after it undefined. */
 	c = xcalloc(1, sizeof *c);
 	c->budget = budget;
@@ -2264,13 +2261,11 @@ extract_html_work(const char *html, size_t n, unsigned long budget,
 
 	if (setjmp(c->over) == 0)
 		passes(c, title, text);
-	if (c->work > c->budget) {
-		snprintf(err, errsize, "over the extraction work budget (%lu "
-		    "steps)", c->budget);
-		rc = -1;
-	} else {
+	if (c->work > c->budget)
+		rc = owt_fail(err, errsize, code, XDATA, "over the extraction "
+		    "work budget (%lu steps)", c->budget);
+	else
 		rc = 0;
-	}
 	tidyBufFree(&errbuf);
 	tidyRelease(c->doc);
 	free(c->n);
@@ -2295,7 +2290,7 @@ extract_html_work(const char *html, size_t n, unsigned long budget,
 int
 extract_page(const char *p, size_t n, const char *ctype, struct buf *title,
     struct buf *text, struct extract_meta *meta, const char **enc, char *err,
-    size_t errsize)
+    size_t errsize, int *code)
 {
 	struct buf u = { 0 };
 	int rc;
@@ -2303,7 +2298,7 @@ extract_page(const char *p, size_t n, const char *ctype, struct buf *title,
 	*enc = charset_detect(p, n, ctype, NULL);
 	charset_to_utf8(p, n, *enc, &u);
 	rc = extract_html_work(u.p ? u.p : "", u.len, extract_budget(u.len),
-	    title, text, meta, err, errsize);
+	    title, text, meta, err, errsize, code);
 	buf_free(&u);
 	return rc;
 }

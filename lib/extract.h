@@ -20,10 +20,10 @@
  * other boilerplate. Either may stay empty. Thread-safe; the caller's
  * thread needs a stack of at least 8 MB (see EXTRACT_STACK).
  * Returns 0, or -1 with the reason in err (nested too deep, over the work
- * budget of extract_budget(n)).
+ * budget of extract_budget(n)) and *code XDATA.
  */
 int extract_html(const char *html, size_t n, struct buf *title,
-    struct buf *text, char *err, size_t errsize);
+    struct buf *text, char *err, size_t errsize, int *code);
 
 /*
  * The work extract_html allows itself on a page of n bytes, in steps:
@@ -63,7 +63,7 @@ struct extract_meta {
  */
 int extract_html_work(const char *html, size_t n, unsigned long budget,
     struct buf *title, struct buf *text, struct extract_meta *meta,
-    char *err, size_t errsize);
+    char *err, size_t errsize, int *code);
 
 /*
  * A date as pages write it (2008-01-16T09:30:00.000+0530, 2008/01/16,
@@ -90,7 +90,7 @@ int extract_lang_tag(const char *s, size_t n, char *out, size_t size);
  */
 int extract_page(const char *p, size_t n, const char *ctype, struct buf *title,
     struct buf *text, struct extract_meta *meta, const char **enc, char *err,
-    size_t errsize);
+    size_t errsize, int *code);
 
 /* The nesting depth estimate used for the EXTRACT_MAX_DEPTH check. */
 int extract_depth(const char *html, size_t n);

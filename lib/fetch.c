@@ -41,7 +41,7 @@ fail(struct fetch *f, int code, const char *fmt, ...)
 
 	if (!f->failed) {
 		f->errnum = errno;
-		f->code = code;
+		f->errcode = code;
 		va_start(ap, fmt);
 		vsnprintf(f->err, sizeof f->err, fmt, ap);
 		va_end(ap);
@@ -488,7 +488,8 @@ fetch_extract(const struct fetch_opts *o, struct fetch_item *it,
 		return;
 	}
 	if (extract_page(j->body.p ? j->body.p : "", j->body.len, j->content_type,
-	    &it->title, &it->text, &it->meta, &it->enc, xerr, sizeof xerr) < 0) {
+	    &it->title, &it->text, &it->meta, &it->enc, xerr, sizeof xerr,
+	    &code) < 0) {
 		j->outcome = CR_BAD_HTML;
 		snprintf(j->error, sizeof j->error, "%s", xerr);
 	} else if (it->text.len == 0) {
@@ -838,7 +839,7 @@ fetch_run(struct fetch *f, char *err, size_t errsize, int *code)
 		fetch_item_free(f, f->live);
 	if (f->failed) {
 		snprintf(err, errsize, "%s", f->err);
-		*code = f->code;
+		*code = f->errcode;
 		errno = f->errnum;
 		return -1;
 	}
@@ -920,10 +921,9 @@ fetch_open(struct fetch *f, const struct fetch_opts *o, char *const *paths,
 		jsonl_rec_init(&f->rec, want_url, 1);
 	progress_init(&f->prog, o->quiet ? -1 : o->progress, "URLs");
 	if (!o->extract) {
-		if (urlfilter_init(&f->filter, o->blacklist, err, errsize) < 0) {
-			*code = XDATA;
+		if (urlfilter_init(&f->filter, o->blacklist, err, errsize,
+		    code) < 0)
 			return -1;
-		}
 		f->filter_on = 1;
 	}
 	if (o->html_dir) {

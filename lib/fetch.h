@@ -102,8 +102,8 @@ struct fetch {
 	int halted;			/* a note without keep_going: finish no more */
 	int cut;			/* --ordered: an item was cancelled; write no more */
 	int failed;			/* an error: nothing more is written */
-	int code, errnum;
-	char err[1024];
+	int errcode, errnum;
+	char err[OWT_ERRSIZE];
 };
 
 /*

@@ -127,7 +127,7 @@ crew_run(part_fn *fn, const void *job, int nparts, int nt)
 	for (; crew.nhelpers < nt - 1; crew.nhelpers++)
 		if (pthread_create(&t, NULL, crew_helper, NULL) != 0 ||
 		    pthread_detach(t) != 0)
-			owt_die(XSYS, "cannot start a thread");
+			owt_fatal("cannot start a thread");
 	crew.gen++;
 	atomic_store_explicit(&crew.fn, fn, memory_order_relaxed);
 	atomic_store_explicit(&crew.job, job, memory_order_relaxed);

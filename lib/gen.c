@@ -222,16 +222,14 @@ draw(struct gen *g, struct gen_seq *s, const float *logits)
 
 int
 gen_start(struct gen *g, struct gen_seq *s, const int32_t *prompt, int n,
-    char *err, size_t errsize)
+    char *err, size_t errsize, int *code)
 {
 	int T = context(g), k;
 	int32_t *seq;
 
-	if (n >= T || n > g->inf->N) {
-		snprintf(err, errsize, "a prompt of %d tokens leaves no room "
-		    "in a context of %d", n, T);
-		return -1;
-	}
+	if (n >= T || n > g->inf->N)
+		return owt_fail(err, errsize, code, XDATA, "a prompt of %d "
+		    "tokens leaves no room in a context of %d", n, T);
 	for (k = 0; g->slot[k] != NULL; k++)
 		;
 	s->slot = k;
@@ -248,8 +246,8 @@ gen_start(struct gen *g, struct gen_seq *s, const int32_t *prompt, int n,
 	seq = xmalloc((size_t)n * sizeof *seq);
 	for (k = 0; k < n; k++)
 		seq[k] = s->slot;
-	if (gpt_infer_step(g->inf, n, prompt, seq, 1, err, errsize) < 0)
-		abort();	/* checked above */
+	if (gpt_infer_step(g->inf, n, prompt, seq, 1, err, errsize, code) < 0)
+		owt_fatal("gen_start: %s: a bug", err);	/* checked above */
 	free(seq);
 	gpt_infer_logits(g->inf, 1, g->logits);
 	draw(g, s, g->logits);
@@ -261,7 +259,8 @@ gen_step(struct gen *g)
 {
 	struct gen_seq *run[g->inf->S > 0 ? g->inf->S : 1];
 	int V = g->inf->m->cfg.vocab, n = 0, k;
-	char err[128];
+	char err[OWT_ERRSIZE];
+	int code;
 
 	for (k = 0; k < g->inf->S; k++)
 		if (g->slot[k] != NULL) {
@@ -271,8 +270,10 @@ gen_step(struct gen *g)
 		}
 	if (n == 0)
 		return 0;
-	if (gpt_infer_step(g->inf, n, g->ids, g->seq, n, err, sizeof err) < 0)
-		abort();	/* draw ends a sample before its slot is full */
+	/* draw ends a sample before its slot is full */
+	if (gpt_infer_step(g->inf, n, g->ids, g->seq, n, err, sizeof err,
+	    &code) < 0)
+		owt_fatal("gen_step: %s: a bug", err);
 	gpt_infer_logits(g->inf, n, g->logits);
 	for (k = 0; k < n; k++)
 		draw(g, run[k], g->logits + (size_t)k * V);
@@ -293,7 +294,8 @@ gen_score(struct gpt_infer *g, const int32_t *tok, int n, int T, int stride,
 	int s = 0, done = 1, e, k;
 	float *loss = xmalloc((size_t)T * sizeof *loss);
 	int32_t *seq = xcalloc((size_t)T, sizeof *seq);
-	char err[128];
+	char err[OWT_ERRSIZE];
+	int code;
 
 	*nll = 0;
 	*count = 0;
@@ -302,8 +304,8 @@ gen_score(struct gpt_infer *g, const int32_t *tok, int n, int T, int stride,
 		if (e > done) {
 			gpt_infer_reset(g, 0);
 			if (gpt_infer_step(g, e - 1 - s, tok + s, seq, e - done,
-			    err, sizeof err) < 0)
-				abort();	/* windows fit */
+			    err, sizeof err, &code) < 0)	/* windows fit */
+				owt_fatal("gen_score: %s: a bug", err);
 			gpt_infer_losses(g, e - done, tok + done, loss);
 			for (k = 0; k < e - done; k++)
 				*nll += loss[k];

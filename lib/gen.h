@@ -106,10 +106,10 @@ int gen_has_room(const struct gen *g);
 /*
  * Start sample s on prompt (n tokens, 1 <= n < the context, at most the
  * rows of a step): feeds it and draws the first token (fn is called). 0,
- * or -1 with err when the prompt does not fit.
+ * or -1 with err when the prompt does not fit (XDATA).
  */
 int gen_start(struct gen *g, struct gen_seq *s, const int32_t *prompt, int n,
-    char *err, size_t errsize);
+    char *err, size_t errsize, int *code);
 /* One token for every running sample. Returns the number still running. */
 int gen_step(struct gen *g);
 /* End sample s now (GEN_STOPPED), as if it had reached its end. */

@@ -450,14 +450,15 @@ gen_queue_wants(const struct gen_queue *q)
 int
 gen_queue_step(struct gen_queue *q)
 {
-	char err[256];
+	char err[OWT_ERRSIZE];
+	int code;
 
 	while (q->unstarted && gen_has_room(&q->gen)) {
 		struct gen_queue_sample *s = q->unstarted;
 
 		q->unstarted = s->next;
 		if (gen_start(&q->gen, &s->seq, (const int32_t *)s->p->ids.v,
-		    (int)s->p->ids.n, err, sizeof err) < 0)
+		    (int)s->p->ids.n, err, sizeof err, &code) < 0)
 			owt_fatal("gen_queue: a prompt checked when read: %s",
 			    err);
 	}

@@ -20,7 +20,7 @@ ialloc(const struct gpt *m, size_t n, size_t elsize, int *fail)
 
 int
 gpt_infer_init(struct gpt_infer *g, struct gpt *m, int S, int N, int NL,
-    char *err, size_t errsize)
+    char *err, size_t errsize, int *code)
 {
 	const struct gpt_config *c = &m->cfg;
 	size_t C = c->nembd, cache = (size_t)c->nlayer * S * c->maxpos * C;
@@ -51,9 +51,9 @@ gpt_infer_init(struct gpt_infer *g, struct gpt *m, int S, int N, int NL,
 	g->pos = ialloc(m, N, sizeof(int32_t), &fail);
 	g->targets = ialloc(m, NL, sizeof(int32_t), &fail);
 	if (fail) {
-		snprintf(err, errsize, "out of %s memory for a key/value cache "
-		    "of %d sequences of %d positions (%.1f GB)", m->be->name, S,
-		    c->maxpos, 2.0 * cache * sizeof(float) / 1e9);
+		owt_fail(err, errsize, code, XSYS, "out of %s memory for a "
+		    "key/value cache of %d sequences of %d positions (%.1f GB)",
+		    m->be->name, S, c->maxpos, 2.0 * cache * sizeof(float) / 1e9);
 		gpt_infer_free(g);
 		return -1;
 	}
@@ -167,7 +167,7 @@ gpt_infer_quantize(struct gpt_infer *g)
 	g->q8 = m->be->alloc(nq);
 	g->q8scale = m->be->alloc(ns * sizeof *hs);
 	if (g->q8 == NULL || g->q8scale == NULL)
-		owt_die(XSYS, "out of %s memory for int8 weights", m->be->name);
+		owt_fatal("out of %s memory for int8 weights", m->be->name);
 	m->be->put(g->q8, hq, nq);
 	m->be->put(g->q8scale, hs, ns * sizeof *hs);
 	free(hq);
@@ -201,7 +201,7 @@ linear(struct gpt_infer *g, int k, int l, float *out, const float *inp,
 
 int
 gpt_infer_step(struct gpt_infer *g, int n, const int32_t *ids,
-    const int32_t *seq, int nout, char *err, size_t errsize)
+    const int32_t *seq, int nout, char *err, size_t errsize, int *code)
 {
 	struct gpt *m = g->m;
 	const struct gpt_backend *be = m->be;
@@ -217,9 +217,8 @@ gpt_infer_step(struct gpt_infer *g, int n, const int32_t *ids,
 		if (hpos[i] >= T) {
 			while (i >= 0)
 				g->len[seq[i--]]--;
-			snprintf(err, errsize, "a sequence would grow beyond "
-			    "the %d positions of the model", T);
-			return -1;
+			return owt_fail(err, errsize, code, XDATA, "a sequence "
+			    "would grow beyond the %d positions of the model", T);
 		}
 	}
 	be->put(g->ids, ids, (size_t)n * sizeof *ids);

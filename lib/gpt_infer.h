@@ -41,10 +41,10 @@ struct gpt_infer {
 
 /*
  * S slots, steps of up to N rows of which up to NL give logits. 0, or -1
- * with err when the cache does not fit the backend's memory.
+ * with err when the cache does not fit the backend's memory (XSYS).
  */
 int gpt_infer_init(struct gpt_infer *g, struct gpt *m, int S, int N, int NL,
-    char *err, size_t errsize);
+    char *err, size_t errsize, int *code);
 void gpt_infer_free(struct gpt_infer *g);
 /* Use int8 weight matrices from now on, quantised from m's fp32 weights. */
 void gpt_infer_quantize(struct gpt_infer *g);
@@ -55,10 +55,10 @@ void gpt_infer_reset(struct gpt_infer *g, int s);
  * Feed n tokens (1 <= n <= N): ids[i] goes to slot seq[i] at its next
  * position, a slot's rows in order. Then g->logits (nout,V) holds the
  * logits of the last nout rows (nout <= NL). 0, or -1 with err when a
- * slot would grow beyond maxT positions (nothing is fed then).
+ * slot would grow beyond maxT positions (XDATA; nothing is fed then).
  */
 int gpt_infer_step(struct gpt_infer *g, int n, const int32_t *ids,
-    const int32_t *seq, int nout, char *err, size_t errsize);
+    const int32_t *seq, int nout, char *err, size_t errsize, int *code);
 /* The logits (nout,V) of the last step on the host. */
 void gpt_infer_logits(struct gpt_infer *g, int nout, float *host);
 /*

@@ -21,19 +21,23 @@ const char *const input_bad_name[BAD_NREASONS] = {
 };
 #define CHUNK (1u << 20)
 
+/*
+ * A read error (XSYS) or bad compressed data (XDATA) at the next line:
+ * "FILE:LINE: what", or "FILE:LINE: what: detail".
+ */
 static int
-fail(struct input *in, int code, const char *fmt, const char *what)
+fail(struct input *in, int code, const char *what, const char *detail)
 {
-	in->errcode = code;
 	in->reason = code == XSYS ? BAD_READ : BAD_COMPRESSED;
-	snprintf(in->err, sizeof in->err, fmt, in->name, in->lineno + 1, what);
-	return -1;
+	return owt_fail(in->err, sizeof in->err, &in->errcode, code,
+	    "%s:%lu: %s%s%s", in->name, in->lineno + 1, what,
+	    detail ? ": " : "", detail ? detail : "");
 }
 
 static int
-fail_errno(struct input *in, const char *what)
+fail_errno(struct input *in)
 {
-	return fail(in, XSYS, "%s:%lu: %s", what);
+	return fail(in, XSYS, strerror(errno), NULL);
 }
 
 int
@@ -93,7 +97,7 @@ raw_fill(struct input *in)
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			return fail_errno(in, strerror(errno));
+			return fail_errno(in);
 		}
 		if (r == 0)
 			in->raweof = 1;
@@ -124,19 +128,16 @@ input_open(struct input *in, const char *path)
 		in->name = path;
 		in->fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (in->fd < 0) {
-			in->errcode = XDATA;
 			in->reason = BAD_OPEN;
-			snprintf(in->err, sizeof in->err, "cannot open '%s': %s",
-			    path, strerror(errno));
-			return -1;
+			return owt_fail_errno(in->err, sizeof in->err,
+			    &in->errcode, XDATA, "cannot open '%s'", path);
 		}
 	}
 	/* A directory opens, then fails to read: bad input, not a system error. */
 	if (fstat(in->fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-		in->errcode = XDATA;
 		in->reason = BAD_OPEN;
-		snprintf(in->err, sizeof in->err, "cannot read '%s': a directory",
-		    in->name);
+		owt_fail(in->err, sizeof in->err, &in->errcode, XDATA,
+		    "cannot read '%s': a directory", in->name);
 		if (in->fd > STDIN_FILENO)
 			close(in->fd);
 		in->fd = -1;
@@ -208,7 +209,7 @@ more_raw(struct input *in, const char *truncated)
 		if (in->raweof) {
 			if (in->zdone)
 				return 0;
-			return fail(in, XDATA, "%s:%lu: %s", truncated);
+			return fail(in, XDATA, truncated, NULL);
 		}
 		if (raw_fill(in) < 0)
 			return -1;
@@ -239,9 +240,8 @@ read_gzip(struct input *in, unsigned char *dst, size_t n)
 		if (r == Z_STREAM_END)
 			in->zdone = 1;
 		else if (r != Z_OK && r != Z_BUF_ERROR) {
-			fail(in, XDATA, "%s:%lu: corrupt gzip data: %s",
+			return fail(in, XDATA, "corrupt gzip data",
 			    in->z.msg ? in->z.msg : "inflate failed");
-			return -1;
 		}
 		if ((unsigned char *)in->z.next_out != dst)
 			return (unsigned char *)in->z.next_out - dst;
@@ -268,9 +268,8 @@ read_zstd(struct input *in, unsigned char *dst, size_t n)
 		r = ZSTD_decompressStream(in->zs, &ob, &ib);
 		in->rawpos = ib.pos;
 		if (ZSTD_isError(r)) {
-			fail(in, XDATA, "%s:%lu: corrupt zstd data: %s",
+			return fail(in, XDATA, "corrupt zstd data",
 			    ZSTD_getErrorName(r));
-			return -1;
 		}
 		in->zdone = r == 0;
 		if (ob.pos > 0)
@@ -311,7 +310,7 @@ input_read(struct input *in, void *dst, size_t n)
 		if (r >= 0)
 			break;
 		if (errno != EINTR) {
-			fail_errno(in, strerror(errno));
+			fail_errno(in);
 			return -1;
 		}
 	}
@@ -379,11 +378,10 @@ input_trim(struct input *in)
 static int
 toolong(struct input *in)
 {
-	in->errcode = XDATA;
 	in->reason = BAD_TOOLONG;
-	snprintf(in->err, sizeof in->err, "%s:%lu: line longer than %zu bytes",
-	    in->name, in->lineno, in->maxline);
-	return -1;
+	return owt_fail(in->err, sizeof in->err, &in->errcode, XDATA,
+	    "%s:%lu: line longer than %zu bytes", in->name, in->lineno,
+	    in->maxline);
 }
 
 int
@@ -560,11 +558,10 @@ input_slurp(struct input *in, struct buf *b, size_t max)
 			break;
 		b->len += (size_t)r;
 		if (b->len > max) {
-			in->errcode = XDATA;
 			in->reason = BAD_TOOLONG;
-			snprintf(in->err, sizeof in->err,
-			    "%s: file larger than %zu bytes", in->name, max);
-			return -1;
+			return owt_fail(in->err, sizeof in->err, &in->errcode,
+			    XDATA, "%s: file larger than %zu bytes", in->name,
+			    max);
 		}
 	}
 	b->p[b->len] = '\0';

@@ -72,7 +72,7 @@ struct input {
 
 	int errcode;		/* XDATA, XUSAGE or XSYS after an error */
 	int reason;		/* BAD_* after an error */
-	char err[512];		/* "FILE:LINE: what" after an error */
+	char err[OWT_ERRSIZE];		/* "FILE:LINE: what" after an error */
 };
 
 /*

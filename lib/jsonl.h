@@ -74,7 +74,7 @@ struct jsonl {
 	struct jsonl_rec rec;
 	int errcode;		/* XDATA or XSYS after an error */
 	int reason;		/* BAD_* after an error */
-	char err[768];		/* "FILE:LINE: what" */
+	char err[OWT_ERRSIZE];	/* "FILE:LINE: what" */
 };
 
 /* 0, or -1 with j->err (the file could not be opened). */

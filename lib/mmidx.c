@@ -35,17 +35,6 @@ mmidx_dtype_name(int dtype)
 	return dtype >= 1 && dtype <= 8 ? dtype_name[dtype] : "unknown";
 }
 
-static int
-fail(char *err, size_t errsize, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errsize, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 static uint64_t
 le64(const unsigned char *p)
 {
@@ -66,7 +55,8 @@ le32(const unsigned char *p)
 
 /* Check the index in d->idx against itself and the .bin size; set the counts. */
 static int
-validate(struct mmidx *d, const char *name, char *err, size_t errsize)
+validate(struct mmidx *d, const char *name, char *err, size_t errsize,
+    int *code)
 {
 	const unsigned char *p = d->idx;
 	size_t size = d->idxsize;
@@ -74,23 +64,29 @@ validate(struct mmidx *d, const char *name, char *err, size_t errsize)
 	int32_t len;
 
 	if (size == 0)
-		return fail(err, errsize, "%s.idx: empty file", name);
+		return owt_fail(err, errsize, code, XDATA,
+		    "%s.idx: empty file", name);
 	if (size >= 8 && memcmp(p, LEGACY_MAGIC, 8) == 0)
-		return fail(err, errsize, "%s.idx: a legacy lazy/cached (TNTIDX) "
+		return owt_fail(err, errsize, code, XDATA,
+		    "%s.idx: a legacy lazy/cached (TNTIDX) "
 		    "index, not MMIDIDX", name);
 	if (size < MMIDX_MAGICSIZE || memcmp(p, MMIDX_MAGIC, MMIDX_MAGICSIZE))
-		return fail(err, errsize, "%s.idx: not a Megatron indexed "
+		return owt_fail(err, errsize, code, XDATA,
+		    "%s.idx: not a Megatron indexed "
 		    "dataset (bad magic)", name);
 	if (size < MMIDX_HDRSIZE)
-		return fail(err, errsize, "%s.idx: truncated header (%zu of %d "
+		return owt_fail(err, errsize, code, XDATA,
+		    "%s.idx: truncated header (%zu of %d "
 		    "bytes)", name, size, MMIDX_HDRSIZE);
 	version = le64(p + 9);
 	if (version != 1)
-		return fail(err, errsize, "%s.idx: unsupported version %llu",
+		return owt_fail(err, errsize, code, XDATA,
+		    "%s.idx: unsupported version %llu",
 		    name, (unsigned long long)version);
 	d->dtype = p[17];
 	if (d->dtype != MMIDX_UINT16 && d->dtype != MMIDX_INT32)
-		return fail(err, errsize, "%s.idx: dtype code %d (%s) is not a "
+		return owt_fail(err, errsize, code, XDATA,
+		    "%s.idx: dtype code %d (%s) is not a "
 		    "token dtype (8 uint16 or 4 int32)", name, d->dtype,
 		    mmidx_dtype_name(d->dtype));
 	d->itemsize = d->dtype == MMIDX_UINT16 ? 2 : 4;
@@ -98,19 +94,22 @@ validate(struct mmidx *d, const char *name, char *err, size_t errsize)
 	nd = le64(p + 26);
 	avail = size - MMIDX_HDRSIZE;
 	if (n > avail / 12 || nd > (avail - 12 * n) / 8)
-		return fail(err, errsize, "%s.idx: truncated: %zu bytes, too "
+		return owt_fail(err, errsize, code, XDATA,
+		    "%s.idx: truncated: %zu bytes, too "
 		    "few for the header's %llu sequences and %llu document "
 		    "indices", name, size, (unsigned long long)n,
 		    (unsigned long long)nd);
 	need = MMIDX_HDRSIZE + 12 * n + 8 * nd;
 	if (size != need)
-		return fail(err, errsize, "%s.idx: %zu bytes, the header's %llu "
+		return owt_fail(err, errsize, code, XDATA,
+		    "%s.idx: %zu bytes, the header's %llu "
 		    "sequences and %llu document indices need %llu%s", name,
 		    size, (unsigned long long)n, (unsigned long long)nd,
 		    (unsigned long long)need, size - need == n ?
 		    " (a multimodal index? not supported)" : "");
 	if (nd == 0)
-		return fail(err, errsize, "%s.idx: empty document index (it "
+		return owt_fail(err, errsize, code, XDATA,
+		    "%s.idx: empty document index (it "
 		    "must start with 0)", name);
 	d->nseq = n;
 	d->ndocs = nd - 1;
@@ -123,41 +122,48 @@ validate(struct mmidx *d, const char *name, char *err, size_t errsize)
 		len = le32(d->lens + 4 * i);
 		ptr = le64(d->ptrs + 8 * i);
 		if (len < 0)
-			return fail(err, errsize, "%s.idx: sequence %llu has "
+			return owt_fail(err, errsize, code, XDATA,
+			    "%s.idx: sequence %llu has "
 			    "negative length %d", name, (unsigned long long)i,
 			    (int)len);
 		if (ptr != pos)
-			return fail(err, errsize, "%s.idx: sequence %llu starts "
+			return owt_fail(err, errsize, code, XDATA,
+			    "%s.idx: sequence %llu starts "
 			    "at byte %lld, expected %llu (after the sequence "
 			    "before it)", name, (unsigned long long)i,
 			    (long long)ptr, (unsigned long long)pos);
 		if ((uint64_t)len * d->itemsize > d->binsize - pos)
-			return fail(err, errsize, "%s.bin: truncated: %zu bytes, "
+			return owt_fail(err, errsize, code, XDATA,
+			    "%s.bin: truncated: %zu bytes, "
 			    "sequence %llu ends at byte %llu", name, d->binsize,
 			    (unsigned long long)i, (unsigned long long)(pos +
 			    (uint64_t)len * d->itemsize));
 		pos += (uint64_t)len * d->itemsize;
 	}
 	if (pos != d->binsize)
-		return fail(err, errsize, "%s.bin: %zu bytes, the index "
+		return owt_fail(err, errsize, code, XDATA,
+		    "%s.bin: %zu bytes, the index "
 		    "describes %llu", name, d->binsize, (unsigned long long)pos);
 	d->ntokens = pos / d->itemsize;
 
 	prev = le64(d->docs);
 	if (prev != 0)
-		return fail(err, errsize, "%s.idx: document index starts at "
+		return owt_fail(err, errsize, code, XDATA,
+		    "%s.idx: document index starts at "
 		    "%lld, not 0", name, (long long)prev);
 	for (i = 1; i < nd; i++) {
 		doc = le64(d->docs + 8 * i);
 		if (doc < prev || doc > n)
-			return fail(err, errsize, "%s.idx: document index %llu "
+			return owt_fail(err, errsize, code, XDATA,
+			    "%s.idx: document index %llu "
 			    "is %lld, outside [%llu, %llu]", name,
 			    (unsigned long long)i, (long long)doc,
 			    (unsigned long long)prev, (unsigned long long)n);
 		prev = doc;
 	}
 	if (prev != n)
-		return fail(err, errsize, "%s.idx: document index ends at %llu, "
+		return owt_fail(err, errsize, code, XDATA,
+		    "%s.idx: document index ends at %llu, "
 		    "not at the %llu sequences", name, (unsigned long long)prev,
 		    (unsigned long long)n);
 	return 0;
@@ -166,14 +172,14 @@ validate(struct mmidx *d, const char *name, char *err, size_t errsize)
 int
 mmidx_open_mem(struct mmidx *d, const char *name, const void *idx,
     size_t idxsize, const void *bin, size_t binsize, char *err,
-    size_t errsize)
+    size_t errsize, int *code)
 {
 	memset(d, 0, sizeof *d);
 	d->idx = idx;
 	d->idxsize = idxsize;
 	d->bin = bin;
 	d->binsize = binsize;
-	return validate(d, name, err, errsize);
+	return validate(d, name, err, errsize, code);
 }
 
 /* Map path read-only; an empty file maps to NULL. 0 or -1. */
@@ -187,15 +193,13 @@ map_file(const char *path, const unsigned char **p, size_t *size, char *err,
 
 	*p = NULL;
 	*size = 0;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		*code = errno == ENOENT || errno == EACCES || errno == ENOTDIR ?
-		    XDATA : XSYS;
-		return fail(err, errsize, "cannot open '%s': %s", path,
-		    strerror(errno));
-	}
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return owt_fail_errno(err, errsize, code, errno == ENOENT ||
+		    errno == EACCES || errno == ENOTDIR ? XDATA : XSYS,
+		    "cannot open '%s'", path);
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		*code = S_ISDIR(st.st_mode) ? XDATA : XSYS;
-		fail(err, errsize, "cannot read '%s': %s", path,
+		owt_fail(err, errsize, code, S_ISDIR(st.st_mode) ? XDATA : XSYS,
+		    "cannot read '%s': %s", path,
 		    S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
 		close(fd);
 		return -1;
@@ -203,9 +207,8 @@ map_file(const char *path, const unsigned char **p, size_t *size, char *err,
 	if (st.st_size > 0) {
 		m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
 		if (m == MAP_FAILED) {
-			*code = XSYS;
-			fail(err, errsize, "cannot map '%s': %s", path,
-			    strerror(errno));
+			owt_fail_errno(err, errsize, code, XSYS,
+			    "cannot map '%s'", path);
 			close(fd);
 			return -1;
 		}
@@ -239,10 +242,9 @@ mmidx_open(struct mmidx *d, const char *prefix, char *err, size_t errsize,
 	if (r < 0)
 		return -1;
 	if (mmidx_open_mem(d, prefix, idx, idxsize, bin, binsize, err,
-	    errsize) < 0) {
+	    errsize, code) < 0) {
 		d->mapped = 1;
 		mmidx_close(d);
-		*code = XDATA;
 		return -1;
 	}
 	d->mapped = 1;
@@ -359,8 +361,8 @@ mmidx_stats(const struct mmidx *d, struct mmidx_stats *st)
 }
 
 int
-mmidx_check_tokens(const struct mmidx *d, char *err, size_t errsize,
-    const char *name)
+mmidx_check_tokens(const struct mmidx *d, const char *name, char *err,
+    size_t errsize, int *code)
 {
 	uint64_t seq, k, len, pos = 0;
 	int32_t v;
@@ -372,7 +374,8 @@ mmidx_check_tokens(const struct mmidx *d, char *err, size_t errsize,
 		for (k = 0; k < len; k++, pos += 4) {
 			v = le32(d->bin + pos);
 			if (v < 0)
-				return fail(err, errsize, "%s.bin: token %llu of "
+				return owt_fail(err, errsize, code, XDATA,
+				    "%s.bin: token %llu of "
 				    "sequence %llu is negative (%d)", name,
 				    (unsigned long long)k,
 				    (unsigned long long)seq, (int)v);
@@ -388,24 +391,6 @@ mmidx_check_tokens(const struct mmidx *d, char *err, size_t errsize,
  * back), the document index (from an unlinked spill file) and the real
  * header.
  */
-
-static int
-wfail(struct mmidx_writer *w, int code, int errnum, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (w->code)
-		return -1;
-	w->code = code;
-	va_start(ap, fmt);
-	n = vsnprintf(w->err, sizeof w->err, fmt, ap);
-	va_end(ap);
-	if (errnum && n >= 0 && (size_t)n < sizeof w->err)
-		snprintf(w->err + n, sizeof w->err - (size_t)n, ": %s",
-		    strerror(errnum));
-	return -1;
-}
 
 /* Write all n bytes at offset off, or at the file offset when off < 0. */
 static int
@@ -434,7 +419,8 @@ wwrite(struct mmidx_writer *w, int fd, const void *p, size_t n,
     const char *path)
 {
 	if (pwrite_all(fd, p, n, -1) < 0)
-		return wfail(w, XSYS, errno, "cannot write '%s'", path);
+		return owt_fail_errno(w->err, sizeof w->err, &w->errcode, XSYS,
+		    "cannot write '%s'", path);
 	return 0;
 }
 
@@ -490,7 +476,8 @@ open_spill(struct mmidx_writer *w, const char *path)
 
 	sprintf(tmp, "%s.tmpXXXXXX", path);
 	if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0)
-		wfail(w, XSYS, errno, "cannot create a temporary file for '%s'",
+		owt_fail_errno(w->err, sizeof w->err, &w->errcode, XSYS,
+		    "cannot create a temporary file for '%s'",
 		    path);
 	else
 		unlink(tmp);
@@ -511,11 +498,11 @@ static void
 abort_keep_err(struct mmidx_writer *w)
 {
 	char err[sizeof w->err];
-	int code = w->code;
+	int code = w->errcode;
 
 	memcpy(err, w->err, sizeof err);
 	mmidx_abort(w);
-	w->code = code;
+	w->errcode = code;
 	memcpy(w->err, err, sizeof err);
 }
 
@@ -541,18 +528,21 @@ mmidx_create(struct mmidx_writer *w, const char *prefix, int dtype, int force)
 	sprintf(idx, "%s.idx", prefix);
 	sprintf(doc, "%s.doc", prefix);
 	if (!force && (exists(bin) || exists(idx))) {
-		wfail(w, XUSAGE, 0, "%s: already exists; -f overwrites it",
+		owt_fail(w->err, sizeof w->err, &w->errcode, XUSAGE,
+		    "%s: already exists; -f overwrites it",
 		    exists(idx) ? idx : bin);
 		goto out;
 	}
-	if (outfile_mkdirs(bin, w->err, sizeof w->err, &w->code) < 0)
+	if (outfile_mkdirs(bin, w->err, sizeof w->err, &w->errcode) < 0)
 		goto out;
 	/* What runs killed while writing here left behind. */
 	outfile_sweep(bin);
 	outfile_sweep(idx);
 	outfile_sweep(doc);
-	if (outfile_open(&w->bin, bin, w->err, sizeof w->err, &w->code) < 0 ||
-	    outfile_open(&w->idx, idx, w->err, sizeof w->err, &w->code) < 0 ||
+	if (outfile_open(&w->bin, bin, w->err, sizeof w->err,
+	    &w->errcode) < 0 ||
+	    outfile_open(&w->idx, idx, w->err, sizeof w->err,
+	    &w->errcode) < 0 ||
 	    (w->docfd = open_spill(w, doc)) < 0)
 		goto out;
 	if (wwrite(w, w->idx.fd, zero, sizeof zero, w->idx.tmp) < 0)
@@ -603,10 +593,11 @@ mmidx_add_le(struct mmidx_writer *w, const void *raw, unsigned width, size_t n)
 	size_t i, k, room;
 	int32_t len = (int32_t)n;
 
-	if (w->code)
+	if (w->errcode)
 		return -1;
 	if (n > INT32_MAX)
-		return wfail(w, XDATA, 0, "a sequence of %zu tokens is longer "
+		return owt_fail(w->err, sizeof w->err, &w->errcode, XDATA,
+		    "a sequence of %zu tokens is longer "
 		    "than an index can describe", n);
 	if (width == 4) {
 		for (i = 0; i < n; i++) {
@@ -619,8 +610,9 @@ mmidx_add_le(struct mmidx_writer *w, const void *raw, unsigned width, size_t n)
 				if (v > max)
 					break;
 			}
-			return wfail(w, XDATA, 0, "token %u does not fit %s "
-			    "dataset (at most %u)", v, w->itemsize == 2 ?
+			return owt_fail(w->err, sizeof w->err, &w->errcode,
+			    XDATA, "token %u does not fit %s dataset (at most "
+			    "%u)", v, w->itemsize == 2 ?
 			    "a uint16" : "an int32", max);
 		}
 	}
@@ -655,7 +647,7 @@ mmidx_add(struct mmidx_writer *w, const uint32_t *ids, size_t n)
 int
 mmidx_end_doc(struct mmidx_writer *w)
 {
-	if (w->code || put_doc(w, w->nseq) < 0)
+	if (w->errcode || put_doc(w, w->nseq) < 0)
 		return -1;
 	w->ndocs++;
 	w->doc_start = w->nseq;
@@ -667,10 +659,11 @@ mmidx_add_dataset(struct mmidx_writer *w, const struct mmidx *d)
 {
 	uint64_t k;
 
-	if (w->code)
+	if (w->errcode)
 		return -1;
 	if (d->dtype != w->dtype)
-		return wfail(w, XDATA, 0, "dtype %s differs from the output's %s",
+		return owt_fail(w->err, sizeof w->err, &w->errcode, XDATA,
+		    "dtype %s differs from the output's %s",
 		    dtype_name[d->dtype], dtype_name[w->dtype]);
 	if (w->nseq > w->doc_start && mmidx_end_doc(w) < 0)
 		return -1;
@@ -703,9 +696,13 @@ finish_idx(struct mmidx_writer *w)
 	for (i = 0; i < w->nseq; i += chunk) {
 		chunk = w->nseq - i < LBUF / 4 ? w->nseq - i : LBUF / 4;
 		got = pread(w->idx.fd, w->lbuf, chunk * 4, in);
-		if (got != (ssize_t)(chunk * 4))
-			return wfail(w, XSYS, got < 0 ? errno : EIO,
-			    "cannot read back '%s'", w->idx.tmp);
+		if (got != (ssize_t)(chunk * 4)) {
+			if (got >= 0)
+				errno = EIO;
+			return owt_fail_errno(w->err, sizeof w->err,
+			    &w->errcode, XSYS, "cannot read back '%s'",
+			    w->idx.tmp);
+		}
 		for (k = 0; k < chunk; k++) {
 			memcpy(&len, w->lbuf + 4 * k, 4);
 			v = (int64_t)ptr;
@@ -713,20 +710,24 @@ finish_idx(struct mmidx_writer *w)
 			ptr += (uint64_t)len * w->itemsize;
 		}
 		if (pwrite_all(w->idx.fd, w->bbuf, chunk * 8, out) < 0)
-			return wfail(w, XSYS, errno, "cannot write '%s'",
-			    w->idx.tmp);
+			return owt_fail_errno(w->err, sizeof w->err,
+			    &w->errcode, XSYS, "cannot write '%s'", w->idx.tmp);
 		in += (off_t)chunk * 4;
 		out += (off_t)chunk * 8;
 	}
 	for (i = 0; i < nd; i += chunk) {
 		chunk = nd - i < BBUF / 8 ? nd - i : BBUF / 8;
 		got = pread(w->docfd, w->bbuf, chunk * 8, (off_t)i * 8);
-		if (got != (ssize_t)(chunk * 8))
-			return wfail(w, XSYS, got < 0 ? errno : EIO,
+		if (got != (ssize_t)(chunk * 8)) {
+			if (got >= 0)
+				errno = EIO;
+			return owt_fail_errno(w->err, sizeof w->err,
+			    &w->errcode, XSYS,
 			    "cannot read back the document index spill");
+		}
 		if (pwrite_all(w->idx.fd, w->bbuf, chunk * 8, out) < 0)
-			return wfail(w, XSYS, errno, "cannot write '%s'",
-			    w->idx.tmp);
+			return owt_fail_errno(w->err, sizeof w->err,
+			    &w->errcode, XSYS, "cannot write '%s'", w->idx.tmp);
 		out += (off_t)chunk * 8;
 	}
 	memcpy(hdr, MMIDX_MAGIC, MMIDX_MAGICSIZE);
@@ -736,7 +737,8 @@ finish_idx(struct mmidx_writer *w)
 	memcpy(hdr + 18, &w->nseq, 8);
 	memcpy(hdr + 26, &nd, 8);
 	if (pwrite_all(w->idx.fd, hdr, sizeof hdr, 0) < 0)
-		return wfail(w, XSYS, errno, "cannot write '%s'", w->idx.tmp);
+		return owt_fail_errno(w->err, sizeof w->err, &w->errcode, XSYS,
+		    "cannot write '%s'", w->idx.tmp);
 	return 0;
 }
 
@@ -745,9 +747,9 @@ static int
 put_in_place(struct mmidx_writer *w, struct outfile *o, const char *path)
 {
 	if (outfile_commit(o, w->force ? 0 : OUTFILE_NOREPLACE, w->err,
-	    sizeof w->err, &w->code) == 0)
+	    sizeof w->err, &w->errcode) == 0)
 		return 0;
-	if (w->code == XUSAGE)
+	if (w->errcode == XUSAGE)
 		snprintf(w->err, sizeof w->err, "%s: already exists; -f "
 		    "overwrites it", path);
 	return -1;
@@ -767,7 +769,7 @@ mmidx_commit(struct mmidx_writer *w)
 	idx = xmalloc(n + 5);
 	sprintf(bin, "%s.bin", w->prefix);
 	sprintf(idx, "%s.idx", w->prefix);
-	if (w->code)
+	if (w->errcode)
 		goto out;
 	if (w->nseq > w->doc_start && mmidx_end_doc(w) < 0)
 		goto out;
@@ -776,7 +778,8 @@ mmidx_commit(struct mmidx_writer *w)
 		goto out;
 	/* Without the old index, a crash between the renames leaves no dataset. */
 	if (w->force && unlink(idx) < 0 && errno != ENOENT) {
-		wfail(w, XSYS, errno, "cannot remove '%s'", idx);
+		owt_fail_errno(w->err, sizeof w->err, &w->errcode, XSYS,
+		    "cannot remove '%s'", idx);
 		goto out;
 	}
 	if (put_in_place(w, &w->bin, bin) < 0)

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "outfile.h"
+#include "util.h"
 
 /*
  * PREFIX.idx: the 9-byte magic "MMIDIDX\0\0", u64 version 1, u8 dtype
@@ -54,7 +55,7 @@ int mmidx_open(struct mmidx *d, const char *prefix, char *err, size_t errsize,
  */
 int mmidx_open_mem(struct mmidx *d, const char *name, const void *idx,
     size_t idxsize, const void *bin, size_t binsize, char *err,
-    size_t errsize);
+    size_t errsize, int *code);
 void mmidx_close(struct mmidx *d);
 /* "uint16", "int32", ... for a Megatron dtype code; "unknown" outside 1..8. */
 const char *mmidx_dtype_name(int dtype);
@@ -79,10 +80,10 @@ void mmidx_stats(const struct mmidx *d, struct mmidx_stats *st);
 
 /*
  * Scan every token of an int32 dataset for negative values (uint16 ones
- * cannot be wrong). 0, or -1 with "name.bin: ..." naming the first.
+ * cannot be wrong). 0, or -1 with "name.bin: ..." naming the first (XDATA).
  */
-int mmidx_check_tokens(const struct mmidx *d, char *err, size_t errsize,
-    const char *name);
+int mmidx_check_tokens(const struct mmidx *d, const char *name, char *err,
+    size_t errsize, int *code);
 
 /*
  * Writing. Output goes to temporary files beside PREFIX (outfile.h: the
@@ -102,8 +103,8 @@ struct mmidx_writer {
 	uint64_t doc_start;	/* first sequence of the open document */
 	unsigned char *bbuf, *lbuf, *dbuf;	/* .bin, lengths, documents */
 	size_t blen, llen, dlen;
-	char err[1024];
-	int code;		/* XDATA, XUSAGE (exists) or XSYS after an error */
+	int errcode;		/* XDATA, XUSAGE (exists) or XSYS after an error */
+	char err[OWT_ERRSIZE];
 };
 
 /*

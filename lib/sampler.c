@@ -215,7 +215,7 @@ sampler_index_build(struct sampler_index *x, seqlen_fn *len, void *arg,
 				break;
 			}
 			if (++p >= x->ndoc)
-				owt_die(XSYS, "sample index overrun (a bug)");
+				owt_fatal("sample index overrun (a bug)");
 			off = 0;
 		}
 		x->pos[i] = p;

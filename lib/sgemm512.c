@@ -183,7 +183,7 @@ buffers(int t, float **a, float **b)
 	    (size_t)MC_MAX * KC * sizeof(float)) != 0 ||
 	    posix_memalign((void **)&bufs[t].b, 64, (size_t)KC * NC *
 	    sizeof(float)) != 0))
-		owt_die(XSYS, "out of memory in sgemm");
+		owt_fatal("out of memory in sgemm");
 	*a = bufs[t].a;
 	*b = bufs[t].b;
 }

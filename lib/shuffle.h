@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "util.h"
+
 /*
  * Record i (counted from 0 in the order added) gets the key
  * owt_mix64(owt_mix64(seed) + i), a bijection of i, so keys never tie; the
@@ -26,7 +28,7 @@ struct shuffle {
 	uint64_t count;
 	FILE **runs;
 	size_t nruns, runcap;
-	char err[512];
+	char err[OWT_ERRSIZE];
 };
 
 void shuffle_init(struct shuffle *s, uint64_t seed, size_t mem, const char *tmpdir);

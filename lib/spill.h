@@ -16,7 +16,7 @@ struct spill {
 	int fd;
 	struct buf pending;	/* bytes not yet written */
 	uint64_t flushed;	/* bytes in the file */
-	char err[512];
+	char err[OWT_ERRSIZE];
 };
 
 /* 0, or -1 with s->err. */

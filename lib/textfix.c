@@ -1158,7 +1158,7 @@ nfc(const uint32_t *s, size_t n, struct u32v *out)
 	if (i == n)
 		return 0;
 	if ((r = u32_normalize(UNINORM_NFC, s, n, NULL, &len)) == NULL)
-		owt_die(XSYS, "out of memory in NFC normalization");
+		owt_fatal("out of memory in NFC normalization");
 	out->n = 0;
 	v_add(out, r, len);
 	free(r);

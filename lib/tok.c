@@ -82,19 +82,18 @@ tok_count_add(struct tok_count *to, const struct tok_count *from)
 	to->sum += from->sum;
 }
 
+/* "FILE: byte N: what" (a long FILE cuts the message, never overruns err). */
 static int
 fail(struct tok_reader *r, int code, const char *fmt, ...)
 {
+	char what[OWT_ERRSIZE];
 	va_list ap;
-	int n;
 
-	r->errcode = code;
-	n = snprintf(r->err, sizeof r->err, "%s: byte %llu: ", r->in.name,
-	    (unsigned long long)r->pos);
 	va_start(ap, fmt);
-	vsnprintf(r->err + n, sizeof r->err - (size_t)n, fmt, ap);
+	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
-	return -1;
+	return owt_fail(r->err, sizeof r->err, &r->errcode, code,
+	    "%s: byte %llu: %s", r->in.name, (unsigned long long)r->pos, what);
 }
 
 /* The next n bytes of the stream, in the input's buffer: n, fewer at its end, or -1. */

@@ -66,7 +66,7 @@ struct tok_reader {
 	uint32_t *ids;
 	size_t cap;
 	int errcode;		/* XDATA or XSYS after an error */
-	char err[512];		/* "FILE: byte N: what" */
+	char err[OWT_ERRSIZE];		/* "FILE: byte N: what" */
 };
 
 /* 0, or -1 with r->err (cannot open, or not a token stream). */

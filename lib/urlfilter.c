@@ -73,7 +73,8 @@ count(const char *const *v)
 }
 
 int
-urlfilter_init(struct urlfilter *f, const char *file, char *err, size_t errsize)
+urlfilter_init(struct urlfilter *f, const char *file, char *err,
+    size_t errsize, int *code)
 {
 	struct input in;
 	char *line;
@@ -81,16 +82,15 @@ urlfilter_init(struct urlfilter *f, const char *file, char *err, size_t errsize)
 	int k;
 
 	memset(f, 0, sizeof *f);
-	if ((f->psl = psl_latest(NULL)) == NULL && (f->psl = (psl_ctx_t *)psl_builtin()) == NULL) {
-		snprintf(err, errsize, "cannot load the Public Suffix List");
-		return -1;
-	}
+	if ((f->psl = psl_latest(NULL)) == NULL &&
+	    (f->psl = (psl_ctx_t *)psl_builtin()) == NULL)
+		return owt_fail(err, errsize, code, XSYS,
+		    "cannot load the Public Suffix List");
 	if (file == NULL)
 		return 0;
 	if (input_open(&in, file) < 0) {
-		snprintf(err, errsize, "%s", in.err);
 		urlfilter_free(f);
-		return -1;
+		return owt_fail(err, errsize, code, in.errcode, "%s", in.err);
 	}
 	while ((k = input_line(&in, &line, &len)) > 0) {
 		char *s = line, *e;
@@ -108,7 +108,8 @@ urlfilter_init(struct urlfilter *f, const char *file, char *err, size_t errsize)
 			*e = tolower((unsigned char)*e);
 			if (!isalnum((unsigned char)*e) && *e != '-' && *e != '.' &&
 			    *e != '_') {
-				snprintf(err, errsize, "%s:%lu: '%s' is not a domain name",
+				owt_fail(err, errsize, code, XDATA,
+				    "%s:%lu: '%s' is not a domain name",
 				    in.name, in.lineno, s);
 				input_close(&in);
 				urlfilter_free(f);
@@ -119,7 +120,7 @@ urlfilter_init(struct urlfilter *f, const char *file, char *err, size_t errsize)
 		f->extra[f->nextra++] = xstrdup(*s == '.' ? s + 1 : s);
 	}
 	if (k < 0) {
-		snprintf(err, errsize, "%s", in.err);
+		owt_fail(err, errsize, code, in.errcode, "%s", in.err);
 		input_close(&in);
 		urlfilter_free(f);
 		return -1;

@@ -35,9 +35,11 @@ struct urlfilter {
 /*
  * Set up the filter; file (may be NULL) names more blacklisted domains, one
  * a line, '#' comments. Returns 0, or -1 with err ("FILE:LINE: what", or
- * why the file cannot be read).
+ * why the file cannot be read) and *code (XDATA: a missing file or a bad
+ * line; XSYS: a read error, no Public Suffix List).
  */
-int urlfilter_init(struct urlfilter *f, const char *file, char *err, size_t errsize);
+int urlfilter_init(struct urlfilter *f, const char *file, char *err,
+    size_t errsize, int *code);
 void urlfilter_free(struct urlfilter *f);
 
 /*

@@ -162,6 +162,49 @@ owt_fatal(const char *fmt, ...)
 	exit(XSYS);
 }
 
+static int
+vfail(char *err, size_t errsize, int *code, int cls, int errnum,
+    const char *fmt, va_list ap)
+{
+	int n;
+
+	if (code != NULL)
+		*code = cls;
+	if (errsize == 0)
+		return -1;
+	n = vsnprintf(err, errsize, fmt, ap);
+	if (n < 0)
+		err[0] = '\0';
+	else if (errnum && (size_t)n < errsize)
+		snprintf(err + n, errsize - (size_t)n, ": %s", strerror(errnum));
+	return -1;
+}
+
+int
+owt_fail(char *err, size_t errsize, int *code, int cls, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfail(err, errsize, code, cls, 0, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int
+owt_fail_errno(char *err, size_t errsize, int *code, int cls,
+    const char *fmt, ...)
+{
+	va_list ap;
+	int e = errno;
+
+	va_start(ap, fmt);
+	vfail(err, errsize, code, cls, e, fmt, ap);
+	va_end(ap);
+	errno = e;
+	return -1;
+}
+
 void *
 xmalloc(size_t n)
 {

@@ -52,6 +52,20 @@ void owt_die_errno(int code, const char *fmt, ...) OWT_PRINTF(2, 3) OWT_NORETURN
 void owt_fatal(const char *fmt, ...) OWT_PRINTF(1, 2) OWT_NORETURN;
 
 /*
+ * The error convention of lib/: a function that can fail takes
+ * (..., char *err, size_t errsize, int *code) last and returns -1 (or
+ * NULL) with the message in err (cut to fit) and the exit class (XDATA,
+ * XUSAGE or XSYS) in *code. owt_fail writes both (code may be NULL) and
+ * returns -1; owt_fail_errno appends ": strerror(errno)", errno as it was
+ * on entry. A buffer of OWT_ERRSIZE holds every message lib/ writes.
+ */
+#define OWT_ERRSIZE 1024
+int owt_fail(char *err, size_t errsize, int *code, int cls,
+    const char *fmt, ...) OWT_PRINTF(5, 6);
+int owt_fail_errno(char *err, size_t errsize, int *code, int cls,
+    const char *fmt, ...) OWT_PRINTF(5, 6);
+
+/*
  * Write s with its control characters escaped: \t, \n and \r as such,
  * the other C0 bytes and DEL as \xHH (ESC is \x1b), the C1 controls in
  * UTF-8 (U+0080..U+009F) as their two bytes (\xc2\x9b). Other bytes,

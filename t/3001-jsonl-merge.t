@@ -144,6 +144,10 @@ OWT_MAX_LINE=12 run jsonl-merge long.jsonl
 is "$rc" 2 "a bad OWT_MAX_LINE is a usage error"
 like err "^jsonl-merge: OWT_MAX_LINE: '12' is out of range 1024\.\.2147483648\$" \
     "a bad OWT_MAX_LINE is named, with the range"
+OWT_MAX_LINE=5 run jsonl-merge missing.jsonl
+is "$rc" 2 "OWT_MAX_LINE is checked at start-up, before any input is opened"
+like err "^jsonl-merge: OWT_MAX_LINE: '5' is out of range 1024\.\.2147483648\$" \
+    "the start-up check names the value"
 
 printf '[1,2]\n"s"\n{"text":"a"} {"text":"b"}\n{"text":"a"}x\n\n' >shapes.jsonl
 run jsonl-merge -k shapes.jsonl

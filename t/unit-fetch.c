@@ -159,12 +159,13 @@ test_urlfilter(void)
 	char err[256], path[] = "/tmp/owt-unit-bl.XXXXXX";
 	const char *const *e;
 	size_t i, n = 0;
-	int fd = mkstemp(path), seven = 0, ai = 0;
+	int fd = mkstemp(path), seven = 0, ai = 0, code = 0;
 
 	OK(fd >= 0 && write(fd, "# more\nblocked.example.org\nBadLabel  # label\n\n", 46) == 46,
 	    "blacklist file written");
 	close(fd);
-	OK(urlfilter_init(&f, path, err, sizeof err) == 0, "filter with a blacklist file");
+	OK(urlfilter_init(&f, path, err, sizeof err, &code) == 0,
+	    "filter with a blacklist file");
 	for (i = 0; i < sizeof v / sizeof v[0]; i++) {
 		int r = urlfilter_check(&f, v[i].url, strlen(v[i].url), NULL);
 
@@ -185,14 +186,17 @@ test_urlfilter(void)
 	OK(n == 111, "111 blacklisted domain labels");
 
 	fd = open("/nonexistent/bl", 0);
-	OK(urlfilter_init(&f, "/nonexistent/bl", err, sizeof err) < 0 &&
-	    strstr(err, "cannot open '/nonexistent/bl'"), "a missing blacklist is an error: %s", err);
+	OK(urlfilter_init(&f, "/nonexistent/bl", err, sizeof err, &code) < 0 &&
+	    strstr(err, "cannot open '/nonexistent/bl'") && code == XDATA,
+	    "a missing blacklist is an error (XDATA): %s", err);
 	strcpy(path, "/tmp/owt-unit-bl.XXXXXX");
 	fd = mkstemp(path);
 	OK(write(fd, "ok.com\nnot a domain\n", 20) == 20, "bad blacklist written");
 	close(fd);
-	OK(urlfilter_init(&f, path, err, sizeof err) < 0 &&
-	    strstr(err, ":2: 'not a domain' is not a domain name"),
+	code = 0;
+	OK(urlfilter_init(&f, path, err, sizeof err, &code) < 0 &&
+	    strstr(err, ":2: 'not a domain' is not a domain name") &&
+	    code == XDATA,
 	    "a bad blacklist line names its line: %s", err);
 	unlink(path);
 }
@@ -305,10 +309,10 @@ test_extract(void)
 	    "Custom element text is kept, as a block of its own here.";
 	struct buf title = { 0 }, text = { 0 }, deep = { 0 };
 	char err[128], msg[128];
-	int i, depth, rc;
+	int i, depth, rc, code = 0;
 	unsigned long lo, hi;
 
-	OK(extract_html(page, sizeof page - 1, &title, &text, err, sizeof err) == 0,
+	OK(extract_html(page, sizeof page - 1, &title, &text, err, sizeof err, &code) == 0,
 	    "a small page extracts");
 	SAMES(title.p, "The Title - Site", "the title");
 	SAMES(text.p ? text.p : "", want, "the article text, without navigation, sidebar, "
@@ -317,8 +321,9 @@ test_extract(void)
 		buf_adds(&deep, "<div>");
 	OK(extract_depth(deep.p, deep.len) == EXTRACT_MAX_DEPTH + 1, "depth of nested divs");
 	title.len = text.len = 0;
-	OK(extract_html(deep.p, deep.len, &title, &text, err, sizeof err) < 0 &&
-	    strcmp(err, "nested deeper than 4000 elements") == 0,
+	OK(extract_html(deep.p, deep.len, &title, &text, err, sizeof err, &code) < 0 &&
+	    strcmp(err, "nested deeper than 4000 elements") == 0 &&
+	    code == XDATA,
 	    "a page nested too deep is refused: %s", err);
 	OK(extract_depth("<p><p><br><img><li><li><b>x</b><!-- <div><div> --><div/>"
 	    "<script><div><div></script>", 79) == 1, "implicitly closed, void, "
@@ -335,7 +340,7 @@ test_extract(void)
 
 		title.len = text.len = 0;
 		if (extract_html_work(page, sizeof page - 1, mid, &title, &text, NULL,
-		    err, sizeof err) == 0)
+		    err, sizeof err, &code) == 0)
 			hi = mid;
 		else
 			lo = mid;
@@ -343,16 +348,16 @@ test_extract(void)
 	title.len = text.len = 0;
 	snprintf(msg, sizeof msg, "over the extraction work budget (%lu steps)", lo);
 	OK(extract_html_work(page, sizeof page - 1, lo, &title, &text, NULL, err,
-	    sizeof err) < 0 && strcmp(err, msg) == 0 && text.len == 0 &&
+	    sizeof err, &code) < 0 && strcmp(err, msg) == 0 && text.len == 0 &&
 	    title.len == 0, "a page one step over its budget (%lu) fails, "
 	    "without text, out of the passes: %s", lo, err);
 	title.len = text.len = 0;
 	OK(extract_html_work(page, sizeof page - 1, hi, &title, &text, NULL, err,
-	    sizeof err) == 0 && strcmp(text.p, want) == 0,
+	    sizeof err, &code) == 0 && strcmp(text.p, want) == 0,
 	    "and extracts as usual with enough");
 	title.len = text.len = 0;
 	OK(extract_html_work(page, sizeof page - 1, 10, &title, &text, NULL, err,
-	    sizeof err) < 0 && strcmp(err, "over the extraction work budget "
+	    sizeof err, &code) < 0 && strcmp(err, "over the extraction work budget "
 	    "(10 steps)") == 0, "a budget under the pre-scan's share fails before the parse");
 	/*
 	 * Lists nested in lists, each with a few items: the article search
@@ -370,7 +375,7 @@ test_extract(void)
 			buf_adds(&deep, "</li></ul>");
 		buf_adds(&deep, "</div></body></html>");
 		title.len = text.len = 0;
-		rc = extract_html(deep.p, deep.len, &title, &text, err, sizeof err);
+		rc = extract_html(deep.p, deep.len, &title, &text, err, sizeof err, &code);
 		if (depth == 300)
 			OK(rc == 0 && text.len > 0 && strncmp(text.p, "item 0, and "
 			    "some words,\na\nx\nitem 1,", 26) == 0,
@@ -427,7 +432,7 @@ test_extract_clean(void)
 	    "commas, clauses, and a full stop at the end of it, as articles have.";
 	struct buf page = { 0 }, want = { 0 }, title = { 0 }, text = { 0 };
 	char err[128];
-	int i;
+	int i, code = 0;
 
 	/* Edges: headline, dateline, byline and tool links above, link list below. */
 	buf_adds(&page, "<html><head><title>Rain in Spain - The Daily</title></head>"
@@ -446,7 +451,7 @@ test_extract_clean(void)
 		buf_adds(&page, "<p>A reader's comment, which goes on at length about "
 		    "the article, disagreeing with it, and with the other readers, too.</p>");
 	buf_adds(&page, "</div></body></html>");
-	OK(extract_html(page.p, page.len, &title, &text, err, sizeof err) == 0,
+	OK(extract_html(page.p, page.len, &title, &text, err, sizeof err, &code) == 0,
 	    "a page with edge boilerplate extracts");
 	buf_addc(&text, '\0');
 	buf_addc(&want, '\0');
@@ -469,7 +474,7 @@ test_extract_clean(void)
 	for (i = 0; i < 6; i++)
 		buf_adds(&page, para);
 	buf_adds(&page, "</body></html>");
-	OK(extract_html(page.p, page.len, &title, &text, err, sizeof err) == 0 &&
+	OK(extract_html(page.p, page.len, &title, &text, err, sizeof err, &code) == 0 &&
 	    text.len > 6 * (sizeof want_para - 1) && strstr(text.p, want_para) &&
 	    !strstr(text.p, "Menu item"), "a hidden node that holds most of the "
 	    "page's text is kept (got %zu bytes)", text.len);
@@ -480,7 +485,7 @@ test_extract_clean(void)
 	buf_adds(&page, "<div style=\"display:none\"><p>A hidden paragraph, long enough "
 	    "to count as text, but hidden from readers all the same, so not kept.</p>"
 	    "</div></body></html>");
-	OK(extract_html(page.p, page.len, &title, &text, err, sizeof err) == 0 &&
+	OK(extract_html(page.p, page.len, &title, &text, err, sizeof err, &code) == 0 &&
 	    strstr(text.p, "hidden paragraph") == NULL, "a small hidden node is dropped");
 
 	/* Sentence ends in CJK text: 。 ends one, a kana does not. */
@@ -494,7 +499,7 @@ test_extract_clean(void)
 	}
 	buf_adds(&page, "<p>おしまい</p></div></body></html>");
 	buf_addc(&want, '\0');
-	OK(extract_html(page.p, page.len, &title, &text, err, sizeof err) == 0,
+	OK(extract_html(page.p, page.len, &title, &text, err, sizeof err, &code) == 0,
 	    "a Japanese page extracts");
 	buf_addc(&text, '\0');
 	SAMES(text.p, want.p, "a short closing line without 。 is trimmed, the "
@@ -519,7 +524,7 @@ test_extract_clean(void)
 	}
 	buf_adds(&page, "</div></body></html>");
 	buf_addc(&want, '\0');
-	OK(extract_html(page.p, page.len, &title, &text, err, sizeof err) == 0,
+	OK(extract_html(page.p, page.len, &title, &text, err, sizeof err, &code) == 0,
 	    "a short article beside a table extracts");
 	buf_addc(&text, '\0');
 	SAMES(text.p, want.p, "of Readability's tries, the one with the most prose "
@@ -579,7 +584,7 @@ test_extract_meta(void)
 	char out[40], err[128];
 	const char *enc;
 	size_t i;
-	int rc;
+	int rc, code = 0;
 
 	for (i = 0; i < sizeof dates / sizeof dates[0]; i++) {
 		rc = extract_iso_date(dates[i].in, strlen(dates[i].in), out, sizeof out);
@@ -595,7 +600,7 @@ test_extract_meta(void)
 		title.len = text.len = 0;
 		buf_adds(&m.date, "stale");
 		rc = extract_page(pages[i].html, strlen(pages[i].html), NULL, &title,
-		    &text, &m, &enc, err, sizeof err);
+		    &text, &m, &enc, err, sizeof err, &code);
 		buf_addc(&m.date, '\0');
 		buf_addc(&m.lang, '\0');
 		OK(rc == 0 && strcmp(m.date.p, pages[i].date) == 0 &&

@@ -1,4 +1,5 @@
 /* unit-lib.c - the foundation library: UTF-8, JSONL parse/edit/write, lines, token stream, shuffle, the record loop, published files */
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -283,7 +284,7 @@ test_tok(const char *dir)
 	uint32_t d1[] = { 15496, 995, 50256 }, d2[] = { 50255 };
 	const uint32_t *ids;
 	size_t n, member;
-	char path[512];
+	char path[512], lpath[OWT_ERRSIZE + 200];
 
 	snprintf(path, sizeof path, "%s/a.tok", dir);
 	tok_hdr_init(&h, 50257, 50256);
@@ -338,6 +339,16 @@ test_tok(const char *dir)
 	    strstr(r.err, ": byte 30: truncated token stream: no trailer after "
 	    "document 2 (the writer did not finish)") != NULL,
 	    "a member cut at a document boundary: no trailer (%s)", r.err);
+	tok_close(&r);
+	/* "./" repeated: a real path longer than err. */
+	n = (size_t)snprintf(lpath, sizeof lpath, "%s/", dir);
+	while (n < OWT_ERRSIZE + 100)
+		n += (size_t)snprintf(lpath + n, sizeof lpath - n, "./");
+	snprintf(lpath + n, sizeof lpath - n, "a.tok");
+	OK(tok_file(lpath, b.p, 30, &r) == -1 && r.errcode == XDATA &&
+	    strlen(r.err) == OWT_ERRSIZE - 1 &&
+	    strncmp(r.err, lpath, OWT_ERRSIZE - 1) == 0,
+	    "a name longer than err cuts the message to fit");
 	tok_close(&r);
 	buf_add(&t, b.p, 30);
 	buf_add(&t, b.p + member, b.len - member);
@@ -1110,6 +1121,52 @@ test_outfile(const char *top)
 	OK(r < 0 && code == XUSAGE, "a directory name is not a file name");
 }
 
+/* The error convention: message, class, -1; owt_fatal's line and status. */
+static void
+test_fail(void)
+{
+	char err[OWT_ERRSIZE], small[8], got[256];
+	int code = 0, st, fd[2];
+	size_t k;
+	ssize_t n;
+	pid_t pid;
+
+	OK(owt_fail(err, sizeof err, &code, XDATA, "%s:%d: bad", "f", 3) == -1 &&
+	    code == XDATA, "owt_fail returns -1 and sets the class");
+	SAMES(err, "f:3: bad", "owt_fail writes the message");
+	errno = ENOENT;
+	OK(owt_fail_errno(err, sizeof err, &code, XSYS, "'%s': cannot open",
+	    "x") == -1 && code == XSYS && errno == ENOENT,
+	    "owt_fail_errno returns -1, sets the class, keeps errno");
+	SAMES(err, "'x': cannot open: No such file or directory",
+	    "owt_fail_errno appends strerror");
+	OK(owt_fail(small, sizeof small, NULL, XSYS, "0123456789") == -1,
+	    "owt_fail with no code");
+	SAMES(small, "0123456", "a long message is cut to fit");
+	errno = ENOENT;
+	owt_fail_errno(small, sizeof small, NULL, XSYS, "abcdefghij");
+	SAMES(small, "abcdefg", "no strerror when the message fills err");
+	if (pipe(fd) < 0) {
+		OK(0, "pipe");
+		return;
+	}
+	if ((pid = fork()) == 0) {
+		dup2(fd[1], STDERR_FILENO);
+		owt_fatal("cannot start a thread: %s", "why");
+	}
+	close(fd[1]);
+	/* stderr is unbuffered: the line comes in several writes. */
+	for (k = 0; k < sizeof got - 1; k += (size_t)n)
+		if ((n = read(fd[0], got + k, sizeof got - 1 - k)) <= 0)
+			break;
+	got[k] = '\0';
+	close(fd[0]);
+	waitpid(pid, &st, 0);
+	OK(WIFEXITED(st) && WEXITSTATUS(st) == XSYS, "owt_fatal exits 3");
+	SAMES(got, "unit-lib: cannot start a thread: why\n",
+	    "owt_fatal prints prog: message");
+}
+
 int
 main(void)
 {
@@ -1125,6 +1182,7 @@ main(void)
 	test_shuffle(dir);
 	test_par();
 	owt_setprog("unit-lib");
+	test_fail();
 	test_loop_order();
 	test_loop_notes();
 	test_loop_held();

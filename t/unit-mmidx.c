@@ -79,7 +79,7 @@ test_vectors(const char *dir)
 	char err[256], prefix[512];
 	int code = 0;
 
-	OK(mmidx_open_mem(&d, "v", idx, idxlen, bin, binlen, err, sizeof err)
+	OK(mmidx_open_mem(&d, "v", idx, idxlen, bin, binlen, err, sizeof err, &code)
 	    == 0, "the notes' document-mode vector opens");
 	OK(d.dtype == 8 && d.itemsize == 2, "dtype uint16 (code 8)");
 	OK(d.nseq == 3 && d.ndocs == 3 && d.ntokens == 11,
@@ -108,7 +108,7 @@ test_vectors(const char *dir)
 	OK(d.nseq == 3 && d.ntokens == 11, "and reads its counts");
 	mmidx_close(&d);
 
-	OK(mmidx_create(&w, prefix, MMIDX_UINT16, 0) < 0 && w.code == XUSAGE,
+	OK(mmidx_create(&w, prefix, MMIDX_UINT16, 0) < 0 && w.errcode == XUSAGE,
 	    "an existing dataset is not overwritten without force");
 	snprintf(prefix + strlen(prefix), 8, ".idx");
 	OK(strstr(w.err, prefix) != NULL &&
@@ -257,7 +257,7 @@ test_merge(const char *dir)
 
 	mmidx_open(&d[0], p[1], err, sizeof err, &code);
 	mmidx_create(&w, p[2], MMIDX_INT32, 1);
-	OK(mmidx_add_dataset(&w, &d[0]) < 0 && w.code == XDATA &&
+	OK(mmidx_add_dataset(&w, &d[0]) < 0 && w.errcode == XDATA &&
 	    strcmp(w.err, "dtype uint16 differs from the output's int32") == 0,
 	    "merging another dtype fails: %s", w.err);
 	mmidx_abort(&w);
@@ -276,9 +276,10 @@ test_stats(void)
 	struct mmidx d;
 	char err[256];
 	size_t n;
+	int code;
 
 	n = make_idx(idx, MMIDX_UINT16, lens, 10, docs, 4);
-	OK(mmidx_open_mem(&d, "s", idx, n, bin, 2 * 170025, err, sizeof err) == 0,
+	OK(mmidx_open_mem(&d, "s", idx, n, bin, 2 * 170025, err, sizeof err, &code) == 0,
 	    "lengths over 65535 open (%s)", err);
 	mmidx_stats(&d, &st);
 	OK(st.min == 0 && st.max == 100000 && st.empty == 1 && st.empty_docs == 1,
@@ -304,15 +305,16 @@ test_corrupt(void)
 	uint32_t out[64];
 	char err[256];
 	uint64_t s;
-	int b;
+	int b, code = 0;
 
 	for (n = 0; n < idxlen; n++)
 		fails += mmidx_open_mem(&d, "t", idx, n, bin, binlen, err,
-		    sizeof err) < 0;
-	OK(fails == idxlen, "each of %zu truncations of the .idx fails", idxlen);
+		    sizeof err, &code) < 0 && code == XDATA;
+	OK(fails == idxlen, "each of %zu truncations of the .idx fails (XDATA)",
+	    idxlen);
 	for (fails = 0, n = 0; n < binlen; n++)
 		fails += mmidx_open_mem(&d, "t", idx, idxlen, bin, n, err,
-		    sizeof err) < 0;
+		    sizeof err, &code) < 0;
 	OK(fails == binlen, "each of %zu truncations of the .bin fails", binlen);
 	for (i = 0; i < idxlen; i++) {
 		for (b = 0; b < 8; b++) {
@@ -320,7 +322,7 @@ test_corrupt(void)
 			bad[i] ^= (unsigned char)(1u << b);
 			flips++;
 			if (mmidx_open_mem(&d, "t", bad, idxlen, bin, binlen, err,
-			    sizeof err) < 0)
+			    sizeof err, &code) < 0)
 				continue;
 			opened++;
 			for (s = 0; s < d.nseq; s++)
@@ -398,7 +400,7 @@ test_publish(const char *dir)
 	snprintf(prefix, sizeof prefix, "%s/huge", dir);
 	mmidx_create(&w, prefix, MMIDX_INT32, 0);
 	OK(mmidx_add(&w, doc0, 3) == 0 && mmidx_add(&w, &big, 1) < 0 &&
-	    w.code == XDATA && strcmp(w.err, "token 3000000000 does not fit an "
+	    w.errcode == XDATA && strcmp(w.err, "token 3000000000 does not fit an "
 	    "int32 dataset (at most 2147483647)") == 0,
 	    "an id over 2^31 - 1 is bad data: %s", w.err);
 	OK(mmidx_commit(&w) < 0, "and the dataset is not committed");

@@ -167,7 +167,7 @@ test_infer(void)
 	char err[256];
 	int b, t, i, n, done[B] = { 0 }, piece[] = { 5, 1, 12, 1, 1, 17 };
 	double worst = 0, worst8 = 0;
-	int pass;
+	int pass, code = 0;
 
 	OK(gpt_init(&m, &small, &gpt_cpu, err, sizeof err) == 0, "model");
 	gpt_init_weights(&m, 5, 0.2f);
@@ -179,7 +179,7 @@ test_infer(void)
 	memcpy(full, m.a.logits, (size_t)B * T * small.vocab * sizeof *full);
 	ref = xmalloc((size_t)T * small.vocab * sizeof *ref);
 	got = xmalloc((size_t)T * small.vocab * sizeof *got);
-	OK(gpt_infer_init(&g, &m, B, 64, 64, err, sizeof err) == 0,
+	OK(gpt_infer_init(&g, &m, B, 64, 64, err, sizeof err, &code) == 0,
 	    "an inference state of 3 slots");
 	for (pass = 0; pass < 2; pass++) {
 		if (pass)
@@ -201,7 +201,7 @@ test_infer(void)
 					seq[n++] = b;
 				}
 			}
-			if (gpt_infer_step(&g, n, ids, seq, n, err, sizeof err))
+			if (gpt_infer_step(&g, n, ids, seq, n, err, sizeof err, &code))
 				break;
 			gpt_infer_logits(&g, n, got);
 			for (b = n = 0; b < B; b++) {
@@ -229,10 +229,11 @@ test_infer(void)
 	    "(max rel diff %.2g)", worst8);
 	gpt_infer_reset(&g, 0);
 	memset(seq, 0, sizeof seq);
-	OK(gpt_infer_step(&g, 40, tok, seq, 1, err, sizeof err) == 0,
+	OK(gpt_infer_step(&g, 40, tok, seq, 1, err, sizeof err, &code) == 0,
 	    "a slot takes the model's 40 positions");
-	OK(gpt_infer_step(&g, 1, tok, seq, 1, err, sizeof err) < 0 &&
-	    g.len[0] == 40, "one more fails, and feeds nothing");
+	OK(gpt_infer_step(&g, 1, tok, seq, 1, err, sizeof err, &code) < 0 &&
+	    g.len[0] == 40 && code == XDATA,
+	    "one more fails (XDATA), and feeds nothing");
 	SAMES(err, "a sequence would grow beyond the 40 positions of the model",
 	    "with a message");
 	free(full);
@@ -392,11 +393,12 @@ qrun_start(struct qrun *r, struct gpt *m, struct bpe *v, struct bpe_state *bs,
 	    .seed = 9, .eod = (int32_t)bpe_eod(v), .nvocab = (int)bpe_nvocab(v),
 	    .ctx = m->cfg.maxpos };
 	char err[256];
+	int code;
 
 	memset(r, 0, sizeof *r);
 	r->f = open_memstream(&r->p, &r->n);
 	gen_queue_init(&r->q, qo, v, bs, r->f);
-	if (gpt_infer_init(&r->inf, m, S, 16, 16, err, sizeof err) < 0)
+	if (gpt_infer_init(&r->inf, m, S, 16, 16, err, sizeof err, &code) < 0)
 		abort();
 	gen_queue_model(&r->q, &r->inf, &o);
 }
@@ -428,7 +430,7 @@ greedy_first(struct gpt *m, struct bpe_state *bs, const char *text,
 	int32_t seq[16] = { 0 }, best = 0;
 	float *lg = xmalloc((size_t)m->cfg.vocab * sizeof *lg);
 	char err[256];
-	int i;
+	int i, code;
 
 	if (*text) {
 		bpe_encode(bs, text, strlen(text), &ids);
@@ -436,9 +438,9 @@ greedy_first(struct gpt *m, struct bpe_state *bs, const char *text,
 		ids.v = xmalloc(sizeof *ids.v);
 		ids.v[ids.n++] = eod;
 	}
-	if (gpt_infer_init(&g, m, 1, 16, 1, err, sizeof err) < 0 ||
+	if (gpt_infer_init(&g, m, 1, 16, 1, err, sizeof err, &code) < 0 ||
 	    gpt_infer_step(&g, (int)ids.n, (const int32_t *)ids.v, seq, 1,
-	    err, sizeof err) < 0)
+	    err, sizeof err, &code) < 0)
 		abort();
 	gpt_infer_logits(&g, 1, lg);
 	for (i = 1; i < 50257; i++)

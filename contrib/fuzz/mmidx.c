@@ -21,7 +21,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned char *idx, *bin;
 	size_t nidx, nbin, n;
 	uint64_t s, k, len;
-	char err[512];
+	char err[OWT_ERRSIZE];
+	int code;
 
 	if (size < 2)
 		return 0;
@@ -33,7 +34,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bin = malloc(nbin ? nbin : 1);
 	memcpy(idx, data + 2, nidx);
 	memcpy(bin, data + 2 + nidx, nbin);
-	if (mmidx_open_mem(&d, "f", idx, nidx, bin, nbin, err, sizeof err) == 0) {
+	if (mmidx_open_mem(&d, "f", idx, nidx, bin, nbin, err, sizeof err,
+	    &code) == 0) {
 		for (s = 0; s < d.nseq; s++) {
 			len = mmidx_len(&d, s);
 			for (k = 0; k < len; k += n) {
@@ -45,7 +47,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (mmidx_doc(&d, k) > d.nseq)
 				abort();
 		mmidx_stats(&d, &st);
-		mmidx_check_tokens(&d, err, sizeof err, "f");
+		mmidx_check_tokens(&d, "f", err, sizeof err, &code);
 		mmidx_close(&d);
 	}
 	free(idx);
