@@ -8,7 +8,7 @@
 #include "batch.h"
 #include "bpe.h"
 #include "input.h"
-#include "jsonl.h"
+#include "json.h"
 #include "mmidx.h"
 #include "opt.h"
 #include "outfile.h"
@@ -200,7 +200,7 @@ enum { B_DOC, B_TOK, B_SUM, B_EMPTY, B_BYTES };
 /* A worker's own state. */
 struct worker {
 	struct bpe_state *bpe;
-	struct jsonl_rec rec;
+	struct json_rec rec;
 	struct bpe_ids ids;
 	struct tok_count c;	/* the documents of the batch being encoded */
 };
@@ -212,7 +212,7 @@ worker_init(void *arg)
 
 	(void)arg;
 	w->bpe = bpe_state_new(vocab, CACHE_BYTES / (size_t)opt.workers);
-	jsonl_rec_init(&w->rec, opt.keys, opt.nkeys);
+	json_rec_init(&w->rec, opt.keys, opt.nkeys);
 	return w;
 }
 
@@ -222,7 +222,7 @@ worker_fini(void *state)
 	struct worker *w = state;
 
 	bpe_state_free(w->bpe);
-	jsonl_rec_free(&w->rec);
+	json_rec_free(&w->rec);
 	free(w->ids.v);
 	free(w);
 }
@@ -253,12 +253,12 @@ encode_line(struct batch *b, struct worker *w, size_t i)
 	char err[512];
 	int r;
 
-	if ((r = jsonl_parse(&w->rec, line, len, err, sizeof err)) != 0) {
+	if ((r = json_rec_parse(&w->rec, line, len, err, sizeof err)) != 0) {
 		batch_note(b, r, "%s:%lu: %s", b->name, b->lineno[i], err);
 		return;
 	}
 	for (k = 0; k < opt.nkeys; k++)
-		if ((text[k] = jsonl_str(&w->rec, opt.keys[k], &tlen[k], &why)) == NULL) {
+		if ((text[k] = json_rec_str(&w->rec, opt.keys[k], &tlen[k], &why)) == NULL) {
 			batch_note(b, C_FIELD, "%s:%lu: %s '%s' field", b->name,
 			    b->lineno[i], strcmp(why, "missing") == 0 ? "missing" :
 			    "non-string", opt.keys[k]);
@@ -306,8 +306,8 @@ encode_batch(struct batch *b, void *state)
 			memset(&w->ids, 0, sizeof w->ids);
 		}
 		if (w->rec.arena.cap > KEEP) {
-			jsonl_rec_free(&w->rec);
-			jsonl_rec_init(&w->rec, opt.keys, opt.nkeys);
+			json_rec_free(&w->rec);
+			json_rec_init(&w->rec, opt.keys, opt.nkeys);
 		}
 	}
 	b->count[B_DOC] = w->c.docs;

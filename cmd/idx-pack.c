@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "jsonl.h"
+#include "json.h"
 #include "mmidx.h"
 #include "opt.h"
 #include "outfile.h"
