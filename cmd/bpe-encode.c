@@ -78,20 +78,6 @@ add_keys(const struct opt *o, const char *arg, char *err, size_t errsize)
 	return 0;
 }
 
-/* --tokenizer-type: GPT-2's is the one there is. */
-static int
-check_tokenizer(const struct opt *o, const char *arg, char *err,
-    size_t errsize)
-{
-	(void)o;
-	if (strcmp(arg, "GPT2BPETokenizer") != 0) {
-		snprintf(err, errsize, "--tokenizer-type: '%s' is not "
-		    "GPT2BPETokenizer", arg);
-		return -1;
-	}
-	return 0;
-}
-
 /* --dataset-impl: mmap is the format written; lazy and cached are others. */
 static int
 check_impl(const struct opt *o, const char *arg, char *err, size_t errsize)
@@ -168,7 +154,7 @@ static const struct opt opts[] = {
 	{ .name = "split-sentences", .type = OPT_FUNC, .check = refuse,
 	    .help = "Megatron's: refused (sentences)" },
 	{ .name = "tokenizer-type", .arg = "GPT2BPETokenizer", .type = OPT_STR,
-	    .check = check_tokenizer, .help = "the only one" },
+	    .check = bpe_check_tokenizer, .help = "the only one" },
 	{ .name = "version", .type = OPT_VERSION,
 	    .help = "print the version and exit" },
 	{ .name = "vocab-file", .arg = "file", .type = OPT_STR, .p = &opt.vocab,
@@ -368,15 +354,7 @@ finish(struct batch *b, void *arg)
 		nin += b->off[b->nline];
 }
 
-/* A fatal signal or an exit before the datasets are committed: no part is left. */
-static void
-on_signal(int sig)
-{
-	outfile_signal_cleanup();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
+/* An exit before the datasets are committed: no part is left. */
 static void
 cleanup(void)
 {
@@ -397,9 +375,9 @@ datasets_create(void)
 	dset = xcalloc(opt.nkeys, sizeof *dset);
 	dname = xcalloc(opt.nkeys, sizeof *dname);
 	atexit(cleanup);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGHUP, on_signal);
+	signal(SIGINT, outfile_signal_exit);
+	signal(SIGTERM, outfile_signal_exit);
+	signal(SIGHUP, outfile_signal_exit);
 	for (k = 0; k < opt.nkeys; k++) {
 		n = strlen(opt.prefix) + strlen(opt.keys[k]) + 11;
 		dname[k] = name = xmalloc(n);

@@ -9,6 +9,7 @@
 #include "bpe.h"
 #include "input.h"
 #include "json.h"
+#include "opt.h"
 #include "uniclass.h"
 #include "utf8.h"
 
@@ -1146,6 +1147,17 @@ done:
 	free(l.id);
 	buf_free(&l.pool);
 	return v;
+}
+
+int
+bpe_check_tokenizer(const struct opt *o, const char *arg, char *err,
+    size_t errsize)
+{
+	if (strcmp(arg, "GPT2BPETokenizer") == 0)
+		return 0;
+	snprintf(err, errsize, "--%s: '%s' is not GPT2BPETokenizer", o->name,
+	    arg);
+	return -1;
 }
 
 void
