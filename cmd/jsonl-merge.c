@@ -27,19 +27,6 @@ static struct {
 	size_t memory;
 } opt = { .text_key = "text", .seed = 1234, .memory = 1UL << 30 };
 
-/* --json-keys: one field name. */
-static int
-one_key(const struct opt *o, const char *arg, char *err, size_t errsize)
-{
-	if (*arg == '\0' || strchr(arg, ',')) {
-		snprintf(err, errsize, "--json-keys: '%s' is not one field name",
-		    arg);
-		return -1;
-	}
-	*(const char **)o->p = arg;
-	return 0;
-}
-
 static const struct opt opts[] = {
 	{ .name = "help", .key = 'h', .type = OPT_HELP,
 	    .help = "print this help and exit" },
@@ -51,8 +38,8 @@ static const struct opt opts[] = {
 	{ .name = "add-id", .arg = "prefix", .type = OPT_STR,
 	    .p = &opt.id_prefix,
 	    .help = "add adlr_id \"prefix-0000000001\", ... in output order" },
-	{ .name = "json-keys", .arg = "key", .type = OPT_FUNC,
-	    .p = &opt.text_key, .check = one_key,
+	{ .name = "json-keys", .arg = "key", .type = OPT_STR,
+	    .p = &opt.text_key, .check = opt_check_field,
 	    .help = "the text field of records made from .txt files (text)" },
 	{ .name = "memory", .arg = "size", .type = OPT_SIZE, .p = &opt.memory,
 	    .min = 1 << 20, .max = (double)((size_t)1 << 44),
