@@ -60,10 +60,10 @@ UNIT_SRCS := $(sort $(wildcard t/*.c))
 # none, from .gpu-kit/ (headers and static libraries that
 # contrib/gpu-kit.sh copies from this machine's Debian packages).
 GPU_PROGS = bpe-encode idx-pack gpt-train gpt-sample
-GPU_LIB = batch blas bpe buf ckpt ckpt_args comm comm_nccl gemv gen gen_queue \
-	gpt gpt_cpu gpt_data gpt_device gpt_infer input json jsonl mmidx mt19937 \
-	opt outfile par progress safetensors sampler schedule sgemm512 tally tok \
-	train train_log uniclass utf8 util
+GPU_LIB = batch blas bpe buf ckpt ckpt_args comm comm_nccl dist gemv gen \
+	gen_queue gpt gpt_cpu gpt_data gpt_device gpt_infer input json jsonl \
+	mmidx mt19937 opt outfile par pipeline progress safetensors sampler \
+	schedule sgemm512 tally tok train train_log uniclass utf8 util
 ifeq ($(GPU_ONLY),1)
 PROGS := $(GPU_PROGS)
 LIB_OBJS := $(GPU_LIB:%=$(B)/lib/%.o)
@@ -231,6 +231,8 @@ install: all
 	cp man/*.7 $(DESTDIR)$(MANDIR)/man7/
 	if [ -d data ]; then mkdir -p $(DESTDIR)$(DATADIR) && \
 	    cp -R data/. $(DESTDIR)$(DATADIR)/; fi
+	mkdir -p $(DESTDIR)$(DATADIR)
+	cp contrib/owt.mk contrib/owt-stage $(DESTDIR)$(DATADIR)/
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(PROGS) megatron-to-owt)

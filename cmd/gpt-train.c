@@ -42,7 +42,8 @@ static struct {
 	int mock, finetune, force, no_load_optim, override_sched, use_ckpt_sched;
 	int quiet, workers;
 	int fp16, bf16, fp32;
-	int tp, pp, dist_opt, overlap_grad, dist_timeout;
+	int tp, pp, dist_opt, overlap_grad;
+	double dist_timeout;
 	const char *ddp_impl, *dist_backend;	/* notes, kept */
 	int ckpt_act, recompute_act, recompute_n;
 	const char *recompute_gran, *recompute_method;
@@ -177,9 +178,9 @@ static const struct opt opts[] = {
 	{ .name = "distributed-backend", .arg = "backend", .type = OPT_NOTE,
 	    .p = &o.dist_backend, .check = check_backend,
 	    .help = "no effect: owt uses NCCL on GPUs, MPI on CPUs" },
-	{ .name = "distributed-timeout-minutes", .arg = "n", .type = OPT_INT,
-	    .p = &o.dist_timeout, .min = 1, .max = 1 << 20,
-	    .help = "collective timeout when distributed (10)" },
+	{ .name = "distributed-timeout-minutes", .arg = "x", .type = OPT_DOUBLE,
+	    .p = &o.dist_timeout, .min = 1e-3, .max = 1e6,
+	    .help = "a rank waiting longer in a collective ends the run (10)" },
 	{ .name = "eval-interval", .arg = "n", .type = OPT_U64,
 	    .p = &o.eval_interval, .min = 1, .max = 1e15, .tag = C_ARG,
 	    .help = "validation loss every n iterations (1000)" },
@@ -296,7 +297,8 @@ static const struct opt opts[] = {
 	{ .name = "override-opt_param-scheduler", .flags = OPT_ALIAS,
 	    .help = "the same, later Megatron's spelling" },
 	{ .name = "pipeline-model-parallel-size", .arg = "n", .type = OPT_INT,
-	    .p = &o.pp, .min = 1, .max = 1 << 16, .help = "must be 1" },
+	    .p = &o.pp, .min = 1, .max = 1 << 16,
+	    .help = "pipeline stages, of the ranks (1)" },
 	{ .name = "recompute-activations", .type = OPT_FLAG,
 	    .p = &o.recompute_act,
 	    .help = "recompute the attention probabilities (selective)" },
@@ -325,7 +327,8 @@ static const struct opt opts[] = {
 	    .p = &o.split_rounding, .tag = C_ARG,
 	    .help = "legacy (Megatron v2.5's) or core (legacy)" },
 	{ .name = "tensor-model-parallel-size", .arg = "n", .type = OPT_INT,
-	    .p = &o.tp, .min = 1, .max = 1 << 16, .help = "must be 1" },
+	    .p = &o.tp, .min = 1, .max = 1 << 16,
+	    .help = "tensor-parallel ranks (1)" },
 	{ .name = "tensorboard-dir", .arg = "dir", .type = OPT_NOTE,
 	    .help = "no effect: --log-json writes the log as JSON lines" },
 	{ .name = "tokenizer-type", .arg = "type", .type = OPT_STR,
@@ -382,9 +385,9 @@ parse(int argc, char **argv)
 
 	if (o.fp16 + o.bf16 + o.fp32 > 1)
 		owt_die(XUSAGE, "--fp16, --bf16 and --fp32 exclude each other");
-	if (o.tp != 1 || o.pp != 1)
-		owt_die(XUSAGE, "--%s-model-parallel-size: only 1 is supported",
-		    o.tp != 1 ? "tensor" : "pipeline");
+	if ((o.pp != 1 || o.tp != 1) && o.dist_opt)
+		owt_die(XUSAGE, "--use-distributed-optimizer with tensor or "
+		    "pipeline parallelism: not implemented");
 	if (o.mock == (data_paths.n > 0))
 		owt_die(XUSAGE, "%s", o.mock ? "--mock-data and --data-path "
 		    "exclude each other" : "no data: give --data-path or "
@@ -470,6 +473,8 @@ log_out(struct buf *b)
 	b->len = 0;
 }
 
+static const char *log_prog;	/* the program's name in the log: no rank */
+
 static void
 say(const char *fmt, ...) OWT_PRINTF(1, 2);
 
@@ -483,13 +488,14 @@ say(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	buf_printf(&b, "%s: %s\n", owt_prog, msg);
+	buf_printf(&b, "%s: %s\n", log_prog, msg);
 	log_out(&b);
 	buf_free(&b);
 }
 
 static struct gpt model;
 static struct trainer tr;
+static struct train_ranks ranks;
 static struct gpt_device dev;
 static uint64_t saved_iter = UINT64_MAX;
 static char *args_text;
@@ -503,14 +509,15 @@ save(void)
 
 	if (o.save == NULL || saved_iter == tr.st.iteration)
 		return;
+	/* rank 0 writes, the others send it their parts */
 	if (replace_old) {
-		if (ckpt_remove_run(o.save, err, sizeof err, &code) < 0)
+		if (ranks.world->rank == 0 && ckpt_remove_run(o.save, err,
+		    sizeof err, &code) < 0)
 			owt_die(code, "%s", err);
 		replace_old = 0;
 		say("removed the checkpoints in %s (--force)", o.save);
 	}
-	if (ckpt_save(o.save, &model, &tr.st, args_text, 1, err, sizeof err,
-	    &code) < 0)
+	if (train_save(&tr, o.save, args_text, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
 	saved_iter = tr.st.iteration;
 	say("saved %s/iter_%07" PRIu64, o.save, tr.st.iteration);
@@ -604,9 +611,34 @@ device(void)
 	    "fp32", gpt_device_prec_name(prec));
 }
 
+/*
+ * Whether to stop after this iteration, the same on every rank: a signal
+ * on any rank, rank 0's clock, or the exit interval. NULL to go on.
+ */
+static const char *
+stop_why(double t0)
+{
+	double v[2] = { stop_signal, 0 };
+	char err[1024];
+	int code;
+
+	if (ranks.world->rank == 0 && o.exit_mins > 0 &&
+	    owt_now() - t0 >= o.exit_mins * 60)
+		v[1] = 1;
+	if (comm_ctl_allreduce(ranks.world, v, 2, COMM_MAX, "stop signals",
+	    err, sizeof err, &code) < 0)
+		owt_die(code, "%s", err);
+	return v[0] == SIGINT ? "interrupted" : v[0] == SIGHUP ? "hung up" :
+	    v[0] > 0 ? "terminated" :
+	    o.exit_interval && tr.st.iteration % o.exit_interval == 0 ?
+	    "exit interval reached" : v[1] > 0 ? "exit duration reached" :
+	    NULL;
+}
+
 int
 main(int argc, char **argv)
 {
+	static char rank_prog[64], errbuf[8192];
 	struct gpt_config cfg = { 0 };
 	struct ckpt_args_load ld = { 0 };
 	struct schedule_run run;
@@ -622,8 +654,25 @@ main(int argc, char **argv)
 	int code, k, sched;
 	uint32_t ntok;
 
+	/* a message in one write: the lines of ranks that fail together stay whole */
+	setvbuf(stderr, errbuf, _IOLBF, sizeof errbuf);
 	owt_setprog(argv[0]);
+	log_prog = owt_prog;
 	parse(argc, argv);
+	/*
+	 * Under a launcher, every rank's messages name it, and rank 0 alone
+	 * logs and saves.
+	 */
+	if (train_ranks_open(&ranks, o.dist_timeout * 60, err, sizeof err,
+	    &code) < 0)
+		owt_die(code, "%s", err);
+	if (ranks.world->size > 1) {
+		snprintf(rank_prog, sizeof rank_prog, "%s: rank %d", owt_prog,
+		    ranks.world->rank);
+		owt_prog = rank_prog;
+		if (ranks.world->rank != 0)
+			o.quiet = 1;
+	}
 	if (gpt_recompute_parse(&rc, o.ckpt_act, o.recompute_act,
 	    o.recompute_gran, o.recompute_method, o.recompute_n, err,
 	    sizeof err) < 0)
@@ -663,8 +712,9 @@ main(int argc, char **argv)
 		owt_die(code, "%s", err);
 	G = (uint64_t)o.global;
 
-	if (o.workers == 0)
-		o.workers = owt_ncpu();
+	if (o.workers == 0)	/* the node's processors shared by its ranks */
+		o.workers = owt_ncpu() / ranks.world->local_size > 1 ?
+		    owt_ncpu() / ranks.world->local_size : 1;
 	omp_set_num_threads(o.workers);
 	blas_init(o.workers);
 
@@ -678,9 +728,32 @@ main(int argc, char **argv)
 		cfg.ln_eps = 1e-5f;
 	cfg.hidden_dropout = (float)o.hidden_dropout;
 	cfg.attn_dropout = (float)o.attn_dropout;
+	tr.micro = o.micro;
+	tr.zero = o.dist_opt;
+	if (train_ranks_layout(&ranks, &tr, o.tp, o.pp, &cfg, o.vocab_div,
+	    o.global, err, sizeof err, &code) < 0)
+		owt_die(code, "%s", err);
 	device();
-	if (gpt_init(&model, &cfg, dev.be, err, sizeof err) < 0)
+	if (ranks.world->size > 1 && dev.be != &gpt_cpu)
+		owt_die(XUSAGE, "%d ranks on the %s backend: collectives on "
+		    "GPUs (NCCL) are not wired into gpt-train yet (--device "
+		    "cpu)", ranks.world->size, dev.be->name);
+	if (o.pp > 1 || o.tp > 1) {	/* this rank's part */
+		const struct dist *d = &ranks.dist;
+		struct gpt_part part = { d->l0, d->l1, d->pp_rank == 0,
+		    d->pp_rank == d->pp - 1, d->tp, d->tp_rank };
+		int slots = d->pp - d->pp_rank;
+
+		cfg.vocab_pad = d->vocab_pad;
+		if (gpt_init_part(&model, &cfg, &part, ranks.tp, dev.be, err,
+		    sizeof err) < 0)
+			owt_die(XUSAGE, "%s", err);
+		if (o.pp > 1)
+			gpt_set_slots(&model, slots < d->micro ? slots :
+			    d->micro);
+	} else if (gpt_init(&model, &cfg, dev.be, err, sizeof err) < 0) {
 		owt_die(XUSAGE, "%s", err);
+	}
 	gpt_set_recompute(&model, &rc);
 	if (gpt_set_batch(&model, o.micro, o.seq, err, sizeof err) < 0)
 		owt_die(XUSAGE, "%s", err);
@@ -688,7 +761,12 @@ main(int argc, char **argv)
 		tr.st = ld.st;
 		saved_iter = tr.st.iteration;
 	}
-	if (ld.kind != CKPT_NONE) {
+	tr.m = &model;
+	if (ld.kind != CKPT_NONE && (o.pp > 1 || o.tp > 1)) {	/* the part's runs */
+		if (train_load_part(&tr, ld.path, ld.resume && !o.no_load_optim,
+		    err, sizeof err, &code) < 0)
+			owt_die(code, "%s", err);
+	} else if (ld.kind != CKPT_NONE) {
 		if (ckpt_load_model(ld.path, &model, err, sizeof err, &code) < 0)
 			owt_die(code, "%s", err);
 		if (ld.resume && !o.no_load_optim &&
@@ -731,12 +809,22 @@ main(int argc, char **argv)
 	    "recomputation: %s", gpt_acts_bytes(&model, o.micro, o.seq),
 	    o.micro, o.seq, list);
 	say("%s", gpt_device_desc(&dev, o.workers));
+	if (ranks.world->size > 1)
+		say("%d ranks (%s, collectives on %s): %d data-parallel, "
+		    "%d pipeline stages, %d tensor-parallel, %d micro-batches "
+		    "each; %s", ranks.world->size, ranks.world->launcher,
+		    ranks.world->impl, tr.dist->dp, tr.dist->pp, tr.dist->tp,
+		    tr.dist->micro, o.dist_opt ? "the optimizer sharded "
+		    "(ZeRO-1)" : "the optimizer on every rank");
+	if (o.overlap_grad)
+		say("--overlap-grad-reduce: no effect yet: gradients are "
+		    "reduced after the backward pass");
 	say("%s", data.desc);
 	if (tr.st.iteration > 0)
 		say("resuming at iteration %" PRIu64 ", %" PRIu64 " samples "
 		    "consumed", tr.st.iteration, tr.st.consumed_train);
 
-	if (o.log_json && (logf_json = fopen(o.log_json, ld.resume ? "a" :
+	if (o.log_json && ranks.world->rank == 0 && (logf_json = fopen(o.log_json, ld.resume ? "a" :
 	    "w")) == NULL)
 		owt_die_errno(XSYS, "cannot create '%s'", o.log_json);
 	signal(SIGINT, on_signal);
@@ -765,13 +853,7 @@ main(int argc, char **argv)
 			lg.loss_sum += r.loss;
 			lg.advanced++;
 		}
-		why = stop_signal == SIGINT ? "interrupted" :
-		    stop_signal == SIGHUP ? "hung up" :
-		    stop_signal ? "terminated" :
-		    o.exit_interval && tr.st.iteration % o.exit_interval == 0 ?
-		    "exit interval reached" :
-		    o.exit_mins > 0 && owt_now() - t0 >= o.exit_mins * 60 ?
-		    "exit duration reached" : NULL;
+		why = stop_why(t0);
 		if (tr.st.iteration % o.log_interval == 0 ||
 		    tr.st.iteration == o.train_iters || why) {
 			double now = owt_now();
@@ -838,5 +920,7 @@ out:
 	buf_free(&line);
 	free(args_text);
 	free(data_paths.v);
+	if (train_ranks_close(&ranks, err, sizeof err, &code) < 0)
+		owt_die(code, "%s", err);
 	return owt_finish(XOK);
 }

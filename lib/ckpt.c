@@ -307,8 +307,10 @@ ckpt_tensors(const struct gpt *m, const float *buf, const char *pre, size_t *n)
 	return t;
 }
 
+/* params, mm, mv: the weights and moments on the host, or NULL for m's */
 static int
-save_files(const char *tmp, struct gpt *m, const struct train_state *st,
+save_files(const char *tmp, struct gpt *m, const float *params,
+    const float *mm, const float *mv, const struct train_state *st,
     const char *args_json, int with_optim, char *err, size_t errsize)
 {
 	struct safetensors_out *t, *t2;
@@ -321,8 +323,9 @@ save_files(const char *tmp, struct gpt *m, const struct train_state *st,
 	size_t n;
 	int r = -1;
 
-	gpt_get(m, GPT_PARAMS, host);
-	t = ckpt_tensors(m, host, "", &n);
+	if (params == NULL)
+		gpt_get(m, GPT_PARAMS, host);
+	t = ckpt_tensors(m, params ? params : host, "", &n);
 	snprintf(path, sizeof path, "%s/model.safetensors", tmp);
 	if (safetensors_write(path, NULL, t, n, err, errsize) < 0)
 		goto out;
@@ -334,15 +337,19 @@ save_files(const char *tmp, struct gpt *m, const struct train_state *st,
 		goto out;
 	r = -1;
 	if (with_optim) {
-		host2 = xmalloc(m->nparams * sizeof *host2);
-		gpt_get(m, GPT_ADAM_M, host);
-		gpt_get(m, GPT_ADAM_V, host2);
+		if (mm == NULL) {
+			host2 = xmalloc(m->nparams * sizeof *host2);
+			gpt_get(m, GPT_ADAM_M, host);
+			gpt_get(m, GPT_ADAM_V, host2);
+			mm = host;
+			mv = host2;
+		}
 		free(t);
 		t = xcalloc(2 * n, sizeof *t);
-		t2 = ckpt_tensors(m, host, "exp_avg.", &n);
+		t2 = ckpt_tensors(m, mm, "exp_avg.", &n);
 		memcpy(t, t2, n * sizeof *t);
 		free(t2);
-		t2 = ckpt_tensors(m, host2, "exp_avg_sq.", &n);
+		t2 = ckpt_tensors(m, mv, "exp_avg_sq.", &n);
 		memcpy(t + n, t2, n * sizeof *t);
 		free(t2);
 		snprintf(meta, sizeof meta, "\"step\":\"%" PRIu64 "\"", m->step);
@@ -394,6 +401,16 @@ ckpt_save(const char *dir, struct gpt *m, const struct train_state *st,
     const char *args_json, int with_optim, char *err, size_t errsize,
     int *code)
 {
+	return ckpt_save_host(dir, m, NULL, NULL, NULL, st, args_json,
+	    with_optim, err, errsize, code);
+}
+
+int
+ckpt_save_host(const char *dir, struct gpt *m, const float *params,
+    const float *mm, const float *mv, const struct train_state *st,
+    const char *args_json, int with_optim, char *err, size_t errsize,
+    int *code)
+{
 	struct outfile o;
 	char final[4096], num[32];
 	int n;
@@ -407,7 +424,8 @@ ckpt_save(const char *dir, struct gpt *m, const struct train_state *st,
 	snprintf(final, sizeof final, "%s/iter_%07" PRIu64, dir, st->iteration);
 	if (outfile_open_dir(&o, final, err, errsize, code) < 0)
 		return -1;
-	if (save_files(o.tmp, m, st, args_json, with_optim, err, errsize) < 0) {
+	if (save_files(o.tmp, m, params, mm, mv, st, args_json, with_optim,
+	    err, errsize) < 0) {
 		*code = XSYS;
 		outfile_abort(&o);
 		return -1;

@@ -62,6 +62,17 @@ int ckpt_read_config(const char *path, struct gpt_config *c, char *err,
 int ckpt_save(const char *dir, struct gpt *m, const struct train_state *st,
     const char *args_json, int with_optim, char *err, size_t errsize,
     int *code);
+/*
+ * The same from host buffers (nparams floats each, as gpt_get lays them
+ * out), each NULL for m's own: the weights and moments of a model spread
+ * over ranks, gathered (train_save), m then a whole model's layout
+ * (gpt_layout) with its step. The files do not depend on how the run was
+ * laid out over ranks.
+ */
+int ckpt_save_host(const char *dir, struct gpt *m, const float *params,
+    const float *mm, const float *mv, const struct train_state *st,
+    const char *args_json, int with_optim, char *err, size_t errsize,
+    int *code);
 
 /* What a --load directory holds (ckpt_resolve). */
 enum {

@@ -833,7 +833,7 @@ crawl_abort(struct crawl *c)
 
 int
 crawl_run(struct crawl *c, struct crawl_job *(*next)(void *),
-    void (*done)(void *, struct crawl_job *), void *arg)
+    void (*done)(void *, struct crawl_job *), void (*tick)(void *), void *arg)
 {
 	int eof = 0, running, left;
 	CURLMsg *m;
@@ -885,11 +885,15 @@ crawl_run(struct crawl *c, struct crawl_job *(*next)(void *),
 			return -1;
 		if (c->active == 0 && c->pending == 0)
 			continue;
+		if (tick != NULL && wake > 1)
+			wake = 1;
 		curl_multi_poll(c->multi, NULL, 0, (int)(wake * 1e3) + 1, NULL);
 		curl_multi_perform(c->multi, &running);
 		while ((m = curl_multi_info_read(c->multi, &left)) != NULL)
 			if (m->msg == CURLMSG_DONE)
 				finished(c, m);
+		if (tick != NULL)
+			tick(arg);
 	}
 	curl_multi_cleanup(c->multi);
 	c->multi = NULL;

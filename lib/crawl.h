@@ -90,11 +90,14 @@ void crawl_free(struct crawl *c);
  * Fetch the jobs next() returns (NULL at the end) and hand each back to
  * done() exactly once, on the calling thread, with its outcome; CR_OK
  * jobs carry the body. Jobs still queued when *o->stop is set are handed
- * back with outcome -1 (not attempted). Returns 0, or -1 when libcurl
- * cannot be set up.
+ * back with outcome -1 (not attempted). tick(), when not NULL, is called
+ * after every wait, and no wait is longer than a second then, so the
+ * caller can write what is done while slow transfers run. Returns 0, or
+ * -1 when libcurl cannot be set up.
  */
 int crawl_run(struct crawl *c, struct crawl_job *(*next)(void *arg),
-    void (*done)(void *arg, struct crawl_job *job), void *arg);
+    void (*done)(void *arg, struct crawl_job *job), void (*tick)(void *arg),
+    void *arg);
 /*
  * From next() or done(): end crawl_run now. Every job not yet handed
  * back, queued or in flight, is handed back with outcome -1, and

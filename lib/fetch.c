@@ -753,6 +753,25 @@ crawl_done(void *arg, struct crawl_job *j)
 	put(f, (struct fetch_item *)j);
 }
 
+/*
+ * Between transfers: write what the workers have finished, so that one
+ * slow transfer does not hold back the pages done before it (the output
+ * and the log at least once a second).
+ */
+static void
+crawl_tick(void *arg)
+{
+	struct fetch *f = arg;
+
+	if (f->stopping)
+		return;
+	if (f->nworkers > 0 && batch_poll(f->loop))
+		stopped(f);
+	flush(f, 0);
+	if (f->failed)
+		stopped(f);
+}
+
 static int
 run_crawl(struct fetch *f)
 {
@@ -761,7 +780,7 @@ run_crawl(struct fetch *f)
 		return -1;
 	}
 	f->crawl = crawl_new(&f->o->c);
-	if (crawl_run(f->crawl, crawl_next, crawl_done, f) < 0)
+	if (crawl_run(f->crawl, crawl_next, crawl_done, crawl_tick, f) < 0)
 		fail(f, XSYS, "libcurl failed");
 	crawl_free(f->crawl);
 	f->crawl = NULL;

@@ -396,6 +396,15 @@ printf '{"text": "%s"}\n' "And the king said unto him." "In the beginning was th
 ex gpt-sample.1 'gpt-sample --load ckpt --score --sample-input-file valid.jsonl >scored.jsonl'
 is "$(grep -c '"ppl":[0-9]' scored.jsonl)" 3 "each document scored"
 
+# --- owt(7): the dataset recipe, run by t/8003-owt-mk.t on loopback pages.
+notrun owt.7 'make -f /usr/local/share/owt/owt.mk URLS=urls OUT=data SHARDS=64 \' \
+    "t/8003-owt-mk.t runs owt.mk"
+notrun owt.7 'cd /work' "needs Slurm; t/8003-owt-mk.t checks the job files"
+notrun owt.7 'mk="make -f /usr/local/share/owt/owt.mk URLS=urls OUT=data SHARDS=64 NAME=my-gpt2"' \
+    "needs ssh to other machines; t/8003-owt-mk.t runs the steps one by one"
+notrun owt.7 '0 2 * * * cd /srv/owt && make -f /usr/local/share/owt/owt.mk URLS=urls OUT=data SHARDS=8 NAME=owt -j8 >>build.log 2>&1 || echo "owt: dataset not complete, see /srv/owt/build.log"' \
+    "a crontab line"
+
 # --- owt(7): the whole pipeline, in a folder of its own.
 mkdir -p p7/scraped p7/www p7/data
 cd p7 || exit 3

@@ -141,4 +141,24 @@ is "$rc" 2 "--window 0: exit 2"
 is "$(cat "$T/err")" "owt-fetch: --window: '0' is out of range 1..16777216" \
     "--window 0: message"
 
+# One slow transfer does not hold back what is done: the page finished
+# beside it is written (output, then its log line) while the slow one
+# still runs, within a second or so, not when the slow one ends.
+: >req.log
+printf '%s\n' "$B/__owt/slow/20000/200?t=0" "$B/__owt/page/t1" >t.txt
+owt-fetch $F --connections 2 --log tlog.jsonl t.txt >tout 2>terr &
+pid=$!
+i=0
+while ! grep -q 'page/t1' tlog.jsonl 2>/dev/null && [ $i -lt 300 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+urls tout >got
+printf '%s\n' "$B/__owt/page/t1" >want
+same got want "a slow transfer in flight: the page done beside it is written"
+urls tlog.jsonl >got
+same got want "a slow transfer in flight: and logged, after its record"
+kill -TERM $pid
+wait $pid 2>/dev/null
+
 done_testing

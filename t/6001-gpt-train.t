@@ -151,8 +151,8 @@ else
 	is "$rc:$(grep -Ec '^gpt-train: --device cuda: no CUDA (device|backend)' "$T/err")" 2:1 \
 	    "--device cuda without a GPU or a CUDA build: exit 2, reported"
 fi
-fails 2 '^gpt-train: --tensor-model-parallel-size: only 1 is supported$' \
-    "tensor parallelism" gpt-train $tiny --train-iters 1 --tensor-model-parallel-size 2
+fails 2 '^gpt-train: world size 1 is not a multiple of --tensor-model-parallel-size 2 x --pipeline-model-parallel-size 1$' \
+    "tensor parallelism in one process" gpt-train $tiny --train-iters 1 --tensor-model-parallel-size 2
 fails 2 '^gpt-train: --global-batch-size 6 is not a multiple of --micro-batch-size 4$' \
     "a global batch that is not a multiple" gpt-train $tiny --train-iters 1 --global-batch-size 6
 fails 2 '^gpt-train: --seq-length 128 is beyond the 64 positions of the model \(--max-position-embeddings\)$' \

@@ -164,8 +164,8 @@ like out '^ iteration        2/       2 \| consumed samples:           16 \| .* 
     "the last iteration logged, deep in the warmup"
 is "$(cat $CHECKPOINT_PATH/latest_checkpointed_iteration.txt)" 2 "saved at the end"
 
-fails 2 '^gpt-train: --tensor-model-parallel-size: only 1 is supported$' \
-    "the script's TP=2 is refused for now" gpt-train --mock-data --train-iters 1 \
+fails 2 '^gpt-train: world size 1 is not a multiple of --tensor-model-parallel-size 2 x --pipeline-model-parallel-size 4$' \
+    "the script's TP=2 x PP=4 needs 8 ranks" gpt-train --mock-data --train-iters 1 \
     --tensor-model-parallel-size 2 --pipeline-model-parallel-size 4
 
 # --load of Megatron's own checkpoint file.

@@ -9,6 +9,10 @@
 #                       line of its stderr matches ERE
 # ok DESC / not_ok DESC / skip DESC
 # need_shared           skip the whole script when ../shared is absent
+# need_mpi              skip the whole script without mpirun and the MPI
+#                       plugin; set OpenMPI up for tests (root, containers)
+# mpi_run N CMD...      run CMD as N ranks under mpirun (as run does), at
+#                       most 120 s: a hang fails instead of holding the suite
 # done_testing          print the plan; exit 1 if anything failed
 # $T is a scratch directory, removed at exit.
 
@@ -50,6 +54,33 @@ skip_all() {
 
 need_shared() {
 	[ -d "$OWT_SHARED/data" ] || skip_all "no ../shared test data"
+}
+
+need_mpi() {
+	command -v mpirun >/dev/null 2>&1 ||
+	    skip_all "no mpirun (openmpi-bin)"
+	[ -f "$OWT_BUILD/lib/owt/comm-mpi.so" ] ||
+	    skip_all "no $OWT_BUILD/lib/owt/comm-mpi.so (libopenmpi-dev)"
+	# CI runs as root in a container: OpenMPI refuses root unless told,
+	# and its shared-memory single copy needs ptrace, which containers
+	# forbid. Oversubscribed ranks yield the processor while they wait.
+	OMPI_ALLOW_RUN_AS_ROOT=1
+	OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+	OMPI_MCA_btl_vader_single_copy_mechanism=none
+	OMPI_MCA_rmaps_base_oversubscribe=1
+	OMPI_MCA_mpi_yield_when_idle=1
+	export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM \
+	    OMPI_MCA_btl_vader_single_copy_mechanism \
+	    OMPI_MCA_rmaps_base_oversubscribe OMPI_MCA_mpi_yield_when_idle
+	# OpenMPI's own allocations are not the program's leaks.
+	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+	export ASAN_OPTIONS
+}
+
+mpi_run() {
+	_np=$1
+	shift
+	run timeout 120 mpirun -np "$_np" --bind-to none "$@"
 }
 
 run() {

@@ -1,0 +1,68 @@
+# gpt-train-dist: data parallelism on the processors. DP=2 ranks of one
+# thread each against one process of $THREADS (2) threads on the same
+# global batch, at the GPT-2 124M shape, T=$SEQ (64), micro-batch $MB (4),
+# global batch $G (8), $ITERS (4) iterations of mock data: plain DP and
+# DP with the distributed optimizer (ZeRO-1). For each: the median
+# milliseconds per iteration after the first (rank 0's clock), the
+# iterations per second against one process (the issue's target: at
+# least 0.9), the CPU seconds (user + system) of the whole run, the peak
+# RSS of the largest process, and whether the losses equal one process's
+# (they must: DP with one micro-batch per rank is bit-identical).
+# The runs use build/t/train-test, lib/train.c's driver (the same
+# iteration gpt-train runs), until gpt-train takes the parallel flags.
+. "$OWT_SRC/contrib/bench/lib.sh"
+: "${THREADS:=2}" "${SEQ:=64}" "${MB:=4}" "${G:=8}" "${ITERS:=4}"
+tt=$OWT_BUILD/t/train-test
+command -v mpirun >/dev/null 2>&1 || { echo "no mpirun: skipped"; exit 0; }
+[ -x "$tt" ] || { echo "no $tt (make $tt): skipped"; exit 0; }
+OMPI_ALLOW_RUN_AS_ROOT=1
+OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+OMPI_MCA_btl_vader_single_copy_mechanism=none
+OMPI_MCA_rmaps_base_oversubscribe=1
+OMPI_MCA_mpi_yield_when_idle=1
+export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM \
+    OMPI_MCA_btl_vader_single_copy_mechanism OMPI_MCA_rmaps_base_oversubscribe \
+    OMPI_MCA_mpi_yield_when_idle
+shape=12,768,12,$SEQ,50257
+
+# The median of the per-iteration milliseconds after the first.
+iter_ms() {
+	sed 1d "$1" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+run_one() {	# name np threads [flags]
+	name=$1 np=$2 th=$3
+	shift 3
+	if [ "$np" = 1 ]; then
+		/usr/bin/time -f '%e %U %S %M' -o "$BW/$name.time" \
+		    "$tt" -q "$@" -j "$th" -M "$shape" "$ITERS" "$G" "$MB" \
+		    >"$BW/$name.log"
+		"$tt" -j "$th" -M "$shape" 2 "$G" "$MB" >"$BW/$name.loss"
+	else
+		/usr/bin/time -f '%e %U %S %M' -o "$BW/$name.time" \
+		    mpirun -np "$np" --bind-to none "$tt" -q "$@" -j "$th" \
+		    -M "$shape" "$ITERS" "$G" "$MB" >"$BW/$name.log"
+		mpirun -np "$np" --bind-to none "$tt" "$@" -j "$th" \
+		    -M "$shape" 2 "$G" "$MB" >"$BW/$name.loss"
+	fi
+}
+
+echo "GPT-2 124M shape, T=$SEQ, micro-batch $MB, global batch $G, $ITERS iterations"
+run_one one 1 "$THREADS"
+run_one dp2 2 1
+run_one zero2 2 1 -z
+base=$(iter_ms "$BW/one.log")
+printf '%-28s %14s %10s %10s %14s  %s\n' run ms/iteration "it/s ratio" "CPU s" "peak RSS MB" "losses"
+for name in one dp2 zero2; do
+	case $name in
+	one) what="1 process, $THREADS threads" ;;
+	dp2) what="DP2, 1 thread each" ;;
+	zero2) what="DP2 + ZeRO-1, 1 thread each" ;;
+	esac
+	ms=$(iter_ms "$BW/$name.log")
+	read -r wall user sys rss <"$BW/$name.time"
+	cmp -s "$BW/$name.loss" "$BW/one.loss" && same=identical || same=DIFFERENT
+	printf '%-28s %14s %10s %10s %14s  %s\n' "$what" "$ms" \
+	    "$(ratio "$base" "$ms")" "$(awk -v u="$user" -v s="$sys" \
+	    'BEGIN { printf "%.1f", u + s }')" "$((rss / 1024))" "$same"
+done

@@ -1,0 +1,172 @@
+# owt.mk - build a Megatron dataset from folders of URL lists, in shards
+#
+#   make -f /usr/local/share/owt/owt.mk URLS=urls OUT=data SHARDS=64 \
+#       NAME=my-gpt2 -j16
+#
+# gives OUT/NAME_text_document.bin and .idx; see owt(7) for the stages, the
+# files each leaves in OUT, Slurm, and cron. The unit of work is a chunk of
+# one URL file: chunk K of N holds lines K*L/N+1 to (K+1)*L/N of the file's
+# kept URLs, so the chunks of the files taken by name and in order are the
+# URLs in order; every step up to the global passes runs per unit, and the
+# global passes read the units in that order. The shard count therefore
+# never changes the dataset. Every step publishes its output by rename;
+# the public targets hold OUT/.lock (flock) for the whole run.
+
+OWT_MK := $(lastword $(MAKEFILE_LIST))
+OWT_STAGE ?= sh $(dir $(OWT_MK))owt-stage
+
+URLS ?= urls
+OUT ?= data
+SHARDS ?= 1
+NAME ?= owt
+SEED ?= 1234
+DECONTAM ?=
+WAIT ?=
+FETCH_FLAGS ?=
+MERGE_FLAGS ?=
+DEDUP_FLAGS ?=
+ENCODE_FLAGS ?=
+PACK_FLAGS ?=
+export FETCH_FLAGS MERGE_FLAGS DEDUP_FLAGS ENCODE_FLAGS PACK_FLAGS SEED
+override URLS := $(patsubst %/,%,$(URLS))
+override OUT := $(patsubst %/,%,$(OUT))
+
+ifneq ($(shell [ '$(SHARDS)' -ge 1 ] 2>/dev/null && echo ok),ok)
+$(error SHARDS=$(SHARDS): not a count of 1 or more)
+endif
+N := $(SHARDS)
+KS := $(shell seq 0 $$(($(N) - 1)))
+
+# The URL files, by name in byte order (make's sort is strcmp's).
+FILES := $(sort $(notdir $(shell [ -d '$(URLS)' ] && \
+	find '$(URLS)/' -maxdepth 1 -type f ! -name '.*' 2>/dev/null)))
+UNITS := $(foreach f,$(FILES),$(foreach k,$(KS),$(f).$(k)-of-$(N)))
+
+CLEAN := $(UNITS:%=$(OUT)/3-clean/%.jsonl)
+SIGS := $(UNITS:%=$(OUT)/3-clean/%.sig)
+DROPS := $(OUT)/4-dedup/drops.jsonl
+FINAL := $(UNITS:%=$(OUT)/5-final/%.jsonl)
+DECON := $(if $(strip $(DECONTAM)),$(OUT)/6-decontam/all.jsonl)
+SHUFFLED := $(OUT)/7-shuffle/$(N).done
+PACKS := $(KS:%=$(OUT)/8-pack/%-of-$(N).idx)
+DATASET := $(OUT)/$(NAME)_text_document
+SUMMARY := $(OUT)/$(NAME).summary
+
+# The units of shard K (Slurm's array task K): chunk K of every file.
+K ?= 0
+K_UNITS := $(foreach f,$(FILES),$(f).$(K)-of-$(N))
+ifneq ($(filter shard-% _shard-%,$(MAKECMDGOALS)),)
+ifeq ($(filter $(K),$(KS)),)
+$(error K=$(K): not a shard of 0 to $(lastword $(KS)))
+endif
+endif
+
+# Public targets: each runs this file again as one run holding OUT/.lock,
+# exclusively (all, and the global passes), or shared, with a lock of its
+# own shard (the shard-* targets that Slurm's array tasks run). A run that
+# finds the lock taken (flock exits 75) says so and fails, at once or
+# after WAIT seconds.
+LOCKWAIT = $(if $(WAIT),-w $(WAIT),-n) -E 75
+LOCKED = mkdir -p '$(OUT)' && flock $(LOCKWAIT) '$(OUT)/.lock'
+LOCKED_K = mkdir -p '$(OUT)' && flock -s $(LOCKWAIT) '$(OUT)/.lock' \
+	flock $(LOCKWAIT) '$(OUT)/.lock-$(K)'
+LOCKMSG = || { s=$$?; [ $$s -ne 75 ] || \
+	echo "owt.mk: '$(OUT)' is being built by another run" >&2; exit $$s; }
+
+.PHONY: all split dedup shuffle shard-fetch shard-drop shard-pack slurm \
+	_all _split _dedup _shuffle _shard-fetch _shard-drop _shard-pack
+.SUFFIXES:
+.SECONDARY:
+.DELETE_ON_ERROR:
+
+all split dedup shuffle:
+	@$(LOCKED) $(MAKE) -f '$(OWT_MK)' _$@ $(LOCKMSG)
+shard-fetch shard-drop shard-pack:
+	@$(LOCKED_K) $(MAKE) -f '$(OWT_MK)' _$@ $(LOCKMSG)
+
+ifeq ($(FILES),)
+_all _split _shard-fetch _dedup _shard-drop _shuffle _shard-pack:
+	@echo "owt.mk: no URL files in '$(URLS)'" >&2; exit 1
+else
+_all: $(SUMMARY)
+	@cat '$(SUMMARY)'
+_split: $(UNITS:%=$(OUT)/2-fetch/%.urls)
+_shard-fetch: $(K_UNITS:%=$(OUT)/3-clean/%.jsonl)
+_dedup: $(DROPS)
+_shard-drop: $(K_UNITS:%=$(OUT)/5-final/%.jsonl)
+_shuffle: $(SHUFFLED)
+_shard-pack: $(OUT)/8-pack/$(K)-of-$(N).idx
+endif
+
+# 1. filter: each URL file's URLs that OpenWebText keeps (.log: the others).
+$(OUT)/1-filter/%: $(URLS)/%
+	@mkdir -p $(@D)
+	$(OWT_STAGE) filter $< $@
+
+# 2. fetch: a unit's URLs (.urls), its pages in URL order with ids, the
+# outcome of every URL (.log); resumed after a kill.
+.SECONDEXPANSION:
+$(OUT)/2-fetch/%.urls: $(OUT)/1-filter/$$(basename $$*)
+	@mkdir -p $(@D)
+	$(OWT_STAGE) chunk $< $@
+
+$(OUT)/2-fetch/%.jsonl: $(OUT)/2-fetch/%.urls
+	$(OWT_STAGE) fetch $(@:.jsonl=)
+
+# 3. clean: fix, lang, length per unit; the signatures (.sig) of what is
+# kept, every decision (.report).
+$(OUT)/3-clean/%.jsonl: $(OUT)/2-fetch/%.jsonl
+	@mkdir -p $(@D)
+	$(OWT_STAGE) clean $< $@
+
+# 4. dedup: exact and near duplicates over all signatures, in URL order.
+$(DROPS): $(CLEAN)
+	@mkdir -p $(@D)
+	$(OWT_STAGE) dedup $(@D) $(SIGS)
+
+# 5. final: each unit without its duplicates.
+$(OUT)/5-final/%.jsonl: $(OUT)/3-clean/%.jsonl $(DROPS)
+	@mkdir -p $(@D)
+	$(OWT_STAGE) drop $< $(OUT)/4-dedup/$*.drop $@
+
+# 6. decontam (with DECONTAM=task files): one pass over all the units.
+$(OUT)/6-decontam/all.jsonl: $(FINAL) $(DECONTAM)
+	@mkdir -p $(@D)
+	owt-dedup --stages decontam $(DECONTAM:%=--decontam %) \
+	    --report $(@D)/report.jsonl.tmp $(DEDUP_FLAGS) $(FINAL) >$@.tmp
+	mv -f $(@D)/report.jsonl.tmp $(@D)/report.jsonl
+	mv -f $@.tmp $@
+
+# 7. shuffle: all documents with SEED, cut into N shards K-of-N.jsonl.
+$(SHUFFLED): $(or $(DECON),$(FINAL))
+	@mkdir -p $(@D)
+	$(OWT_STAGE) shuffle $(@D) $(N) $^
+
+# 8. pack: each shard encoded and packed; then one merge.
+$(OUT)/8-pack/%.idx: $(SHUFFLED)
+	@mkdir -p $(@D)
+	$(OWT_STAGE) pack $(OUT)/7-shuffle/$*.jsonl $(@:.idx=)
+
+$(DATASET).idx: $(PACKS)
+	idx-pack --merge -f $(PACK_FLAGS) -o $(DATASET) $(PACKS:.idx=)
+
+$(SUMMARY): $(DATASET).idx
+	$(OWT_STAGE) summary $(OUT) $(NAME) $(N) >$@.tmp
+	@mv -f $@.tmp $@
+
+# Slurm: job files in OUT/slurm/, one per step, and OUT/slurm/submit,
+# which sbatch-es them in order, each waiting for the one before (afterok);
+# the shard steps are arrays of N tasks. SLURM_FLAGS go to every sbatch.
+SLURM_FLAGS ?=
+q = '$(subst ','\'',$(1))'
+SLURM_MAKE = make -f $(call q,$(abspath $(OWT_MK))) URLS=$(call q,$(URLS)) \
+	OUT=$(call q,$(OUT)) SHARDS=$(N) NAME=$(call q,$(NAME)) \
+	SEED=$(call q,$(SEED)) DECONTAM=$(call q,$(DECONTAM)) \
+	FETCH_FLAGS=$(call q,$(FETCH_FLAGS)) MERGE_FLAGS=$(call q,$(MERGE_FLAGS)) \
+	DEDUP_FLAGS=$(call q,$(DEDUP_FLAGS)) \
+	ENCODE_FLAGS=$(call q,$(ENCODE_FLAGS)) PACK_FLAGS=$(call q,$(PACK_FLAGS))
+
+slurm:
+	@mkdir -p '$(OUT)/slurm'
+	@SLURM_MAKE=$(call q,$(SLURM_MAKE)) SLURM_FLAGS=$(call q,$(SLURM_FLAGS)) \
+	    $(OWT_STAGE) slurm '$(OUT)/slurm' $(N) '$(CURDIR)'
