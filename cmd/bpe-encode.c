@@ -8,7 +8,7 @@
 #include "batch.h"
 #include "bpe.h"
 #include "input.h"
-#include "jsonl.h"
+#include "json.h"
 #include "mmidx.h"
 #include "opt.h"
 #include "outfile.h"
@@ -75,20 +75,6 @@ add_keys(const struct opt *o, const char *arg, char *err, size_t errsize)
 		    p;
 		p = comma + 1;
 	} while (comma != NULL);
-	return 0;
-}
-
-/* --tokenizer-type: GPT-2's is the one there is. */
-static int
-check_tokenizer(const struct opt *o, const char *arg, char *err,
-    size_t errsize)
-{
-	(void)o;
-	if (strcmp(arg, "GPT2BPETokenizer") != 0) {
-		snprintf(err, errsize, "--tokenizer-type: '%s' is not "
-		    "GPT2BPETokenizer", arg);
-		return -1;
-	}
 	return 0;
 }
 
@@ -168,7 +154,7 @@ static const struct opt opts[] = {
 	{ .name = "split-sentences", .type = OPT_FUNC, .check = refuse,
 	    .help = "Megatron's: refused (sentences)" },
 	{ .name = "tokenizer-type", .arg = "GPT2BPETokenizer", .type = OPT_STR,
-	    .check = check_tokenizer, .help = "the only one" },
+	    .check = bpe_check_tokenizer, .help = "the only one" },
 	{ .name = "version", .type = OPT_VERSION,
 	    .help = "print the version and exit" },
 	{ .name = "vocab-file", .arg = "file", .type = OPT_STR, .p = &opt.vocab,
@@ -200,7 +186,7 @@ enum { B_DOC, B_TOK, B_SUM, B_EMPTY, B_BYTES };
 /* A worker's own state. */
 struct worker {
 	struct bpe_state *bpe;
-	struct jsonl_rec rec;
+	struct json_rec rec;
 	struct bpe_ids ids;
 	struct tok_count c;	/* the documents of the batch being encoded */
 };
@@ -212,7 +198,7 @@ worker_init(void *arg)
 
 	(void)arg;
 	w->bpe = bpe_state_new(vocab, CACHE_BYTES / (size_t)opt.workers);
-	jsonl_rec_init(&w->rec, opt.keys, opt.nkeys);
+	json_rec_init(&w->rec, opt.keys, opt.nkeys);
 	return w;
 }
 
@@ -222,7 +208,7 @@ worker_fini(void *state)
 	struct worker *w = state;
 
 	bpe_state_free(w->bpe);
-	jsonl_rec_free(&w->rec);
+	json_rec_free(&w->rec);
 	free(w->ids.v);
 	free(w);
 }
@@ -253,12 +239,12 @@ encode_line(struct batch *b, struct worker *w, size_t i)
 	char err[512];
 	int r;
 
-	if ((r = jsonl_parse(&w->rec, line, len, err, sizeof err)) != 0) {
+	if ((r = json_rec_parse(&w->rec, line, len, err, sizeof err)) != 0) {
 		batch_note(b, r, "%s:%lu: %s", b->name, b->lineno[i], err);
 		return;
 	}
 	for (k = 0; k < opt.nkeys; k++)
-		if ((text[k] = jsonl_str(&w->rec, opt.keys[k], &tlen[k], &why)) == NULL) {
+		if ((text[k] = json_rec_str(&w->rec, opt.keys[k], &tlen[k], &why)) == NULL) {
 			batch_note(b, C_FIELD, "%s:%lu: %s '%s' field", b->name,
 			    b->lineno[i], strcmp(why, "missing") == 0 ? "missing" :
 			    "non-string", opt.keys[k]);
@@ -306,8 +292,8 @@ encode_batch(struct batch *b, void *state)
 			memset(&w->ids, 0, sizeof w->ids);
 		}
 		if (w->rec.arena.cap > KEEP) {
-			jsonl_rec_free(&w->rec);
-			jsonl_rec_init(&w->rec, opt.keys, opt.nkeys);
+			json_rec_free(&w->rec);
+			json_rec_init(&w->rec, opt.keys, opt.nkeys);
 		}
 	}
 	b->count[B_DOC] = w->c.docs;
@@ -368,15 +354,7 @@ finish(struct batch *b, void *arg)
 		nin += b->off[b->nline];
 }
 
-/* A fatal signal or an exit before the datasets are committed: no part is left. */
-static void
-on_signal(int sig)
-{
-	outfile_signal_cleanup();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
+/* An exit before the datasets are committed: no part is left. */
 static void
 cleanup(void)
 {
@@ -397,9 +375,9 @@ datasets_create(void)
 	dset = xcalloc(opt.nkeys, sizeof *dset);
 	dname = xcalloc(opt.nkeys, sizeof *dname);
 	atexit(cleanup);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGHUP, on_signal);
+	signal(SIGINT, outfile_signal_exit);
+	signal(SIGTERM, outfile_signal_exit);
+	signal(SIGHUP, outfile_signal_exit);
 	for (k = 0; k < opt.nkeys; k++) {
 		n = strlen(opt.prefix) + strlen(opt.keys[k]) + 11;
 		dname[k] = name = xmalloc(n);

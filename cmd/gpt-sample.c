@@ -61,19 +61,6 @@ set_prec(const struct opt *o, const char *arg, char *err, size_t errsize)
 	return 0;
 }
 
-static int
-check_tokenizer(const struct opt *o, const char *arg, char *err,
-    size_t errsize)
-{
-	(void)o;
-	if (strcmp(arg, "GPT2BPETokenizer") != 0) {
-		snprintf(err, errsize, "--tokenizer-type: '%s' is not "
-		    "GPT2BPETokenizer", arg);
-		return -1;
-	}
-	return 0;
-}
-
 static const struct opt opts[] = {
 	{ .name = "help", .key = 'h', .type = OPT_HELP,
 	    .help = "print this help and exit" },
@@ -154,7 +141,7 @@ static const struct opt opts[] = {
 	{ .name = "tensor-model-parallel-size", .arg = "n", .type = OPT_NOTE,
 	    .help = "accepted for Megatron's scripts; no effect" },
 	{ .name = "tokenizer-type", .arg = "GPT2BPETokenizer", .type = OPT_STR,
-	    .check = check_tokenizer, .help = "the only one" },
+	    .check = bpe_check_tokenizer, .help = "the only one" },
 	{ .name = "top-k", .arg = "n", .type = OPT_INT, .p = &opt.top_k,
 	    .max = 1 << 30,
 	    .help = "draw from the n most likely tokens; 0: all (0)" },

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "jsonl.h"
+#include "json.h"
 #include "mmidx.h"
 #include "opt.h"
 #include "outfile.h"
@@ -25,14 +25,6 @@ static struct {
 static struct mmidx_writer w;
 static struct progress prog;
 static struct tally skipped[1] = { { "empty documents", 0 } };
-
-static void
-on_signal(int sig)
-{
-	outfile_signal_cleanup();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
 
 /* Stop: remove the dataset being written, report, exit. */
 static void
@@ -398,10 +390,10 @@ main(int argc, char **argv)
 	else if (opt.eod >= opt.vocab)
 		owt_die(XUSAGE, "--eod: %u is not below the vocabulary (%u)",
 		    opt.eod, opt.vocab);
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGHUP, on_signal);
-	signal(SIGPIPE, on_signal);
+	signal(SIGINT, outfile_signal_exit);
+	signal(SIGTERM, outfile_signal_exit);
+	signal(SIGHUP, outfile_signal_exit);
+	signal(SIGPIPE, outfile_signal_exit);
 	progress_init(&prog, opt.quiet ? -1 : opt.progress, "documents");
 
 	switch (opt.mode) {

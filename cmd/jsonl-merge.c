@@ -27,19 +27,6 @@ static struct {
 	size_t memory;
 } opt = { .text_key = "text", .seed = 1234, .memory = 1UL << 30 };
 
-/* --json-keys: one field name. */
-static int
-one_key(const struct opt *o, const char *arg, char *err, size_t errsize)
-{
-	if (*arg == '\0' || strchr(arg, ',')) {
-		snprintf(err, errsize, "--json-keys: '%s' is not one field name",
-		    arg);
-		return -1;
-	}
-	*(const char **)o->p = arg;
-	return 0;
-}
-
 static const struct opt opts[] = {
 	{ .name = "help", .key = 'h', .type = OPT_HELP,
 	    .help = "print this help and exit" },
@@ -51,8 +38,8 @@ static const struct opt opts[] = {
 	{ .name = "add-id", .arg = "prefix", .type = OPT_STR,
 	    .p = &opt.id_prefix,
 	    .help = "add adlr_id \"prefix-0000000001\", ... in output order" },
-	{ .name = "json-keys", .arg = "key", .type = OPT_FUNC,
-	    .p = &opt.text_key, .check = one_key,
+	{ .name = "json-keys", .arg = "key", .type = OPT_STR,
+	    .p = &opt.text_key, .check = opt_check_field,
 	    .help = "the text field of records made from .txt files (text)" },
 	{ .name = "memory", .arg = "size", .type = OPT_SIZE, .p = &opt.memory,
 	    .min = 1 << 20, .max = (double)((size_t)1 << 44),
@@ -79,7 +66,7 @@ static int status = XOK;
 static struct shuffle shuf;
 static struct progress prog;
 static struct buf out, tmp;
-static struct jsonl_rec outrec;
+static struct json_rec outrec;
 
 /* A bad record or file: report it, count it, and stop unless -k. */
 static void
@@ -108,9 +95,9 @@ flush_out(int force)
 static int
 emit(void *arg, const char *line, size_t len)
 {
-	struct jsonl_edit ed;
+	struct json_edit ed;
 	char id[64], err[256];
-	const struct jsonl_rec *r = arg;
+	const struct json_rec *r = arg;
 
 	nout++;
 	if (opt.id_prefix == NULL) {
@@ -118,7 +105,7 @@ emit(void *arg, const char *line, size_t len)
 		buf_addc(&out, '\n');
 	} else {
 		if (r == NULL) {
-			if (jsonl_parse(&outrec, line, len, err, sizeof err) != 0)
+			if (json_rec_parse(&outrec, line, len, err, sizeof err) != 0)
 				owt_die(XSYS, "shuffled record unreadable: %s", err);
 			r = &outrec;
 		}
@@ -131,14 +118,14 @@ emit(void *arg, const char *line, size_t len)
 		ed.key = "adlr_id";
 		ed.json = tmp.p;
 		ed.len = tmp.len;
-		jsonl_write(&out, r, &ed, 1);
+		json_rec_write(&out, r, &ed, 1);
 	}
 	flush_out(0);
 	return 0;
 }
 
 static void
-record(const struct jsonl_rec *r)
+record(const struct json_rec *r)
 {
 	nin++;
 	if (opt.shuffle) {
@@ -153,8 +140,8 @@ static void
 do_jsonl(const char *path)
 {
 	static const char *const want[] = { NULL };
-	const struct jsonl_field *f;
-	struct jsonl_rec *r;
+	const struct json_field *f;
+	struct json_rec *r;
 	struct jsonl j;
 	char msg[1024];
 	int k;
@@ -177,7 +164,7 @@ do_jsonl(const char *path)
 			continue;
 		}
 		nbytes += r->len + 1;
-		f = jsonl_get(r, opt.text_key);
+		f = json_rec_get(r, opt.text_key);
 		if (f == NULL || f->type != JV_STRING) {
 			snprintf(msg, sizeof msg, "%s:%lu: %s '%s' field",
 			    j.in.name, j.in.lineno,
@@ -202,7 +189,7 @@ do_text(const char *path)
 	static const char *const want[] = { NULL };
 	struct input in;
 	struct buf text = { 0 }, line = { 0 };
-	struct jsonl_rec r;
+	struct json_rec r;
 	char msg[1024], err[256];
 	size_t badat, i;
 	unsigned long lineno = 1;
@@ -239,11 +226,11 @@ do_text(const char *path)
 	buf_add(&line, ",\"src\":", 7);
 	json_string(&line, path, strlen(path));
 	buf_addc(&line, '}');
-	jsonl_rec_init(&r, want, 0);
-	if (jsonl_parse(&r, line.p, line.len, err, sizeof err) != 0)
+	json_rec_init(&r, want, 0);
+	if (json_rec_parse(&r, line.p, line.len, err, sizeof err) != 0)
 		owt_die(XSYS, "%s: cannot make a record: %s", path, err);
 	record(&r);
-	jsonl_rec_free(&r);
+	json_rec_free(&r);
 	progress_tick(&prog, nin, nbytes);
 done:
 	input_close(&in);
@@ -324,7 +311,7 @@ main(int argc, char **argv)
 	if (opt.tmpdir == NULL && (opt.tmpdir = getenv("TMPDIR")) == NULL)
 		opt.tmpdir = "/tmp";
 	progress_init(&prog, opt.quiet ? -1 : opt.progress, "records");
-	jsonl_rec_init(&outrec, NULL, 0);
+	json_rec_init(&outrec, NULL, 0);
 	if (opt.shuffle)
 		shuffle_init(&shuf, opt.seed, opt.memory, opt.tmpdir);
 	if (first == argc)
@@ -340,7 +327,7 @@ main(int argc, char **argv)
 	progress_done(&prog);
 	if (!opt.quiet)
 		summary(progress_elapsed(&prog));
-	jsonl_rec_free(&outrec);
+	json_rec_free(&outrec);
 	buf_free(&out);
 	buf_free(&tmp);
 	return owt_finish(status);

@@ -24,15 +24,6 @@ static struct {
 };
 
 static int
-check_key(const struct opt *o, const char *arg, char *err, size_t errsize)
-{
-	if (*arg != '\0' && strchr(arg, ',') == NULL)
-		return 0;
-	snprintf(err, errsize, "--json-keys: '%s' is not one field name", arg);
-	return -1;
-}
-
-static int
 check_lang(const struct opt *o, const char *arg, char *err, size_t errsize)
 {
 	if (langid_known(arg))
@@ -55,7 +46,7 @@ static const struct opt opts[] = {
 	{ .name = "drop", .arg = "file", .type = OPT_STR, .p = &opt.drop,
 	    .help = "drop the documents a --report file drops" },
 	{ .name = "json-keys", .arg = "key", .type = OPT_STR,
-	    .p = &opt.text_key, .check = check_key,
+	    .p = &opt.text_key, .check = opt_check_field,
 	    .help = "the text field (text)" },
 	{ .name = "keep-quotes", .type = OPT_FLAG, .p = &opt.keep_quotes,
 	    .help = "fix: leave curly quotes curly" },

@@ -22,19 +22,6 @@ static size_t low_speed = 1024;
 static int window = 16384;
 static struct opt_list resolve;
 
-/* --json-keys: one field name. */
-static int
-one_key(const struct opt *o, const char *arg, char *err, size_t errsize)
-{
-	if (*arg == '\0' || strchr(arg, ',')) {
-		snprintf(err, errsize, "--json-keys: '%s' is not one field name",
-		    arg);
-		return -1;
-	}
-	*(const char **)o->p = arg;
-	return 0;
-}
-
 /* --resolve host:port:addr, after it is stored. */
 static int
 host_port_addr(const struct opt *o, const char *arg, char *err, size_t errsize)
@@ -80,8 +67,8 @@ static const struct opt opts[] = {
 	    .help = "keep every fetched page as dir/HASH.html.gz" },
 	{ .name = "ignore-robots", .type = OPT_FLAG, .p = &opt.c.ignore_robots,
 	    .help = "do not fetch or honour robots.txt" },
-	{ .name = "json-keys", .arg = "key", .type = OPT_FUNC,
-	    .p = &opt.text_key, .check = one_key,
+	{ .name = "json-keys", .arg = "key", .type = OPT_STR,
+	    .p = &opt.text_key, .check = opt_check_field,
 	    .help = "the output field of the text (text)" },
 	{ .name = "log", .arg = "file", .type = OPT_STR, .p = &opt.log,
 	    .help = "every URL's outcome as JSONL" },

@@ -8,7 +8,8 @@
 
 #include "bpe.h"
 #include "input.h"
-#include "jsonl.h"
+#include "json.h"
+#include "opt.h"
 #include "uniclass.h"
 #include "utf8.h"
 
@@ -387,7 +388,7 @@ token_id(struct loader *l, const char *p, size_t n, uint32_t *id)
 
 /*
  * encoder.json: the tokens by id, and the table of whole tokens. The file
- * is one JSON object, parsed as a record is (jsonl_parse): its keys
+ * is one JSON object, parsed as a record is (json_rec_parse): its keys
  * decoded, its values spans of the text.
  */
 static int
@@ -395,8 +396,8 @@ load_encoder(struct loader *l, const char *path)
 {
 	struct bpe *v = l->v;
 	struct buf text = { 0 }, key = { 0 };
-	struct jsonl_rec rec;
-	const struct jsonl_field *f;
+	struct json_rec rec;
+	const struct json_field *f;
 	struct query q[64];
 	char jerr[512];
 	uint32_t i, id, n, dup;
@@ -405,8 +406,8 @@ load_encoder(struct loader *l, const char *path)
 
 	if (slurp(l, path, &text) < 0)
 		return -1;
-	jsonl_rec_init(&rec, NULL, 0);
-	if ((r = jsonl_parse(&rec, text.p ? text.p : "", text.len, jerr,
+	json_rec_init(&rec, NULL, 0);
+	if ((r = json_rec_parse(&rec, text.p ? text.p : "", text.len, jerr,
 	    sizeof jerr)) != 0) {
 		if (r == BAD_NOTOBJECT)
 			owt_fail(l->err, l->errsize, &l->code, XDATA,
@@ -444,7 +445,7 @@ load_encoder(struct loader *l, const char *path)
 			buf_add(&l->pool, key.p, key.len);
 		}
 	}
-	jsonl_rec_free(&rec);
+	json_rec_free(&rec);
 	buf_free(&key);
 	buf_free(&text);
 	if (l->code)
@@ -1149,6 +1150,17 @@ done:
 	free(l.id);
 	buf_free(&l.pool);
 	return v;
+}
+
+int
+bpe_check_tokenizer(const struct opt *o, const char *arg, char *err,
+    size_t errsize)
+{
+	if (strcmp(arg, "GPT2BPETokenizer") == 0)
+		return 0;
+	snprintf(err, errsize, "--%s: '%s' is not GPT2BPETokenizer", o->name,
+	    arg);
+	return -1;
 }
 
 void

@@ -53,6 +53,14 @@ struct bpe *bpe_load(const char *encoder_json, const char *vocab_bpe,
 void bpe_free(struct bpe *v);
 
 /*
+ * An opt.h check for --tokenizer-type (Megatron's option): GPT-2's BPE is
+ * the one there is. 0, or -1 with "--NAME: 'ARG' is not GPT2BPETokenizer".
+ */
+struct opt;
+int bpe_check_tokenizer(const struct opt *o, const char *arg, char *err,
+    size_t errsize);
+
+/*
  * Append the image of v to out: its tables as they are in memory, which
  * bpe_load uses in place when it is linked in (the Makefile has
  * contrib/bpe/mkimage.c write it). It is for the program that wrote it,

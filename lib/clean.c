@@ -159,14 +159,14 @@ clean_worker_new(struct clean *c)
 	struct clean_worker *w = xcalloc(1, sizeof *w);
 
 	w->c = c;
-	jsonl_rec_init(&w->jr, c->want, c->nwant);
+	json_rec_init(&w->jr, c->want, c->nwant);
 	return w;
 }
 
 void
 clean_worker_free(struct clean_worker *w)
 {
-	jsonl_rec_free(&w->jr);
+	json_rec_free(&w->jr);
 	textfix_free(&w->tf);
 	buf_free(&w->fixed);
 	buf_free(&w->tmp);
@@ -202,14 +202,14 @@ clean_doc_run(const struct clean *c, struct clean_worker *w,
 {
 	const char *text, *why, *url, *hint;
 	char err[512], h[16];
-	struct jsonl_edit ed;
+	struct json_edit ed;
 	uint64_t nh[2];
 	size_t n, un, hn, start;
 	int e;
 
 	memset(d, 0, sizeof *d);
 	d->len = len;
-	if ((e = jsonl_parse(&w->jr, line, len, err, sizeof err)) != 0) {
+	if ((e = json_rec_parse(&w->jr, line, len, err, sizeof err)) != 0) {
 		bad(d, info, e, file, lineno, err);
 		return;
 	}
@@ -232,7 +232,7 @@ clean_doc_run(const struct clean *c, struct clean_worker *w,
 		d->outlen = out->len - d->out;
 		return;
 	}
-	if ((text = jsonl_str(&w->jr, c->text_key, &n, &why)) == NULL) {
+	if ((text = json_rec_str(&w->jr, c->text_key, &n, &why)) == NULL) {
 		snprintf(err, sizeof err, "%s '%s' field",
 		    strcmp(why, "missing") == 0 ? "missing" : "non-string",
 		    c->text_key);
@@ -253,7 +253,7 @@ clean_doc_run(const struct clean *c, struct clean_worker *w,
 	}
 	if (c->stage[CLEAN_LANG]) {
 		/* owt-fetch's lang_hint: what the page declares (langid.h). */
-		hint = jsonl_str(&w->jr, "lang_hint", &hn, &why);
+		hint = json_rec_str(&w->jr, "lang_hint", &hn, &why);
 		snprintf(h, sizeof h, "%.*s", hint && hn < sizeof h ? (int)hn : 0,
 		    hint ? hint : "");
 		langid_detect_hint(text, n, h[0] ? h : NULL, &d->lang);
@@ -278,7 +278,7 @@ clean_doc_run(const struct clean *c, struct clean_worker *w,
 		}
 	}
 	if (c->stage[CLEAN_EXACT] || c->stage[CLEAN_NEAR] || c->sign != NULL) {
-		url = jsonl_str(&w->jr, "url", &un, &why);
+		url = json_rec_str(&w->jr, "url", &un, &why);
 		dedup_sign(&c->mh, text, n, url, un, c->stage[CLEAN_NEAR] ||
 		    c->sign != NULL ? &w->words : NULL, &d->sig);
 	}
@@ -291,7 +291,7 @@ clean_doc_run(const struct clean *c, struct clean_worker *w,
 		ed.key = c->text_key;
 		ed.json = w->tmp.p;
 		ed.len = w->tmp.len;
-		jsonl_write(out, &w->jr, &ed, 1);
+		json_rec_write(out, &w->jr, &ed, 1);
 	} else {
 		buf_add(out, line, len);
 		buf_addc(out, '\n');
@@ -567,7 +567,7 @@ clean_read(struct clean *c, struct batch_loop *l, int file, char *err,
 
 /* Pass 2's report line of document k, where it was cut or dropped. */
 static int
-decontam_each(void *arg, size_t k, const struct jsonl_rec *jr, int verdict,
+decontam_each(void *arg, size_t k, const struct json_rec *jr, int verdict,
     const struct decontam_work *w, char *err, size_t errsize, int *code)
 {
 	struct clean *c = arg;

@@ -13,7 +13,7 @@
 #include "dedup.h"
 #include "dedup_report.h"
 #include "input.h"
-#include "jsonl.h"
+#include "json.h"
 #include "langid.h"
 #include "minhash.h"
 #include "progress.h"
@@ -141,7 +141,7 @@ struct clean_doc {
 /* A worker thread's state. */
 struct clean_worker {
 	struct clean *c;
-	struct jsonl_rec jr;
+	struct json_rec jr;
 	struct textfix tf;
 	struct buf fixed, tmp;
 	struct words words;

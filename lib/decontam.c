@@ -353,7 +353,7 @@ decontam_load_tasks(struct decontam *dc, char *const *files, size_t n,
 {
 	const char *want[1] = { key };
 	struct decontam_work w = { 0 };
-	struct jsonl_rec *r;
+	struct json_rec *r;
 	struct jsonl j;
 	const char *text, *why;
 	size_t i, len;
@@ -372,7 +372,7 @@ decontam_load_tasks(struct decontam *dc, char *const *files, size_t n,
 				jsonl_close(&j);
 				goto out;
 			}
-			if ((text = jsonl_str(r, key, &len, &why)) == NULL) {
+			if ((text = json_rec_str(r, key, &len, &why)) == NULL) {
 				snprintf(err, errsize, "%s:%lu: %s '%s' field",
 				    j.in.name, j.in.lineno, strcmp(why, "missing") ==
 				    0 ? "missing" : "non-string", key);
@@ -414,15 +414,15 @@ decontam_verdict(const struct decontam_work *w)
 }
 
 void
-decontam_rewrite(const struct jsonl_rec *jr, const char *key,
+decontam_rewrite(const struct json_rec *jr, const char *key,
     const char *text, const char *prefix, size_t k, struct decontam_work *w,
     struct buf *out)
 {
-	struct jsonl_edit ed[2];
+	struct json_edit ed[2];
 	const char *old, *why;
 	size_t i, on;
 
-	old = jsonl_str(jr, "split_id", &on, &why);
+	old = json_rec_str(jr, "split_id", &on, &why);
 	for (i = 0; i < w->npiece; i++) {
 		w->ptext.len = w->sid.len = 0;
 		json_string(&w->ptext, text + w->piece[i].start,
@@ -441,7 +441,7 @@ decontam_rewrite(const struct jsonl_rec *jr, const char *key,
 		ed[1].key = "split_id";
 		ed[1].json = w->sid.p;
 		ed[1].len = w->sid.len;
-		jsonl_write(out, jr, ed, 2);
+		json_rec_write(out, jr, ed, 2);
 	}
 }
 
@@ -470,7 +470,7 @@ decontam_pass2(struct decontam *dc, struct spill *spool,
 {
 	const char *want[2] = { p->key, "split_id" };
 	struct decontam_work w = { 0 };
-	struct jsonl_rec jr;
+	struct json_rec jr;
 	struct buf out = { 0 };
 	const char *text, *why;
 	char perr[512], *line = NULL;
@@ -491,11 +491,11 @@ decontam_pass2(struct decontam *dc, struct spill *spool,
 			fclose(f);
 		return -1;
 	}
-	jsonl_rec_init(&jr, want, 2);
+	json_rec_init(&jr, want, 2);
 	for (k = 0; (len = getline(&line, &cap, f)) > 0; k++) {
 		perr[0] = '\0';
-		if (jsonl_parse(&jr, line, (size_t)len - 1, perr, sizeof perr) != 0 ||
-		    (text = jsonl_str(&jr, p->key, &n, &why)) == NULL) {
+		if (json_rec_parse(&jr, line, (size_t)len - 1, perr, sizeof perr) != 0 ||
+		    (text = json_rec_str(&jr, p->key, &n, &why)) == NULL) {
 			snprintf(err, errsize, "decontam spool unreadable: %s", perr);
 			goto out;
 		}
@@ -523,7 +523,7 @@ decontam_pass2(struct decontam *dc, struct spill *spool,
 out:
 	fclose(f);
 	free(line);
-	jsonl_rec_free(&jr);
+	json_rec_free(&jr);
 	decontam_work_free(&w);
 	buf_free(&out);
 	return ret;

@@ -93,7 +93,7 @@ int decontam_verdict(const struct decontam_work *w);
  * (OLD- only where jr has a split_id; N: k + 1, P: the piece's number),
  * as filter_ngrams.py writes them.
  */
-void decontam_rewrite(const struct jsonl_rec *jr, const char *key,
+void decontam_rewrite(const struct json_rec *jr, const char *key,
     const char *text, const char *prefix, size_t k, struct decontam_work *w,
     struct buf *out);
 
@@ -108,7 +108,7 @@ struct decontam_pass {
 	 * its pieces are written (or NULL). 0, or -1 with err and *code to
 	 * stop.
 	 */
-	int (*each)(void *arg, size_t k, const struct jsonl_rec *jr,
+	int (*each)(void *arg, size_t k, const struct json_rec *jr,
 	    int verdict, const struct decontam_work *w, char *err,
 	    size_t errsize, int *code);
 	void *arg;

@@ -168,7 +168,7 @@ dedup_report_load_drop(const char *path, char *err, size_t errsize, int *code)
 	static const char *const want[] = { "stage", "reason" };
 	struct dedup_sig name = { { 0, 0 }, 0, 0, 0, { 0 } };
 	struct dedup *d;
-	struct jsonl_rec *r;
+	struct json_rec *r;
 	struct jsonl j;
 	const char *stage, *why, *reason;
 	size_t n, rn;
@@ -186,8 +186,8 @@ dedup_report_load_drop(const char *path, char *err, size_t errsize, int *code)
 			*code = j.errcode;
 			goto fail;
 		}
-		if ((stage = jsonl_str(r, "stage", &n, &why)) == NULL ||
-		    (reason = jsonl_str(r, "reason", &rn, &why)) == NULL) {
+		if ((stage = json_rec_str(r, "stage", &n, &why)) == NULL ||
+		    (reason = json_rec_str(r, "reason", &rn, &why)) == NULL) {
 			snprintf(err, errsize, "%s:%lu: not a report line (no "
 			    "stage or reason)", j.in.name, j.in.lineno);
 			*code = XDATA;

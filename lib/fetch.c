@@ -183,10 +183,10 @@ fetch_item_next(struct fetch *f)
 		if (len == 0)
 			continue;
 		if (*line == '{') {
-			if ((r = jsonl_parse(&f->rec, line, len, err, sizeof err)) != 0)
+			if ((r = json_rec_parse(&f->rec, line, len, err, sizeof err)) != 0)
 				return bad_item(f, r, "%s:%lu: %s", f->in.name,
 				    f->in.lineno, err);
-			if ((u = jsonl_str(&f->rec, key, &ulen, &why)) == NULL)
+			if ((u = json_rec_str(&f->rec, key, &ulen, &why)) == NULL)
 				return bad_item(f, FETCH_BAD_FIELD, "%s:%lu: %s '%s' "
 				    "field", f->in.name, f->in.lineno, why, key);
 			if (f->o->resume && urlset_has(&f->done, u,
@@ -198,7 +198,7 @@ fetch_item_next(struct fetch *f)
 			it->line = xstrndup(line, len);
 			it->len = len;
 			it->url = xstrndup(u, ulen);
-			if (f->o->extract && (u = jsonl_str(&f->rec, "content_type",
+			if (f->o->extract && (u = json_rec_str(&f->rec, "content_type",
 			    &ulen, &why)) != NULL)
 				it->ctype = xstrndup(u, ulen);
 		} else {
@@ -239,7 +239,7 @@ fetch_filter(struct fetch *f, struct fetch_item *it)
  * by the JSON writer (each a top-level value of its own).
  */
 struct fields {
-	struct jsonl_edit ed[12];
+	struct json_edit ed[12];
 	size_t n;
 	struct buf vals;
 	struct json_w w;
@@ -297,11 +297,11 @@ add_time(struct fields *fl, const char *key, time_t t)
 
 /*
  * The record and '\n': base (a JSONL line) with the members set in place
- * or added at the end (jsonl_write), or, with base NULL, an object of the
+ * or added at the end (json_rec_write), or, with base NULL, an object of the
  * members alone.
  */
 static void
-put_fields(struct fields *fl, struct jsonl_rec *rec, const char *base,
+put_fields(struct fields *fl, struct json_rec *rec, const char *base,
     size_t blen, struct buf *dst)
 {
 	struct json_w w;
@@ -311,9 +311,9 @@ put_fields(struct fields *fl, struct jsonl_rec *rec, const char *base,
 	for (i = 0; i < fl->n; i++)
 		fl->ed[i].json = fl->vals.p + (size_t)fl->ed[i].json;
 	if (base != NULL) {
-		if (jsonl_parse(rec, base, blen, err, sizeof err) != 0)
+		if (json_rec_parse(rec, base, blen, err, sizeof err) != 0)
 			owt_fatal("cannot re-read a record: %s", err);
-		jsonl_write(dst, rec, fl->ed, fl->n);
+		json_rec_write(dst, rec, fl->ed, fl->n);
 	} else {
 		json_w_init(&w, dst, JSON_COMPACT);
 		json_w_obj(&w);
@@ -329,7 +329,7 @@ put_fields(struct fields *fl, struct jsonl_rec *rec, const char *base,
 
 void
 fetch_write_page(const struct fetch_opts *o, const struct fetch_item *it,
-    struct jsonl_rec *rec, struct buf *out)
+    struct json_rec *rec, struct buf *out)
 {
 	struct fields fl;
 	const struct crawl_job *j = &it->job;
@@ -462,7 +462,7 @@ read_page(const struct fetch_opts *o, struct fetch_item *it)
 
 void
 fetch_extract(const struct fetch_opts *o, struct fetch_item *it,
-    struct jsonl_rec *rec)
+    struct json_rec *rec)
 {
 	struct crawl_job *j = &it->job;
 	char err[1024], xerr[128];
@@ -511,17 +511,17 @@ fetch_extract(const struct fetch_opts *o, struct fetch_item *it,
 static void *
 worker_init(void *arg)
 {
-	struct jsonl_rec *rec = xcalloc(1, sizeof *rec);
+	struct json_rec *rec = xcalloc(1, sizeof *rec);
 
 	(void)arg;
-	jsonl_rec_init(rec, NULL, 0);
+	json_rec_init(rec, NULL, 0);
 	return rec;
 }
 
 static void
 worker_fini(void *state)
 {
-	jsonl_rec_free(state);
+	json_rec_free(state);
 	free(state);
 }
 
@@ -854,7 +854,7 @@ fetch_resume_load(struct urlset *set, const char *path, char *err,
 {
 	static const char *const want[] = { "url" };
 	struct jsonl j;
-	struct jsonl_rec *r;
+	struct json_rec *r;
 	struct stat st;
 	int k, fd;
 
@@ -891,7 +891,7 @@ fetch_resume_load(struct urlset *set, const char *path, char *err,
 			jsonl_close(&j);
 			return -1;
 		}
-		if ((u = jsonl_str(r, "url", &n, &why)) != NULL)
+		if ((u = json_rec_str(r, "url", &n, &why)) != NULL)
 			urlset_add(set, u, n);
 	}
 	jsonl_close(&j);
@@ -916,9 +916,9 @@ fetch_open(struct fetch *f, const struct fetch_opts *o, char *const *paths,
 	f->stop = stop;
 	f->logfd = -1;
 	if (o->extract)
-		jsonl_rec_init(&f->rec, want_file, 3);
+		json_rec_init(&f->rec, want_file, 3);
 	else
-		jsonl_rec_init(&f->rec, want_url, 1);
+		json_rec_init(&f->rec, want_url, 1);
 	progress_init(&f->prog, o->quiet ? -1 : o->progress, "URLs");
 	if (!o->extract) {
 		if (urlfilter_init(&f->filter, o->blacklist, err, errsize,
@@ -989,7 +989,7 @@ fetch_free(struct fetch *f)
 	buf_free(&f->norm);
 	buf_free(&f->logbuf);
 	urlset_free(&f->done);
-	jsonl_rec_free(&f->rec);
+	json_rec_free(&f->rec);
 	free(f->held);
 	f->held = NULL;
 }

@@ -74,7 +74,7 @@ struct fetch {
 	struct buf logbuf;		/* log lines of records written, not yet flushed */
 	double flushed;
 	struct progress prog;
-	struct jsonl_rec rec;		/* input lines, parsed */
+	struct json_rec rec;		/* input lines, parsed */
 
 	/* the input: the operands in turn, line by line */
 	char *const *paths;
@@ -152,10 +152,10 @@ int fetch_filter(struct fetch *f, struct fetch_item *it);
  * cannot be saved is bad XSYS, with msg.
  */
 void fetch_extract(const struct fetch_opts *o, struct fetch_item *it,
-    struct jsonl_rec *rec);
+    struct json_rec *rec);
 /* The record of a page: its input record (or {"url":...}) with the page's fields. */
 void fetch_write_page(const struct fetch_opts *o, const struct fetch_item *it,
-    struct jsonl_rec *rec, struct buf *out);
+    struct json_rec *rec, struct buf *out);
 /* The log line of an item with its outcome. */
 void fetch_write_log(const struct fetch_opts *o, const struct fetch_item *it,
     int outcome, struct buf *out);

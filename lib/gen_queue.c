@@ -132,7 +132,7 @@ gen_queue_init(struct gen_queue *q, const struct gen_queue_opts *o,
 	q->vocab = vocab;
 	q->bs = bs;
 	q->out = out;
-	jsonl_rec_init(&q->rec, &q->o.key, 1);
+	json_rec_init(&q->rec, &q->o.key, 1);
 }
 
 /* Write n bytes, remembering the first error. */
@@ -168,7 +168,7 @@ jsonl_sample(struct gen_queue *q, struct gen_queue_sample *s, struct buf *b)
 	struct buf line = { 0 }, text = { 0 }, raw = { 0 }, ids = { 0 };
 	struct buf pids = { 0 };
 	struct json_w w;
-	struct jsonl_edit ed[7];
+	struct json_edit ed[7];
 	char num[3][24], err[256];
 	size_t ned = 0, k;
 	int eod = s->seq.end == GEN_EOD;
@@ -178,27 +178,27 @@ jsonl_sample(struct gen_queue *q, struct gen_queue_sample *s, struct buf *b)
 	snprintf(num[0], sizeof num[0], "%zu", s->p->empty ? 0 : s->p->ids.n);
 	snprintf(num[1], sizeof num[1], "%d", s->seq.ngen);
 	snprintf(num[2], sizeof num[2], "%d", s->index);
-	ed[ned++] = (struct jsonl_edit){ "text", text.p, text.len };
-	ed[ned++] = (struct jsonl_edit){ "prompt_tokens", num[0],
+	ed[ned++] = (struct json_edit){ "text", text.p, text.len };
+	ed[ned++] = (struct json_edit){ "prompt_tokens", num[0],
 	    strlen(num[0]) };
-	ed[ned++] = (struct jsonl_edit){ "tokens", num[1], strlen(num[1]) };
-	ed[ned++] = (struct jsonl_edit){ "finished", eod ? "true" : "false",
+	ed[ned++] = (struct json_edit){ "tokens", num[1], strlen(num[1]) };
+	ed[ned++] = (struct json_edit){ "finished", eod ? "true" : "false",
 	    eod ? 4 : 5 };
 	if (q->o.nsamples > 1)
-		ed[ned++] = (struct jsonl_edit){ "sample", num[2],
+		ed[ned++] = (struct json_edit){ "sample", num[2],
 		    strlen(num[2]) };
 	if (q->o.ids) {
 		json_ids(&pids, s->p->ids.v, s->p->ids.n);
 		json_ids(&ids, s->out.v, s->out.n);
-		ed[ned++] = (struct jsonl_edit){ "prompt_ids", pids.p, pids.len };
-		ed[ned++] = (struct jsonl_edit){ "ids", ids.p, ids.len };
+		ed[ned++] = (struct json_edit){ "prompt_ids", pids.p, pids.len };
+		ed[ned++] = (struct json_edit){ "ids", ids.p, ids.len };
 	}
 	if (s->p->line) {	/* the record, its fields edited */
-		if (jsonl_parse(&q->rec, s->p->line, s->p->len, err,
+		if (json_rec_parse(&q->rec, s->p->line, s->p->len, err,
 		    sizeof err) != 0)
 			owt_fatal("gen_queue: a record parsed when read: %s",
 			    err);
-		jsonl_write(b, &q->rec, ed, ned);
+		json_rec_write(b, &q->rec, ed, ned);
 	} else {		/* a text prompt: a record of its own */
 		json_w_init(&w, b, JSON_COMPACT);
 		json_w_obj(&w);
@@ -337,7 +337,7 @@ gen_queue_free(struct gen_queue *q)
 	q->head = q->tail = q->unstarted = NULL;
 	if (q->gen.inf)
 		gen_free(&q->gen);
-	jsonl_rec_free(&q->rec);
+	json_rec_free(&q->rec);
 	free(q->sids.v);
 	buf_free(&q->sbuf);
 }
@@ -363,9 +363,9 @@ gen_queue_add(struct gen_queue *q, const char *line, size_t len,
 		len--;
 	tlen = len;
 	if (q->jsonl_in) {
-		if (jsonl_parse(&q->rec, line, len, err, errsize) != 0)
+		if (json_rec_parse(&q->rec, line, len, err, errsize) != 0)
 			return -1;
-		if ((text = jsonl_str(&q->rec, q->o.key, &tlen, &why)) == NULL) {
+		if ((text = json_rec_str(&q->rec, q->o.key, &tlen, &why)) == NULL) {
 			snprintf(err, errsize, "'%s' is %s", q->o.key, why);
 			return -1;
 		}
@@ -484,16 +484,16 @@ gen_queue_score_rec(struct gen_queue *q, struct gpt_infer *inf, int T,
     size_t errsize)
 {
 	struct bpe_ids *ids = &q->sids;
-	struct jsonl_edit ed[4];
+	struct json_edit ed[4];
 	const char *text, *why;
 	char v[3][32];
 	size_t tlen;
 	double nll;
 	int count;
 
-	if (jsonl_parse(&q->rec, line, len, err, errsize) != 0)
+	if (json_rec_parse(&q->rec, line, len, err, errsize) != 0)
 		return -1;
-	if ((text = jsonl_str(&q->rec, q->o.key, &tlen, &why)) == NULL) {
+	if ((text = json_rec_str(&q->rec, q->o.key, &tlen, &why)) == NULL) {
 		snprintf(err, errsize, "'%s' is %s", q->o.key, why);
 		return -1;
 	}
@@ -511,16 +511,16 @@ gen_queue_score_rec(struct gen_queue *q, struct gpt_infer *inf, int T,
 		strcpy(v[1], "null");
 	}
 	snprintf(v[2], sizeof v[2], "%d", count);
-	ed[0] = (struct jsonl_edit){ "nll", v[0], strlen(v[0]) };
-	ed[1] = (struct jsonl_edit){ "ppl", v[1], strlen(v[1]) };
-	ed[2] = (struct jsonl_edit){ "tokens", v[2], strlen(v[2]) };
+	ed[0] = (struct json_edit){ "nll", v[0], strlen(v[0]) };
+	ed[1] = (struct json_edit){ "ppl", v[1], strlen(v[1]) };
+	ed[2] = (struct json_edit){ "tokens", v[2], strlen(v[2]) };
 	if (q->o.ids) {
 		q->sbuf.len = 0;
 		json_ids(&q->sbuf, ids->v, ids->n);
-		ed[3] = (struct jsonl_edit){ "ids", q->sbuf.p, q->sbuf.len };
+		ed[3] = (struct json_edit){ "ids", q->sbuf.p, q->sbuf.len };
 	}
 	out->len = 0;
-	jsonl_write(out, &q->rec, ed, q->o.ids ? 4 : 3);
+	json_rec_write(out, &q->rec, ed, q->o.ids ? 4 : 3);
 	q->nrec++;
 	if (count > 0 && !isfinite(nll)) {
 		q->nonfinite++;

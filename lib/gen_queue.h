@@ -11,7 +11,7 @@
 #include "gen.h"
 #include "gpt_infer.h"
 #include "input.h"
-#include "jsonl.h"
+#include "json.h"
 
 /*
  * How samples are written. TEXT streams each sample's tokens as they
@@ -60,7 +60,7 @@ struct gen_queue {
 	int jsonl_in;		/* the first input line was a JSON record */
 	int werrno;
 	struct gen_queue_sample *head, *tail, *unstarted;
-	struct jsonl_rec rec;
+	struct json_rec rec;
 	unsigned long long nprompts, nsamples, ntokens;
 	/* gen_queue_score_rec's totals */
 	unsigned long long nrec, nscored, nonfinite;

@@ -1,4 +1,4 @@
-/* json.h - JSON on yajl: small documents as a tree, and the one writer */
+/* json.h - JSON on yajl: records, small documents as a tree, and the one writer */
 #ifndef OWT_JSON_H
 #define OWT_JSON_H
 
@@ -7,12 +7,73 @@
 
 #include "buf.h"
 
-/* The kinds of value, in documents and in records (jsonl.h). */
+/* The kinds of value, in records and in documents. */
 enum { JV_NULL, JV_BOOL, JV_NUMBER, JV_STRING, JV_MAP, JV_ARRAY };
+
+/* One member of a record's top-level object. */
+struct json_field {
+	const char *key;	/* decoded, NUL-terminated */
+	size_t klen;
+	size_t vstart, vend;	/* the raw value is line[vstart, vend) */
+	int type;		/* JV_* */
+	const char *str;	/* decoded string value, NUL-terminated, for */
+	size_t slen;		/* the keys asked for (else NULL) */
+	size_t koff, soff;	/* arena offsets while parsing */
+};
+
+/*
+ * A record: one JSON object, as a JSONL line holds (jsonl.h reads them
+ * from files). line points at the caller's bytes (not owned), with
+ * surrounding whitespace trimmed. The keys listed in want have their
+ * string values decoded into str/slen; every other value is only a span
+ * of the raw line, which the writer copies byte for byte.
+ */
+struct json_rec {
+	const char *line;
+	size_t len;
+	struct json_field *f;
+	size_t nf, fcap;
+	struct buf arena;
+	const char *const *want;
+	size_t nwant;
+};
+
+void json_rec_init(struct json_rec *r, const char *const *want, size_t nwant);
+void json_rec_free(struct json_rec *r);
+
+/*
+ * Parse one line (no '\n') as a JSON object. Returns 0, or a BAD_* reason
+ * of input.h (BAD_EMPTYLINE, BAD_UTF8, BAD_JSON, BAD_NOTOBJECT) with a
+ * description ("invalid JSON: ... at byte N") in err.
+ */
+int json_rec_parse(struct json_rec *r, const char *line, size_t len,
+    char *err, size_t errsize);
+
+/* The member named key (the last one if it repeats), or NULL. */
+const struct json_field *json_rec_get(const struct json_rec *r, const char *key);
+
+/*
+ * The decoded string value of key, which must be one of the wanted keys.
+ * NULL when it is missing (*why = "missing") or not a string
+ * (*why = "not a string").
+ */
+const char *json_rec_str(const struct json_rec *r, const char *key, size_t *len,
+    const char **why);
+
+/* Replace the value of key, or add key at the end when the record lacks it. */
+struct json_edit {
+	const char *key;
+	const char *json;	/* the new value as JSON text */
+	size_t len;
+};
+
+/* Append r with the edits applied, and a '\n', to out. */
+void json_rec_write(struct buf *out, const struct json_rec *r,
+    const struct json_edit *ed, size_t ned);
 
 /*
  * A small whole document (config.json, trainer_state.json, a safetensors
- * header) as a tree. Records, which stream, are jsonl.h's.
+ * header) as a tree. Records, which stream, are json_rec's above.
  */
 struct json_val {
 	int type;		/* JV_* */

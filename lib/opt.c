@@ -109,6 +109,17 @@ opt_scan_shard(const char *opt, const char *arg, unsigned long *k,
 	return 0;
 }
 
+int
+opt_check_field(const struct opt *o, const char *arg, char *err,
+    size_t errsize)
+{
+	if (*arg != '\0' && strchr(arg, ',') == NULL)
+		return 0;
+	snprintf(err, errsize, "--%s: '%s' is not one field name", o->name,
+	    arg);
+	return -1;
+}
+
 /* A range bound of the table as an integer (2^63 and above: the largest). */
 static long long
 bound(double x)

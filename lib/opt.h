@@ -108,4 +108,12 @@ int opt_scan_size(const char *opt, const char *arg, unsigned long long min,
 int opt_scan_shard(const char *opt, const char *arg, unsigned long *k,
     unsigned long *n, char *err, size_t errsize);
 
+/*
+ * A check for an OPT_STR option that names one field of a record
+ * (--json-keys key): not empty, no comma. 0, or -1 with "--NAME: 'ARG'
+ * is not one field name".
+ */
+int opt_check_field(const struct opt *o, const char *arg, char *err,
+    size_t errsize);
+
 #endif

@@ -5,6 +5,7 @@
 #include <fnmatch.h>
 #include <ftw.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +68,14 @@ outfile_signal_cleanup(void)
 		if (t)
 			unlink(t);
 	}
+}
+
+void
+outfile_signal_exit(int sig)
+{
+	outfile_signal_cleanup();
+	signal(sig, SIG_DFL);
+	raise(sig);
 }
 
 static int

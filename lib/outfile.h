@@ -69,6 +69,12 @@ int outfile_sweep(const char *path);
 /* Async-signal-safe: unlink every temporary file still open (directories
  * are left to the next outfile_sweep). For a fatal-signal handler. */
 void outfile_signal_cleanup(void);
+/*
+ * A handler for the fatal signals of a program that publishes outputs:
+ * outfile_signal_cleanup, then the signal again with its default action,
+ * so the program dies of it (status 128 + sig) with nothing half-written.
+ */
+void outfile_signal_exit(int sig);
 /* Write all n bytes to fd; -1 with errno on failure. */
 int outfile_write_all(int fd, const void *p, size_t n);
 

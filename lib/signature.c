@@ -12,11 +12,11 @@ const char *const signature_want[SIGNATURE_NWANT] = { "file", "url",
 static const char *const name_keys[3] = { "id", "adlr_id", "url" };
 
 void
-signature_name(const struct jsonl_rec *jr, const char *file,
+signature_name(const struct json_rec *jr, const char *file,
     const char *file_json, unsigned long lineno, struct buf *dst,
     size_t *wholen, size_t *ref, size_t *reflen)
 {
-	const struct jsonl_field *f;
+	const struct json_field *f;
 	char at[4096];
 	size_t i, start = dst->len;
 	int k;
@@ -24,7 +24,7 @@ signature_name(const struct jsonl_rec *jr, const char *file,
 	buf_printf(dst, "\"file\":%s,\"line\":%lu", file_json, lineno);
 	*reflen = 0;
 	for (i = 0; i < 3; i++) {
-		if ((f = jsonl_get(jr, name_keys[i])) == NULL)
+		if ((f = json_rec_get(jr, name_keys[i])) == NULL)
 			continue;
 		buf_printf(dst, ",\"%s\":", name_keys[i]);
 		if (*reflen == 0) {
@@ -43,13 +43,13 @@ signature_name(const struct jsonl_rec *jr, const char *file,
 }
 
 int
-signature_name_hash(const struct jsonl_rec *jr, uint64_t h[2])
+signature_name_hash(const struct json_rec *jr, uint64_t h[2])
 {
-	const struct jsonl_field *f;
+	const struct json_field *f;
 	size_t i;
 
 	for (i = 0; i < 3; i++) {
-		if ((f = jsonl_get(jr, name_keys[i])) == NULL)
+		if ((f = json_rec_get(jr, name_keys[i])) == NULL)
 			continue;
 		h[0] = dedup_hash(jr->line + f->vstart, f->vend - f->vstart, 1);
 		h[1] = dedup_hash(jr->line + f->vstart, f->vend - f->vstart, 2);
@@ -104,27 +104,27 @@ unhex(const char *s, size_t n, uint8_t *out)
 }
 
 int
-signature_hashes_read(const struct jsonl_rec *r, struct dedup_sig *s)
+signature_hashes_read(const struct json_rec *r, struct dedup_sig *s)
 {
 	const char *v, *why;
 	uint8_t t[16];
 	size_t n, i;
 
-	if ((v = jsonl_str(r, "text_hash", &n, &why)) == NULL || n != 32 ||
+	if ((v = json_rec_str(r, "text_hash", &n, &why)) == NULL || n != 32 ||
 	    unhex(v, n, t) < 0)
 		return -1;
 	s->text[0] = s->text[1] = 0;
 	for (i = 0; i < 16; i++)
 		s->text[i / 8] = s->text[i / 8] << 8 | t[i];
 	s->has_sketch = 0;
-	if ((v = jsonl_str(r, "minhash", &n, &why)) != NULL) {
+	if ((v = json_rec_str(r, "minhash", &n, &why)) != NULL) {
 		if (n != 2 * MINHASH_K || unhex(v, n, s->sketch) < 0)
 			return -1;
 		s->has_sketch = 1;
 	} else if (strcmp(why, "missing") != 0) {
 		return -1;
 	}
-	s->has_url = (v = jsonl_str(r, "url", &n, &why)) != NULL;
+	s->has_url = (v = json_rec_str(r, "url", &n, &why)) != NULL;
 	s->url = s->has_url ? dedup_url_hash(v, n) : 0;
 	return 0;
 }
@@ -140,19 +140,19 @@ signature_write(struct buf *b, const char *who, size_t wholen,
 }
 
 int
-signature_read(const struct jsonl_rec *jr, struct buf *info, size_t *who,
+signature_read(const struct json_rec *jr, struct buf *info, size_t *who,
     size_t *wholen, size_t *ref, size_t *reflen, struct dedup_sig *s,
     struct buf *tmp)
 {
 	static const char *const keys[] = { "file", "line", "id", "adlr_id",
 		"url" };
-	const struct jsonl_field *f;
+	const struct json_field *f;
 	const char *why, *file;
 	size_t i, n, start = info->len;
 
 	*reflen = 0;
 	for (i = 0; i < 5; i++) {
-		if ((f = jsonl_get(jr, keys[i])) == NULL)
+		if ((f = json_rec_get(jr, keys[i])) == NULL)
 			continue;
 		buf_printf(info, "%s\"%s\":", info->len > start ? "," : "",
 		    keys[i]);
@@ -165,8 +165,8 @@ signature_read(const struct jsonl_rec *jr, struct buf *info, size_t *who,
 	*who = start;
 	*wholen = info->len - start;
 	if (*reflen == 0) {
-		if ((file = jsonl_str(jr, "file", &n, &why)) == NULL ||
-		    (f = jsonl_get(jr, "line")) == NULL)
+		if ((file = json_rec_str(jr, "file", &n, &why)) == NULL ||
+		    (f = json_rec_get(jr, "line")) == NULL)
 			return -1;
 		tmp->len = 0;
 		buf_add(tmp, file, n);

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "dedup.h"
-#include "jsonl.h"
+#include "json.h"
 #include "util.h"
 
 /*
@@ -20,7 +20,7 @@
  * "minhash":"..."}.
  */
 
-/* The keys a signature record is parsed with (for jsonl_rec_init). */
+/* The keys a signature record is parsed with (for json_rec_init). */
 #define SIGNATURE_NWANT 4
 extern const char *const signature_want[SIGNATURE_NWANT];
 
@@ -30,11 +30,11 @@ extern const char *const signature_want[SIGNATURE_NWANT];
  * where it has no id, adlr_id or url, its "FILE:LINE" string. *ref,
  * *reflen: where in dst its "kept" value is.
  */
-void signature_name(const struct jsonl_rec *jr, const char *file,
+void signature_name(const struct json_rec *jr, const char *file,
     const char *file_json, unsigned long lineno, struct buf *dst,
     size_t *wholen, size_t *ref, size_t *reflen);
 /* The 128-bit hash of a record's "kept" value (jr's first id, adlr_id, url); 0: it has none. */
-int signature_name_hash(const struct jsonl_rec *jr, uint64_t h[2]);
+int signature_name_hash(const struct json_rec *jr, uint64_t h[2]);
 
 /*
  * A signature as JSON members: ,"text_hash":"32 hex digits" and, when
@@ -46,7 +46,7 @@ void signature_hashes_write(struct buf *b, const struct dedup_sig *s);
  * URL hash comes from "url"). Returns 0, or -1 when they are missing or
  * malformed.
  */
-int signature_hashes_read(const struct jsonl_rec *r, struct dedup_sig *s);
+int signature_hashes_read(const struct json_rec *r, struct dedup_sig *s);
 
 /* A signature record: '{', the name fields who[0..wholen), the signature, "}\n". */
 void signature_write(struct buf *b, const char *who, size_t wholen,
@@ -58,7 +58,7 @@ void signature_write(struct buf *b, const char *who, size_t wholen,
  * signature goes to s. Returns 0, or -1 when it is not one (info may hold
  * a part of it). tmp is scratch.
  */
-int signature_read(const struct jsonl_rec *jr, struct buf *info, size_t *who,
+int signature_read(const struct json_rec *jr, struct buf *info, size_t *who,
     size_t *wholen, size_t *ref, size_t *reflen, struct dedup_sig *s,
     struct buf *tmp);
 

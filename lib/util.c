@@ -268,49 +268,6 @@ xstrndup(const char *s, size_t n)
 	return p;
 }
 
-long long
-opt_int(const char *opt, const char *arg, long long min, long long max)
-{
-	char err[1024];
-	long long v;
-
-	if (opt_scan_int(opt, arg, min, max, &v, err, sizeof err) < 0)
-		owt_die(XUSAGE, "%s", err);
-	return v;
-}
-
-double
-opt_double(const char *opt, const char *arg, double min, double max)
-{
-	char err[1024];
-	double v;
-
-	if (opt_scan_double(opt, arg, min, max, &v, err, sizeof err) < 0)
-		owt_die(XUSAGE, "%s", err);
-	return v;
-}
-
-unsigned long long
-opt_size(const char *opt, const char *arg, unsigned long long min,
-    unsigned long long max)
-{
-	char err[1024];
-	unsigned long long v;
-
-	if (opt_scan_size(opt, arg, min, max, &v, err, sizeof err) < 0)
-		owt_die(XUSAGE, "%s", err);
-	return v;
-}
-
-void
-opt_shard(const char *opt, const char *arg, unsigned long *k, unsigned long *n)
-{
-	char err[1024];
-
-	if (opt_scan_shard(opt, arg, k, n, err, sizeof err) < 0)
-		owt_die(XUSAGE, "%s", err);
-}
-
 int
 owt_options(const struct opt_prog *p, int argc, char **argv, char *given)
 {

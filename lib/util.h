@@ -83,19 +83,6 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 
 /*
- * Range-checked numbers for options (lib/opt.h's opt_scan_*, for the
- * programs whose options are not yet a table). On a bad value they print
- * "prog: OPT: 'ARG' is not ..." and exit XUSAGE; they never return garbage.
- */
-long long opt_int(const char *opt, const char *arg, long long min, long long max);
-double opt_double(const char *opt, const char *arg, double min, double max);
-/* A byte size with an optional K, M, G or T suffix (powers of 1024). */
-unsigned long long opt_size(const char *opt, const char *arg,
-    unsigned long long min, unsigned long long max);
-/* "K/N" with 0 <= K < N. */
-void opt_shard(const char *opt, const char *arg, unsigned long *k, unsigned long *n);
-
-/*
  * Flush and close stdout, and check that every write succeeded.
  * Returns XOK, or XSYS after printing why (a full disk, a closed pipe).
  */

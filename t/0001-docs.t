@@ -1,9 +1,10 @@
 #!/bin/sh
 # Every program: -h prints the usage line of its man page's SYNOPSIS, the
 # options listed by -h are the options the man page describes, with the
-# same argument names, -h exits 0, a bad option exits 2 with the usage
-# line on stderr, --version works, and every man page passes mandoc's
-# linter.
+# same argument names, the options required (unbracketed) are the same
+# in both and refused when missing, -h exits 0, a bad option exits 2 with
+# the usage line on stderr, --version works, and every man page passes
+# mandoc's linter.
 . "${OWT_SRC:-.}/t/lib.sh"
 
 command -v mandoc >/dev/null || skip_all "mandoc is not installed"
@@ -71,6 +72,34 @@ man_args() {
 	}' | sort -u
 }
 
+# The options of a usage line outside brackets (opt.h's OPT_REQUIRED).
+usage_required() {
+	awk '{
+		depth = 0
+		for (i = 2; i <= NF; i++) {
+			w = $i
+			while (substr(w, 1, 1) == "[") {
+				depth++
+				w = substr(w, 2)
+			}
+			if (depth == 0 && w ~ /^-/)
+				print w
+			while (w ~ /]$/) {
+				depth--
+				w = substr(w, 1, length(w) - 1)
+			}
+		}
+	}' "$1" | sort -u
+}
+
+# The options of the man page's SYNOPSIS outside Op and Oo/Oc.
+man_required() {
+	sed -n '/^\.Sh SYNOPSIS/,/^\.Sh /p' "$1" | sed 's/\\-/-/g' | awk '
+		/^\.Oo/ { depth++ }
+		/^\.Oc/ { depth-- }
+		depth == 0 && $1 == ".Fl" { print "-" $2 }' | sort -u
+}
+
 for p in "$OWT_BUILD"/bin/*; do
 	prog=${p##*/}
 	page=$OWT_SRC/man/$prog.1
@@ -94,6 +123,16 @@ for p in "$OWT_BUILD"/bin/*; do
 	help_args "$T/out" >"$T/hargs"
 	man_args "$page" >"$T/margs"
 	same "$T/hargs" "$T/margs" "$prog -h arguments equal the man page's"
+	head -n 1 "$T/out" >"$T/usage1"
+	usage_required "$T/usage1" >"$T/hreq"
+	man_required "$page" >"$T/mreq"
+	same "$T/hreq" "$T/mreq" "$prog required options unbracketed in SYNOPSIS"
+	# Each required option is required: without it, a usage error naming it.
+	for o in $(cat "$T/hreq"); do
+		run "$prog" </dev/null
+		is "$rc" 2 "$prog without $o exits 2"
+		like "$T/err" "^$prog: .*$o" "$prog without $o says so"
+	done
 	run "$prog" --no-such-option
 	is "$rc" 2 "$prog with a bad option exits 2"
 	head -n 2 "$T/err" | grep -q '^usage: ' && ok "$prog usage on stderr" ||

@@ -163,4 +163,6 @@ is "$rc" 2 "--filter-only with --extract is a usage error"
 like err "^owt-fetch: --extract and --filter-only exclude each other$" "and says why"
 run owt-fetch --connections 0 ten.txt
 is "$rc" 2 "--connections 0 is a usage error"
+fails 2 "^owt-fetch: --json-keys: 'a,b' is not one field name$" \
+    "--json-keys a,b" owt-fetch --filter-only --json-keys a,b ten.txt
 done_testing

@@ -230,6 +230,8 @@ for args in "--stages fix,bogus" "--stages ," "--near-threshold 2" \
 	run owt-dedup $args mix.jsonl
 	is "$rc" 2 "usage error: $args"
 done
+fails 2 "^owt-dedup: --json-keys: '' is not one field name\$" \
+    "--json-keys ''" owt-dedup --json-keys '' mix.jsonl
 for l in xx EN un zh-Hant 81 ''; do
 	fails 2 "^owt-dedup: --lang: '$l' is not a language CLD2 detects\$" \
 	    "--lang '$l'" owt-dedup --lang "$l" mix.jsonl

@@ -165,6 +165,7 @@ run jsonl-merge --seed x d
 is "$rc" 2 "a non-numeric --seed is a usage error"
 run jsonl-merge --json-keys a,b d
 is "$rc" 2 "--json-keys takes one field"
+like err "^jsonl-merge: --json-keys: 'a,b' is not one field name$" "and says why"
 
 # A failed write is exit 3, never a truncated success.
 if [ -w /dev/full ]; then

@@ -89,11 +89,11 @@ test_stages(void)
 
 /* Parse line into jr with keys want. */
 static int
-parse(struct jsonl_rec *jr, const char *line)
+parse(struct json_rec *jr, const char *line)
 {
 	char err[256];
 
-	return jsonl_parse(jr, line, strlen(line), err, sizeof err);
+	return json_rec_parse(jr, line, strlen(line), err, sizeof err);
 }
 
 #define NAME1 "\"file\":\"a.jsonl\",\"line\":3,\"id\":7,\"url\":\"u\""
@@ -105,13 +105,13 @@ static void
 test_names(void)
 {
 	static const char *const want[] = { "text" };
-	struct jsonl_rec jr, jr2;
+	struct json_rec jr, jr2;
 	struct buf b = { 0 };
 	size_t wholen, ref, reflen;
 	uint64_t h[2], h2[2];
 
-	jsonl_rec_init(&jr, want, 1);
-	jsonl_rec_init(&jr2, want, 1);
+	json_rec_init(&jr, want, 1);
+	json_rec_init(&jr2, want, 1);
 	parse(&jr, "{\"url\":\"u\",\"text\":\"x\",\"id\":7}");
 	buf_adds(&b, "XY");
 	signature_name(&jr, "a.jsonl", "\"a.jsonl\"", 3, &b, &wholen, &ref,
@@ -140,8 +140,8 @@ test_names(void)
 	    "another name, another hash");
 	parse(&jr2, "{\"text\":\"a\"}");
 	OK(signature_name_hash(&jr2, h2) == 0, "no name: 0");
-	jsonl_rec_free(&jr);
-	jsonl_rec_free(&jr2);
+	json_rec_free(&jr);
+	json_rec_free(&jr2);
 	buf_free(&b);
 }
 
@@ -151,7 +151,7 @@ static const char sig_bytes[] = "{\"file\":\"f\",\"line\":2,\"url\":\"http://x/\
 static void
 test_signatures(void)
 {
-	struct jsonl_rec jr;
+	struct json_rec jr;
 	struct minhash mh;
 	struct words w = { 0 };
 	struct dedup_sig s, r;
@@ -166,7 +166,7 @@ test_signatures(void)
 	    &s);
 	SAMES(b.p, sig_bytes, "signature_write: no sketch, no minhash");
 
-	jsonl_rec_init(&jr, signature_want, SIGNATURE_NWANT);
+	json_rec_init(&jr, signature_want, SIGNATURE_NWANT);
 	OK(parse(&jr, sig_bytes) == 0, "it parses");
 	memset(&r, 0xff, sizeof r);
 	OK(signature_read(&jr, &info, &who, &wholen, &ref, &reflen, &r, &tmp) == 0,
@@ -209,7 +209,7 @@ test_signatures(void)
 	    "\"00000000000000010000000000000001\"}") == 0 &&
 	    signature_read(&jr, &info, &who, &wholen, &ref, &reflen, &r, &tmp) == -1,
 	    "nor a record with no name and no file");
-	jsonl_rec_free(&jr);
+	json_rec_free(&jr);
 	words_free(&w);
 	buf_free(&b);
 	buf_free(&info);
@@ -275,7 +275,7 @@ test_report(void)
 	static const char who[] = "\"file\":\"a\",\"line\":1,\"id\":5";
 	struct dedup_report r;
 	struct clean_doc d;
-	struct jsonl_rec jr;
+	struct json_rec jr;
 	struct buf b = { 0 };
 	struct dedup *drop;
 	const char *path;
@@ -364,7 +364,7 @@ test_report(void)
 	drop = dedup_report_load_drop(path, err, sizeof err, &code);
 	OK(drop != NULL && dedup_count(drop) == 2,
 	    "dedup_report_load_drop: two drops, not the fix and the cut");
-	jsonl_rec_init(&jr, NULL, 0);
+	json_rec_init(&jr, NULL, 0);
 	parse(&jr, "{\"id\":3}");
 	signature_name_hash(&jr, h);
 	OK(drop && dedup_find_text(drop, h) == 0, "the near duplicate by its id");
@@ -384,7 +384,7 @@ test_report(void)
 	snprintf(missing, sizeof missing, "%s/none.rep", tmpdir);
 	OK(dedup_report_load_drop(missing, err, sizeof err, &code) == NULL &&
 	    code == XDATA, "a missing file fails, XDATA");
-	jsonl_rec_free(&jr);
+	json_rec_free(&jr);
 	buf_free(&b);
 }
 
@@ -399,7 +399,7 @@ test_decontam(void)
 	struct decontam *dc = decontam_new();
 	struct decontam_work w = { 0 };
 	struct decontam_pass p;
-	struct jsonl_rec jr;
+	struct json_rec jr;
 	struct spill spool;
 	struct buf b = { 0 }, long_text = { 0 }, line = { 0 };
 	char err[256], *names[3] = { "x/lambada.test.jsonl", "piqa", ".hidden" };
@@ -444,7 +444,7 @@ test_decontam(void)
 	OK(decontam_verdict(&w) == DECONTAM_KEEP, "up to the most");
 
 	/* decontam_rewrite on pieces set by hand. */
-	jsonl_rec_init(&jr, want, 2);
+	json_rec_init(&jr, want, 2);
 	parse(&jr, "{\"split_id\":\"s\",\"text\":\"abcdefgh\",\"n\":1}");
 	w.piece = xcalloc(2, sizeof *w.piece);
 	w.npiece = 2;
@@ -464,7 +464,7 @@ test_decontam(void)
 	    "{\"text\":\"fgh\",\"split_id\":\"t-0000000001-0001\"}\n",
 	    "without one, split_id is added");
 	decontam_work_free(&w);
-	jsonl_rec_free(&jr);
+	json_rec_free(&jr);
 
 	/* decontam_pass2 over a spool: the task alone, then a clean long text. */
 	while (long_text.len < 300)

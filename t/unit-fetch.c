@@ -631,10 +631,10 @@ test_fetch_write(void)
 {
 	struct fetch_opts o = { .text_key = "text" };
 	struct fetch_item it;
-	struct jsonl_rec rec;
+	struct json_rec rec;
 	struct buf b = { 0 };
 
-	jsonl_rec_init(&rec, NULL, 0);
+	json_rec_init(&rec, NULL, 0);
 	memset(&it, 0, sizeof it);
 	it.url = "http://a.example/x";
 	it.job.final_url = "http://a.example/x?y";
@@ -707,7 +707,7 @@ test_fetch_write(void)
 	buf_free(&it.meta.date);
 	buf_free(&it.meta.lang);
 	buf_free(&b);
-	jsonl_rec_free(&rec);
+	json_rec_free(&rec);
 }
 
 static void

@@ -1,10 +1,187 @@
-/* unit-json.c - the JSON layer: documents as a tree, the writer in its three styles, strings and ids */
+/* unit-json.c - the JSON layer: records, documents as a tree, the writer in its three styles, strings and ids */
 #include <math.h>
 #include <stdlib.h>
 
+#include "input.h"
 #include "json.h"
 #include "util.h"
 #include "unit.h"
+
+/*
+ * A flat record takes json_rec_parse's fast path; with a nested member added
+ * at the end, the same members come from yajl. Both must give the same
+ * fields, and reject the same lines.
+ */
+static void
+test_rec_paths(void)
+{
+	static const char *const want[] = { "text", "k\"" };
+	static const char *const flat[] = {
+		"{\"text\":\"a\\\"b\\\\c\\/\\b\\f\\n\\r\\t\\u00e9\\u4e2d\\ud83d\\ude00\\u0000z\"",
+		"{ \"k\\\"\" :\t\"v\" ,\"n\":-0.5E+3 , \"t\":true,\"f\":false,\"z\":null",
+		"{\"text\":\"" "0123456789abcdef0123456789abcdef\\n0123456789\xc3\xa9\"",
+		"{\"\\u0074ext\":\"x\",\"text\":12",
+		"{\"a\":01", "{\"a\":1.", "{\"a\":\"\\x\"", "{\"a\":\"\x01\"",
+		"{\"a\":tru", "{\"a\" 1", "{\"a\":1,,\"b\":2", "{\x0b\"a\":1",
+	};
+	struct json_rec r1, r2;
+	struct buf line = { 0 };
+	char e1[256], e2[256];
+	size_t i, k, n;
+	int c1, c2, same;
+
+	json_rec_init(&r1, want, 2);
+	json_rec_init(&r2, want, 2);
+	for (i = 0; i < sizeof flat / sizeof flat[0]; i++) {
+		n = strlen(flat[i]);
+		line.len = 0;
+		buf_add(&line, flat[i], n);
+		buf_add(&line, "}", 1);
+		c1 = json_rec_parse(&r1, line.p, line.len, e1, sizeof e1);
+		buf_add(&line, ",\"o\":[{}]}", 10);
+		memmove(line.p + n, line.p + n + 1, 10);
+		line.len--;
+		c2 = json_rec_parse(&r2, line.p, line.len, e2, sizeof e2);
+		same = (c1 == 0) == (c2 == 0) &&
+		    (c1 != 0 || r1.nf + 1 == r2.nf);
+		for (k = 0; same && c1 == 0 && k < r1.nf; k++) {
+			same = r1.f[k].klen == r2.f[k].klen &&
+			    memcmp(r1.f[k].key, r2.f[k].key, r1.f[k].klen + 1) == 0 &&
+			    r1.f[k].type == r2.f[k].type &&
+			    r1.f[k].vstart == r2.f[k].vstart &&
+			    r1.f[k].vend == r2.f[k].vend &&
+			    (r1.f[k].str == NULL) == (r2.f[k].str == NULL);
+			if (same && r1.f[k].str != NULL)
+				same = r1.f[k].slen == r2.f[k].slen &&
+				    memcmp(r1.f[k].str, r2.f[k].str,
+				    r1.f[k].slen + 1) == 0;
+		}
+		OK(same, "flat record %zu: the fast path and yajl agree (%s)", i,
+		    c1 == 0 ? "parsed" : "rejected");
+	}
+	n = strlen("{\"text\":\"\\ud83d\\ude00\\u0000\"}");
+	OK(json_rec_parse(&r1, "{\"text\":\"\\ud83d\\ude00\\u0000\"}", n, e1,
+	    sizeof e1) == 0 && r1.f[0].slen == 5 &&
+	    memcmp(r1.f[0].str, "\xf0\x9f\x98\x80\0", 6) == 0,
+	    "a surrogate pair and \\u0000 decode to their bytes");
+	json_rec_free(&r1);
+	json_rec_free(&r2);
+	buf_free(&line);
+}
+
+static void
+test_rec(void)
+{
+	static const char *const want[] = { "text" };
+	struct json_rec r;
+	struct buf out = { 0 };
+	struct json_edit ed[2];
+	const struct json_field *f;
+	const char *s, *why;
+	char err[256];
+	size_t len;
+	const char *line = "  {\"a\" : \"x\\\"\\\\\" , \"text\":\"t\\u00e9\\n\","
+	    "\"n\": -1.5e3,\"o\":{\"k\":[1,{}]},\"b\":true,\"z\":null}\r";
+
+	json_rec_init(&r, want, 1);
+	OK(json_rec_parse(&r, line, strlen(line), err, sizeof err) == 0,
+	    "a record with every value type parses");
+	OK(r.nf == 6, "six members");
+	f = json_rec_get(&r, "a");
+	SAME(r.line + f->vstart, f->vend - f->vstart, "\"x\\\"\\\\\"", 7,
+	    "string span with escaped quote and backslash");
+	f = json_rec_get(&r, "n");
+	SAME(r.line + f->vstart, f->vend - f->vstart, "-1.5e3", 6, "number span");
+	OK(f->type == JV_NUMBER, "number type");
+	f = json_rec_get(&r, "o");
+	SAME(r.line + f->vstart, f->vend - f->vstart, "{\"k\":[1,{}]}", 12,
+	    "object span");
+	OK(json_rec_get(&r, "b")->type == JV_BOOL && json_rec_get(&r, "z")->type == JV_NULL,
+	    "bool and null types");
+	s = json_rec_str(&r, "text", &len, &why);
+	SAME(s, len, "t\xc3\xa9\n", 4, "wanted string is decoded");
+	OK(json_rec_str(&r, "n", &len, &why) == NULL && strcmp(why, "not a string") == 0,
+	    "a number is not a string");
+	OK(json_rec_str(&r, "nope", &len, &why) == NULL && strcmp(why, "missing") == 0,
+	    "a missing key is reported");
+
+	ed[0].key = "a";
+	ed[0].json = "1";
+	ed[0].len = 1;
+	ed[1].key = "new";
+	ed[1].json = "\"v\"";
+	ed[1].len = 3;
+	json_rec_write(&out, &r, ed, 2);
+	SAMES(out.p, "{\"a\" : 1 , \"text\":\"t\\u00e9\\n\",\"n\": -1.5e3,"
+	    "\"o\":{\"k\":[1,{}]},\"b\":true,\"z\":null,\"new\":\"v\"}\n",
+	    "edit replaces in place and appends, other bytes kept");
+
+	/* The same spans without wanted keys (yajl does not decode strings). */
+	json_rec_free(&r);
+	json_rec_init(&r, NULL, 0);
+	OK(json_rec_parse(&r, line, strlen(line), err, sizeof err) == 0,
+	    "parses without wanted keys");
+	f = json_rec_get(&r, "text");
+	SAME(r.line + f->vstart, f->vend - f->vstart, "\"t\\u00e9\\n\"", 11,
+	    "string span found without a string callback");
+	f = json_rec_get(&r, "z");
+	OK(f->type == JV_NULL, "last member typed");
+	out.len = 0;
+	ed[0].key = "text";
+	ed[0].json = "\"T\"";
+	ed[0].len = 3;
+	json_rec_write(&out, &r, ed, 1);
+	SAMES(out.p, "{\"a\" : \"x\\\"\\\\\" , \"text\":\"T\",\"n\": -1.5e3,"
+	    "\"o\":{\"k\":[1,{}]},\"b\":true,\"z\":null}\n",
+	    "replacing a string member found without decoding");
+
+	line = "{\"k\":\"v\" , \"k\":\"w\"}";
+	json_rec_parse(&r, line, strlen(line), err, sizeof err);
+	f = json_rec_get(&r, "k");
+	SAME(r.line + f->vstart, f->vend - f->vstart, "\"w\"", 3,
+	    "a repeated key: the last value counts, and a trailing string ends before '}'");
+	out.len = 0;
+	json_rec_write(&out, &r, ed, 0);
+	SAMES(out.p, "{\"k\":\"v\" , \"k\":\"w\"}\n", "pass-through is byte for byte");
+
+	line = "{}";
+	json_rec_parse(&r, line, 2, err, sizeof err);
+	out.len = 0;
+	ed[0].key = "id";
+	ed[0].json = "7";
+	ed[0].len = 1;
+	json_rec_write(&out, &r, ed, 1);
+	SAMES(out.p, "{\"id\":7}\n", "adding to an empty object needs no comma");
+
+	OK(json_rec_parse(&r, "{\"a\":1", 6, err, sizeof err) == BAD_JSON,
+	    "a truncated object is invalid JSON");
+	OK(json_rec_parse(&r, "{\"a\":1}{}", 9, err, sizeof err) == BAD_JSON,
+	    "two objects on a line are invalid JSON");
+	OK(json_rec_parse(&r, "{\"a\":1}\"x", 9, err, sizeof err) == BAD_JSON,
+	    "a string cut short after the object is trailing garbage");
+	SAMES(err, "invalid JSON: trailing garbage at byte 8", "and named so");
+	OK(json_rec_parse(&r, "{\"a\":1}12", 9, err, sizeof err) == BAD_JSON,
+	    "a number after the object is trailing garbage");
+	OK(json_rec_parse(&r, "[]", 2, err, sizeof err) == BAD_NOTOBJECT,
+	    "an array is not an object");
+	OK(json_rec_parse(&r, "  ", 2, err, sizeof err) == BAD_EMPTYLINE,
+	    "blank is an empty line");
+	OK(json_rec_parse(&r, "{\"a\":\"\\ud83d\"}", 14, err, sizeof err) == BAD_JSON,
+	    "a lone high surrogate escape is rejected");
+	OK(json_rec_parse(&r, "{\"a\":\"\\\\ud83d\"}", 15, err, sizeof err) == 0,
+	    "an escaped backslash before ud83d is text");
+	OK(json_rec_parse(&r, "{\"a\":\"\xff\"}", 8, err, sizeof err) == BAD_UTF8,
+	    "invalid UTF-8 is rejected");
+	SAMES(err, "invalid UTF-8 at byte 7", "the byte is named");
+	json_rec_free(&r);
+	test_rec_paths();
+
+	out.len = 0;
+	json_string(&out, "a\"b\\c\n\t\x01\x1f\xc3\xa9", 11);
+	SAMES(out.p, "\"a\\\"b\\\\c\\n\\t\\u0001\\u001f\xc3\xa9\"",
+	    "json_string escapes quotes, backslashes and controls, keeps UTF-8");
+	buf_free(&out);
+}
 
 static void
 test_doc(void)
@@ -265,6 +442,7 @@ test_strings(void)
 int
 main(void)
 {
+	test_rec();
 	test_doc();
 	test_writer();
 	test_strings();

@@ -383,6 +383,24 @@ test_options(void)
 	buf_free(&want);
 }
 
+/* opt_check_field: --json-keys key names one field. */
+static void
+test_field(void)
+{
+	static const struct opt o = { .name = "json-keys", .arg = "key",
+	    .type = OPT_STR };
+	char err[128];
+
+	OK(opt_check_field(&o, "text", err, sizeof err) == 0,
+	    "opt_check_field: a field name");
+	OK(opt_check_field(&o, "a,b", err, sizeof err) == -1,
+	    "opt_check_field: two names");
+	SAMES(err, "--json-keys: 'a,b' is not one field name", "and why");
+	OK(opt_check_field(&o, "", err, sizeof err) == -1,
+	    "opt_check_field: none");
+	SAMES(err, "--json-keys: '' is not one field name", "and why");
+}
+
 int
 main(void)
 {
@@ -392,5 +410,6 @@ main(void)
 	test_parse();
 	test_errors();
 	test_options();
+	test_field();
 	return unit_done();
 }
