@@ -388,11 +388,18 @@ dry_run(void)
 {
 	struct gpt_plan_in in = { 0 };
 	struct gpt_plan *p = xcalloc(1, sizeof *p);
+	struct ckpt_args_load ld = { 0 };
 	struct comm_launch l;
 	struct buf out = { 0 };
 	char err[1024];
 	int code;
 
+	/* the checkpoint's shape (config.json) and kept options */
+	if (o.load && ckpt_args_load(&ld, &options, given, o.load, o.finetune,
+	    o.no_load_optim, CKPT_ARGS_OVERRIDE, err, sizeof err, &code) < 0)
+		owt_die(code, "%s", err);
+	if (ld.warn[0] != '\0')
+		owt_warn("%s", ld.warn);
 	if (gpt_recompute_parse(&in.rc, o.ckpt_act, o.recompute_act,
 	    o.recompute_gran, o.recompute_method, o.recompute_n, err,
 	    sizeof err) < 0)
@@ -424,6 +431,9 @@ dry_run(void)
 	gpt_plan_print(&out, p);
 	if (fwrite(out.p, 1, out.len, stdout) != out.len || fflush(stdout) != 0)
 		owt_die(XSYS, "stdout: %s", strerror(errno));
+	buf_free(&out);
+	free(p);
+	ckpt_args_free(&ld);
 	exit(0);
 }
 

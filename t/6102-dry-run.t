@@ -66,6 +66,20 @@ like out '^layout: 4 ranks = 2 tensor-parallel x 1 pipeline stages x 2 data-para
     "the world is the launcher's"
 
 # shellcheck disable=SC2086
+# --load: the checkpoint's shape and options, checked as a run checks them.
+# shellcheck disable=SC2086
+run gpt-train $ga --train-iters 1 --save c1
+is "$rc" 0 "a checkpoint to plan from"
+run gpt-train --dry-run --load c1
+is "$rc" 0 "--dry-run --load"
+like out '^model: 4 layers, hidden size 32, 4 heads, 16 positions, vocabulary 300 \(padded to 384\): 60992 parameters; ' \
+    "--load: the checkpoint's shape"
+like out '^layout: 1 ranks = 1 tensor-parallel x 1 pipeline stages x 1 data-parallel, 8 ranks a node; micro-batches of 1 x 8 tokens, 4 a replica an iteration; ' \
+    "--load: the run's kept options (sequence, batches)"
+fails 1 '^gpt-train: c1/iter_0000001/config.json: n_layer is 4, but --num-layers is 2$' \
+    "--load with another shape" gpt-train --dry-run --load c1 --num-layers 2
+
+# shellcheck disable=SC2086
 fails 2 '^gpt-train: world size 3 is not a multiple of --tensor-model-parallel-size 2 x --pipeline-model-parallel-size 1$' \
     "a world that is not a multiple of TP x PP" \
     gpt-train $ga --dry-run --tensor-model-parallel-size 2 --world-size 3
