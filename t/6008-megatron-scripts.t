@@ -1,7 +1,8 @@
 #!/bin/sh
 # Megatron-LM users' command lines run with gpt-train in place of
-# pretrain_gpt.py: the seed's single-GPU and distributed scripts (one
-# process, TP = PP = 1) with only the sizes shrunk through shell variables
+# pretrain_gpt.py: the seed's single-GPU and distributed scripts (in one
+# process with TP = PP = 1, and on 8 ranks under mpirun with the script's
+# TP = 2 x PP = 4) with only the sizes shrunk through shell variables
 # and every flag as written; the log in Megatron's format on stdout, the
 # notes and warnings on stderr; Megatron's defaults; the fractional
 # warmup; --load of a .pt file; the tokenizer's files checked; and a run
@@ -163,6 +164,55 @@ like out '; recomputation: full, uniform, 1 layer per chunk$' \
 like out '^ iteration        2/       2 \| consumed samples:           16 \| .* \| learning rate: 9\.375E-08 \| global batch size:     8 \|' \
     "the last iteration logged, deep in the warmup"
 is "$(cat $CHECKPOINT_PATH/latest_checkpointed_iteration.txt)" 2 "saved at the end"
+
+# The seed's distributed script as it is meant to run: TP = 2 x PP = 4
+# on 8 ranks (mpirun in place of torchrun), the sizes shrunk; its losses
+# are those of the same script in one process, to the tolerance that
+# tensor parallelism allows (sums split over ranks: gpt-train(1)).
+cat >seed-dist.sh <<'SH'
+gpt-train \
+    --num-layers $NUM_LAYERS --hidden-size $HIDDEN_SIZE --num-attention-heads $NUM_HEADS \
+    --seq-length $SEQ_LENGTH --max-position-embeddings $SEQ_LENGTH \
+    --micro-batch-size 1 --global-batch-size $GLOBAL_BATCH \
+    --lr 1.5e-4 --train-iters $TRAIN_ITERS --lr-decay-iters $TRAIN_ITERS \
+    --lr-decay-style cosine --min-lr 1.0e-5 --weight-decay 0.1 \
+    --lr-warmup-fraction 0.01 --clip-grad 1.0 --fp16 \
+    --vocab-file ./model/gpt2-vocab.json --merge-file ./model/gpt2-merges.txt \
+    --tensor-model-parallel-size $TP --pipeline-model-parallel-size $PP \
+    --DDP-impl local --no-gradient-accumulation-fusion \
+    --log-interval 1 --save-interval 1000 --eval-interval 500 --eval-iters 10 \
+    --save ./model/dist_$TP$PP --load ./model/checkpoints/gpt2_1.3B_init.pt \
+    --data-path ./data/my-gpt2_text_document --data-impl mmap --split 900,50,50
+SH
+if command -v mpirun >/dev/null 2>&1 && [ -f "$OWT_BUILD/lib/owt/comm-mpi.so" ]; then
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+	OMPI_MCA_btl_vader_single_copy_mechanism=none
+	OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_mpi_yield_when_idle=1
+	NUM_LAYERS=4 HIDDEN_SIZE=64 NUM_HEADS=4 SEQ_LENGTH=32 GLOBAL_BATCH=4
+	TRAIN_ITERS=3
+	export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM \
+	    OMPI_MCA_btl_vader_single_copy_mechanism \
+	    OMPI_MCA_rmaps_base_oversubscribe OMPI_MCA_mpi_yield_when_idle \
+	    NUM_LAYERS HIDDEN_SIZE NUM_HEADS SEQ_LENGTH GLOBAL_BATCH TRAIN_ITERS TP PP
+	TP=1 PP=1
+	sh seed-dist.sh >one.out 2>one.err
+	is "$?" 0 "the distributed script in one process, 4 layers, exits 0"
+	TP=2 PP=4
+	run timeout 300 mpirun -np 8 --bind-to none sh seed-dist.sh
+	is "$rc" 0 "the distributed script on 8 ranks, TP = 2 x PP = 4, exits 0"
+	sed -n 's/^ iteration .* lm loss: \([^ ]*\) .*/\1/p' one.out >l1
+	sed -n 's/^ iteration .* lm loss: \([^ ]*\) .*/\1/p' "$T/out" >l8
+	is "$(wc -l <l8 | tr -d ' ')" "$TRAIN_ITERS" "8 ranks: one log line an iteration, from one rank"
+	is "$(paste l1 l8 | awk 'NF == 2 { n++; d = $1 - $2; if (d < 0) d = -d;
+	    if (d > 2e-5 * $1) bad++ } END { print n + 0, bad + 0 }')" "$TRAIN_ITERS 0" \
+	    "8 ranks: each loss that of one process within 2e-5 of it"
+	is "$(cat model/dist_24/latest_checkpointed_iteration.txt)" "$TRAIN_ITERS" \
+	    "8 ranks: one checkpoint, saved at the end"
+else
+	for i in 1 2 3 4 5; do
+		skip "no mpirun or no MPI plugin: the 8-rank run"
+	done
+fi
 
 fails 2 '^gpt-train: world size 1 is not a multiple of --tensor-model-parallel-size 2 x --pipeline-model-parallel-size 4$' \
     "the script's TP=2 x PP=4 needs 8 ranks" gpt-train --mock-data --train-iters 1 \
