@@ -14,6 +14,7 @@
 #include "gpt.h"
 #include "gpt_data.h"
 #include "gpt_device.h"
+#include "gpt_plan.h"
 #include "opt.h"
 #include "schedule.h"
 #include "train.h"
@@ -47,6 +48,7 @@ static struct {
 	const char *ddp_impl, *dist_backend;	/* notes, kept */
 	int ckpt_act, recompute_act, recompute_n;
 	const char *recompute_gran, *recompute_method;
+	int dry_run, world_size, ranks_per_node;
 } o = {
 	.layers = 12, .hidden = 768, .heads = 12, .seq = 1024, .maxpos = 1024,
 	.vocab = 50257, .vocab_div = 128, .init_std = 0.02, .micro = 4,
@@ -58,6 +60,7 @@ static struct {
 	.hysteresis = 2,
 	.seed = 1234, .eval_interval = 1000, .eval_iters = 100,
 	.log_interval = 100, .tp = 1, .pp = 1, .dist_timeout = 10,
+	.ranks_per_node = 8,
 	.recompute_n = 1,
 };
 
@@ -181,6 +184,9 @@ static const struct opt opts[] = {
 	{ .name = "distributed-timeout-minutes", .arg = "x", .type = OPT_DOUBLE,
 	    .p = &o.dist_timeout, .min = 1e-3, .max = 1e6,
 	    .help = "a rank waiting longer in a collective ends the run (10)" },
+	{ .name = "dry-run", .type = OPT_FLAG, .p = &o.dry_run,
+	    .help = "print the layout's parameters, memory, communication, "
+	    "bubble and FLOPs per rank, and exit" },
 	{ .name = "eval-interval", .arg = "n", .type = OPT_U64,
 	    .p = &o.eval_interval, .min = 1, .max = 1e15, .tag = C_ARG,
 	    .help = "validation loss every n iterations (1000)" },
@@ -299,6 +305,9 @@ static const struct opt opts[] = {
 	{ .name = "pipeline-model-parallel-size", .arg = "n", .type = OPT_INT,
 	    .p = &o.pp, .min = 1, .max = 1 << 16,
 	    .help = "pipeline stages, of the ranks (1)" },
+	{ .name = "ranks-per-node", .arg = "n", .type = OPT_INT,
+	    .p = &o.ranks_per_node, .min = 1, .max = 1 << 16,
+	    .help = "--dry-run: ranks a node (8)" },
 	{ .name = "recompute-activations", .type = OPT_FLAG,
 	    .p = &o.recompute_act,
 	    .help = "recompute the attention probabilities (selective)" },
@@ -359,6 +368,9 @@ static const struct opt opts[] = {
 	    .help = "AdamW weight decay, not on biases and LayerNorm (0.01)" },
 	{ .name = "workers", .arg = "n", .type = OPT_INT, .p = &o.workers,
 	    .min = 1, .max = 1024, .help = "threads (all processors)" },
+	{ .name = "world-size", .arg = "n", .type = OPT_INT,
+	    .p = &o.world_size, .min = 1, .max = 1 << 24,
+	    .help = "--dry-run: ranks (the launcher's, or TP x PP)" },
 };
 #define NOPTS (sizeof opts / sizeof *opts)
 
@@ -369,6 +381,61 @@ static char given[NOPTS];
 static volatile sig_atomic_t stop_signal;
 
 #define GIVEN(name) given[opt_find(&options, name)]
+
+/* --dry-run: lib/gpt_plan.h's figures for the options' run; no data, devices or MPI. */
+static void
+dry_run(void)
+{
+	struct gpt_plan_in in = { 0 };
+	struct gpt_plan *p = xcalloc(1, sizeof *p);
+	struct ckpt_args_load ld = { 0 };
+	struct comm_launch l;
+	struct buf out = { 0 };
+	char err[1024];
+	int code;
+
+	/* the checkpoint's shape (config.json) and kept options */
+	if (o.load && ckpt_args_load(&ld, &options, given, o.load, o.finetune,
+	    o.no_load_optim, CKPT_ARGS_OVERRIDE, err, sizeof err, &code) < 0)
+		owt_die(code, "%s", err);
+	if (ld.warn[0] != '\0')
+		owt_warn("%s", ld.warn);
+	if (gpt_recompute_parse(&in.rc, o.ckpt_act, o.recompute_act,
+	    o.recompute_gran, o.recompute_method, o.recompute_n, err,
+	    sizeof err) < 0)
+		owt_die(XUSAGE, "%s", err);
+	if (comm_launch(&l, err, sizeof err, &code) < 0)
+		owt_die(code, "%s", err);
+	if (o.seq > o.maxpos)
+		owt_die(XUSAGE, "--seq-length %d is beyond the %d positions of "
+		    "the model (--max-position-embeddings)", o.seq, o.maxpos);
+	in.world = GIVEN("world-size") ? o.world_size : l.size > 1 ? l.size :
+	    o.tp * o.pp;
+	in.cfg.nlayer = o.layers;
+	in.cfg.nhead = o.heads;
+	in.cfg.nembd = o.hidden;
+	in.cfg.maxpos = o.maxpos;
+	in.cfg.vocab = o.vocab;
+	in.cfg.vocab_pad = gpt_pad_vocab(o.vocab, o.vocab_div);
+	in.cfg.ln_eps = 1e-5f;
+	in.vocab_div = o.vocab_div;
+	in.tp = o.tp;
+	in.pp = o.pp;
+	in.ranks_per_node = o.ranks_per_node;
+	in.micro_batch = o.micro;
+	in.global_batch = o.global > 0 ? o.global : o.micro;
+	in.seq = o.seq;
+	in.zero = o.dist_opt;
+	if (gpt_plan_make(p, &in, err, sizeof err, &code) < 0)
+		owt_die(code, "%s", err);
+	gpt_plan_print(&out, p);
+	if (fwrite(out.p, 1, out.len, stdout) != out.len || fflush(stdout) != 0)
+		owt_die(XSYS, "stdout: %s", strerror(errno));
+	buf_free(&out);
+	free(p);
+	ckpt_args_free(&ld);
+	exit(0);
+}
 
 static void
 parse(int argc, char **argv)
@@ -388,6 +455,8 @@ parse(int argc, char **argv)
 	if ((o.pp != 1 || o.tp != 1) && o.dist_opt)
 		owt_die(XUSAGE, "--use-distributed-optimizer with tensor or "
 		    "pipeline parallelism: not implemented");
+	if (o.dry_run)
+		dry_run();
 	if (o.mock == (data_paths.n > 0))
 		owt_die(XUSAGE, "%s", o.mock ? "--mock-data and --data-path "
 		    "exclude each other" : "no data: give --data-path or "
@@ -635,6 +704,25 @@ stop_why(double t0)
 	    NULL;
 }
 
+/*
+ * The backend memory this rank's model holds after its first iteration,
+ * which --dry-run predicts (t/6102); the optimizer's shards under
+ * --use-distributed-optimizer are lib/train.c's, not counted.
+ */
+static void
+report_memory(void)
+{
+	struct buf b = { 0 };
+
+	buf_printf(&b, "%s: memory: %zu bytes of %s memory allocated after "
+	    "the first iteration%s\n", owt_prog, gpt_alloc_bytes(),
+	    model.be->name, o.dist_opt ? ", the optimizer's shards not "
+	    "counted" : "");
+	if (fwrite(b.p, 1, b.len, stdout) != b.len || fflush(stdout) != 0)
+		owt_die_errno(XSYS, "standard output: write error");
+	buf_free(&b);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -846,6 +934,10 @@ main(int argc, char **argv)
 			    isfinite(r.loss) ? r.grad_norm : r.loss,
 			    saved_iter != UINT64_MAX ? " (the last checkpoint "
 			    "is intact)" : "");
+		/* Megatron's report_memory: once, on each data-parallel rank 0 */
+		if (tr.st.iteration == first_iter + 1 && ranks.dist.dp_rank == 0 &&
+		    !GIVEN("quiet"))
+			report_memory();
 		if (r.skipped) {	/* fp16 overflow: Megatron counts, not averages, it */
 			lg.skipped++;
 			lg.nan += !isfinite(r.loss);

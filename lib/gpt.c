@@ -196,11 +196,20 @@ gpt_nparams(const struct gpt_config *c)
 	    (size_t)c->nlayer * (12 * C * C + 13 * C);
 }
 
+static size_t alloc_bytes;
+
+size_t
+gpt_alloc_bytes(void)
+{
+	return alloc_bytes;
+}
+
 static void *
 balloc(const struct gpt *m, size_t n, size_t elsize)
 {
 	void *p = m->be->alloc(n * elsize);
 
+	alloc_bytes += n * elsize;
 	if (p == NULL)
 		owt_die(XSYS, "out of %s memory allocating %zu bytes",
 		    m->be->name, n * elsize);

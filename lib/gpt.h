@@ -476,6 +476,11 @@ int gpt_layout(struct gpt *m, const struct gpt_config *c, char *err,
 int gpt_layout_part(struct gpt *m, const struct gpt_config *c,
     const struct gpt_part *p, char *err, size_t errsize);
 void gpt_free(struct gpt *m);
+/*
+ * The bytes of backend memory the models of this process have allocated
+ * so far (freed memory still counted): what gpt-train --dry-run predicts.
+ */
+size_t gpt_alloc_bytes(void);
 /* The number of parameters of the model without the vocabulary padding. */
 size_t gpt_nparams(const struct gpt_config *c);
 

@@ -10,8 +10,37 @@
 # (they must: DP with one micro-batch per rank is bit-identical).
 # The runs use build/t/train-test, lib/train.c's driver (the same
 # iteration gpt-train runs), until gpt-train takes the parallel flags.
+#
+# First, gpt-train --dry-run's figures (no data, no device, no MPI) for
+# the layouts RESULTS.md discusses: the seed's 1.3B at TP 2 x PP 4 on
+# 8 x 40 GB, and GPT-2 124M on 8 GPUs as DP8 and TP2 x DP4. DRYRUN=1
+# stops after them.
 . "$OWT_SRC/contrib/bench/lib.sh"
 : "${THREADS:=2}" "${SEQ:=64}" "${MB:=4}" "${G:=8}" "${ITERS:=4}"
+dry() {	# title, then gpt-train's options
+	echo "--- $1"
+	shift
+	"$OWT_BUILD/bin/gpt-train" --dry-run "$@" || exit 1
+}
+dry "1.3B (seed), TP 2 x PP 4, 8 ranks a node, micro-batch 1, global batch 512" \
+    --num-layers 24 --hidden-size 2048 --num-attention-heads 16 \
+    --seq-length 2048 --max-position-embeddings 2048 \
+    --tensor-model-parallel-size 2 --pipeline-model-parallel-size 4 \
+    --micro-batch-size 1 --global-batch-size 512
+dry "1.3B (seed), TP 2 x PP 4, full recomputation" \
+    --num-layers 24 --hidden-size 2048 --num-attention-heads 16 \
+    --seq-length 2048 --max-position-embeddings 2048 \
+    --tensor-model-parallel-size 2 --pipeline-model-parallel-size 4 \
+    --micro-batch-size 1 --global-batch-size 512 \
+    --recompute-granularity full --recompute-method uniform \
+    --recompute-num-layers 1
+dry "124M, DP8, micro-batch 4, global batch 512" --world-size 8 \
+    --micro-batch-size 4 --global-batch-size 512
+dry "124M, DP8 + ZeRO-1" --world-size 8 --micro-batch-size 4 \
+    --global-batch-size 512 --use-distributed-optimizer
+dry "124M, TP2 x DP4" --world-size 8 --tensor-model-parallel-size 2 \
+    --micro-batch-size 4 --global-batch-size 512
+[ "${DRYRUN:-0}" = 1 ] && exit 0
 tt=$OWT_BUILD/t/train-test
 command -v mpirun >/dev/null 2>&1 || { echo "no mpirun: skipped"; exit 0; }
 [ -x "$tt" ] || { echo "no $tt (make $tt): skipped"; exit 0; }
