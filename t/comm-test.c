@@ -398,8 +398,16 @@ host_alloc(size_t size)
 	return calloc(1, size);
 }
 
+/* Every buffer is "device" memory: data goes where NCCL would take it. */
+static int
+host_is_device(const void *p)
+{
+	return 1;
+}
+
 static const struct comm_device host_device = {
-	NULL, host_query, host_add, host_copy, host_alloc, free
+	NULL, host_query, host_add, host_copy, host_alloc, free,
+	host_is_device
 };
 
 int
