@@ -1,5 +1,5 @@
 #!/bin/sh
-# lib/comm.c's NCCL path without a GPU: t/fake-nccl.c (NCCL's entry points
+# lib/comm.c's NCCL path without a GPU: t/mpi/fake-nccl.c (NCCL's entry points
 # over MPI, host memory for device memory), built here with mpicc, is
 # $OWT_NCCL for t/comm-test.c under mpirun at 2 and 3 ranks. NCCL is put
 # under the world after a group was made (gpt-train's order): that group
@@ -13,8 +13,8 @@ command -v mpicc >/dev/null 2>&1 || skip_all "no mpicc (libopenmpi-dev)"
 ct=$OWT_BUILD/t/comm-test
 cd "$T" || exit 3
 mpicc -std=gnu11 -Wall -Wextra -Werror -shared -fPIC -o fake-nccl.so \
-    "$OWT_SRC/t/fake-nccl.c" 2>cc.err ||
-    { echo "Bail out! t/fake-nccl.c: $(cat cc.err)"; exit 1; }
+    "$OWT_SRC/t/mpi/fake-nccl.c" 2>cc.err ||
+    { echo "Bail out! t/mpi/fake-nccl.c: $(cat cc.err)"; exit 1; }
 
 cat >want <<'EOF2'
 ok collectives on nccl

@@ -14,7 +14,7 @@
  * comm-test env              the launcher comm_launch sees
  * comm-test init             the world; whether MPI is in this process
  * comm-test nccl             NCCL under a world of one ($OWT_COMM=nccl)
- * comm-test nccl-check       check under NCCL ($OWT_NCCL: t/fake-nccl.c),
+ * comm-test nccl-check       check under NCCL ($OWT_NCCL: t/mpi/fake-nccl.c),
  *                            after a group made before NCCL came
  * comm-test check [segment]  every collective against sums made here
  * comm-test hang RANK MIN    RANK stops answering; timeout MIN minutes
