@@ -821,11 +821,10 @@ main(int argc, char **argv)
 	if (train_ranks_layout(&ranks, &tr, o.tp, o.pp, &cfg, o.vocab_div,
 	    o.global, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
+	gpt_device_use(ranks.world->local_rank);	/* a GPU per rank */
 	device();
-	if (ranks.world->size > 1 && dev.be != &gpt_cpu)
-		owt_die(XUSAGE, "%d ranks on the %s backend: collectives on "
-		    "GPUs (NCCL) are not wired into gpt-train yet (--device "
-		    "cpu)", ranks.world->size, dev.be->name);
+	if (gpt_device_comm(&dev, ranks.world, err, sizeof err, &code) < 0)
+		owt_die(code, "%s", err);
 	if (o.pp > 1 || o.tp > 1) {	/* this rank's part */
 		const struct dist *d = &ranks.dist;
 		struct gpt_part part = { d->l0, d->l1, d->pp_rank == 0,
@@ -904,6 +903,8 @@ main(int argc, char **argv)
 		    ranks.world->impl, tr.dist->dp, tr.dist->pp, tr.dist->tp,
 		    tr.dist->micro, o.dist_opt ? "the optimizer sharded "
 		    "(ZeRO-1)" : "the optimizer on every rank");
+	else if (strcmp(ranks.world->impl, "self") != 0)	/* OWT_COMM=nccl */
+		say("1 rank, collectives on %s ($OWT_COMM)", ranks.world->impl);
 	if (o.overlap_grad)
 		say("--overlap-grad-reduce: no effect yet: gradients are "
 		    "reduced after the backward pass");

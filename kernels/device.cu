@@ -20,13 +20,30 @@ owtcuda_device_count(char *why, unsigned long n)
 	return count;
 }
 
+static int chosen;	/* the device index */
+
+extern "C" int
+owtcuda_select(int index)
+{
+	int count = owtcuda_device_count(NULL, 0);
+
+	if (count == 0)
+		return 0;
+	chosen = index % count;
+	if (cudaSetDevice(chosen) != cudaSuccess) {
+		cudaGetLastError();
+		return 0;
+	}
+	return 1;
+}
+
 extern "C" int
 owtcuda_capability(char *name, unsigned long n)
 {
 	cudaDeviceProp prop;
 
 	if (owtcuda_device_count(NULL, 0) == 0 ||
-	    cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+	    cudaGetDeviceProperties(&prop, chosen) != cudaSuccess) {
 		cudaGetLastError();
 		return 0;
 	}

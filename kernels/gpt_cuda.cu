@@ -21,6 +21,9 @@
 #include <cuda_runtime.h>
 
 #include "owtcuda.h"
+extern "C" {
+#include "comm.h"
+}
 
 extern "C" {
 #include "util.h"
@@ -1419,8 +1422,7 @@ owtcuda_backend(int precision, char *why, unsigned long n)
 			snprintf(why, n, "no CUDA device");
 		return NULL;
 	}
-	if (blas == NULL) {
-		CUDA_OK(cudaSetDevice(0));
+	if (blas == NULL) {	/* on owtcuda_select's device */
 		BLAS_OK(cublasCreate(&blas));
 	}
 	switch (precision) {
@@ -1429,6 +1431,64 @@ owtcuda_backend(int precision, char *why, unsigned long n)
 	default: compute = CUBLAS_COMPUTE_32F; break;
 	}
 	return &gpt_cuda;
+}
+
+/*
+ * NCCL's side of the backend: every launcher here runs on the legacy
+ * default stream, so NCCL's work goes there too, ordered with the
+ * kernels before and after it.
+ */
+static int
+comm_query(void *stream)
+{
+	cudaError_t e = cudaStreamQuery((cudaStream_t)stream);
+
+	if (e == cudaSuccess)
+		return 1;
+	if (e == cudaErrorNotReady)
+		return 0;
+	cudaGetLastError();
+	return -1;
+}
+
+static void
+comm_add(float *dst, const float *src, size_t n, void *stream)
+{
+	(void)stream;
+	cu_add(dst, src, n);
+}
+
+static void
+comm_copy(void *dst, const void *src, size_t size, void *stream)
+{
+	CUDA_OK(cudaMemcpyAsync(dst, src, size, cudaMemcpyDeviceToDevice,
+	    (cudaStream_t)stream));
+}
+
+static int
+comm_is_device(const void *p)
+{
+	cudaPointerAttributes a;
+
+	if (p == NULL)
+		return 0;
+	if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+		cudaGetLastError();
+		return 0;
+	}
+	return a.type == cudaMemoryTypeDevice ||
+	    a.type == cudaMemoryTypeManaged;
+}
+
+static const struct comm_device comm_dev = {
+	NULL, comm_query, comm_add, comm_copy, cu_alloc, cu_free,
+	comm_is_device,
+};
+
+extern "C" const struct comm_device *
+owtcuda_comm_device(void)
+{
+	return &comm_dev;
 }
 
 extern "C" size_t

@@ -17,7 +17,14 @@ extern "C" {
 int owtcuda_device_count(char *why, unsigned long n);
 
 /*
- * Device 0's name ("NVIDIA H200") and compute capability as major * 10 +
+ * Make device index mod the count this process's device, before anything
+ * else (a rank picks its GPU from its local rank); 0 when there is no
+ * device. The calls below are about the chosen device.
+ */
+int owtcuda_select(int index);
+
+/*
+ * The chosen device's name ("NVIDIA H200") and compute capability as major * 10 +
  * minor (90 for sm_90); 0 when there is no device.
  */
 int owtcuda_capability(char *name, unsigned long n);
@@ -48,6 +55,13 @@ size_t owtcuda_peak_bytes(void);
  * that a leak check sees only the caller's own allocations.
  */
 void owtcuda_shutdown(void);
+
+/*
+ * What lib/comm.c needs to run NCCL under the backend (struct
+ * comm_device, comm.h): its stream, an add and a copy on it, memory.
+ */
+struct comm_device;
+const struct comm_device *owtcuda_comm_device(void);
 
 /* Wait for the device to finish (for timing). */
 void owtcuda_sync(void);

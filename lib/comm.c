@@ -29,6 +29,8 @@ struct comm_world {
 	const struct comm_ops *dev;	/* data messages: mpi, NCCL or NULL */
 	const struct comm_device *device;	/* with NCCL */
 	struct comm *world;
+	struct comm **groups;		/* this rank's, in the order made */
+	size_t ngl, capgl;
 	int ngroups;
 	int broken;
 	void *scratch[2];		/* [0] host, [1] device */
@@ -709,10 +711,25 @@ comm_sendrecv(struct comm *c, const void *sbuf, size_t ssize, int to,
 {
 	const char *op = "send/receive";
 	struct batch b = { NULL, 0, 0, 0 };
-	int rc;
+	const struct comm_ops *ops = c->w->dev;
+	int rc, path = DATA, host = 0, dev = 0;
 
 	if (broken(c, op, what, err, errsize, code))
 		return -1;
+	/* Under NCCL, host buffers go over MPI (comm.h). */
+	if (on_device(c, DATA)) {
+		if (to >= 0 && ssize > 0)
+			c->w->device->is_device(sbuf) ? dev++ : host++;
+		if (from >= 0 && rsize > 0)
+			c->w->device->is_device(rbuf) ? dev++ : host++;
+		if (host > 0 && dev > 0)
+			return fail(c, err, errsize, code, "%s of '%s': a host "
+			    "and a device buffer", op, what);
+		if (dev == 0) {
+			path = HOST;
+			ops = c->w->mpi;
+		}
+	}
 	if (to < -1 || to >= c->size || from < -1 || from >= c->size)
 		return fail(c, err, errsize, code, "%s of '%s': no rank %d in "
 		    "a group of %d", op, what, to < -1 || to >= c->size ? to :
@@ -722,7 +739,7 @@ comm_sendrecv(struct comm *c, const void *sbuf, size_t ssize, int to,
 			return fail(c, err, errsize, code, "%s of '%s': a rank "
 			    "sends to itself only what it receives from itself",
 			    op, what);
-		data_copy(c, DATA, rbuf, sbuf, ssize);
+		data_copy(c, path, rbuf, sbuf, ssize);
 		return 0;
 	}
 	/*
@@ -732,13 +749,13 @@ comm_sendrecv(struct comm *c, const void *sbuf, size_t ssize, int to,
 	 */
 	if (to >= 0) {
 		b.tag = c->id << 8 | 0x80 | (int)(c->sent[to]++ & 0x7f);
-		batch_add(&b, c, c->w->dev, sbuf, ssize, to, 1);
+		batch_add(&b, c, ops, sbuf, ssize, to, 1);
 	}
 	if (from >= 0) {
 		b.tag = c->id << 8 | 0x80 | (int)(c->recvd[from]++ & 0x7f);
-		batch_add(&b, c, c->w->dev, rbuf, rsize, from, 0);
+		batch_add(&b, c, ops, rbuf, rsize, from, 0);
 	}
-	rc = xfer(c, DATA, &b, op, what, err, errsize, code);
+	rc = xfer(c, path, &b, op, what, err, errsize, code);
 	free(b.m);
 	return rc;
 }
@@ -840,6 +857,8 @@ comm_group(struct comm *world, const int *ranks, int n, struct comm **g,
 		*g = NULL;
 		return -1;
 	}
+	w->groups = xgrow(w->groups, &w->capgl, w->ngl + 1, sizeof *w->groups);
+	w->groups[w->ngl++] = *g;
 	return 0;
 }
 
@@ -848,6 +867,9 @@ comm_group_free(struct comm *g)
 {
 	if (g == NULL)
 		return;
+	for (size_t i = 0; i < g->w->ngl; i++)
+		if (g->w->groups[i] == g)
+			g->w->groups[i] = NULL;
 	if (g->dev_group != NULL)
 		comm_nccl_free(g->dev_group);
 	free(g->ranks_own);
@@ -866,9 +888,8 @@ comm_device_attach(struct comm *world, const struct comm_device *dev,
 
 	if (world->size == 1 && (env == NULL || strcmp(env, "nccl") != 0))
 		return 0;
-	if (w->ngroups > 0)
-		return fail(NULL, err, errsize, code, "comm_device_attach: "
-		    "after comm_group");
+	if (w->dev != w->mpi)
+		return 0;
 	if (comm_nccl_load(dev, msg, sizeof msg) == -1)
 		return fail(world, err, errsize, code, "collectives on GPUs "
 		    "need NCCL: %s", msg);
@@ -877,6 +898,13 @@ comm_device_attach(struct comm *world, const struct comm_device *dev,
 	if (nccl_join(world, err, errsize, code) == -1)
 		return -1;
 	world->impl = "nccl";
+	for (size_t i = 0; i < w->ngl; i++) {
+		if (w->groups[i] == NULL)
+			continue;
+		if (nccl_join(w->groups[i], err, errsize, code) == -1)
+			return -1;
+		w->groups[i]->impl = "nccl";
+	}
 	return 0;
 }
 
@@ -899,6 +927,7 @@ comm_finish(struct comm *world, char *err, size_t errsize, int *code)
 		rc = -1;
 	}
 	comm_group_free(world);
+	free(w->groups);
 	free(w);
 	return rc;
 }

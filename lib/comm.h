@@ -102,14 +102,19 @@ struct comm_device {
 	void (*copy)(void *dst, const void *src, size_t size, void *stream);
 	void *(*alloc)(size_t size);
 	void (*free)(void *p);
+	int (*is_device)(const void *p);		/* 1: device memory */
 };
 
 /*
  * Put NCCL (libnccl.so.2, loaded now) under the data collectives of the
- * world and of the groups made after this call; a collective over the
- * world. The backend has picked its device from local_rank before. In a
- * world of one it does nothing unless $OWT_COMM is "nccl" (the one-GPU
- * test of the NCCL path). The control all-reduce stays on MPI.
+ * world and of its groups, those made before this call and after; a
+ * collective over the world (each rank joins its groups in the order
+ * they were made). The backend has picked its device from local_rank
+ * before. In a world of one it does nothing unless $OWT_COMM is "nccl"
+ * (the one-GPU test of the NCCL path). The control all-reduce and the
+ * barrier stay on MPI, and so does a comm_sendrecv whose buffers are
+ * both host memory (pipeline activations staged on the host, checkpoint
+ * pieces); one with a host and a device buffer fails.
  */
 int comm_device_attach(struct comm *world, const struct comm_device *dev,
     char *err, size_t errsize, int *code);

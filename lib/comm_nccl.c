@@ -80,7 +80,8 @@ comm_nccl_load(const struct comm_device *dev, char *err, size_t errsize)
 	int version = 0;
 
 	if (dev == NULL || dev->query == NULL || dev->add == NULL ||
-	    dev->copy == NULL || dev->alloc == NULL || dev->free == NULL) {
+	    dev->copy == NULL || dev->alloc == NULL || dev->free == NULL ||
+	    dev->is_device == NULL) {
 		snprintf(err, errsize, "no GPU backend to run it on");
 		return -1;
 	}

@@ -4,7 +4,9 @@
 #include <string.h>
 
 #include "blas.h"
+#include "comm.h"
 #include "gpt_device.h"
+#include "util.h"
 
 #ifdef OWT_CUDA
 #include "owtcuda.h"
@@ -36,6 +38,32 @@ gpt_device_peak_bytes(const struct gpt_device *d)
 	return 0;
 }
 
+static int device_index;
+
+void
+gpt_device_use(int local_rank)
+{
+	device_index = local_rank > 0 ? local_rank : 0;
+}
+
+int
+gpt_device_comm(const struct gpt_device *d, struct comm *world, char *err,
+    size_t errsize, int *code)
+{
+	if (d->be == NULL || d->be == &gpt_cpu)
+		return 0;
+#ifdef OWT_CUDA
+	return comm_device_attach(world, owtcuda_comm_device(), err, errsize,
+	    code);
+#else
+	(void)world;
+	snprintf(err, errsize, "the %s backend has no collectives",
+	    d->be->name);
+	*code = XSYS;
+	return -1;
+#endif
+}
+
 static int
 open_cpu(struct gpt_device *d, int prec, char *err, size_t errsize)
 {
@@ -57,6 +85,7 @@ open_cuda(struct gpt_device *d, int prec, int train, char *err,
 	char why[256] = "", name[96] = "";
 	int cap;
 
+	owtcuda_select(device_index);
 	if ((cap = owtcuda_capability(name, sizeof name)) == 0) {
 		owtcuda_device_count(why, sizeof why);
 		snprintf(err, errsize, "--device cuda: no CUDA device%s%s",

@@ -26,6 +26,22 @@ int gpt_device_open(struct gpt_device *d, const char *name, int prec,
     int train, char *err, size_t errsize);
 
 /*
+ * The GPU gpt_device_open takes: local_rank modulo the node's devices (a
+ * rank of a world uses its own). Before gpt_device_open; device 0
+ * without it. No effect without CUDA.
+ */
+void gpt_device_use(int local_rank);
+
+/*
+ * Put the world's data collectives on the device: NCCL under a GPU
+ * backend (comm_device_attach, comm.h); nothing on the cpu backend. 0,
+ * or -1 with err and *code.
+ */
+struct comm;
+int gpt_device_comm(const struct gpt_device *d, struct comm *world, char *err,
+    size_t errsize, int *code);
+
+/*
  * The line a program logs: "cpu backend, 2 threads, owt AVX-512 sgemm"
  * (the BLAS of blas.h in use) or the device's desc.
  */

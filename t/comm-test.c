@@ -14,6 +14,8 @@
  * comm-test env              the launcher comm_launch sees
  * comm-test init             the world; whether MPI is in this process
  * comm-test nccl             NCCL under a world of one ($OWT_COMM=nccl)
+ * comm-test nccl-check       check under NCCL ($OWT_NCCL: t/mpi/fake-nccl.c),
+ *                            after a group made before NCCL came
  * comm-test check [segment]  every collective against sums made here
  * comm-test hang RANK MIN    RANK stops answering; timeout MIN minutes
  * comm-test kill RANK        RANK dies by SIGKILL inside a collective
@@ -398,9 +400,45 @@ host_alloc(size_t size)
 	return calloc(1, size);
 }
 
+/*
+ * Every buffer is "device" memory, so data goes where NCCL would take it;
+ * with $COMM_TEST_HOST none is, so that a send/receive goes over MPI.
+ */
+static int
+host_is_device(const void *p)
+{
+	return getenv("COMM_TEST_HOST") == NULL;
+}
+
 static const struct comm_device host_device = {
-	NULL, host_query, host_add, host_copy, host_alloc, free
+	NULL, host_query, host_add, host_copy, host_alloc, free,
+	host_is_device
 };
+
+/*
+ * NCCL put under the world after a group was made (as gpt-train does):
+ * the group joins too and sums over NCCL; then every check.
+ */
+static void
+nccl_check(void)
+{
+	int d = world->size, *rev = xmalloc((size_t)d * sizeof *rev);
+	struct comm *g;
+
+	for (int q = 0; q < d; q++)
+		rev[q] = d - 1 - q;
+	if (comm_group(world, rev, d, &g, err, sizeof err, &code) == -1)
+		die_comm();
+	free(rev);
+	if (comm_device_attach(world, &host_device, err, sizeof err,
+	    &code) == -1)
+		die_comm();
+	check("collectives on nccl", strcmp(world->impl, "nccl") == 0 &&
+	    strcmp(g->impl, "nccl") == 0);
+	check("group made before nccl", sum_ok(g, 500, 12));
+	comm_group_free(g);
+	do_check(0);
+}
 
 int
 main(int argc, char **argv)
@@ -438,6 +476,8 @@ main(int argc, char **argv)
 			die_comm();
 		printf("%s rank %d of %d\n", world->impl, world->rank,
 		    world->size);
+	} else if (strcmp(mode, "nccl-check") == 0) {
+		nccl_check();
 	} else if (strcmp(mode, "check") == 0) {
 		do_check(argc > 2 ? strtoul(argv[2], NULL, 10) : 0);
 	} else if (strcmp(mode, "hang") == 0 && argc == 4) {
@@ -452,7 +492,7 @@ main(int argc, char **argv)
 		bench(strtoul(argv[2], NULL, 10), atoi(argv[3]));
 	} else {
 		fprintf(stderr, "usage: comm-test env | init | nccl | "
-		    "check [segment] | hang rank minutes | kill rank | "
+		    "nccl-check | check [segment] | hang rank minutes | kill rank | "
 		    "bench n reps\n");
 		return XUSAGE;
 	}
