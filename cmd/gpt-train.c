@@ -127,17 +127,6 @@ check_data_impl(const struct opt *d, const char *arg, char *err,
 	return -1;
 }
 
-static int
-check_tokenizer(const struct opt *d, const char *arg, char *err,
-    size_t errsize)
-{
-	if (strcmp(arg, "GPT2BPETokenizer") == 0)
-		return 0;
-	snprintf(err, errsize, "--%s: '%s' is not GPT2BPETokenizer", d->name,
-	    arg);
-	return -1;
-}
-
 static const struct opt opts[] = {
 	{ .name = "help", .key = 'h', .type = OPT_HELP,
 	    .help = "print this help and exit" },
@@ -341,7 +330,7 @@ static const struct opt opts[] = {
 	{ .name = "tensorboard-dir", .arg = "dir", .type = OPT_NOTE,
 	    .help = "no effect: --log-json writes the log as JSON lines" },
 	{ .name = "tokenizer-type", .arg = "type", .type = OPT_STR,
-	    .check = check_tokenizer, .help = "GPT2BPETokenizer, the only one" },
+	    .check = bpe_check_tokenizer, .help = "GPT2BPETokenizer, the only one" },
 	{ .name = "train-iters", .arg = "n", .type = OPT_U64,
 	    .p = &o.train_iters, .min = 1, .max = 1e15, .tag = C_ARG,
 	    .help = "iterations to train" },
