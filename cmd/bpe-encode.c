@@ -586,7 +586,7 @@ main(int argc, char **argv)
 		owt_die(XUSAGE, "--output-prefix: not with -d");
 	if (opt.input != NULL && opt.decode)
 		owt_die(XUSAGE, "--input: not with -d");
-	if ((vocab = bpe_load(opt.vocab, opt.merges, &code, err, sizeof err)) == NULL)
+	if ((vocab = bpe_load(opt.vocab, opt.merges, err, sizeof err, &code)) == NULL)
 		owt_die(code, "%s", err);
 	progress_init(&prog, opt.quiet ? -1 : opt.progress, "documents");
 	if (opt.decode)

@@ -437,8 +437,8 @@ main(int argc, char **argv)
 	parse(argc, argv);
 	output(&qo);
 	uncond = qo.format == GEN_QUEUE_UNCOND;
-	if ((vocab = bpe_load(opt.vocab, opt.merges, &code, err,
-	    sizeof err)) == NULL)
+	if ((vocab = bpe_load(opt.vocab, opt.merges, err,
+	    sizeof err, &code)) == NULL)
 		owt_die(code, "%s", err);
 	bs = bpe_state_new(vocab, 0);
 	if (opt.workers == 0)

@@ -477,8 +477,8 @@ tokenizer(void)
 
 	if (o.vocab_file == NULL)
 		return 0;
-	if ((v = bpe_load(o.vocab_file, o.merge_file, &code, err,
-	    sizeof err)) == NULL)
+	if ((v = bpe_load(o.vocab_file, o.merge_file, err,
+	    sizeof err, &code)) == NULL)
 		owt_die(code, "%s", err);
 	n = bpe_nvocab(v);
 	if (bpe_eod(v) == BPE_NOID)

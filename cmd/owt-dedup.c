@@ -204,8 +204,8 @@ main(int argc, char **argv)
 	c.ntasks = opt.tasks.n;
 	c.tmpdir = opt.tmpdir;
 	if (c.stage[CLEAN_LENGTH] && opt.min_tokens > 0 &&
-	    (vocab = bpe_load(opt.vocab, opt.merges, &code, err,
-	    sizeof err)) == NULL)
+	    (vocab = bpe_load(opt.vocab, opt.merges, err,
+	    sizeof err, &code)) == NULL)
 		owt_die(code, "%s", err);
 	c.vocab = vocab;
 	if (clean_start(&c, err, sizeof err, &code) < 0)

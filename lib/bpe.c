@@ -1102,8 +1102,8 @@ load_default(int *code, char *err, size_t errsize)
 }
 
 struct bpe *
-bpe_load(const char *encoder_json, const char *vocab_bpe, int *code,
-    char *err, size_t errsize)
+bpe_load(const char *encoder_json, const char *vocab_bpe, char *err,
+    size_t errsize, int *code)
 {
 	struct loader l;
 	struct bpe *v;

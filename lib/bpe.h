@@ -49,7 +49,7 @@ struct bpe_ids {
  * ("FILE: what", "FILE:LINE: what").
  */
 struct bpe *bpe_load(const char *encoder_json, const char *vocab_bpe,
-    int *code, char *err, size_t errsize);
+    char *err, size_t errsize, int *code);
 void bpe_free(struct bpe *v);
 
 /*

@@ -397,7 +397,7 @@ test_image(void)
 
 	snprintf(enc, sizeof enc, "%s/data/gpt2/encoder.json", src ? src : ".");
 	snprintf(mer, sizeof mer, "%s/data/gpt2/vocab.bpe", src ? src : ".");
-	f = bpe_load(enc, mer, &code, err, sizeof err);
+	f = bpe_load(enc, mer, err, sizeof err, &code);
 	OK(f != NULL, "load data/gpt2 from its files");
 	if (f == NULL) {
 		printf("# %s\n", err);
@@ -479,7 +479,7 @@ write_vocab(const char *dir, const char *const *tok, const size_t *split,
 	fclose(fp);
 	buf_free(&e);
 	buf_free(&m);
-	x = bpe_load(enc, mer, &code, err, sizeof err);
+	x = bpe_load(enc, mer, err, sizeof err, &code);
 	if (x == NULL)
 		printf("# %s\n", err);
 	return x;
@@ -645,7 +645,7 @@ main(void)
 	char err[512];
 	int code;
 
-	v = bpe_load(NULL, NULL, &code, err, sizeof err);
+	v = bpe_load(NULL, NULL, err, sizeof err, &code);
 	OK(v != NULL, "load the default vocabulary (the built-in image)");
 	if (v == NULL) {
 		printf("# %s\n", err);

@@ -473,7 +473,7 @@ test_queue(void)
 	int code, S, count;
 	double nll;
 
-	v = bpe_load(NULL, NULL, &code, err, sizeof err);
+	v = bpe_load(NULL, NULL, err, sizeof err, &code);
 	OK(v != NULL, "the GPT-2 vocabulary (%s)", v ? "loaded" : err);
 	if (v == NULL)
 		return;

@@ -27,7 +27,7 @@ main(int argc, char **argv)
 	owt_setprog(argv[0]);
 	if (argc != 4)
 		owt_die(XUSAGE, "usage: mkimage encoder.json vocab.bpe out");
-	if ((v = bpe_load(argv[1], argv[2], &code, err, sizeof err)) == NULL)
+	if ((v = bpe_load(argv[1], argv[2], err, sizeof err, &code)) == NULL)
 		owt_die(code, "%s", err);
 	bpe_image_write(v, &img);
 	if (outfile_open(&o, argv[3], err, sizeof err, &code) < 0)
