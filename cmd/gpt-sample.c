@@ -367,14 +367,15 @@ static void
 device(void)
 {
 	char err[512], why[512];
+	int code, code2;
 
 	if (gpt_device_open(&dev, opt.device, opt.prec, 0, err,
-	    sizeof err) == 0)
+	    sizeof err, &code) == 0)
 		return;
 	if ((opt.prec != GPT_FP16 && opt.prec != GPT_BF16) ||
 	    gpt_device_open(&dev, opt.device, GPT_FP32, 0, why,
-	    sizeof why) < 0 || dev.be != &gpt_cpu)
-		owt_die(XUSAGE, "%s", err);
+	    sizeof why, &code2) < 0 || dev.be != &gpt_cpu)
+		owt_die(code, "%s", err);
 	owt_warn("--%s: the cpu backend computes in fp32: generating in fp32",
 	    gpt_device_prec_name(opt.prec));
 }

@@ -658,13 +658,15 @@ device(void)
 	int prec = o.fp16 ? GPT_FP16 : o.bf16 ? GPT_BF16 : o.fp32 ? GPT_FP32 :
 	    GPT_PREC_DEFAULT;
 	char err[1024], err2[1024];
+	int code, code2;
 
-	if (gpt_device_open(&dev, o.device, prec, 1, err, sizeof err) == 0)
+	if (gpt_device_open(&dev, o.device, prec, 1, err, sizeof err,
+	    &code) == 0)
 		return;
 	if ((prec != GPT_FP16 && prec != GPT_BF16) ||
 	    gpt_device_open(&dev, o.device, GPT_FP32, 1, err2,
-	    sizeof err2) < 0 || dev.be != &gpt_cpu)
-		owt_die(XUSAGE, "%s", err);
+	    sizeof err2, &code2) < 0 || dev.be != &gpt_cpu)
+		owt_die(code, "%s", err);
 	owt_warn("--%s: the cpu backend computes in fp32 only: training in "
 	    "fp32", gpt_device_prec_name(prec));
 }

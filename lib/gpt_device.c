@@ -110,8 +110,8 @@ open_cuda(struct gpt_device *d, int prec, int train, char *err,
 }
 #endif
 
-int
-gpt_device_open(struct gpt_device *d, const char *name, int prec, int train,
+static int
+device_open(struct gpt_device *d, const char *name, int prec, int train,
     char *err, size_t errsize)
 {
 	memset(d, 0, sizeof *d);
@@ -136,4 +136,14 @@ gpt_device_open(struct gpt_device *d, const char *name, int prec, int train,
 	}
 #endif
 	return open_cpu(d, prec, err, errsize);
+}
+
+int
+gpt_device_open(struct gpt_device *d, const char *name, int prec, int train,
+    char *err, size_t errsize, int *code)
+{
+	if (device_open(d, name, prec, train, err, errsize) == 0)
+		return 0;
+	*code = XUSAGE;
+	return -1;
 }

@@ -19,11 +19,12 @@ struct gpt_device {
  * Choose the backend for --device name (NULL: $OWT_DEVICE, else "auto")
  * and a precision (GPT_PREC_DEFAULT: bf16 for training on sm_80 and
  * newer, fp32 otherwise). "auto" is cuda when this build has it and a
- * device answers, else cpu. 0, or -1 with err: an unknown name, cuda
- * asked for but absent, a precision the cpu backend lacks.
+ * device answers, else cpu. 0, or -1 with err and *code XUSAGE (each is
+ * what the options asked for and this machine cannot give): an unknown
+ * name, cuda asked for but absent, a precision the cpu backend lacks.
  */
 int gpt_device_open(struct gpt_device *d, const char *name, int prec,
-    int train, char *err, size_t errsize);
+    int train, char *err, size_t errsize, int *code);
 
 /*
  * The GPU gpt_device_open takes: local_rank modulo the node's devices (a
