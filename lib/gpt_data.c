@@ -203,7 +203,7 @@ open_split(struct gpt_data *d, int s, const char *split, uint32_t seed,
 		    d->rounding) : d->nds == 1 ? need : 0;
 		if (sampler_index_build(&ds->split[s], seq_len, &ds->idx,
 		    ds->begin[s], ds->end[s], want, L, seed, why,
-		    sizeof why) < 0) {
+		    sizeof why, code) < 0) {
 			snprintf(err, errsize, "%s: %s split [%llu, %llu): %s",
 			    ds->prefix, split_name[s],
 			    (unsigned long long)ds->begin[s],

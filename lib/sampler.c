@@ -151,7 +151,7 @@ doc_epochs(uint32_t *doc, uint64_t begin, uint64_t end, int epochs,
 int
 sampler_index_build(struct sampler_index *x, seqlen_fn *len, void *arg,
     uint64_t begin, uint64_t end, uint64_t num_samples, int L, uint32_t seed,
-    char *err, size_t errsize)
+    char *err, size_t errsize, int *code)
 {
 	struct mt19937 r;
 	uint64_t T = 0, seq, i, E, ns, p, off, A = 0, per_epoch, last;
@@ -161,26 +161,21 @@ sampler_index_build(struct sampler_index *x, seqlen_fn *len, void *arg,
 	x->L = L;
 	for (seq = begin; seq < end; seq++)
 		T += len(arg, seq);
-	if (T <= 1) {
-		snprintf(err, errsize, "no tokens");
-		return -1;
-	}
-	if (num_samples == 0 && (T - 1) / (uint64_t)L == 0) {
-		snprintf(err, errsize, "its %llu tokens hold no sample of %d",
+	if (T <= 1)
+		return owt_fail(err, errsize, code, XDATA, "no tokens");
+	if (num_samples == 0 && (T - 1) / (uint64_t)L == 0)
+		return owt_fail(err, errsize, code, XDATA,
+		    "its %llu tokens hold no sample of %d",
 		    (unsigned long long)T, L + 1);
-		return -1;
-	}
 	/* the fewest epochs E with (E * T - 1) / L >= num_samples */
 	E = (num_samples * (uint64_t)L + 1 + T - 1) / T;
 	if (E < 1)
 		E = 1;
-	if (E * (end - begin) > 0xffffffffu || E > 1000000) {
-		snprintf(err, errsize, "%llu tokens are too few for %llu "
-		    "samples of %d (%llu epochs)", (unsigned long long)T,
-		    (unsigned long long)num_samples, L + 1,
-		    (unsigned long long)E);
-		return -1;
-	}
+	if (E * (end - begin) > 0xffffffffu || E > 1000000)
+		return owt_fail(err, errsize, code, XDATA, "%llu tokens are too "
+		    "few for %llu samples of %d (%llu epochs)",
+		    (unsigned long long)T, (unsigned long long)num_samples,
+		    L + 1, (unsigned long long)E);
 	x->epochs = (int)E;
 	if (E > 1) {
 		A = ((E - 1) * T - 1) / L;

@@ -64,12 +64,13 @@ struct sampler_index {
 /*
  * The index of sequences [begin, end) for num_samples samples of L+1
  * tokens, seeded with seed; num_samples 0 asks for one epoch, as
- * Megatron-core's num_samples None. 0, or -1 with err (the split has no
- * tokens, or too few for its samples: more than 2^32 document entries).
+ * Megatron-core's num_samples None. 0, or -1 with err and *code XDATA (the
+ * split has no tokens, or too few for its samples: more than 2^32
+ * document entries).
  */
 int sampler_index_build(struct sampler_index *x, seqlen_fn *len, void *arg,
     uint64_t begin, uint64_t end, uint64_t num_samples, int L, uint32_t seed,
-    char *err, size_t errsize);
+    char *err, size_t errsize, int *code);
 /* Sample i < nsamples: L+1 token ids into out. */
 void sampler_index_sample(const struct sampler_index *x, uint64_t i,
     seqlen_fn *len, seqread_fn *read, void *arg, uint32_t *out);

@@ -1409,13 +1409,13 @@ test_sampler(void)
 	uint64_t sidx[10], b[3], e[3];
 	double w[3], bw[2] = { 0.7, 0.3 };
 	size_t i;
-	int k;
+	int k, code = 0;
 
 	mt19937_seed(&r, 5489);
 	OK(mt19937_next(&r) == 3499211612u, "MT19937: the reference first output for seed 5489");
 	for (i = 0; i < sizeof v / sizeof *v; i++) {
 		OK(sampler_index_build(&x, vec_len, NULL, v[i].begin, v[i].end, v[i].ns,
-		    4, 1234, err, sizeof err) == 0, "index: build case %zu", i);
+		    4, 1234, err, sizeof err, &code) == 0, "index: build case %zu", i);
 		index_str(&x, s, sizeof s);
 		SAMES(s, v[i].want, "index: Megatron's doc, sample and shuffle "
 		    "indices, %llu samples of sequences %llu..%llu",
@@ -1432,14 +1432,15 @@ test_sampler(void)
 		}
 		sampler_index_free(&x);
 	}
-	OK(sampler_index_build(&x, vec_len, NULL, 2, 2, 1, 4, 1, err, sizeof err) < 0,
+	OK(sampler_index_build(&x, vec_len, NULL, 2, 2, 1, 4, 1, err, sizeof err, &code) < 0,
 	    "index: an empty range is refused");
 	SAMES(err, "no tokens", "index: ... saying so");
-	OK(sampler_index_build(&x, vec_len, NULL, 0, 5, 0, 4, 1234, err, sizeof err) == 0 &&
+	OK(code == XDATA, "index: ... a data error");
+	OK(sampler_index_build(&x, vec_len, NULL, 0, 5, 0, 4, 1234, err, sizeof err, &code) == 0 &&
 	    x.epochs == 1 && !x.separate_last && x.nsamples == 6,
 	    "index: 0 samples asks for one epoch, (25 - 1) / 4 samples");
 	sampler_index_free(&x);
-	OK(sampler_index_build(&x, vec_len, NULL, 1, 2, 0, 4, 1234, err, sizeof err) < 0,
+	OK(sampler_index_build(&x, vec_len, NULL, 1, 2, 0, 4, 1234, err, sizeof err, &code) < 0,
 	    "index: one epoch shorter than a sample is refused");
 	SAMES(err, "its 3 tokens hold no sample of 5", "index: ... saying so");
 	OK(sampler_rounding("legacy") == SAMPLER_LEGACY &&
