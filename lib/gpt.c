@@ -211,7 +211,7 @@ balloc(const struct gpt *m, size_t n, size_t elsize)
 
 	alloc_bytes += n * elsize;
 	if (p == NULL)
-		owt_die(XSYS, "out of %s memory allocating %zu bytes",
+		owt_fatal("out of %s memory allocating %zu bytes",
 		    m->be->name, n * elsize);
 	return p;
 }

@@ -610,7 +610,7 @@ json_rec_parse(struct json_rec *r, const char *line, size_t len, char *err,
 	c.cur = -1;
 	c.h = yajl_alloc(r->nwant > 0 ? &callbacks : &callbacks_nostr, NULL, &c);
 	if (c.h == NULL)
-		owt_die(XSYS, "out of memory");
+		owt_fatal("out of memory");
 	yajl_config(c.h, yajl_dont_validate_strings, 1);
 	st = yajl_parse(c.h, (const unsigned char *)line, len);
 	if (st == yajl_status_ok)
@@ -961,7 +961,7 @@ json_doc_parse(const char *s, size_t len, char *err, size_t errsize,
 		goto bad;
 	}
 	if ((c.h = yajl_alloc(&doc_callbacks, NULL, &c)) == NULL)
-		owt_die(XSYS, "out of memory");
+		owt_fatal("out of memory");
 	st = yajl_parse(c.h, (const unsigned char *)s, len);
 	if (st == yajl_status_ok) {
 		c.finishing = 1;

@@ -28,7 +28,7 @@ balloc(const struct gpt *m, size_t n)
 	float *p = m->be->alloc(n * sizeof *p);
 
 	if (p == NULL && n > 0)
-		owt_die(XSYS, "out of %s memory allocating %zu bytes",
+		owt_fatal("out of %s memory allocating %zu bytes",
 		    m->be->name, n * sizeof *p);
 	return p;
 }
