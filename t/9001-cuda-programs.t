@@ -11,15 +11,7 @@
 . "${OWT_SRC:-.}/t/lib.sh"
 
 cd "$T" || exit 3
-run gpt-train --device cuda --mock-data --train-iters 1 --num-layers 1 \
-    --hidden-size 32 --num-attention-heads 2 --seq-length 8 \
-    --max-position-embeddings 8 --vocab-size 64 --eval-iters 0 -q
-if [ "$rc" -ne 0 ]; then
-	grep -Eq 'no CUDA device|no CUDA backend' "$T/err" &&
-	    skip_all "$(cat "$T/err")"
-	echo "Bail out! gpt-train --device cuda: $(cat "$T/err")"
-	exit 1
-fi
+need_cuda_train
 
 bpe-encode --append-eod -q "$OWT_SRC/contrib/demo/data/kjv.jsonl.gz" >kjv.tok &&
     idx-pack -q -o kjv kjv.tok ||

@@ -56,11 +56,17 @@ need_shared() {
 	[ -d "$OWT_SHARED/data" ] || skip_all "no ../shared test data"
 }
 
-need_mpi() {
-	command -v mpirun >/dev/null 2>&1 ||
-	    skip_all "no mpirun (openmpi-bin)"
-	[ -f "$OWT_BUILD/lib/owt/comm-mpi.so" ] ||
-	    skip_all "no $OWT_BUILD/lib/owt/comm-mpi.so (libopenmpi-dev)"
+# mpi_env: 0 with OpenMPI's environment set for tests, or 1 with the
+# reason in $mpi_why (no mpirun, or no MPI plugin in this build).
+mpi_env() {
+	if ! command -v mpirun >/dev/null 2>&1; then
+		mpi_why="no mpirun (openmpi-bin)"
+		return 1
+	fi
+	if [ ! -f "$OWT_BUILD/lib/owt/comm-mpi.so" ]; then
+		mpi_why="no $OWT_BUILD/lib/owt/comm-mpi.so (libopenmpi-dev)"
+		return 1
+	fi
 	# CI runs as root in a container: OpenMPI refuses root unless told,
 	# and its shared-memory single copy needs ptrace, which containers
 	# forbid. Oversubscribed ranks yield the processor while they wait.
@@ -72,9 +78,28 @@ need_mpi() {
 	export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM \
 	    OMPI_MCA_btl_vader_single_copy_mechanism \
 	    OMPI_MCA_rmaps_base_oversubscribe OMPI_MCA_mpi_yield_when_idle
+}
+
+need_mpi() {
+	mpi_env || skip_all "$mpi_why"
 	# OpenMPI's own allocations are not the program's leaks.
 	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 	export ASAN_OPTIONS
+}
+
+# need_cuda_train: skip the whole script unless gpt-train trains on a
+# CUDA device here (a build without CUDA, or no device); any other
+# failure of that first step bails out.
+need_cuda_train() {
+	run gpt-train --device cuda --mock-data --train-iters 1 --num-layers 1 \
+	    --hidden-size 32 --num-attention-heads 2 --seq-length 8 \
+	    --max-position-embeddings 8 --vocab-size 64 --eval-iters 0 -q
+	if [ "$rc" -ne 0 ]; then
+		grep -Eq 'no CUDA device|no CUDA backend' "$T/err" &&
+		    skip_all "$(cat "$T/err")"
+		echo "Bail out! gpt-train --device cuda: $(cat "$T/err")"
+		exit 1
+	fi
 }
 
 mpi_run() {
