@@ -359,27 +359,6 @@ score(struct gpt *m, struct input *in)
 	gpt_infer_free(&inf);
 }
 
-/*
- * The device for opt.prec. A Megatron script's --fp16 or --bf16 runs on
- * a machine without a GPU too: in fp32 on the cpu backend, with a warning.
- */
-static void
-device(void)
-{
-	char err[512], why[512];
-	int code, code2;
-
-	if (gpt_device_open(&dev, opt.device, opt.prec, 0, err,
-	    sizeof err, &code) == 0)
-		return;
-	if ((opt.prec != GPT_FP16 && opt.prec != GPT_BF16) ||
-	    gpt_device_open(&dev, opt.device, GPT_FP32, 0, why,
-	    sizeof why, &code2) < 0 || dev.be != &gpt_cpu)
-		owt_die(code, "%s", err);
-	owt_warn("--%s: the cpu backend computes in fp32: generating in fp32",
-	    gpt_device_prec_name(opt.prec));
-}
-
 /* The model in opt.load. */
 static void
 load(struct gpt *m)
@@ -414,7 +393,12 @@ load(struct gpt *m)
 		    bpe_nvocab(vocab));
 	if (ckpt_check_model(path, &cfg, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
-	device();
+	/* a Megatron script's --fp16 runs on the cpu too: in fp32, a warning */
+	if (gpt_device_open(&dev, opt.device, opt.prec, 0, err, sizeof err,
+	    &code) < 0)
+		owt_die(code, "%s", err);
+	if (dev.warn[0] != '\0')
+		owt_warn("%s", dev.warn);
 	if (gpt_init(m, &cfg, dev.be, err, sizeof err) < 0)
 		owt_die(XDATA, "%s: %s", cfgpath, err);
 	if (ckpt_load_model(path, m, err, sizeof err, &code) < 0)

@@ -648,27 +648,20 @@ schedule(struct schedule_run *run)
 	o.warmup_samples = run->lr.warmup;
 }
 
-/*
- * The backend, and the precision asked for: --fp16 and --bf16 train in
- * fp32 on the cpu backend, with a warning, so that a GPU's script runs.
- */
+/* The backend and the precision asked for (--fp16 on the cpu: fp32, a warning). */
 static void
 device(void)
 {
 	int prec = o.fp16 ? GPT_FP16 : o.bf16 ? GPT_BF16 : o.fp32 ? GPT_FP32 :
 	    GPT_PREC_DEFAULT;
-	char err[1024], err2[1024];
-	int code, code2;
+	char err[OWT_ERRSIZE];
+	int code;
 
 	if (gpt_device_open(&dev, o.device, prec, 1, err, sizeof err,
-	    &code) == 0)
-		return;
-	if ((prec != GPT_FP16 && prec != GPT_BF16) ||
-	    gpt_device_open(&dev, o.device, GPT_FP32, 1, err2,
-	    sizeof err2, &code2) < 0 || dev.be != &gpt_cpu)
+	    &code) < 0)
 		owt_die(code, "%s", err);
-	owt_warn("--%s: the cpu backend computes in fp32 only: training in "
-	    "fp32", gpt_device_prec_name(prec));
+	if (dev.warn[0] != '\0')
+		owt_warn("%s", dev.warn);
 }
 
 /*

@@ -64,14 +64,14 @@ gpt_device_comm(const struct gpt_device *d, struct comm *world, char *err,
 #endif
 }
 
+/* A GPU's --fp16 or --bf16 runs in fp32 here, so that its script runs. */
 static int
-open_cpu(struct gpt_device *d, int prec, char *err, size_t errsize)
+open_cpu(struct gpt_device *d, int prec, int train)
 {
-	if (prec != GPT_FP32 && prec != GPT_PREC_DEFAULT) {
-		snprintf(err, errsize, "--%s: the cpu backend computes in fp32 "
-		    "only", gpt_device_prec_name(prec));
-		return -1;
-	}
+	if (prec == GPT_FP16 || prec == GPT_BF16)
+		snprintf(d->warn, sizeof d->warn, "--%s: the cpu backend "
+		    "computes in fp32%s", gpt_device_prec_name(prec), train ?
+		    " only: training in fp32" : ": generating in fp32");
 	d->be = &gpt_cpu;
 	d->prec = GPT_FP32;
 	return 0;
@@ -118,7 +118,7 @@ device_open(struct gpt_device *d, const char *name, int prec, int train,
 	if (name == NULL && (name = getenv("OWT_DEVICE")) == NULL)
 		name = "auto";
 	if (strcmp(name, "cpu") == 0)
-		return open_cpu(d, prec, err, errsize);
+		return open_cpu(d, prec, train);
 	if (strcmp(name, "cuda") != 0 && strcmp(name, "auto") != 0) {
 		snprintf(err, errsize, "--device: '%s' is not auto, cpu or cuda",
 		    name);
@@ -128,14 +128,13 @@ device_open(struct gpt_device *d, const char *name, int prec, int train,
 	if (strcmp(name, "cuda") == 0 || owtcuda_device_count(NULL, 0) > 0)
 		return open_cuda(d, prec, train, err, errsize);
 #else
-	(void)train;
 	if (strcmp(name, "cuda") == 0) {
 		snprintf(err, errsize, "--device cuda: no CUDA backend in this "
 		    "build (rebuild with nvcc: make CUDA=1)");
 		return -1;
 	}
 #endif
-	return open_cpu(d, prec, err, errsize);
+	return open_cpu(d, prec, train);
 }
 
 int

@@ -13,15 +13,20 @@ struct gpt_device {
 	const struct gpt_backend *be;
 	int prec;		/* GPT_FP32, GPT_BF16 or GPT_FP16 */
 	char desc[160];		/* gpt_device_desc's line */
+	char warn[160];		/* the fallback to fp32, for the log; or "" */
 };
 
 /*
  * Choose the backend for --device name (NULL: $OWT_DEVICE, else "auto")
  * and a precision (GPT_PREC_DEFAULT: bf16 for training on sm_80 and
  * newer, fp32 otherwise). "auto" is cuda when this build has it and a
- * device answers, else cpu. 0, or -1 with err and *code XUSAGE (each is
- * what the options asked for and this machine cannot give): an unknown
- * name, cuda asked for but absent, a precision the cpu backend lacks.
+ * device answers, else cpu. On the cpu backend --fp16 and --bf16 run in
+ * fp32, so that a GPU's script runs anywhere, and d->warn says so ("--fp16:
+ * the cpu backend computes in fp32 only: training in fp32", or with train
+ * 0 "...in fp32: generating in fp32"). 0, or -1 with err and *code
+ * XUSAGE (each is what the options asked for and this machine cannot
+ * give): an unknown name, cuda asked for but absent, a precision the
+ * device lacks.
  */
 int gpt_device_open(struct gpt_device *d, const char *name, int prec,
     int train, char *err, size_t errsize, int *code);
