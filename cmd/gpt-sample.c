@@ -10,6 +10,7 @@
 #include "blas.h"
 #include "bpe.h"
 #include "ckpt.h"
+#include "ckpt_args.h"
 #include "gen.h"
 #include "gen_queue.h"
 #include "gpt.h"
@@ -22,7 +23,7 @@
 static struct {
 	int keep_going, quiet, greedy, ids, int8, interactive, score, prec;
 	int batch, nsamples, out_len, stride, top_k, workers, seq;
-	int shape[4];		/* --num-layers ... as given, or 0 */
+	int shape[4];		/* --num-layers ...: ckpt_args_config checks them */
 	double temperature, top_p;
 	uint64_t seed;
 	const char *device, *genfile, *key, *load, *merges, *vocab, *input;
@@ -42,10 +43,6 @@ static const char *outname;	/* the output's name, NULL: standard output */
 
 /* A log line, unless -q. */
 #define say(...) do { if (!opt.quiet) owt_warn(__VA_ARGS__); } while (0)
-
-/* config.json's keys for --num-layers ... (opt.shape) */
-static const char *const shape_key[4] = { "n_layer", "n_embd", "n_head",
-    "n_positions" };
 
 /* --fp16, --bf16, --fp32: the precision, in the option's tag. */
 static int
@@ -160,13 +157,16 @@ static const struct opt opts[] = {
 	    .min = 1, .max = 1024, .help = "threads (all processors)" },
 };
 
-static const struct opt_prog options = { "gpt-sample", opts,
-    sizeof opts / sizeof *opts, NULL, 30, &opt.quiet };
+#define NOPTS (sizeof opts / sizeof *opts)
+
+static const struct opt_prog options = { "gpt-sample", opts, NOPTS, NULL, 30,
+    &opt.quiet };
+static char given[NOPTS];
 
 static void
 parse(int argc, char **argv)
 {
-	int first = owt_options(&options, argc, argv, NULL);
+	int first = owt_options(&options, argc, argv, given);
 
 	if (first < argc)
 		owt_die(XUSAGE, "unexpected operand '%s'", argv[first]);
@@ -365,7 +365,7 @@ load(struct gpt *m)
 {
 	struct gpt_config cfg = { 0 };
 	char err[1024], path[4096], cfgpath[4200];
-	int code, k, kind, t, v;
+	int code, kind;
 
 	if (ckpt_resolve(opt.load, path, sizeof path, &kind, err, sizeof err,
 	    &code) < 0 || kind == CKPT_NONE ||
@@ -375,15 +375,9 @@ load(struct gpt *m)
 	if (ckpt_read_config(cfgpath, &cfg, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
 	cfg.vocab_pad = gpt_pad_vocab(cfg.vocab, 128);
-	for (t = 0; t < 4; t++) {
-		v = t == 0 ? cfg.nlayer : t == 1 ? cfg.nembd : t == 2 ?
-		    cfg.nhead : cfg.maxpos;
-		for (k = 0; opts[k].p != &opt.shape[t]; k++)
-			;
-		if (opt.shape[t] && opt.shape[t] != v)
-			owt_die(XDATA, "%s: %s is %d, but --%s is %d", cfgpath,
-			    shape_key[t], v, opts[k].name, opt.shape[t]);
-	}
+	if (ckpt_args_config(&options, given, path, &cfg, err, sizeof err,
+	    &code) < 0)
+		owt_die(code, "%s", err);
 	if (opt.seq > cfg.maxpos)
 		owt_die(XUSAGE, "--seq-length %d is beyond the %d positions of "
 		    "the model", opt.seq, cfg.maxpos);
