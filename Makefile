@@ -63,7 +63,7 @@ GPU_PROGS = bpe-encode idx-pack gpt-train gpt-sample
 GPU_LIB = batch blas bpe buf ckpt ckpt_args comm comm_nccl dist gemv gen \
 	gen_queue gpt gpt_cpu gpt_data gpt_device gpt_infer gpt_plan input json jsonl \
 	mmidx mt19937 opt outfile par pipeline progress safetensors sampler \
-	schedule sgemm512 tally tok train train_log uniclass utf8 util
+	schedule sgemm512 tally tok train train_log train_run uniclass utf8 util
 ifeq ($(GPU_ONLY),1)
 PROGS := $(GPU_PROGS)
 LIB_OBJS := $(GPU_LIB:%=$(B)/lib/%.o)

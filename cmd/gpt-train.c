@@ -1,7 +1,5 @@
 /* gpt-train - train GPT-2 on Megatron indexed datasets, saving Hugging Face checkpoints */
 #include <errno.h>
-#include <inttypes.h>
-#include <math.h>
 #include <omp.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -18,7 +16,7 @@
 #include "opt.h"
 #include "schedule.h"
 #include "train.h"
-#include "train_log.h"
+#include "train_run.h"
 #include "util.h"
 
 /* What a checkpoint does to an option: ckpt_args.h. */
@@ -371,6 +369,18 @@ static volatile sig_atomic_t stop_signal;
 
 #define GIVEN(name) given[opt_find(&options, name)]
 
+/* The model's shape from the options. */
+static void
+shape(struct gpt_config *c)
+{
+	c->nlayer = o.layers;
+	c->nhead = o.heads;
+	c->nembd = o.hidden;
+	c->maxpos = o.maxpos;
+	c->vocab = o.vocab;
+	c->vocab_pad = gpt_pad_vocab(o.vocab, o.vocab_div);
+}
+
 /* --dry-run: lib/gpt_plan.h's figures for the options' run; no data, devices or MPI. */
 static void
 dry_run(void)
@@ -400,12 +410,7 @@ dry_run(void)
 		    "the model (--max-position-embeddings)", o.seq, o.maxpos);
 	in.world = GIVEN("world-size") ? o.world_size : l.size > 1 ? l.size :
 	    o.tp * o.pp;
-	in.cfg.nlayer = o.layers;
-	in.cfg.nhead = o.heads;
-	in.cfg.nembd = o.hidden;
-	in.cfg.maxpos = o.maxpos;
-	in.cfg.vocab = o.vocab;
-	in.cfg.vocab_pad = gpt_pad_vocab(o.vocab, o.vocab_div);
+	shape(&in.cfg);
 	in.cfg.ln_eps = 1e-5f;
 	in.vocab_div = o.vocab_div;
 	in.tp = o.tp;
@@ -498,117 +503,13 @@ on_signal(int sig)
 	stop_signal = sig;
 }
 
-static FILE *logf_json;
-
+/* A step of the run that failed: its message, or SIGPIPE for the log's reader gone. */
 static void
-log_json(const char *fmt, ...) OWT_PRINTF(1, 2);
-
-static void
-log_json(const char *fmt, ...)
+fail(const struct train_run *r, int code, const char *err)
 {
-	va_list ap;
-
-	if (logf_json == NULL)
-		return;
-	va_start(ap, fmt);
-	vfprintf(logf_json, fmt, ap);
-	va_end(ap);
-	fputc('\n', logf_json);
-	if (fflush(logf_json) != 0)
-		owt_die_errno(XSYS, "%s: write error", o.log_json);
-}
-
-/* The log on stdout, a line (or a block) at a time, as Megatron prints it. */
-static void
-log_out(struct buf *b)
-{
-	if (!o.quiet && b->len > 0 && (fwrite(b->p, 1, b->len, stdout) !=
-	    b->len || fflush(stdout) != 0)) {
-		if (errno == EPIPE)
-			owt_die_sigpipe();
-		owt_die_errno(XSYS, "standard output: write error");
-	}
-	b->len = 0;
-}
-
-static const char *log_prog;	/* the program's name in the log: no rank */
-
-static void
-say(const char *fmt, ...) OWT_PRINTF(1, 2);
-
-static void
-say(const char *fmt, ...)
-{
-	struct buf b = { 0 };
-	char msg[4600];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	buf_printf(&b, "%s: %s\n", log_prog, msg);
-	log_out(&b);
-	buf_free(&b);
-}
-
-static struct gpt model;
-static struct trainer tr;
-static struct train_ranks ranks;
-static struct gpt_device dev;
-static uint64_t saved_iter = UINT64_MAX;
-static char *args_text;
-static int replace_old;		/* --force: remove the checkpoints in --save first */
-
-static void
-save(void)
-{
-	char err[1024];
-	int code;
-
-	if (o.save == NULL || saved_iter == tr.st.iteration)
-		return;
-	/* rank 0 writes, the others send it their parts */
-	if (replace_old) {
-		if (ranks.world->rank == 0 && ckpt_remove_run(o.save, err,
-		    sizeof err, &code) < 0)
-			owt_die(code, "%s", err);
-		replace_old = 0;
-		say("removed the checkpoints in %s (--force)", o.save);
-	}
-	if (train_save(&tr, o.save, args_text, err, sizeof err, &code) < 0)
-		owt_die(code, "%s", err);
-	saved_iter = tr.st.iteration;
-	say("saved %s/iter_%07" PRIu64, o.save, tr.st.iteration);
-}
-
-/* The loss over the next eval-iters batches of src from first, logged under prefix. */
-static void
-evaluate(const struct sample_src *src, uint64_t first, const char *what,
-    const char *prefix)
-{
-	struct buf b = { 0 };
-	char err[1024];
-	double loss;
-	int code;
-
-	if (train_eval(&tr, src, first, (int)o.eval_iters, &loss, err,
-	    sizeof err, &code) < 0)
-		owt_die(code, "%s", err);
-	train_log_validation(&b, prefix, loss);
-	log_out(&b);
-	buf_free(&b);
-	log_json("{\"iteration\": %" PRIu64 ", \"%s_loss\": %.9g}",
-	    tr.st.iteration, what, loss);
-}
-
-/* The next validation batches, when there are any. */
-static void
-validate(const struct gpt_data *d, const char *prefix)
-{
-	if (o.eval_iters == 0 || !d->have[1])
-		return;
-	evaluate(&d->src[1], tr.st.consumed_valid, "valid", prefix);
-	tr.st.consumed_valid += o.eval_iters * (uint64_t)o.global;
+	if (r->sigpipe)
+		owt_die_sigpipe();
+	owt_die(code, "%s", err);
 }
 
 /* The options' run length and schedule, resolved, the checkpoint's options in place. */
@@ -650,86 +551,43 @@ schedule(struct schedule_run *run)
 
 /* The backend and the precision asked for (--fp16 on the cpu: fp32, a warning). */
 static void
-device(void)
+device(struct gpt_device *dev)
 {
 	int prec = o.fp16 ? GPT_FP16 : o.bf16 ? GPT_BF16 : o.fp32 ? GPT_FP32 :
 	    GPT_PREC_DEFAULT;
 	char err[OWT_ERRSIZE];
 	int code;
 
-	if (gpt_device_open(&dev, o.device, prec, 1, err, sizeof err,
+	if (gpt_device_open(dev, o.device, prec, 1, err, sizeof err,
 	    &code) < 0)
 		owt_die(code, "%s", err);
-	if (dev.warn[0] != '\0')
-		owt_warn("%s", dev.warn);
-}
-
-/*
- * Whether to stop after this iteration, the same on every rank: a signal
- * on any rank, rank 0's clock, or the exit interval. NULL to go on.
- */
-static const char *
-stop_why(double t0)
-{
-	double v[2] = { stop_signal, 0 };
-	char err[1024];
-	int code;
-
-	if (ranks.world->rank == 0 && o.exit_mins > 0 &&
-	    owt_now() - t0 >= o.exit_mins * 60)
-		v[1] = 1;
-	if (comm_ctl_allreduce(ranks.world, v, 2, COMM_MAX, "stop signals",
-	    err, sizeof err, &code) < 0)
-		owt_die(code, "%s", err);
-	return v[0] == SIGINT ? "interrupted" : v[0] == SIGHUP ? "hung up" :
-	    v[0] > 0 ? "terminated" :
-	    o.exit_interval && tr.st.iteration % o.exit_interval == 0 ?
-	    "exit interval reached" : v[1] > 0 ? "exit duration reached" :
-	    NULL;
-}
-
-/*
- * The backend memory this rank's model holds after its first iteration,
- * which --dry-run predicts (t/6102); the optimizer's shards under
- * --use-distributed-optimizer are lib/train.c's, not counted.
- */
-static void
-report_memory(void)
-{
-	struct buf b = { 0 };
-
-	buf_printf(&b, "%s: memory: %zu bytes of %s memory allocated after "
-	    "the first iteration%s\n", owt_prog, gpt_alloc_bytes(),
-	    model.be->name, o.dist_opt ? ", the optimizer's shards not "
-	    "counted" : "");
-	if (fwrite(b.p, 1, b.len, stdout) != b.len || fflush(stdout) != 0)
-		owt_die_errno(XSYS, "standard output: write error");
-	buf_free(&b);
+	if (dev->warn[0] != '\0')
+		owt_warn("%s", dev->warn);
 }
 
 int
 main(int argc, char **argv)
 {
 	static char rank_prog[64], errbuf[8192];
+	static struct gpt model;
+	static struct trainer tr;
+	static struct train_ranks ranks;
+	static struct gpt_device dev;
 	struct gpt_config cfg = { 0 };
 	struct ckpt_args_load ld = { 0 };
+	struct train_run r = { 0 };
 	struct schedule_run run;
 	struct gpt_data data;
-	struct step_result r;
 	struct gpt_recompute rc;
-	struct train_log lg = { 0 };
-	struct buf line = { 0 };
-	char err[1024], list[256], prefix[64];
-	uint64_t G, first_iter;
-	double t0, tlast;
-	const char *why;
-	int code, k, sched;
+	char err[1024], list[256], *args;
+	uint64_t G;
+	int code, sched;
 	uint32_t ntok;
 
 	/* a message in one write: the lines of ranks that fail together stay whole */
 	setvbuf(stderr, errbuf, _IOLBF, sizeof errbuf);
 	owt_setprog(argv[0]);
-	log_prog = owt_prog;
+	r.prog = owt_prog;	/* the log's lines name no rank */
 	parse(argc, argv);
 	/*
 	 * Under a launcher, every rank's messages name it, and rank 0 alone
@@ -771,7 +629,7 @@ main(int argc, char **argv)
 			owt_die(XDATA, "%s: already holds checkpoints (%s) of a "
 			    "run this one does not resume: --load %s resumes "
 			    "it, --force replaces them", o.save, list, o.save);
-		replace_old = 1;
+		r.replace = 1;
 	}
 
 	if (o.seq > o.maxpos)
@@ -790,66 +648,34 @@ main(int argc, char **argv)
 	omp_set_num_threads(o.workers);
 	blas_init(o.workers);
 
-	cfg.nlayer = o.layers;
-	cfg.nhead = o.heads;
-	cfg.nembd = o.hidden;
-	cfg.maxpos = o.maxpos;
-	cfg.vocab = o.vocab;
-	cfg.vocab_pad = gpt_pad_vocab(o.vocab, o.vocab_div);
+	shape(&cfg);
 	if (ld.kind == CKPT_NONE)
 		cfg.ln_eps = 1e-5f;
 	cfg.hidden_dropout = (float)o.hidden_dropout;
 	cfg.attn_dropout = (float)o.attn_dropout;
 	tr.micro = o.micro;
+	tr.T = o.seq;
 	tr.zero = o.dist_opt;
 	if (train_ranks_layout(&ranks, &tr, o.tp, o.pp, &cfg, o.vocab_div,
 	    o.global, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
 	gpt_device_use(ranks.world->local_rank);	/* a GPU per rank */
-	device();
+	device(&dev);
 	if (gpt_device_comm(&dev, ranks.world, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
-	if (o.pp > 1 || o.tp > 1) {	/* this rank's part */
-		const struct dist *d = &ranks.dist;
-		struct gpt_part part = { d->l0, d->l1, d->pp_rank == 0,
-		    d->pp_rank == d->pp - 1, d->tp, d->tp_rank };
-		int slots = d->pp - d->pp_rank;
-
-		cfg.vocab_pad = d->vocab_pad;
-		if (gpt_init_part(&model, &cfg, &part, ranks.tp, dev.be, err,
-		    sizeof err) < 0)
-			owt_die(XUSAGE, "%s", err);
-		if (o.pp > 1)
-			gpt_set_slots(&model, slots < d->micro ? slots :
-			    d->micro);
-	} else if (gpt_init(&model, &cfg, dev.be, err, sizeof err) < 0) {
-		owt_die(XUSAGE, "%s", err);
-	}
-	gpt_set_recompute(&model, &rc);
-	if (gpt_set_batch(&model, o.micro, o.seq, err, sizeof err) < 0)
-		owt_die(XUSAGE, "%s", err);
+	r.tr = &tr;
+	r.ranks = &ranks;
+	r.dev = &dev;
+	r.saved_iter = UINT64_MAX;
 	if (ld.resume) {
 		tr.st = ld.st;
-		saved_iter = tr.st.iteration;
+		r.saved_iter = tr.st.iteration;
 	}
-	tr.m = &model;
-	if (ld.kind != CKPT_NONE && (o.pp > 1 || o.tp > 1)) {	/* the part's runs */
-		if (train_load_part(&tr, ld.path, ld.resume && !o.no_load_optim,
-		    err, sizeof err, &code) < 0)
-			owt_die(code, "%s", err);
-	} else if (ld.kind != CKPT_NONE) {
-		if (ckpt_load_model(ld.path, &model, err, sizeof err, &code) < 0)
-			owt_die(code, "%s", err);
-		if (ld.resume && !o.no_load_optim &&
-		    ckpt_load_optim(ld.path, &model, err, sizeof err, &code) < 0)
-			owt_die(code, "%s", err);
-	} else {
-		gpt_init_weights(&model, o.seed, (float)o.init_std);
-	}
+	if (train_run_model(&r, &model, &cfg, &rc, ld.kind != CKPT_NONE ?
+	    ld.path : NULL, ld.resume && !o.no_load_optim, o.seed, o.init_std,
+	    err, sizeof err, &code) < 0)
+		owt_die(code, "%s", err);
 	tr.st.seed = o.seed;
-	tr.m = &model;
-	tr.micro = o.micro;
-	tr.T = o.seq;
 	tr.nmicro = o.global / o.micro;
 	tr.lr = run.lr;
 	tr.adam = (struct adamw){ (float)o.beta1, (float)o.beta2,
@@ -863,7 +689,7 @@ main(int argc, char **argv)
 	else if (tr.st.loss_scale == 0)
 		train_scaler_start(&tr.scaler, &tr.st, o.initial_scale);
 	train_init(&tr);
-	args_text = ckpt_args_json(&options);
+	args = ckpt_args_json(&options);
 
 	if (gpt_data_open(&data, o.mock ? NULL : data_paths.v,
 	    (int)data_paths.n, o.split, o.split_rounding, (uint32_t)o.seed,
@@ -871,131 +697,41 @@ main(int argc, char **argv)
 	    (o.train_iters / o.eval_interval + 1) * o.eval_iters * G,
 	    o.eval_iters * G, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
+	r.data = &data;
+	r.train_iters = o.train_iters;
+	r.global = o.global;
+	r.log_interval = o.log_interval;
+	r.eval_interval = o.eval_interval;
+	r.eval_iters = o.eval_iters;
+	r.save_interval = o.save_interval;
+	r.exit_interval = o.exit_interval;
+	r.exit_mins = o.exit_mins;
+	r.clip = o.clip > 0;
+	r.save = o.save;
+	r.args_json = args;
+	r.quiet = o.quiet;
+	r.memory = !GIVEN("quiet");
+	r.signal = &stop_signal;
+	if (train_run_describe(&r, &cfg, o.workers, o.overlap_grad, err,
+	    sizeof err, &code) < 0)
+		fail(&r, code, err);
 
-	say("GPT-2: %d layers, %d hidden, %d heads, %d positions, vocabulary "
-	    "%d (padded to %d): %zu parameters", cfg.nlayer, cfg.nembd,
-	    cfg.nhead, cfg.maxpos, cfg.vocab, cfg.vocab_pad, gpt_nparams(&cfg));
-	gpt_recompute_desc(&model, list, sizeof list);
-	say("activations: %zu bytes for micro-batches of %d x %d tokens; "
-	    "recomputation: %s", gpt_acts_bytes(&model, o.micro, o.seq),
-	    o.micro, o.seq, list);
-	say("%s", gpt_device_desc(&dev, o.workers));
-	if (ranks.world->size > 1)
-		say("%d ranks (%s, collectives on %s): %d data-parallel, "
-		    "%d pipeline stages, %d tensor-parallel, %d micro-batches "
-		    "each; %s", ranks.world->size, ranks.world->launcher,
-		    ranks.world->impl, tr.dist->dp, tr.dist->pp, tr.dist->tp,
-		    tr.dist->micro, o.dist_opt ? "the optimizer sharded "
-		    "(ZeRO-1)" : "the optimizer on every rank");
-	else if (strcmp(ranks.world->impl, "self") != 0)	/* OWT_COMM=nccl */
-		say("1 rank, collectives on %s ($OWT_COMM)", ranks.world->impl);
-	if (o.overlap_grad)
-		say("--overlap-grad-reduce: no effect yet: gradients are "
-		    "reduced after the backward pass");
-	say("%s", data.desc);
-	if (tr.st.iteration > 0)
-		say("resuming at iteration %" PRIu64 ", %" PRIu64 " samples "
-		    "consumed", tr.st.iteration, tr.st.consumed_train);
-
-	if (o.log_json && ranks.world->rank == 0 && (logf_json = fopen(o.log_json, ld.resume ? "a" :
-	    "w")) == NULL)
+	if (o.log_json && ranks.world->rank == 0 && (r.json = fopen(o.log_json,
+	    ld.resume ? "a" : "w")) == NULL)
 		owt_die_errno(XSYS, "cannot create '%s'", o.log_json);
+	r.json_name = o.log_json;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
-
-	t0 = tlast = owt_now();
-	first_iter = tr.st.iteration;
-	lg.train_iters = o.train_iters;
-	lg.global = o.global;
-	while (tr.st.iteration < o.train_iters) {
-		k = train_iteration(&tr, &data.src[0], &r, err, sizeof err, &code);
-		if (k < 0)
-			owt_die(code, "%s", err);
-		if (k > 0)
-			owt_die(XDATA, "iteration %" PRIu64 ": the %s is %g; "
-			    "stopping without saving%s", tr.st.iteration + 1,
-			    isfinite(r.loss) ? "gradient norm" : "loss",
-			    isfinite(r.loss) ? r.grad_norm : r.loss,
-			    saved_iter != UINT64_MAX ? " (the last checkpoint "
-			    "is intact)" : "");
-		/* Megatron's report_memory: once, on each data-parallel rank 0 */
-		if (tr.st.iteration == first_iter + 1 && ranks.dist.dp_rank == 0 &&
-		    !GIVEN("quiet"))
-			report_memory();
-		if (r.skipped) {	/* fp16 overflow: Megatron counts, not averages, it */
-			lg.skipped++;
-			lg.nan += !isfinite(r.loss);
-		} else {
-			lg.loss_sum += r.loss;
-			lg.advanced++;
-		}
-		why = stop_why(t0);
-		if (tr.st.iteration % o.log_interval == 0 ||
-		    tr.st.iteration == o.train_iters || why) {
-			double now = owt_now();
-			double n = (double)(lg.advanced + lg.skipped);
-			double tps = n * G * o.seq / (now - tlast);
-			char scale[96] = "", lossj[32];
-
-			lg.iteration = tr.st.iteration;
-			lg.consumed = tr.st.consumed_train;
-			lg.ms = (now - tlast) * 1000;
-			lg.lr = schedule_lr_at(&tr.lr, tr.st.sched_samples);
-			lg.loss_scale = tr.st.loss_scale > 0 ? tr.st.loss_scale : 1;
-			/* Megatron has no norm without clipping or after a skip */
-			lg.grad_norm = o.clip > 0 && !r.skipped ? r.grad_norm : NAN;
-			train_log_line(&line, &lg);
-			buf_addc(&line, '\n');
-			log_out(&line);
-			if (r.loss_scale > 0)
-				snprintf(scale, sizeof scale, ", \"loss_scale\": "
-				    "%.17g, \"skipped\": %" PRIu64, tr.st.loss_scale,
-				    lg.skipped);
-			snprintf(lossj, sizeof lossj, lg.advanced ? "%.9g" :
-			    "null", lg.loss_sum / (double)(lg.advanced ?
-			    lg.advanced : 1));	/* null: every iteration skipped */
-			log_json("{\"iteration\": %" PRIu64 ", \"loss\": %s, "
-			    "\"lr\": %.9g, \"grad_norm\": %.9g%s, "
-			    "\"tokens_per_s\": %.1f, \"elapsed_s\": %.3f}",
-			    tr.st.iteration, lossj, r.lr, r.grad_norm, scale, tps,
-			    now - t0);
-			lg.loss_sum = 0;
-			lg.advanced = lg.skipped = lg.nan = 0;
-			tlast = now;
-		}
-		if (tr.st.iteration % o.eval_interval == 0) {
-			snprintf(prefix, sizeof prefix, "iteration %" PRIu64,
-			    tr.st.iteration);
-			validate(&data, prefix);
-		}
-		if (o.save_interval && tr.st.iteration % o.save_interval == 0)
-			save();
-		if (why) {
-			save();
-			say("%s at iteration %" PRIu64 "; exiting", why,
-			    tr.st.iteration);
-			goto out;
-		}
-	}
-	/* Megatron v2.5's end: validation, the save, then the test */
-	validate(&data, "the end of training for val data");
-	if (tr.st.iteration > first_iter)
-		save();
-	if (o.eval_iters > 0 && data.have[2])
-		evaluate(&data.src[2], 0, "test",
-		    "the end of training for test data");
-out:
-	if (gpt_device_peak_bytes(&dev) > 0)
-		say("peak GPU memory %.2f GB", gpt_device_peak_bytes(&dev) / 1e9);
-	if (logf_json && fclose(logf_json) != 0)
+	if (train_run_loop(&r, err, sizeof err, &code) < 0)
+		fail(&r, code, err);
+	if (r.json && fclose(r.json) != 0)
 		owt_die_errno(XSYS, "%s: write error", o.log_json);
 	gpt_data_close(&data);
 	ckpt_args_free(&ld);
 	train_free(&tr);
 	gpt_free(&model);
-	buf_free(&line);
-	free(args_text);
+	free(args);
 	free(data_paths.v);
 	if (train_ranks_close(&ranks, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
