@@ -516,14 +516,6 @@ fail(const struct train_run *r, int code, const char *err)
 static void
 schedule(struct schedule_run *run)
 {
-	static const struct { const char *name; unsigned bit; } bits[] = {
-		{ "lr-warmup-fraction", SCHEDULE_G_WARMUP_FRACTION },
-		{ "lr-warmup-iters", SCHEDULE_G_WARMUP_ITERS },
-		{ "lr-warmup-samples", SCHEDULE_G_WARMUP_SAMPLES },
-		{ "lr-decay-iters", SCHEDULE_G_DECAY_ITERS },
-		{ "lr-decay-samples", SCHEDULE_G_DECAY_SAMPLES },
-		{ "min-lr", SCHEDULE_G_MIN_LR },
-	};
 	struct schedule_opts so = {
 		.train_iters = o.train_iters, .train_samples = o.train_samples,
 		.micro = o.micro, .global = o.global, .lr = o.lr,
@@ -532,14 +524,11 @@ schedule(struct schedule_run *run)
 		.warmup_iters = o.warmup_iters,
 		.warmup_samples = o.warmup_samples,
 		.decay_iters = o.decay_iters, .decay_samples = o.decay_samples,
+		.given = schedule_given(&options, given),
 	};
-	char err[1024];
-	size_t i;
+	char err[OWT_ERRSIZE];
 	int code;
 
-	for (i = 0; i < sizeof bits / sizeof *bits; i++)
-		if (GIVEN(bits[i].name))
-			so.given |= bits[i].bit;
 	if (schedule_resolve(&so, run, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
 	/* what the checkpoint keeps */
@@ -547,22 +536,6 @@ schedule(struct schedule_run *run)
 	o.train_iters = run->train_iters;
 	o.decay_samples = run->lr.decay;
 	o.warmup_samples = run->lr.warmup;
-}
-
-/* The backend and the precision asked for (--fp16 on the cpu: fp32, a warning). */
-static void
-device(struct gpt_device *dev)
-{
-	int prec = o.fp16 ? GPT_FP16 : o.bf16 ? GPT_BF16 : o.fp32 ? GPT_FP32 :
-	    GPT_PREC_DEFAULT;
-	char err[OWT_ERRSIZE];
-	int code;
-
-	if (gpt_device_open(dev, o.device, prec, 1, err, sizeof err,
-	    &code) < 0)
-		owt_die(code, "%s", err);
-	if (dev->warn[0] != '\0')
-		owt_warn("%s", dev->warn);
 }
 
 int
@@ -575,19 +548,20 @@ main(int argc, char **argv)
 	static struct gpt_device dev;
 	struct gpt_config cfg = { 0 };
 	struct ckpt_args_load ld = { 0 };
-	struct train_run r = { 0 };
+	struct train_run r;
 	struct schedule_run run;
 	struct gpt_data data;
 	struct gpt_recompute rc;
-	char err[1024], list[256], *args;
+	char err[OWT_ERRSIZE], *args;
+	const char *prog;
 	uint64_t G;
-	int code, sched;
+	int code, sched, replace = 0;
 	uint32_t ntok;
 
 	/* a message in one write: the lines of ranks that fail together stay whole */
 	setvbuf(stderr, errbuf, _IOLBF, sizeof errbuf);
 	owt_setprog(argv[0]);
-	r.prog = owt_prog;	/* the log's lines name no rank */
+	prog = owt_prog;	/* the log's lines name no rank */
 	parse(argc, argv);
 	/*
 	 * Under a launcher, every rank's messages name it, and rank 0 alone
@@ -622,15 +596,9 @@ main(int argc, char **argv)
 		    "the %u tokens of --vocab-file", ld.path, ld.cfg.vocab, ntok);
 	if (ld.kind != CKPT_NONE)
 		cfg = ld.cfg;
-	/* A run that does not resume would mix its saves with another's. */
-	if (o.save && !ld.resume && ckpt_existing(o.save, list,
-	    sizeof list) > 0) {
-		if (!o.force)
-			owt_die(XDATA, "%s: already holds checkpoints (%s) of a "
-			    "run this one does not resume: --load %s resumes "
-			    "it, --force replaces them", o.save, list, o.save);
-		r.replace = 1;
-	}
+	if (ckpt_args_save(&ld, o.save, o.force, &replace, err, sizeof err,
+	    &code) < 0)
+		owt_die(code, "%s", err);
 
 	if (o.seq > o.maxpos)
 		owt_die(XUSAGE, "--seq-length %d is beyond the %d positions of "
@@ -660,21 +628,26 @@ main(int argc, char **argv)
 	    o.global, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
 	gpt_device_use(ranks.world->local_rank);	/* a GPU per rank */
-	device(&dev);
-	if (gpt_device_comm(&dev, ranks.world, err, sizeof err, &code) < 0)
+	/* a GPU's --fp16 or --bf16 trains in fp32 on the cpu: a warning */
+	if (gpt_device_open(&dev, o.device, o.fp16 ? GPT_FP16 : o.bf16 ?
+	    GPT_BF16 : o.fp32 ? GPT_FP32 : GPT_PREC_DEFAULT, 1, err, sizeof err,
+	    &code) < 0 || gpt_device_comm(&dev, ranks.world, err, sizeof err,
+	    &code) < 0)
 		owt_die(code, "%s", err);
-	r.tr = &tr;
-	r.ranks = &ranks;
-	r.dev = &dev;
-	r.saved_iter = UINT64_MAX;
-	if (ld.resume) {
+	if (dev.warn[0] != '\0')
+		owt_warn("%s", dev.warn);
+	args = ckpt_args_json(&options);
+	r = (struct train_run){ .tr = &tr, .ranks = &ranks, .dev = &dev,
+	    .data = &data, .train_iters = o.train_iters, .global = o.global,
+	    .log_interval = o.log_interval, .eval_interval = o.eval_interval,
+	    .eval_iters = o.eval_iters, .save_interval = o.save_interval,
+	    .exit_interval = o.exit_interval, .exit_mins = o.exit_mins,
+	    .clip = o.clip > 0, .save = o.save, .replace = replace,
+	    .args_json = args, .quiet = o.quiet, .memory = !GIVEN("quiet"),
+	    .prog = prog, .json_name = o.log_json, .signal = &stop_signal,
+	    .saved_iter = ld.resume ? ld.st.iteration : UINT64_MAX };
+	if (ld.resume)
 		tr.st = ld.st;
-		r.saved_iter = tr.st.iteration;
-	}
-	if (train_run_model(&r, &model, &cfg, &rc, ld.kind != CKPT_NONE ?
-	    ld.path : NULL, ld.resume && !o.no_load_optim, o.seed, o.init_std,
-	    err, sizeof err, &code) < 0)
-		owt_die(code, "%s", err);
 	tr.st.seed = o.seed;
 	tr.nmicro = o.global / o.micro;
 	tr.lr = run.lr;
@@ -683,13 +656,10 @@ main(int argc, char **argv)
 	tr.clip = (float)o.clip;
 	tr.scaler = (struct loss_scaler){ o.min_scale, o.scale_window,
 	    o.hysteresis };
-	/* A checkpoint's scale goes on in fp16 and is dropped in other precisions. */
-	if (dev.prec != GPT_FP16)
-		tr.st.loss_scale = 0;
-	else if (tr.st.loss_scale == 0)
-		train_scaler_start(&tr.scaler, &tr.st, o.initial_scale);
-	train_init(&tr);
-	args = ckpt_args_json(&options);
+	if (train_run_model(&r, &model, &cfg, &rc, ld.kind != CKPT_NONE ?
+	    ld.path : NULL, ld.resume && !o.no_load_optim, o.seed, o.init_std,
+	    o.initial_scale, err, sizeof err, &code) < 0)
+		owt_die(code, "%s", err);
 
 	if (gpt_data_open(&data, o.mock ? NULL : data_paths.v,
 	    (int)data_paths.n, o.split, o.split_rounding, (uint32_t)o.seed,
@@ -697,21 +667,6 @@ main(int argc, char **argv)
 	    (o.train_iters / o.eval_interval + 1) * o.eval_iters * G,
 	    o.eval_iters * G, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
-	r.data = &data;
-	r.train_iters = o.train_iters;
-	r.global = o.global;
-	r.log_interval = o.log_interval;
-	r.eval_interval = o.eval_interval;
-	r.eval_iters = o.eval_iters;
-	r.save_interval = o.save_interval;
-	r.exit_interval = o.exit_interval;
-	r.exit_mins = o.exit_mins;
-	r.clip = o.clip > 0;
-	r.save = o.save;
-	r.args_json = args;
-	r.quiet = o.quiet;
-	r.memory = !GIVEN("quiet");
-	r.signal = &stop_signal;
 	if (train_run_describe(&r, &cfg, o.workers, o.overlap_grad, err,
 	    sizeof err, &code) < 0)
 		fail(&r, code, err);
@@ -719,7 +674,6 @@ main(int argc, char **argv)
 	if (o.log_json && ranks.world->rank == 0 && (r.json = fopen(o.log_json,
 	    ld.resume ? "a" : "w")) == NULL)
 		owt_die_errno(XSYS, "cannot create '%s'", o.log_json);
-	r.json_name = o.log_json;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);

@@ -262,6 +262,23 @@ ckpt_args_load(struct ckpt_args_load *l, const struct opt_prog *p,
 }
 
 int
+ckpt_args_save(const struct ckpt_args_load *l, const char *dir, int force,
+    int *replace, char *err, size_t errsize, int *code)
+{
+	char list[256];
+
+	if (dir == NULL || l->resume || ckpt_existing(dir, list,
+	    sizeof list) <= 0)
+		return 0;
+	if (!force)
+		return data_err(err, errsize, code, "%s: already holds "
+		    "checkpoints (%s) of a run this one does not resume: --load "
+		    "%s resumes it, --force replaces them", dir, list, dir);
+	*replace = 1;
+	return 0;
+}
+
+int
 ckpt_args_check(const struct ckpt_args_load *l, const struct opt_prog *p,
     const char *given, int sched, char *err, size_t errsize, int *code)
 {

@@ -86,6 +86,15 @@ int ckpt_args_config(const struct opt_prog *p, const char *given,
     size_t errsize, int *code);
 
 /*
+ * --save dir against what --load found: a run that does not resume
+ * would mix its saves with another's, so checkpoints in dir are an error
+ * (XDATA) that names them, or with force *replace is set (the run
+ * removes them before its first save). 0 or -1 with err and *code.
+ */
+int ckpt_args_save(const struct ckpt_args_load *l, const char *dir,
+    int force, int *replace, char *err, size_t errsize, int *code);
+
+/*
  * After the options are resolved, a resumed run's schedule options given
  * against the checkpoint's: with CKPT_ARGS_CHECK, one that differs is an
  * error (XDATA) that names it. 0 or -1 with err and *code.

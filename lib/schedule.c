@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "opt.h"
 #include "schedule.h"
 #include "util.h"
 
@@ -28,6 +29,27 @@ schedule_lr_at(const struct schedule *s, uint64_t samples)
 	coeff = s->style == SCHEDULE_COSINE ? 0.5 * (cos(M_PI * ratio) + 1) :
 	    1 - ratio;
 	return s->min_lr + coeff * (s->max_lr - s->min_lr);
+}
+
+unsigned
+schedule_given(const struct opt_prog *p, const char *given)
+{
+	static const struct { const char *name; unsigned bit; } bits[] = {
+		{ "lr-warmup-fraction", SCHEDULE_G_WARMUP_FRACTION },
+		{ "lr-warmup-iters", SCHEDULE_G_WARMUP_ITERS },
+		{ "lr-warmup-samples", SCHEDULE_G_WARMUP_SAMPLES },
+		{ "lr-decay-iters", SCHEDULE_G_DECAY_ITERS },
+		{ "lr-decay-samples", SCHEDULE_G_DECAY_SAMPLES },
+		{ "min-lr", SCHEDULE_G_MIN_LR },
+	};
+	unsigned g = 0;
+	size_t i;
+	int k;
+
+	for (i = 0; i < sizeof bits / sizeof *bits; i++)
+		if ((k = opt_find(p, bits[i].name)) >= 0 && given[k])
+			g |= bits[i].bit;
+	return g;
 }
 
 int

@@ -47,6 +47,13 @@ struct schedule_opts {
 	unsigned given;			/* SCHEDULE_G_* */
 };
 
+/*
+ * The SCHEDULE_G_* bits of p's options given (given[] indexed as p's
+ * table; --lr-warmup-fraction ... --min-lr, Megatron's names).
+ */
+struct opt_prog;
+unsigned schedule_given(const struct opt_prog *p, const char *given);
+
 /* A resolved run: its length, batch and schedule. */
 struct schedule_run {
 	uint64_t train_iters;		/* iterations to train */

@@ -83,7 +83,8 @@ usage(int *code)
 int
 train_run_model(struct train_run *r, struct gpt *m, struct gpt_config *cfg,
     const struct gpt_recompute *rc, const char *path, int optim,
-    uint64_t seed, double init_std, char *err, size_t errsize, int *code)
+    uint64_t seed, double init_std, double initial_scale, char *err,
+    size_t errsize, int *code)
 {
 	const struct dist *d = &r->ranks->dist;
 	struct trainer *tr = r->tr;
@@ -107,16 +108,22 @@ train_run_model(struct train_run *r, struct gpt *m, struct gpt_config *cfg,
 	if (gpt_set_batch(m, tr->micro, tr->T, err, errsize) < 0)
 		return usage(code);
 	tr->m = m;
-	if (path != NULL && parts)	/* the part's runs */
-		return train_load_part(tr, path, optim, err, errsize, code) < 0 ?
-		    -1 : 0;
-	if (path == NULL) {
+	if (path != NULL && parts) {	/* the part's runs */
+		if (train_load_part(tr, path, optim, err, errsize, code) < 0)
+			return -1;
+	} else if (path != NULL) {
+		if (ckpt_load_model(path, m, err, errsize, code) < 0 ||
+		    (optim && ckpt_load_optim(path, m, err, errsize,
+		    code) < 0))	/* 1: none */
+			return -1;
+	} else {
 		gpt_init_weights(m, seed, (float)init_std);
-		return 0;
 	}
-	if (ckpt_load_model(path, m, err, errsize, code) < 0 || (optim &&
-	    ckpt_load_optim(path, m, err, errsize, code) < 0))	/* 1: none */
-		return -1;
+	if (r->dev->prec != GPT_FP16)
+		tr->st.loss_scale = 0;
+	else if (tr->st.loss_scale == 0)
+		train_scaler_start(&tr->scaler, &tr->st, initial_scale);
+	train_init(tr);
 	return 0;
 }
 
@@ -163,7 +170,7 @@ train_run_describe(struct train_run *r, const struct gpt_config *cfg,
 	return 0;
 }
 
-/* A checkpoint of the iteration, unless saved; rank 0 writes, the others send it their parts. */
+/* The iteration's checkpoint, unless saved: rank 0 writes, the others send. */
 static int
 save(struct train_run *r, char *err, size_t errsize, int *code)
 {
@@ -187,7 +194,7 @@ save(struct train_run *r, char *err, size_t errsize, int *code)
 	    tr->st.iteration);
 }
 
-/* The loss over the next eval_iters batches of src from first, logged under prefix. */
+/* The loss of eval_iters batches of src from first, logged under prefix. */
 static int
 evaluate(struct train_run *r, const struct sample_src *src, uint64_t first,
     const char *what, const char *prefix, char *err, size_t errsize,
@@ -269,7 +276,7 @@ report_memory(struct train_run *r, char *err, size_t errsize, int *code)
 	return rv;
 }
 
-/* The interval's line in lg, on standard output and as JSON; the interval restarted. */
+/* The interval lg's line, on standard output and as JSON; lg restarted. */
 static int
 log_line(struct train_run *r, struct train_log *lg,
     const struct step_result *s, double t0, double *tlast, struct buf *line,
@@ -308,7 +315,10 @@ log_line(struct train_run *r, struct train_log *lg,
 	return 0;
 }
 
-/* Train to the end or a stop; Megatron v2.5's end: validation, the save, then the test. */
+/*
+ * Train to the end or a stop; Megatron v2.5's end: validation, the save,
+ * then the test.
+ */
 static int
 loop(struct train_run *r, struct buf *line, char *err, size_t errsize,
     int *code)

@@ -20,7 +20,7 @@
  * Megatron's iteration and validation lines, unless quiet.
  */
 struct train_run {
-	struct trainer *tr;		/* micro, T, st and the ranks' fields set */
+	struct trainer *tr;		/* set up but m and train_init: train_run_model */
 	struct train_ranks *ranks;	/* laid out (train_ranks_layout) */
 	struct gpt_device *dev;
 	const struct gpt_data *data;	/* src[0] trains, [1] validates, [2] tests */
@@ -51,12 +51,15 @@ struct train_run {
  * (cfg->vocab_pad becomes the layout's), with rc's recomputation, for
  * micro-batches of r->tr's micro x T. Its weights are the checkpoint
  * path's (NULL: initialised from seed and init_std), with optim its
- * AdamW moments too. Sets r->tr->m. 0, or -1 with err and *code (XUSAGE:
- * a model the backend cannot hold).
+ * AdamW moments too. Then the trainer, its other fields set (train_init):
+ * in fp16 the loss scale goes on from the checkpoint's state or starts
+ * at initial_scale; other precisions have none. 0, or -1 with err and
+ * *code (XUSAGE: a model the backend cannot hold).
  */
 int train_run_model(struct train_run *r, struct gpt *m, struct gpt_config *cfg,
     const struct gpt_recompute *rc, const char *path, int optim,
-    uint64_t seed, double init_std, char *err, size_t errsize, int *code);
+    uint64_t seed, double init_std, double initial_scale, char *err,
+    size_t errsize, int *code);
 
 /*
  * The log's opening lines: the model (cfg), the activations, the device
