@@ -385,7 +385,9 @@ shape(struct gpt_config *c)
 static void
 dry_run(void)
 {
-	struct gpt_plan_in in = { 0 };
+	struct gpt_plan_in in = { .vocab_div = o.vocab_div, .tp = o.tp,
+	    .pp = o.pp, .ranks_per_node = o.ranks_per_node,
+	    .zero = o.dist_opt };	/* options a checkpoint does not keep */
 	struct gpt_plan *p = xcalloc(1, sizeof *p);
 	struct ckpt_args_load ld = { 0 };
 	struct comm_launch l;
@@ -412,14 +414,9 @@ dry_run(void)
 	    o.tp * o.pp;
 	shape(&in.cfg);
 	in.cfg.ln_eps = 1e-5f;
-	in.vocab_div = o.vocab_div;
-	in.tp = o.tp;
-	in.pp = o.pp;
-	in.ranks_per_node = o.ranks_per_node;
 	in.micro_batch = o.micro;
 	in.global_batch = o.global > 0 ? o.global : o.micro;
 	in.seq = o.seq;
-	in.zero = o.dist_opt;
 	if (gpt_plan_make(p, &in, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
 	gpt_plan_print(&out, p);
@@ -465,36 +462,6 @@ parse(int argc, char **argv)
 	if (o.override_sched && o.use_ckpt_sched)
 		owt_die(XUSAGE, "--override-lr-scheduler and "
 		    "--use-checkpoint-lr-scheduler exclude each other");
-}
-
-/*
- * --vocab-file and --merge-file, read as Megatron's GPT2BPETokenizer reads
- * them: the vocabulary size, unless --vocab-size says it, and an EOD id.
- * Returns the tokenizer's size, or 0 without the files.
- */
-static uint32_t
-tokenizer(void)
-{
-	struct bpe *v;
-	char err[1024];
-	uint32_t n;
-	int code;
-
-	if (o.vocab_file == NULL)
-		return 0;
-	if ((v = bpe_load(o.vocab_file, o.merge_file, err,
-	    sizeof err, &code)) == NULL)
-		owt_die(code, "%s", err);
-	n = bpe_nvocab(v);
-	if (bpe_eod(v) == BPE_NOID)
-		owt_die(XDATA, "%s: no <|endoftext|> token, the end of each "
-		    "document", o.vocab_file);
-	bpe_free(v);
-	if (GIVEN("vocab-size") && (uint32_t)o.vocab != n)
-		owt_die(XDATA, "%s: %u tokens, but --vocab-size is %d",
-		    o.vocab_file, n, o.vocab);
-	o.vocab = (int)n;
-	return n;
 }
 
 static void
@@ -556,7 +523,7 @@ main(int argc, char **argv)
 	const char *prog;
 	uint64_t G;
 	int code, sched, replace = 0;
-	uint32_t ntok;
+	uint32_t ntok = 0;	/* the tokenizer's, or 0 without --vocab-file */
 
 	/* a message in one write: the lines of ranks that fail together stay whole */
 	setvbuf(stderr, errbuf, _IOLBF, sizeof errbuf);
@@ -581,7 +548,9 @@ main(int argc, char **argv)
 	    o.recompute_gran, o.recompute_method, o.recompute_n, err,
 	    sizeof err) < 0)
 		owt_die(XUSAGE, "%s", err);
-	ntok = tokenizer();
+	if (o.vocab_file && train_run_vocab(o.vocab_file, o.merge_file, &o.vocab,
+	    GIVEN("vocab-size"), &ntok, err, sizeof err, &code) < 0)
+		owt_die(code, "%s", err);
 
 	/* A checkpoint supplies what the options do not (gpt-train(1)'s table). */
 	sched = o.override_sched ? CKPT_ARGS_OVERRIDE : o.use_ckpt_sched ?

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "bpe.h"
 #include "buf.h"
 #include "schedule.h"
 #include "train_log.h"
@@ -69,6 +70,28 @@ log_json(struct train_run *r, char *err, size_t errsize, int *code,
 	if (fflush(r->json) != 0)
 		return owt_fail_errno(err, errsize, code, XSYS,
 		    "%s: write error", r->json_name);
+	return 0;
+}
+
+int
+train_run_vocab(const char *vocab_file, const char *merge_file, int *vocab,
+    int given, uint32_t *ntok, char *err, size_t errsize, int *code)
+{
+	struct bpe *v;
+	uint32_t eod;
+
+	if ((v = bpe_load(vocab_file, merge_file, err, errsize, code)) == NULL)
+		return -1;
+	*ntok = bpe_nvocab(v);
+	eod = bpe_eod(v);
+	bpe_free(v);
+	if (eod == BPE_NOID)
+		return owt_fail(err, errsize, code, XDATA, "%s: no <|endoftext|> "
+		    "token, the end of each document", vocab_file);
+	if (given && (uint32_t)*vocab != *ntok)
+		return owt_fail(err, errsize, code, XDATA, "%s: %u tokens, but "
+		    "--vocab-size is %d", vocab_file, *ntok, *vocab);
+	*vocab = (int)*ntok;
 	return 0;
 }
 

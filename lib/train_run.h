@@ -46,6 +46,16 @@ struct train_run {
 };
 
 /*
+ * The vocabulary of vocab_file and merge_file read as Megatron's
+ * GPT2BPETokenizer reads them: *ntok its tokens, which *vocab becomes;
+ * with given (--vocab-size) *vocab must equal them. An EOD id
+ * (<|endoftext|>) must be there. 0, or -1 with err and *code (XDATA).
+ */
+int train_run_vocab(const char *vocab_file, const char *merge_file,
+    int *vocab, int given, uint32_t *ntok, char *err, size_t errsize,
+    int *code);
+
+/*
  * This rank's model m on r->dev's backend: the whole model, or its part
  * when r's layout has pipeline stages or tensor-parallel ranks
  * (cfg->vocab_pad becomes the layout's), with rc's recomputation, for
