@@ -9,8 +9,10 @@
 # kept URLs, so the chunks of the files taken by name and in order are the
 # URLs in order; every step up to the global passes runs per unit, and the
 # global passes read the units in that order. The shard count therefore
-# never changes the dataset. Every step publishes its output by rename;
-# the public targets hold OUT/.lock (flock) for the whole run.
+# never changes the dataset. Documents already in hand (DOCS) follow the
+# URLs, cut the same way into units docs.K-of-N. Every step publishes its
+# output by rename; the public targets hold OUT/.lock (flock) for the
+# whole run.
 
 OWT_MK := $(lastword $(MAKEFILE_LIST))
 OWT_STAGE ?= sh $(dir $(OWT_MK))owt-stage
@@ -20,6 +22,7 @@ OUT ?= data
 SHARDS ?= 1
 NAME ?= owt
 SEED ?= 1234
+DOCS ?=
 DECONTAM ?=
 WAIT ?=
 FETCH_FLAGS ?=
@@ -40,7 +43,21 @@ KS := $(shell seq 0 $$(($(N) - 1)))
 # The URL files, by name in byte order (make's sort is strcmp's).
 FILES := $(sort $(notdir $(shell [ -d '$(URLS)' ] && \
 	find '$(URLS)/' -maxdepth 1 -type f ! -name '.*' 2>/dev/null)))
-UNITS := $(foreach f,$(FILES),$(foreach k,$(KS),$(f).$(k)-of-$(N)))
+URL_UNITS := $(foreach f,$(FILES),$(foreach k,$(KS),$(f).$(k)-of-$(N)))
+UNITS := $(URL_UNITS)
+
+# DOCS: files and folders of documents (text, JSONL, as jsonl-merge reads
+# them) that join the fetched pages, after them, in the order given. Their
+# files are the prerequisites of the merge, so that adding or changing one
+# redoes the documents' units and the global steps, not the fetches.
+ifneq ($(strip $(DOCS)),)
+ifneq ($(filter docs,$(FILES)),)
+$(error owt.mk: a URL file named 'docs' and DOCS: rename the file)
+endif
+DOC_FILES := $(shell find $(DOCS) -xtype f ! -name '.*' | LC_ALL=C sort)
+DOC_UNITS := $(KS:%=docs.%-of-$(N))
+UNITS += $(DOC_UNITS)
+endif
 
 CLEAN := $(UNITS:%=$(OUT)/3-clean/%.jsonl)
 SIGS := $(UNITS:%=$(OUT)/3-clean/%.sig)
@@ -54,7 +71,8 @@ SUMMARY := $(OUT)/$(NAME).summary
 
 # The units of shard K (Slurm's array task K): chunk K of every file.
 K ?= 0
-K_UNITS := $(foreach f,$(FILES),$(f).$(K)-of-$(N))
+K_UNITS := $(foreach f,$(FILES),$(f).$(K)-of-$(N)) \
+	$(if $(DOC_UNITS),docs.$(K)-of-$(N))
 ifneq ($(filter shard-% _shard-%,$(MAKECMDGOALS)),)
 ifeq ($(filter $(K),$(KS)),)
 $(error K=$(K): not a shard of 0 to $(lastword $(KS)))
@@ -84,13 +102,14 @@ all split dedup shuffle:
 shard-fetch shard-drop shard-pack:
 	@$(LOCKED_K) $(MAKE) -f '$(OWT_MK)' _$@ $(LOCKMSG)
 
-ifeq ($(FILES),)
+ifeq ($(UNITS),)
 _all _split _shard-fetch _dedup _shard-drop _shuffle _shard-pack:
-	@echo "owt.mk: no URL files in '$(URLS)'" >&2; exit 1
+	@echo "owt.mk: no URL files in '$(URLS)' and no DOCS" >&2; exit 1
 else
 _all: $(SUMMARY)
 	@cat '$(SUMMARY)'
-_split: $(UNITS:%=$(OUT)/2-fetch/%.urls)
+_split: $(URL_UNITS:%=$(OUT)/2-fetch/%.urls) \
+	$(DOC_UNITS:%=$(OUT)/2-docs/%.jsonl)
 _shard-fetch: $(K_UNITS:%=$(OUT)/3-clean/%.jsonl)
 _dedup: $(DROPS)
 _shard-drop: $(K_UNITS:%=$(OUT)/5-final/%.jsonl)
@@ -113,9 +132,22 @@ $(OUT)/2-fetch/%.urls: $(OUT)/1-filter/$$(basename $$*)
 $(OUT)/2-fetch/%.jsonl: $(OUT)/2-fetch/%.urls
 	$(OWT_STAGE) fetch $(@:.jsonl=)
 
+# 2. docs (with DOCS): the documents merged once, in the order given
+# (all.jsonl), then cut into N units like a URL file's chunks.
+$(OUT)/2-docs/all.jsonl: $(DOC_FILES)
+	@mkdir -p $(@D)
+	$(OWT_STAGE) docs $@ $(DOCS)
+
+$(DOC_UNITS:%=$(OUT)/2-docs/%.jsonl): $(OUT)/2-docs/all.jsonl
+	$(OWT_STAGE) cut $< $@
+
 # 3. clean: fix, lang, length per unit; the signatures (.sig) of what is
 # kept, every decision (.report).
 $(OUT)/3-clean/%.jsonl: $(OUT)/2-fetch/%.jsonl
+	@mkdir -p $(@D)
+	$(OWT_STAGE) clean $< $@
+
+$(DOC_UNITS:%=$(OUT)/3-clean/%.jsonl): $(OUT)/3-clean/%.jsonl: $(OUT)/2-docs/%.jsonl
 	@mkdir -p $(@D)
 	$(OWT_STAGE) clean $< $@
 
@@ -161,7 +193,8 @@ SLURM_FLAGS ?=
 q = '$(subst ','\'',$(1))'
 SLURM_MAKE = make -f $(call q,$(abspath $(OWT_MK))) URLS=$(call q,$(URLS)) \
 	OUT=$(call q,$(OUT)) SHARDS=$(N) NAME=$(call q,$(NAME)) \
-	SEED=$(call q,$(SEED)) DECONTAM=$(call q,$(DECONTAM)) \
+	SEED=$(call q,$(SEED)) DOCS=$(call q,$(DOCS)) \
+	DECONTAM=$(call q,$(DECONTAM)) \
 	FETCH_FLAGS=$(call q,$(FETCH_FLAGS)) MERGE_FLAGS=$(call q,$(MERGE_FLAGS)) \
 	DEDUP_FLAGS=$(call q,$(DEDUP_FLAGS)) \
 	ENCODE_FLAGS=$(call q,$(ENCODE_FLAGS)) PACK_FLAGS=$(call q,$(PACK_FLAGS))
