@@ -15,6 +15,7 @@
 # whole run.
 
 OWT_MK := $(lastword $(MAKEFILE_LIST))
+.DEFAULT_GOAL := all
 OWT_STAGE ?= sh $(dir $(OWT_MK))owt-stage
 
 URLS ?= urls
@@ -69,6 +70,20 @@ PACKS := $(KS:%=$(OUT)/8-pack/%-of-$(N).idx)
 DATASET := $(OUT)/$(NAME)_text_document
 SUMMARY := $(OUT)/$(NAME).summary
 
+# What the outputs were made with: OUT/0-vars/VAR holds the value of VAR
+# at the last run (for UNITS and DOC_FILES, the list of units and of the
+# documents' files). A run that finds another value rewrites the file, and
+# make redoes the steps that depend on it, only those: a new SEED
+# reshuffles and repacks, a URL file removed redoes the dedup on, a
+# DEDUP_FLAGS change cleans again. FETCH_FLAGS has none: a change of
+# politeness or workers must not fetch a crawl again.
+V := $(OUT)/0-vars
+STAMPED := UNITS DOCS DOC_FILES SEED DECONTAM MERGE_FLAGS DEDUP_FLAGS \
+	ENCODE_FLAGS PACK_FLAGS
+same = $(and $(findstring x$(1),x$(2)),$(findstring x$(2),x$(1)))
+$(foreach v,$(STAMPED),$(if $(and $(wildcard $(V)/$(v)),$(call same,$(strip \
+	$($(v))),$(strip $(file <$(V)/$(v))))),,$(eval $(V)/$(v): FORCE)))
+
 # The units of shard K (Slurm's array task K): chunk K of every file.
 K ?= 0
 K_UNITS := $(foreach f,$(FILES),$(f).$(K)-of-$(N)) \
@@ -91,7 +106,7 @@ LOCKED_K = mkdir -p '$(OUT)' && flock -s $(LOCKWAIT) '$(OUT)/.lock' \
 LOCKMSG = || { s=$$?; [ $$s -ne 75 ] || \
 	echo "owt.mk: '$(OUT)' is being built by another run" >&2; exit $$s; }
 
-.PHONY: all split dedup shuffle shard-fetch shard-drop shard-pack slurm \
+.PHONY: FORCE all split dedup shuffle shard-fetch shard-drop shard-pack slurm \
 	_all _split _dedup _shuffle _shard-fetch _shard-drop _shard-pack
 .SUFFIXES:
 .SECONDARY:
@@ -108,7 +123,7 @@ _all _split _shard-fetch _dedup _shard-drop _shuffle _shard-pack:
 else
 _all: $(SUMMARY)
 	@cat '$(SUMMARY)'
-_split: $(URL_UNITS:%=$(OUT)/2-fetch/%.urls) \
+_split: $(STAMPED:%=$(V)/%) $(URL_UNITS:%=$(OUT)/2-fetch/%.urls) \
 	$(DOC_UNITS:%=$(OUT)/2-docs/%.jsonl)
 _shard-fetch: $(K_UNITS:%=$(OUT)/3-clean/%.jsonl)
 _dedup: $(DROPS)
@@ -116,6 +131,13 @@ _shard-drop: $(K_UNITS:%=$(OUT)/5-final/%.jsonl)
 _shuffle: $(SHUFFLED)
 _shard-pack: $(OUT)/8-pack/$(K)-of-$(N).idx
 endif
+
+# make writes the value itself (a list can be longer than a command
+# line may be), except under make -n.
+dry = $(findstring n,$(firstword -$(MAKEFLAGS)))
+FORCE:
+$(V)/%:
+	$(if $(dry),,$(shell mkdir -p '$(@D)')$(file >$@.tmp,$(strip $($*))))@mv -f $@.tmp $@
 
 # 1. filter: each URL file's URLs that OpenWebText keeps (.log: the others).
 $(OUT)/1-filter/%: $(URLS)/%
@@ -134,7 +156,7 @@ $(OUT)/2-fetch/%.jsonl: $(OUT)/2-fetch/%.urls
 
 # 2. docs (with DOCS): the documents merged once, in the order given
 # (all.jsonl), then cut into N units like a URL file's chunks.
-$(OUT)/2-docs/all.jsonl: $(DOC_FILES)
+$(OUT)/2-docs/all.jsonl: $(DOC_FILES) $(V)/DOCS $(V)/DOC_FILES $(V)/MERGE_FLAGS
 	@mkdir -p $(@D)
 	$(OWT_STAGE) docs $@ $(DOCS)
 
@@ -143,16 +165,17 @@ $(DOC_UNITS:%=$(OUT)/2-docs/%.jsonl): $(OUT)/2-docs/all.jsonl
 
 # 3. clean: fix, lang, length per unit; the signatures (.sig) of what is
 # kept, every decision (.report).
-$(OUT)/3-clean/%.jsonl: $(OUT)/2-fetch/%.jsonl
+$(OUT)/3-clean/%.jsonl: $(OUT)/2-fetch/%.jsonl $(V)/DEDUP_FLAGS
 	@mkdir -p $(@D)
 	$(OWT_STAGE) clean $< $@
 
-$(DOC_UNITS:%=$(OUT)/3-clean/%.jsonl): $(OUT)/3-clean/%.jsonl: $(OUT)/2-docs/%.jsonl
+$(DOC_UNITS:%=$(OUT)/3-clean/%.jsonl): $(OUT)/3-clean/%.jsonl: $(OUT)/2-docs/%.jsonl \
+		$(V)/DEDUP_FLAGS
 	@mkdir -p $(@D)
 	$(OWT_STAGE) clean $< $@
 
 # 4. dedup: exact and near duplicates over all signatures, in URL order.
-$(DROPS): $(CLEAN)
+$(DROPS): $(CLEAN) $(V)/UNITS $(V)/DEDUP_FLAGS
 	@mkdir -p $(@D)
 	$(OWT_STAGE) dedup $(@D) $(SIGS)
 
@@ -162,7 +185,7 @@ $(OUT)/5-final/%.jsonl: $(OUT)/3-clean/%.jsonl $(DROPS)
 	$(OWT_STAGE) drop $< $(OUT)/4-dedup/$*.drop $@
 
 # 6. decontam (with DECONTAM=task files): one pass over all the units.
-$(OUT)/6-decontam/all.jsonl: $(FINAL) $(DECONTAM)
+$(OUT)/6-decontam/all.jsonl: $(FINAL) $(DECONTAM) $(V)/DECONTAM $(V)/DEDUP_FLAGS
 	@mkdir -p $(@D)
 	owt-dedup --stages decontam $(DECONTAM:%=--decontam %) \
 	    --report $(@D)/report.jsonl.tmp $(DEDUP_FLAGS) $(FINAL) >$@.tmp
@@ -170,16 +193,16 @@ $(OUT)/6-decontam/all.jsonl: $(FINAL) $(DECONTAM)
 	mv -f $@.tmp $@
 
 # 7. shuffle: all documents with SEED, cut into N shards K-of-N.jsonl.
-$(SHUFFLED): $(or $(DECON),$(FINAL))
+$(SHUFFLED): $(or $(DECON),$(FINAL)) $(V)/SEED $(V)/MERGE_FLAGS $(V)/DECONTAM
 	@mkdir -p $(@D)
-	$(OWT_STAGE) shuffle $(@D) $(N) $^
+	$(OWT_STAGE) shuffle $(@D) $(N) $(or $(DECON),$(FINAL))
 
 # 8. pack: each shard encoded and packed; then one merge.
-$(OUT)/8-pack/%.idx: $(SHUFFLED)
+$(OUT)/8-pack/%.idx: $(SHUFFLED) $(V)/ENCODE_FLAGS $(V)/PACK_FLAGS
 	@mkdir -p $(@D)
 	$(OWT_STAGE) pack $(OUT)/7-shuffle/$*.jsonl $(@:.idx=)
 
-$(DATASET).idx: $(PACKS)
+$(DATASET).idx: $(PACKS) $(V)/PACK_FLAGS
 	idx-pack --merge -f $(PACK_FLAGS) -o $(DATASET) $(PACKS:.idx=)
 
 $(SUMMARY): $(DATASET).idx

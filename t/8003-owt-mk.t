@@ -189,6 +189,28 @@ dataset refonly onlydocs/t_text_document "it equals the one-shot pipeline on the
 rm -r docs
 
 # kill -9 of the whole run (its process group) during fetch, during dedup
+# What the outputs were made with (OUT/0-vars): a new SEED shuffles and
+# packs again, nothing before; DECONTAM left out drops the decontam pass;
+# a URL file removed leaves the dataset, with nothing fetched or cleaned.
+run mk four 4 -n SEED=7
+is "$(grep -c -E 'owt-stage (filter|chunk|fetch|clean|dedup|drop) ' out)" 0 \
+    "make -n SEED=7: nothing is fetched, cleaned or deduplicated again"
+like out 'owt-stage shuffle ' "the documents are shuffled again"
+run mk four 4 -j2 SEED=7
+jsonl-merge -q --shuffle --seed 7 ref5.clean | bpe-encode -q --append-eod |
+    idx-pack -q -o ref5s7
+dataset ref5s7 four/t_text_document "SEED=7 gives the one-shot pipeline's bytes with --seed 7"
+run mk dec 2 -j2
+dataset ref5 dec/t_text_document "DECONTAM left out: the dataset without decontamination"
+mv urls/e.txt e.txt
+run mk four 4 -n
+is "$(grep -c -E 'owt-stage (filter|chunk|fetch|clean) ' out)" 0 \
+    "make -n with e.txt removed: nothing is fetched or cleaned"
+like out 'owt-stage dedup ' "the dedup runs again"
+run mk four 4 -j2
+dataset ref four/t_text_document "e.txt removed (and SEED back): the four files' dataset"
+cp e.txt urls/e.txt
+
 # and during pack; each time the same command goes on; the end result
 # equals the uninterrupted build.
 rm urls/e.txt
