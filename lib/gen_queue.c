@@ -433,11 +433,9 @@ gen_queue_read(struct gen_queue *q, struct input *in, char *err,
 	if (r == 0)
 		return 0;
 	if ((r = gen_queue_add(q, line, len, in->lineno, why,
-	    sizeof why)) < 0) {
-		snprintf(err, errsize, "%s:%lu: %s", in->name, in->lineno, why);
-		*code = XDATA;
-		return -1;
-	}
+	    sizeof why)) < 0)
+		return owt_fail(err, errsize, code, XDATA, "%s:%lu: %s",
+		    in->name, in->lineno, why);
 	return r == 0;
 }
 
@@ -548,10 +546,8 @@ gen_queue_score_read(struct gen_queue *q, struct gpt_infer *inf, int T,
 	if (r == 0)
 		return 0;
 	if (gen_queue_score_rec(q, inf, T, stride, line, len, out, why,
-	    sizeof why) < 0) {
-		snprintf(err, errsize, "%s:%lu: %s", in->name, in->lineno, why);
-		*code = XDATA;
-		return -1;
-	}
+	    sizeof why) < 0)
+		return owt_fail(err, errsize, code, XDATA, "%s:%lu: %s",
+		    in->name, in->lineno, why);
 	return 1;
 }
