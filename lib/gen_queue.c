@@ -425,11 +425,8 @@ gen_queue_read(struct gen_queue *q, struct input *in, char *err,
 	size_t len;
 	int r;
 
-	if ((r = input_line(in, &line, &len)) < 0) {
-		snprintf(err, errsize, "%s", in->err);
-		*code = in->errcode;
-		return -1;
-	}
+	if ((r = input_line(in, &line, &len)) < 0)
+		return owt_fail(err, errsize, code, in->errcode, "%s", in->err);
 	if (r == 0)
 		return 0;
 	if ((r = gen_queue_add(q, line, len, in->lineno, why,
@@ -538,11 +535,8 @@ gen_queue_score_read(struct gen_queue *q, struct gpt_infer *inf, int T,
 	size_t len;
 	int r;
 
-	if ((r = input_line(in, &line, &len)) < 0) {
-		snprintf(err, errsize, "%s", in->err);
-		*code = in->errcode;
-		return -1;
-	}
+	if ((r = input_line(in, &line, &len)) < 0)
+		return owt_fail(err, errsize, code, in->errcode, "%s", in->err);
 	if (r == 0)
 		return 0;
 	if (gen_queue_score_rec(q, inf, T, stride, line, len, out, why,
