@@ -9,10 +9,13 @@
 # kept URLs, so the chunks of the files taken by name and in order are the
 # URLs in order; every step up to the global passes runs per unit, and the
 # global passes read the units in that order. The shard count therefore
-# never changes the dataset. Every step publishes its output by rename;
-# the public targets hold OUT/.lock (flock) for the whole run.
+# never changes the dataset. Documents already in hand (DOCS) follow the
+# URLs, cut the same way into units docs.K-of-N. Every step publishes its
+# output by rename; the public targets hold OUT/.lock (flock) for the
+# whole run.
 
 OWT_MK := $(lastword $(MAKEFILE_LIST))
+.DEFAULT_GOAL := all
 OWT_STAGE ?= sh $(dir $(OWT_MK))owt-stage
 
 URLS ?= urls
@@ -20,6 +23,7 @@ OUT ?= data
 SHARDS ?= 1
 NAME ?= owt
 SEED ?= 1234
+DOCS ?=
 DECONTAM ?=
 WAIT ?=
 FETCH_FLAGS ?=
@@ -40,7 +44,21 @@ KS := $(shell seq 0 $$(($(N) - 1)))
 # The URL files, by name in byte order (make's sort is strcmp's).
 FILES := $(sort $(notdir $(shell [ -d '$(URLS)' ] && \
 	find '$(URLS)/' -maxdepth 1 -type f ! -name '.*' 2>/dev/null)))
-UNITS := $(foreach f,$(FILES),$(foreach k,$(KS),$(f).$(k)-of-$(N)))
+URL_UNITS := $(foreach f,$(FILES),$(foreach k,$(KS),$(f).$(k)-of-$(N)))
+UNITS := $(URL_UNITS)
+
+# DOCS: files and folders of documents (text, JSONL, as jsonl-merge reads
+# them) that join the fetched pages, after them, in the order given. Their
+# files are the prerequisites of the merge, so that adding or changing one
+# redoes the documents' units and the global steps, not the fetches.
+ifneq ($(strip $(DOCS)),)
+ifneq ($(filter docs,$(FILES)),)
+$(error owt.mk: a URL file named 'docs' and DOCS: rename the file)
+endif
+DOC_FILES := $(shell find $(DOCS) -xtype f ! -name '.*' | LC_ALL=C sort)
+DOC_UNITS := $(KS:%=docs.%-of-$(N))
+UNITS += $(DOC_UNITS)
+endif
 
 CLEAN := $(UNITS:%=$(OUT)/3-clean/%.jsonl)
 SIGS := $(UNITS:%=$(OUT)/3-clean/%.sig)
@@ -52,9 +70,24 @@ PACKS := $(KS:%=$(OUT)/8-pack/%-of-$(N).idx)
 DATASET := $(OUT)/$(NAME)_text_document
 SUMMARY := $(OUT)/$(NAME).summary
 
+# What the outputs were made with: OUT/0-vars/VAR holds the value of VAR
+# at the last run (for UNITS and DOC_FILES, the list of units and of the
+# documents' files). A run that finds another value rewrites the file, and
+# make redoes the steps that depend on it, only those: a new SEED
+# reshuffles and repacks, a URL file removed redoes the dedup on, a
+# DEDUP_FLAGS change cleans again. FETCH_FLAGS has none: a change of
+# politeness or workers must not fetch a crawl again.
+V := $(OUT)/0-vars
+STAMPED := UNITS DOCS DOC_FILES SEED DECONTAM MERGE_FLAGS DEDUP_FLAGS \
+	ENCODE_FLAGS PACK_FLAGS
+same = $(and $(findstring x$(1),x$(2)),$(findstring x$(2),x$(1)))
+$(foreach v,$(STAMPED),$(if $(and $(wildcard $(V)/$(v)),$(call same,$(strip \
+	$($(v))),$(strip $(file <$(V)/$(v))))),,$(eval $(V)/$(v): FORCE)))
+
 # The units of shard K (Slurm's array task K): chunk K of every file.
 K ?= 0
-K_UNITS := $(foreach f,$(FILES),$(f).$(K)-of-$(N))
+K_UNITS := $(foreach f,$(FILES),$(f).$(K)-of-$(N)) \
+	$(if $(DOC_UNITS),docs.$(K)-of-$(N))
 ifneq ($(filter shard-% _shard-%,$(MAKECMDGOALS)),)
 ifeq ($(filter $(K),$(KS)),)
 $(error K=$(K): not a shard of 0 to $(lastword $(KS)))
@@ -73,7 +106,7 @@ LOCKED_K = mkdir -p '$(OUT)' && flock -s $(LOCKWAIT) '$(OUT)/.lock' \
 LOCKMSG = || { s=$$?; [ $$s -ne 75 ] || \
 	echo "owt.mk: '$(OUT)' is being built by another run" >&2; exit $$s; }
 
-.PHONY: all split dedup shuffle shard-fetch shard-drop shard-pack slurm \
+.PHONY: FORCE all split dedup shuffle shard-fetch shard-drop shard-pack slurm \
 	_all _split _dedup _shuffle _shard-fetch _shard-drop _shard-pack
 .SUFFIXES:
 .SECONDARY:
@@ -84,19 +117,27 @@ all split dedup shuffle:
 shard-fetch shard-drop shard-pack:
 	@$(LOCKED_K) $(MAKE) -f '$(OWT_MK)' _$@ $(LOCKMSG)
 
-ifeq ($(FILES),)
+ifeq ($(UNITS),)
 _all _split _shard-fetch _dedup _shard-drop _shuffle _shard-pack:
-	@echo "owt.mk: no URL files in '$(URLS)'" >&2; exit 1
+	@echo "owt.mk: no URL files in '$(URLS)' and no DOCS" >&2; exit 1
 else
 _all: $(SUMMARY)
 	@cat '$(SUMMARY)'
-_split: $(UNITS:%=$(OUT)/2-fetch/%.urls)
+_split: $(STAMPED:%=$(V)/%) $(URL_UNITS:%=$(OUT)/2-fetch/%.urls) \
+	$(DOC_UNITS:%=$(OUT)/2-docs/%.jsonl)
 _shard-fetch: $(K_UNITS:%=$(OUT)/3-clean/%.jsonl)
 _dedup: $(DROPS)
 _shard-drop: $(K_UNITS:%=$(OUT)/5-final/%.jsonl)
 _shuffle: $(SHUFFLED)
 _shard-pack: $(OUT)/8-pack/$(K)-of-$(N).idx
 endif
+
+# make writes the value itself (a list can be longer than a command
+# line may be), except under make -n.
+dry = $(findstring n,$(firstword -$(MAKEFLAGS)))
+FORCE:
+$(V)/%:
+	$(if $(dry),,$(shell mkdir -p '$(@D)')$(file >$@.tmp,$(strip $($*))))@mv -f $@.tmp $@
 
 # 1. filter: each URL file's URLs that OpenWebText keeps (.log: the others).
 $(OUT)/1-filter/%: $(URLS)/%
@@ -113,14 +154,28 @@ $(OUT)/2-fetch/%.urls: $(OUT)/1-filter/$$(basename $$*)
 $(OUT)/2-fetch/%.jsonl: $(OUT)/2-fetch/%.urls
 	$(OWT_STAGE) fetch $(@:.jsonl=)
 
+# 2. docs (with DOCS): the documents merged once, in the order given
+# (all.jsonl), then cut into N units like a URL file's chunks.
+$(OUT)/2-docs/all.jsonl: $(DOC_FILES) $(V)/DOCS $(V)/DOC_FILES $(V)/MERGE_FLAGS
+	@mkdir -p $(@D)
+	$(OWT_STAGE) docs $@ $(DOCS)
+
+$(DOC_UNITS:%=$(OUT)/2-docs/%.jsonl): $(OUT)/2-docs/all.jsonl
+	$(OWT_STAGE) cut $< $@
+
 # 3. clean: fix, lang, length per unit; the signatures (.sig) of what is
 # kept, every decision (.report).
-$(OUT)/3-clean/%.jsonl: $(OUT)/2-fetch/%.jsonl
+$(OUT)/3-clean/%.jsonl: $(OUT)/2-fetch/%.jsonl $(V)/DEDUP_FLAGS
+	@mkdir -p $(@D)
+	$(OWT_STAGE) clean $< $@
+
+$(DOC_UNITS:%=$(OUT)/3-clean/%.jsonl): $(OUT)/3-clean/%.jsonl: $(OUT)/2-docs/%.jsonl \
+		$(V)/DEDUP_FLAGS
 	@mkdir -p $(@D)
 	$(OWT_STAGE) clean $< $@
 
 # 4. dedup: exact and near duplicates over all signatures, in URL order.
-$(DROPS): $(CLEAN)
+$(DROPS): $(CLEAN) $(V)/UNITS $(V)/DEDUP_FLAGS
 	@mkdir -p $(@D)
 	$(OWT_STAGE) dedup $(@D) $(SIGS)
 
@@ -130,7 +185,7 @@ $(OUT)/5-final/%.jsonl: $(OUT)/3-clean/%.jsonl $(DROPS)
 	$(OWT_STAGE) drop $< $(OUT)/4-dedup/$*.drop $@
 
 # 6. decontam (with DECONTAM=task files): one pass over all the units.
-$(OUT)/6-decontam/all.jsonl: $(FINAL) $(DECONTAM)
+$(OUT)/6-decontam/all.jsonl: $(FINAL) $(DECONTAM) $(V)/DECONTAM $(V)/DEDUP_FLAGS
 	@mkdir -p $(@D)
 	owt-dedup --stages decontam $(DECONTAM:%=--decontam %) \
 	    --report $(@D)/report.jsonl.tmp $(DEDUP_FLAGS) $(FINAL) >$@.tmp
@@ -138,16 +193,16 @@ $(OUT)/6-decontam/all.jsonl: $(FINAL) $(DECONTAM)
 	mv -f $@.tmp $@
 
 # 7. shuffle: all documents with SEED, cut into N shards K-of-N.jsonl.
-$(SHUFFLED): $(or $(DECON),$(FINAL))
+$(SHUFFLED): $(or $(DECON),$(FINAL)) $(V)/SEED $(V)/MERGE_FLAGS $(V)/DECONTAM
 	@mkdir -p $(@D)
-	$(OWT_STAGE) shuffle $(@D) $(N) $^
+	$(OWT_STAGE) shuffle $(@D) $(N) $(or $(DECON),$(FINAL))
 
 # 8. pack: each shard encoded and packed; then one merge.
-$(OUT)/8-pack/%.idx: $(SHUFFLED)
+$(OUT)/8-pack/%.idx: $(SHUFFLED) $(V)/ENCODE_FLAGS $(V)/PACK_FLAGS
 	@mkdir -p $(@D)
 	$(OWT_STAGE) pack $(OUT)/7-shuffle/$*.jsonl $(@:.idx=)
 
-$(DATASET).idx: $(PACKS)
+$(DATASET).idx: $(PACKS) $(V)/PACK_FLAGS
 	idx-pack --merge -f $(PACK_FLAGS) -o $(DATASET) $(PACKS:.idx=)
 
 $(SUMMARY): $(DATASET).idx
@@ -161,7 +216,8 @@ SLURM_FLAGS ?=
 q = '$(subst ','\'',$(1))'
 SLURM_MAKE = make -f $(call q,$(abspath $(OWT_MK))) URLS=$(call q,$(URLS)) \
 	OUT=$(call q,$(OUT)) SHARDS=$(N) NAME=$(call q,$(NAME)) \
-	SEED=$(call q,$(SEED)) DECONTAM=$(call q,$(DECONTAM)) \
+	SEED=$(call q,$(SEED)) DOCS=$(call q,$(DOCS)) \
+	DECONTAM=$(call q,$(DECONTAM)) \
 	FETCH_FLAGS=$(call q,$(FETCH_FLAGS)) MERGE_FLAGS=$(call q,$(MERGE_FLAGS)) \
 	DEDUP_FLAGS=$(call q,$(DEDUP_FLAGS)) \
 	ENCODE_FLAGS=$(call q,$(ENCODE_FLAGS)) PACK_FLAGS=$(call q,$(PACK_FLAGS))

@@ -19,37 +19,6 @@
 
 #define LATEST "latest_checkpointed_iteration.txt"
 
-static int
-sys_err(char *err, size_t errsize, int *code, const char *path, const char *what)
-{
-	snprintf(err, errsize, "%s: %s%s%s", path, what ? what : "",
-	    what ? ": " : "", strerror(errno));
-	if (code)
-		*code = XSYS;
-	return -1;
-}
-
-static int
-data_err(char *err, size_t errsize, int *code, const char *path,
-    const char *fmt, ...) OWT_PRINTF(5, 6);
-
-static int
-data_err(char *err, size_t errsize, int *code, const char *path,
-    const char *fmt, ...)
-{
-	va_list ap;
-	size_t n;
-
-	snprintf(err, errsize, "%s: ", path);
-	n = strlen(err);
-	va_start(ap, fmt);
-	vsnprintf(err + n, errsize > n ? errsize - n : 0, fmt, ap);
-	va_end(ap);
-	if (code)
-		*code = XDATA;
-	return -1;
-}
-
 /* The whole of a small file, NUL-terminated; 1 when it does not exist. */
 static int
 slurp(const char *path, struct buf *b, char *err, size_t errsize, int *code)
@@ -62,13 +31,15 @@ slurp(const char *path, struct buf *b, char *err, size_t errsize, int *code)
 	if (fd < 0) {
 		if (errno == ENOENT)
 			return 1;
-		return sys_err(err, errsize, code, path, "cannot open");
+		return owt_fail_errno(err, errsize, code, XSYS,
+		    "%s: cannot open", path);
 	}
 	buf_reserve(b, 1);
 	while ((n = read(fd, chunk, sizeof chunk)) > 0)
 		buf_add(b, chunk, (size_t)n);
 	if (n < 0) {
-		sys_err(err, errsize, code, path, "read error");
+		owt_fail_errno(err, errsize, code, XSYS, "%s: read error",
+		    path);
 		close(fd);
 		return -1;
 	}
@@ -88,14 +59,17 @@ write_file(const char *path, const void *p, size_t n, char *err,
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 
 	if (fd < 0)
-		return sys_err(err, errsize, NULL, path, "cannot create");
+		return owt_fail_errno(err, errsize, NULL, XSYS,
+		    "%s: cannot create", path);
 	if (outfile_write_all(fd, p, n) < 0) {
-		sys_err(err, errsize, NULL, path, "write error");
+		owt_fail_errno(err, errsize, NULL, XSYS, "%s: write error",
+		    path);
 		close(fd);
 		return -1;
 	}
 	if (close(fd) < 0)
-		return sys_err(err, errsize, NULL, path, "write error");
+		return owt_fail_errno(err, errsize, NULL, XSYS,
+		    "%s: write error", path);
 	return 0;
 }
 
@@ -212,14 +186,14 @@ ckpt_read_config(const char *path, struct gpt_config *c, char *err,
 
 	if ((r = slurp(path, &b, err, errsize, code)) != 0) {
 		buf_free(&b);
-		return r < 0 ? -1 : data_err(err, errsize, code, path,
-		    "no such file");
+		return r < 0 ? -1 : owt_fail(err, errsize, code, XDATA,
+		    "%s: no such file", path);
 	}
 	doc = json_doc_parse(b.p, b.len, jerr, sizeof jerr, code);
 	buf_free(&b);
 	if (doc == NULL || doc->type != JV_MAP) {
 		json_doc_free(doc);
-		return data_err(err, errsize, code, path, "%s",
+		return owt_fail(err, errsize, code, XDATA, "%s: %s", path,
 		    doc ? "not a JSON object" : jerr);
 	}
 	r = -1;
@@ -230,16 +204,16 @@ ckpt_read_config(const char *path, struct gpt_config *c, char *err,
 		if (k == 0 && strcmp(ints[i].key, "n_positions") == 0)
 			k = get_int(doc, "n_ctx", field);
 		if (k <= 0) {
-			data_err(err, errsize, code, path, "%s '%s'", k == 0 ?
-			    "missing" : "bad", ints[i].key);
+			owt_fail(err, errsize, code, XDATA, "%s: %s '%s'", path,
+			    k == 0 ? "missing" : "bad", ints[i].key);
 			goto out;
 		}
 	}
 	c->ln_eps = 1e-5f;
 	if ((v = json_doc_get(doc, "layer_norm_epsilon")) != NULL) {
 		if (v->type != JV_NUMBER || !(v->num > 0 && v->num < 1)) {
-			data_err(err, errsize, code, path, "bad "
-			    "'layer_norm_epsilon'");
+			owt_fail(err, errsize, code, XDATA,
+			    "%s: bad 'layer_norm_epsilon'", path);
 			goto out;
 		}
 		c->ln_eps = (float)v->num;
@@ -247,28 +221,30 @@ ckpt_read_config(const char *path, struct gpt_config *c, char *err,
 	if ((v = json_doc_get(doc, "activation_function")) != NULL &&
 	    (v->type != JV_STRING || (strcmp(v->str, "gelu_new") != 0 &&
 	    strcmp(v->str, "gelu_pytorch_tanh") != 0))) {
-		data_err(err, errsize, code, path, "activation_function '%s' "
-		    "is not supported (only the tanh GELU, gelu_new)",
-		    v->type == JV_STRING ? v->str : "?");
+		owt_fail(err, errsize, code, XDATA, "%s: activation_function "
+		    "'%s' is not supported (only the tanh GELU, gelu_new)",
+		    path, v->type == JV_STRING ? v->str : "?");
 		goto out;
 	}
 	if ((v = json_doc_get(doc, "model_type")) != NULL &&
 	    (v->type != JV_STRING || strcmp(v->str, "gpt2") != 0)) {
-		data_err(err, errsize, code, path, "model_type '%s' is not "
-		    "gpt2", v->type == JV_STRING ? v->str : "?");
+		owt_fail(err, errsize, code, XDATA,
+		    "%s: model_type '%s' is not gpt2", path,
+		    v->type == JV_STRING ? v->str : "?");
 		goto out;
 	}
 	if ((r = get_int(doc, "n_inner", &inner)) != 0 &&
 	    (r < 0 || inner != 4 * c->nembd)) {
 		r = -1;
-		data_err(err, errsize, code, path, "n_inner must be 4 * n_embd");
+		owt_fail(err, errsize, code, XDATA,
+		    "%s: n_inner must be 4 * n_embd", path);
 		goto out;
 	}
 	if ((v = json_doc_get(doc, "tie_word_embeddings")) != NULL &&
 	    v->type == JV_BOOL && v->num == 0) {
 		r = -1;
-		data_err(err, errsize, code, path, "untied output embeddings "
-		    "are not supported");
+		owt_fail(err, errsize, code, XDATA,
+		    "%s: untied output embeddings are not supported", path);
 		goto out;
 	}
 	r = 0;
@@ -437,7 +413,8 @@ ckpt_save_host(const char *dir, struct gpt *m, const float *params,
 	if (outfile_open(&o, final, err, errsize, code) < 0)
 		return -1;
 	if (outfile_write_all(o.fd, num, (size_t)n) < 0) {
-		sys_err(err, errsize, code, final, "write error");
+		owt_fail_errno(err, errsize, code, XSYS, "%s: write error",
+		    final);
 		outfile_abort(&o);
 		return -1;
 	}
@@ -467,8 +444,8 @@ unknown_layout(const char *dir, char *err, size_t errsize, int *code)
 	for (i = 0; i < sizeof known / sizeof *known; i++) {
 		snprintf(p, sizeof p, "%s/%s", dir, known[i].file);
 		if (stat(p, &sb) == 0)
-			return data_err(err, errsize, code, dir, "%s",
-			    known[i].what);
+			return owt_fail(err, errsize, code, XDATA, "%s: %s",
+			    dir, known[i].what);
 	}
 	return 0;
 }
@@ -519,13 +496,15 @@ ckpt_resolve(const char *dir, char *path, size_t size, int *kind, char *err,
 	*kind = CKPT_NONE;
 	if (stat(dir, &sb) < 0) {
 		if (errno != ENOENT)
-			return sys_err(err, errsize, code, dir, "cannot open");
-		data_err(err, errsize, code, dir, "no such checkpoint "
-		    "directory");
+			return owt_fail_errno(err, errsize, code, XSYS,
+			    "%s: cannot open", dir);
+		owt_fail(err, errsize, code, XDATA,
+		    "%s: no such checkpoint directory", dir);
 		return 0;
 	}
 	if (!S_ISDIR(sb.st_mode))
-		return data_err(err, errsize, code, dir, "not a directory");
+		return owt_fail(err, errsize, code, XDATA,
+		    "%s: not a directory", dir);
 	snprintf(lp, sizeof lp, "%s/" LATEST, dir);
 	r = slurp(lp, &b, err, errsize, code);
 	if (r < 0)
@@ -536,8 +515,9 @@ ckpt_resolve(const char *dir, char *path, size_t size, int *kind, char *err,
 		if (has_file(dir, "model.safetensors"))
 			*kind = owt_state(dir) ? CKPT_RUN : CKPT_WEIGHTS;
 		else if ((r = unknown_layout(dir, err, errsize, code)) == 0)
-			data_err(err, errsize, code, dir, "no checkpoint "
-			    "(neither " LATEST " nor model.safetensors)");
+			owt_fail(err, errsize, code, XDATA,
+			    "%s: no checkpoint (neither " LATEST
+			    " nor model.safetensors)", dir);
 		goto out;
 	}
 	while (b.len > 0 && (b.p[b.len - 1] == '\n' || b.p[b.len - 1] == ' '))
@@ -549,14 +529,15 @@ ckpt_resolve(const char *dir, char *path, size_t size, int *kind, char *err,
 		errno = 0;
 		it = strtoull(b.p, &end, 10);
 		if (b.len == 0 || *end != '\0' || errno != 0 || b.p[0] == '-') {
-			r = data_err(err, errsize, code, lp, "not an iteration "
-			    "number");
+			r = owt_fail(err, errsize, code, XDATA,
+			    "%s: not an iteration number", lp);
 			goto out;
 		}
 		snprintf(path, size, "%s/iter_%07llu", dir, it);
 		if (stat(path, &sb) < 0) {
-			r = data_err(err, errsize, code, lp, "iteration %llu: "
-			    "no directory '%s'", it, path);
+			r = owt_fail(err, errsize, code, XDATA,
+			    "%s: iteration %llu: no directory '%s'", lp, it,
+			    path);
 			goto out;
 		}
 		*kind = CKPT_RUN;
@@ -589,8 +570,8 @@ ckpt_complete(const char *path, int need, char *err, size_t errsize,
 			    files[i]);
 	}
 	if (*missing)
-		return data_err(err, errsize, code, path, "incomplete "
-		    "checkpoint: no %s", missing);
+		return owt_fail(err, errsize, code, XDATA,
+		    "%s: incomplete checkpoint: no %s", path, missing);
 	return have;
 }
 
@@ -657,16 +638,18 @@ ckpt_remove_run(const char *dir, char *err, size_t errsize, int *code)
 
 	snprintf(p, sizeof p, "%s/" LATEST, dir);
 	if (unlink(p) < 0 && errno != ENOENT)
-		return sys_err(err, errsize, code, p, "cannot remove");
+		return owt_fail_errno(err, errsize, code, XSYS,
+		    "%s: cannot remove", p);
 	if ((dp = opendir(dir)) == NULL)
-		return errno == ENOENT ? 0 : sys_err(err, errsize, code, dir,
-		    "cannot open");
+		return errno == ENOENT ? 0 : owt_fail_errno(err, errsize, code,
+		    XSYS, "%s: cannot open", dir);
 	while ((e = readdir(dp)) != NULL) {
 		if (!is_ckpt_name(e->d_name))
 			continue;
 		snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
 		if (rm_rf(p) != 0) {
-			sys_err(err, errsize, code, p, "cannot remove");
+			owt_fail_errno(err, errsize, code, XSYS,
+			    "%s: cannot remove", p);
 			closedir(dp);
 			return -1;
 		}
@@ -718,24 +701,25 @@ load_tensors(const struct safetensors_file *f, const char *file,
 				st = safetensors_find(f, full);
 			}
 			if (st == NULL && g->layered)
-				return data_err(err, errsize, code, file,
-				    "no tensor '%s%s' of the %d layers of "
-				    "config.json", pre, name, c->nlayer);
+				return owt_fail(err, errsize, code, XDATA,
+				    "%s: no tensor '%s%s' of the %d layers of "
+				    "config.json", file, pre, name, c->nlayer);
 			if (st == NULL)
-				return data_err(err, errsize, code, file,
-				    "no tensor '%s%s'", pre, name);
+				return owt_fail(err, errsize, code, XDATA,
+				    "%s: no tensor '%s%s'", file, pre, name);
 			if (st->dtype < 0)
-				return data_err(err, errsize, code, file,
-				    "tensor '%s' is not F32, F16 or BF16", full);
+				return owt_fail(err, errsize, code, XDATA,
+				    "%s: tensor '%s' is not F32, F16 or BF16",
+				    file, full);
 			ok = st->rank == g->rank;
 			for (j = 0; ok && j < g->rank; j++)
 				ok = st->shape[j] == want[j];
 			if (!ok) {
 				shape_str(got, sizeof got, st->rank, st->shape);
 				shape_str(exp, sizeof exp, g->rank, want);
-				return data_err(err, errsize, code, file,
-				    "tensor '%s' has shape %s, expected %s",
-				    full, got, exp);
+				return owt_fail(err, errsize, code, XDATA,
+				    "%s: tensor '%s' has shape %s, expected %s",
+				    file, full, got, exp);
 			}
 			if (buf)
 				safetensors_to_f32(st, buf + g->off +
@@ -750,8 +734,8 @@ load_tensors(const struct safetensors_file *f, const char *file,
 		if (strncmp(nm, "transformer.", 12) == 0)
 			nm += 12;
 		if (sscanf(nm, "h.%d.", &l) == 1 && l >= c->nlayer)
-			return data_err(err, errsize, code, file, "tensor '%s' "
-			    "is beyond the %d layers of config.json",
+			return owt_fail(err, errsize, code, XDATA, "%s: tensor "
+			    "'%s' is beyond the %d layers of config.json", file,
 			    f->t[j].name, c->nlayer);
 	}
 	return 0;
@@ -771,7 +755,7 @@ ckpt_check_model(const char *path, const struct gpt_config *c, char *err,
 	if (cc.vocab_pad < cc.vocab)
 		cc.vocab_pad = cc.vocab;
 	if (gpt_layout(&m, &cc, why, sizeof why) < 0)
-		return data_err(err, errsize, code, file, "%s", why);
+		return owt_fail(err, errsize, code, XDATA, "%s: %s", file, why);
 	snprintf(file, sizeof file, "%s/model.safetensors", path);
 	if (safetensors_open(&f, file, err, errsize, code) < 0)
 		return -1;
@@ -823,15 +807,15 @@ ckpt_load_optim(const char *path, struct gpt *m, char *err, size_t errsize,
 	step = json_doc_get(json_doc_get(f.hdr, "__metadata__"), "step");
 	if (step == NULL || step->type != JV_STRING) {
 		safetensors_close(&f);
-		return data_err(err, errsize, code, file, "no step in the "
-		    "metadata");
+		return owt_fail(err, errsize, code, XDATA,
+		    "%s: no step in the metadata", file);
 	}
 	errno = 0;
 	nstep = strtoull(step->str, &end, 10);
 	if (*step->str < '0' || *step->str > '9' || *end != '\0' || errno) {
 		safetensors_close(&f);
-		return data_err(err, errsize, code, file, "bad step '%s' in "
-		    "the metadata", step->str);
+		return owt_fail(err, errsize, code, XDATA,
+		    "%s: bad step '%s' in the metadata", file, step->str);
 	}
 	if ((r = load_tensors(&f, file, m, NULL, "exp_avg.", err, errsize,
 	    code)) == 0)
@@ -883,7 +867,7 @@ ckpt_load_state(const char *path, struct train_state *st, struct json_val **doc,
 	*doc = json_doc_parse(b.p, b.len, jerr, sizeof jerr, code);
 	buf_free(&b);
 	if (*doc == NULL || (*doc)->type != JV_MAP) {
-		r = data_err(err, errsize, code, file, "%s",
+		r = owt_fail(err, errsize, code, XDATA, "%s: %s", file,
 		    *doc ? "not a JSON object" : jerr);
 		goto bad;
 	}
@@ -896,8 +880,8 @@ ckpt_load_state(const char *path, struct train_state *st, struct json_val **doc,
 		}
 		if (v == NULL || v->type != JV_NUMBER || v->num < 0 ||
 		    v->num != floor(v->num) || v->num > 9007199254740992.0) {
-			r = data_err(err, errsize, code, file, "%s '%s'",
-			    v ? "bad" : "missing", fields[i].key);
+			r = owt_fail(err, errsize, code, XDATA, "%s: %s '%s'",
+			    file, v ? "bad" : "missing", fields[i].key);
 			goto bad;
 		}
 		*(uint64_t *)((char *)st + fields[i].off) = (uint64_t)v->num;
@@ -905,7 +889,8 @@ ckpt_load_state(const char *path, struct train_state *st, struct json_val **doc,
 	st->loss_scale = 0;
 	if ((ls = json_doc_get(*doc, "loss_scale")) != NULL) {
 		if (ls->type != JV_NUMBER || !(ls->num > 0)) {
-			r = data_err(err, errsize, code, file, "bad 'loss_scale'");
+			r = owt_fail(err, errsize, code, XDATA,
+			    "%s: bad 'loss_scale'", file);
 			goto bad;
 		}
 		st->loss_scale = ls->num;

@@ -34,22 +34,6 @@ static const struct { const char *opt, *value; } before[] = {
 	{ "split-rounding", "core" },	/* Megatron-core's order, then the only one */
 };
 
-static int
-data_err(char *err, size_t errsize, int *code, const char *fmt, ...)
-    OWT_PRINTF(4, 5);
-
-static int
-data_err(char *err, size_t errsize, int *code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errsize, fmt, ap);
-	va_end(ap);
-	*code = XDATA;
-	return -1;
-}
-
 /* Whether option i, or another that sets its quantity, was given. */
 static int
 given_as(const struct opt_prog *p, const char *given, size_t i)
@@ -128,9 +112,9 @@ ckpt_args_config(const struct opt_prog *p, const char *given,
 		d = &p->opt[k];
 		v = *(const int *)((const char *)c + model_keys[i].off);
 		if (given[k] && *(int *)d->p != v)
-			return data_err(err, errsize, code, "%s/config.json: %s "
-			    "is %d, but --%s is %d", path, model_keys[i].key, v,
-			    d->name, *(int *)d->p);
+			return owt_fail(err, errsize, code, XDATA,
+			    "%s/config.json: %s is %d, but --%s is %d", path,
+			    model_keys[i].key, v, d->name, *(int *)d->p);
 		*(int *)d->p = v;
 	}
 	return 0;
@@ -157,8 +141,9 @@ ckpt_args_merge(struct ckpt_args_load *l, const struct opt_prog *p, char *given,
 		if ((v = json_doc_get(args, d->name)) == NULL || v->type == JV_NULL)
 			continue;
 		if (arg_from(d, v, text, sizeof text) < 0) {
-			r = data_err(err, errsize, code, "%s/trainer_state.json: "
-			    "bad value of '%s'", l->path, d->name);
+			r = owt_fail(err, errsize, code, XDATA,
+			    "%s/trainer_state.json: bad value of '%s'", l->path,
+			    d->name);
 			break;
 		}
 		if (given_as(p, given0, i) && !(d->tag == CKPT_ARGS_SCHED &&
@@ -190,18 +175,15 @@ torch_file(struct ckpt_args_load *l, const char *dir, int finetune,
 	if (n < 3 || strcmp(dir + n - 3, ".pt") != 0)
 		return 0;
 	if (stat(dir, &sb) == 0)
-		return data_err(err, errsize, code, "%s: a Megatron-LM torch "
-		    "checkpoint, which gpt-train does not read: convert it "
-		    "with contrib/megatron-to-owt", dir);
-	if (errno != ENOENT) {
-		snprintf(err, errsize, "%s: cannot open: %s", dir,
-		    strerror(errno));
-		*code = XSYS;
-		return -1;
-	}
+		return owt_fail(err, errsize, code, XDATA, "%s: a Megatron-LM "
+		    "torch checkpoint, which gpt-train does not read: convert "
+		    "it with contrib/megatron-to-owt", dir);
+	if (errno != ENOENT)
+		return owt_fail_errno(err, errsize, code, XSYS,
+		    "%s: cannot open", dir);
 	if (finetune)
-		return data_err(err, errsize, code, "%s: no such file; nothing "
-		    "to fine-tune from", dir);
+		return owt_fail(err, errsize, code, XDATA,
+		    "%s: no such file; nothing to fine-tune from", dir);
 	snprintf(l->warn, sizeof l->warn, "%s: no such file; starting from "
 	    "scratch", dir);
 	return 1;
@@ -249,8 +231,8 @@ ckpt_args_load(struct ckpt_args_load *l, const struct opt_prog *p,
 	if ((k = ckpt_load_state(l->path, &l->st, &l->state, err, errsize,
 	    code)) != 0) {
 		if (k > 0)
-			data_err(err, errsize, code, "%s: no trainer_state.json",
-			    l->path);
+			owt_fail(err, errsize, code, XDATA,
+			    "%s: no trainer_state.json", l->path);
 		return -1;
 	}
 	if (ckpt_args_merge(l, p, given, sched, err, errsize, code) < 0)
@@ -297,8 +279,9 @@ ckpt_args_check(const struct ckpt_args_load *l, const struct opt_prog *p,
 		if ((v = json_doc_get(args, d->name)) == NULL || v->type == JV_NULL)
 			continue;
 		if (arg_from(d, v, text, sizeof text) > 0)
-			return data_err(err, errsize, code, "%s/trainer_state.json: "
-			    "%s is %s, but the options make it differ (use "
+			return owt_fail(err, errsize, code, XDATA,
+			    "%s/trainer_state.json: %s is %s, but the options "
+			    "make it differ (use "
 			    "--override-opt_param-scheduler)", l->path, d->name,
 			    text);
 	}

@@ -117,11 +117,9 @@ clean_start(struct clean *c, char *err, size_t errsize, int *code)
 		if (decontam_load_tasks(c->dc, c->tasks, c->ntasks, c->text_key,
 		    err, errsize, code) < 0)
 			return -1;
-		if (spill_open(&c->spool, c->tmpdir) < 0) {
-			snprintf(err, errsize, "%s", c->spool.err);
-			*code = XSYS;
-			return -1;
-		}
+		if (spill_open(&c->spool, c->tmpdir) < 0)
+			return owt_fail(err, errsize, code, XSYS, "%s",
+			    c->spool.err);
 	}
 	return 0;
 }
@@ -585,12 +583,9 @@ decontam_each(void *arg, size_t k, const struct json_rec *jr, int verdict,
 	    verdict == DECONTAM_TOOMANY ? clean_reason[CLEAN_PIECES].name :
 	    "cut", w->matches, w->npiece);
 	if (c->line.len >= (1u << 20)) {
-		if (fwrite(c->line.p, 1, c->line.len, c->rep) != c->line.len) {
-			snprintf(err, errsize, "cannot write '%s': %s", c->repname,
-			    strerror(errno));
-			*code = XSYS;
-			return -1;
-		}
+		if (fwrite(c->line.p, 1, c->line.len, c->rep) != c->line.len)
+			return owt_fail_errno(err, errsize, code, XSYS,
+			    "cannot write '%s'", c->repname);
 		c->line.len = 0;
 	}
 	return 0;

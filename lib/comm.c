@@ -110,15 +110,13 @@ comm_launch(struct comm_launch *l, char *err, size_t errsize, int *code)
 		if (i == 2 && getenv("PMIX_RANK") != NULL)
 			l->launcher = "pmix";
 		if (size == -2 || size == 0 || rank < 0 ||
-		    (size > 0 && rank >= size)) {
-			snprintf(err, errsize, "%s=%s and %s=%s: not a rank of "
-			    "a world", env[i].size ? env[i].size : "size",
+		    (size > 0 && rank >= size))
+			return owt_fail(err, errsize, code, XSYS,
+			    "%s=%s and %s=%s: not a rank of a world",
+			    env[i].size ? env[i].size : "size",
 			    env[i].size && getenv(env[i].size) ?
 			    getenv(env[i].size) : "unset", env[i].rank,
 			    getenv(env[i].rank) ? getenv(env[i].rank) : "unset");
-			*code = XSYS;
-			return -1;
-		}
 		l->size = (int)size;
 		l->rank = (int)rank;
 		return 0;
@@ -211,28 +209,21 @@ comm_init(struct comm **world, double timeout, char *err, size_t errsize,
 		}
 		get = (comm_mpi_ops_fn *)dlsym(h, "comm_mpi_ops");
 		if (get == NULL || (ops = get()) == NULL ||
-		    ops->abi != COMM_ABI) {
-			snprintf(err, errsize, "rank %d under %s: '%s' is not "
-			    "this build's MPI plugin (rebuild owt)", l.rank,
-			    l.launcher, path);
-			*code = XSYS;
-			return -1;
-		}
+		    ops->abi != COMM_ABI)
+			return owt_fail(err, errsize, code, XSYS, "rank %d "
+			    "under %s: '%s' is not this build's MPI plugin "
+			    "(rebuild owt)", l.rank, l.launcher, path);
 		if (ops->init(&rank, &size, &lrank, &lsize, msg,
-		    sizeof msg) == -1) {
-			snprintf(err, errsize, "rank %d under %s: MPI: %s",
-			    l.rank, l.launcher, msg);
-			*code = XSYS;
-			return -1;
-		}
-		if (l.size > 0 && size != l.size) {
-			snprintf(err, errsize, "%s started %d ranks but MPI "
-			    "sees a world of %d%s", l.launcher, l.size, size,
+		    sizeof msg) == -1)
+			return owt_fail(err, errsize, code, XSYS,
+			    "rank %d under %s: MPI: %s", l.rank, l.launcher,
+			    msg);
+		if (l.size > 0 && size != l.size)
+			return owt_fail(err, errsize, code, XSYS,
+			    "%s started %d ranks but MPI sees a world of %d%s",
+			    l.launcher, l.size, size,
 			    strcmp(l.launcher, "srun") == 0 ?
 			    " (srun needs --mpi=pmix)" : "");
-			*code = XSYS;
-			return -1;
-		}
 	}
 	w = xcalloc(1, sizeof *w);
 	w->mpi = w->dev = ops;

@@ -14,11 +14,8 @@ dedup_report_open(struct dedup_report *r, const char *tmpdir, char *err,
     size_t errsize, int *code)
 {
 	memset(r, 0, sizeof *r);
-	if (spill_open(&r->refs, tmpdir) < 0) {
-		snprintf(err, errsize, "%s", r->refs.err);
-		*code = XSYS;
-		return -1;
-	}
+	if (spill_open(&r->refs, tmpdir) < 0)
+		return owt_fail(err, errsize, code, XSYS, "%s", r->refs.err);
 	return 0;
 }
 
@@ -38,11 +35,8 @@ dedup_report_keep(struct dedup_report *r, const char *ref, size_t n,
 {
 	int64_t off;
 
-	if ((off = spill_put(&r->refs, ref, n)) < 0) {
-		snprintf(err, errsize, "%s", r->refs.err);
-		*code = XSYS;
-		return -1;
-	}
+	if ((off = spill_put(&r->refs, ref, n)) < 0)
+		return owt_fail(err, errsize, code, XSYS, "%s", r->refs.err);
 	if (r->n == r->cap)
 		r->at = xgrow(r->at, &r->cap, r->n + 1, sizeof *r->at);
 	r->at[r->n++] = (uint64_t)off;
@@ -132,11 +126,9 @@ dedup_report_drop(struct dedup_report *r, struct buf *b,
 		    spill_size(&r->refs);
 		r->val.len = 0;
 		if (spill_get(&r->refs, r->at[kept], (size_t)(stop - r->at[kept]),
-		    &r->val) < 0) {
-			snprintf(err, errsize, "%s", r->refs.err);
-			*code = XSYS;
-			return -1;
-		}
+		    &r->val) < 0)
+			return owt_fail(err, errsize, code, XSYS, "%s",
+			    r->refs.err);
 		json_w_key(&w, "kept");
 		json_w_raw(&w, r->val.p, r->val.len);
 		if (sim >= 0) {

@@ -5,22 +5,6 @@
 #include "dist.h"
 #include "util.h"
 
-static int
-bad(char *err, size_t errsize, int *code, int c, const char *fmt, ...)
-    OWT_PRINTF(5, 6);
-
-static int
-bad(char *err, size_t errsize, int *code, int c, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errsize, fmt, ap);
-	va_end(ap);
-	*code = c;
-	return -1;
-}
-
 int
 dist_init(struct dist *d, int world, int rank, int tp, int pp,
     const struct gpt_config *cfg, int vocab_div, int micro_batch,
@@ -28,37 +12,38 @@ dist_init(struct dist *d, int world, int rank, int tp, int pp,
 {
 	memset(d, 0, sizeof *d);
 	if (world < 1 || rank < 0 || rank >= world)
-		return bad(err, errsize, code, XSYS, "rank %d in a world of %d",
-		    rank, world);
+		return owt_fail(err, errsize, code, XSYS,
+		    "rank %d in a world of %d", rank, world);
 	if (tp < 1 || pp < 1 || micro_batch < 1 || global_batch < 1 ||
 	    vocab_div < 1)
-		return bad(err, errsize, code, XUSAGE, "every size must be "
-		    "at least 1");
+		return owt_fail(err, errsize, code, XUSAGE,
+		    "every size must be at least 1");
 	if (world % (tp * pp) != 0)
-		return bad(err, errsize, code, XUSAGE, "world size %d is not a "
-		    "multiple of --tensor-model-parallel-size %d x "
+		return owt_fail(err, errsize, code, XUSAGE, "world size %d is "
+		    "not a multiple of --tensor-model-parallel-size %d x "
 		    "--pipeline-model-parallel-size %d", world, tp, pp);
 	if (cfg->nlayer % pp != 0)
-		return bad(err, errsize, code, XUSAGE, "--num-layers %d is not "
-		    "a multiple of --pipeline-model-parallel-size %d",
+		return owt_fail(err, errsize, code, XUSAGE, "--num-layers %d "
+		    "is not a multiple of --pipeline-model-parallel-size %d",
 		    cfg->nlayer, pp);
 	if (cfg->nembd % tp != 0)
-		return bad(err, errsize, code, XUSAGE, "--hidden-size %d is not "
-		    "a multiple of --tensor-model-parallel-size %d",
+		return owt_fail(err, errsize, code, XUSAGE, "--hidden-size %d "
+		    "is not a multiple of --tensor-model-parallel-size %d",
 		    cfg->nembd, tp);
 	if (cfg->nhead % tp != 0)
-		return bad(err, errsize, code, XUSAGE, "--num-attention-heads %d "
-		    "is not a multiple of --tensor-model-parallel-size %d",
-		    cfg->nhead, tp);
+		return owt_fail(err, errsize, code, XUSAGE,
+		    "--num-attention-heads %d is not a multiple of "
+		    "--tensor-model-parallel-size %d", cfg->nhead, tp);
 	d->world = world;
 	d->rank = rank;
 	d->tp = tp;
 	d->pp = pp;
 	d->dp = world / (tp * pp);
 	if (global_batch % ((long long)micro_batch * d->dp) != 0)
-		return bad(err, errsize, code, XUSAGE, "--global-batch-size %d "
-		    "is not a multiple of --micro-batch-size %d x %d "
-		    "data-parallel ranks", global_batch, micro_batch, d->dp);
+		return owt_fail(err, errsize, code, XUSAGE,
+		    "--global-batch-size %d is not a multiple of "
+		    "--micro-batch-size %d x %d data-parallel ranks",
+		    global_batch, micro_batch, d->dp);
 	dist_coords(d, rank, &d->pp_rank, &d->dp_rank, &d->tp_rank);
 	d->micro_batch = micro_batch;
 	d->micro = global_batch / (micro_batch * d->dp);

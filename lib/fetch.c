@@ -947,12 +947,9 @@ fetch_open(struct fetch *f, const struct fetch_opts *o, char *const *paths,
 		flags = O_WRONLY | O_CREAT;
 		flags |= o->resume && strcmp(o->resume, o->log) == 0 ?
 		    O_APPEND : O_TRUNC;
-		if ((f->logfd = open(o->log, flags, 0666)) < 0) {
-			snprintf(err, errsize, "cannot open '%s': %s", o->log,
-			    strerror(errno));
-			*code = XSYS;
-			return -1;
-		}
+		if ((f->logfd = open(o->log, flags, 0666)) < 0)
+			return owt_fail_errno(err, errsize, code, XSYS,
+			    "cannot open '%s'", o->log);
 	}
 	return 0;
 }
@@ -963,12 +960,9 @@ fetch_close(struct fetch *f, char *err, size_t errsize, int *code)
 	int fd = f->logfd;
 
 	f->logfd = -1;
-	if (fd >= 0 && close(fd) != 0) {
-		snprintf(err, errsize, "cannot write '%s': %s", f->o->log,
-		    strerror(errno));
-		*code = XSYS;
-		return -1;
-	}
+	if (fd >= 0 && close(fd) != 0)
+		return owt_fail_errno(err, errsize, code, XSYS,
+		    "cannot write '%s'", f->o->log);
 	return 0;
 }
 

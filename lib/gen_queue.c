@@ -425,19 +425,14 @@ gen_queue_read(struct gen_queue *q, struct input *in, char *err,
 	size_t len;
 	int r;
 
-	if ((r = input_line(in, &line, &len)) < 0) {
-		snprintf(err, errsize, "%s", in->err);
-		*code = in->errcode;
-		return -1;
-	}
+	if ((r = input_line(in, &line, &len)) < 0)
+		return owt_fail(err, errsize, code, in->errcode, "%s", in->err);
 	if (r == 0)
 		return 0;
 	if ((r = gen_queue_add(q, line, len, in->lineno, why,
-	    sizeof why)) < 0) {
-		snprintf(err, errsize, "%s:%lu: %s", in->name, in->lineno, why);
-		*code = XDATA;
-		return -1;
-	}
+	    sizeof why)) < 0)
+		return owt_fail(err, errsize, code, XDATA, "%s:%lu: %s",
+		    in->name, in->lineno, why);
 	return r == 0;
 }
 
@@ -540,18 +535,13 @@ gen_queue_score_read(struct gen_queue *q, struct gpt_infer *inf, int T,
 	size_t len;
 	int r;
 
-	if ((r = input_line(in, &line, &len)) < 0) {
-		snprintf(err, errsize, "%s", in->err);
-		*code = in->errcode;
-		return -1;
-	}
+	if ((r = input_line(in, &line, &len)) < 0)
+		return owt_fail(err, errsize, code, in->errcode, "%s", in->err);
 	if (r == 0)
 		return 0;
 	if (gen_queue_score_rec(q, inf, T, stride, line, len, out, why,
-	    sizeof why) < 0) {
-		snprintf(err, errsize, "%s:%lu: %s", in->name, in->lineno, why);
-		*code = XDATA;
-		return -1;
-	}
+	    sizeof why) < 0)
+		return owt_fail(err, errsize, code, XDATA, "%s:%lu: %s",
+		    in->name, in->lineno, why);
 	return 1;
 }

@@ -74,22 +74,17 @@ ds_sample(struct gpt_data_set *ds, int s, uint64_t i, uint32_t *tokens,
 	const struct sampler_index *x = &ds->split[s];
 	int t;
 
-	if (i >= x->nsamples) {
-		snprintf(err, errsize, "%s: %s sample %llu is beyond the %llu "
-		    "indexed", ds->prefix, split_name[s], (unsigned long long)i,
+	if (i >= x->nsamples)
+		return owt_fail(err, errsize, code, XSYS,
+		    "%s: %s sample %llu is beyond the %llu indexed", ds->prefix,
+		    split_name[s], (unsigned long long)i,
 		    (unsigned long long)x->nsamples);
-		*code = XSYS;
-		return -1;
-	}
 	sampler_index_sample(x, i, seq_len, seq_read, &ds->idx, tokens);
 	for (t = 0; t <= x->L; t++)
-		if (tokens[t] >= ds->vocab) {
-			snprintf(err, errsize, "%s.bin: token id %u is not below "
-			    "the vocabulary size %u (--vocab-size)", ds->prefix,
-			    tokens[t], ds->vocab);
-			*code = XDATA;
-			return -1;
-		}
+		if (tokens[t] >= ds->vocab)
+			return owt_fail(err, errsize, code, XDATA, "%s.bin: "
+			    "token id %u is not below the vocabulary size %u "
+			    "(--vocab-size)", ds->prefix, tokens[t], ds->vocab);
 	return 0;
 }
 
@@ -104,13 +99,11 @@ blend_get(void *arg, uint64_t i, uint32_t *tokens, char *err, size_t errsize,
 	if (d->nds == 1)
 		return ds_sample(&d->ds[0], b->split, i, tokens, err, errsize,
 		    code);
-	if (i >= b->n) {
-		snprintf(err, errsize, "%s sample %llu is beyond the %llu "
-		    "blended", split_name[b->split], (unsigned long long)i,
+	if (i >= b->n)
+		return owt_fail(err, errsize, code, XSYS,
+		    "%s sample %llu is beyond the %llu blended",
+		    split_name[b->split], (unsigned long long)i,
 		    (unsigned long long)b->n);
-		*code = XSYS;
-		return -1;
-	}
 	return ds_sample(&d->ds[b->didx[i]], b->split, b->sidx[i], tokens, err,
 	    errsize, code);
 }
@@ -126,18 +119,14 @@ parse_paths(struct gpt_data *d, char **args, int nargs, char *err,
 	errno = 0;
 	strtod(args[0], &end);
 	d->weighted = nargs > 1 && *end == '\0' && end != args[0];
-	if (d->weighted && nargs % 2 != 0) {
-		snprintf(err, errsize, "--data-path: weights and prefixes must "
-		    "pair up ('%s' has no prefix)", args[nargs - 1]);
-		*code = XUSAGE;
-		return -1;
-	}
+	if (d->weighted && nargs % 2 != 0)
+		return owt_fail(err, errsize, code, XUSAGE, "--data-path: "
+		    "weights and prefixes must pair up ('%s' has no prefix)",
+		    args[nargs - 1]);
 	d->nds = d->weighted ? nargs / 2 : nargs;
-	if (d->nds > 65535) {
-		snprintf(err, errsize, "--data-path: too many datasets");
-		*code = XUSAGE;
-		return -1;
-	}
+	if (d->nds > 65535)
+		return owt_fail(err, errsize, code, XUSAGE,
+		    "--data-path: too many datasets");
 	d->ds = xcalloc((size_t)d->nds, sizeof *d->ds);
 	d->w = xcalloc((size_t)d->nds, sizeof *d->w);
 	for (i = 0; i < d->nds; i++) {
@@ -146,21 +135,16 @@ parse_paths(struct gpt_data *d, char **args, int nargs, char *err,
 			continue;
 		d->w[i] = strtod(args[2 * i], &end);
 		if (*end != '\0' || end == args[2 * i] || !(d->w[i] > 0) ||
-		    !isfinite(d->w[i])) {
-			snprintf(err, errsize, "--data-path: '%s' is not a "
-			    "positive weight", args[2 * i]);
-			*code = XUSAGE;
-			return -1;
-		}
+		    !isfinite(d->w[i]))
+			return owt_fail(err, errsize, code, XUSAGE,
+			    "--data-path: '%s' is not a positive weight",
+			    args[2 * i]);
 	}
 	/* v2.5 divides by Python's sum, core by numpy's */
 	if (d->weighted && sampler_normalize(d->w, d->nds,
-	    d->rounding == SAMPLER_CORE) < 0) {
-		snprintf(err, errsize, "--data-path: the weights sum to "
-		    "infinity");
-		*code = XUSAGE;
-		return -1;
-	}
+	    d->rounding == SAMPLER_CORE) < 0)
+		return owt_fail(err, errsize, code, XUSAGE,
+		    "--data-path: the weights sum to infinity");
 	return 0;
 }
 
@@ -192,36 +176,28 @@ open_split(struct gpt_data *d, int s, const char *split, uint32_t seed,
 	for (i = 0; i < d->nds; i++) {
 		struct gpt_data_set *ds = &d->ds[i];
 
-		if (ds->end[s] <= ds->begin[s]) {
-			snprintf(err, errsize, "%s: the %s split of --split "
-			    "'%s' is empty", ds->prefix, split_name[s], split);
-			*code = XDATA;
-			return -1;
-		}
+		if (ds->end[s] <= ds->begin[s])
+			return owt_fail(err, errsize, code, XDATA,
+			    "%s: the %s split of --split '%s' is empty",
+			    ds->prefix, split_name[s], split);
 		/* unweighted blends take one epoch of each (0) */
 		want = d->weighted ? sampler_blend_need(d->w[i], need,
 		    d->rounding) : d->nds == 1 ? need : 0;
 		if (sampler_index_build(&ds->split[s], seq_len, &ds->idx,
 		    ds->begin[s], ds->end[s], want, L, seed, why,
-		    sizeof why, code) < 0) {
-			snprintf(err, errsize, "%s: %s split [%llu, %llu): %s",
-			    ds->prefix, split_name[s],
-			    (unsigned long long)ds->begin[s],
+		    sizeof why, code) < 0)
+			return owt_fail(err, errsize, code, XDATA,
+			    "%s: %s split [%llu, %llu): %s", ds->prefix,
+			    split_name[s], (unsigned long long)ds->begin[s],
 			    (unsigned long long)ds->end[s], why);
-			*code = XDATA;
-			return -1;
-		}
 		ds->have[s] = 1;
 		total += ds->split[s].nsamples;
 	}
-	if (!d->weighted && d->nds > 1 && need > total) {
-		snprintf(err, errsize, "--data-path: one epoch of the unweighted "
-		    "blend holds %llu %s samples, the run needs %llu; give "
-		    "weights", (unsigned long long)total, split_name[s],
-		    (unsigned long long)need);
-		*code = XDATA;
-		return -1;
-	}
+	if (!d->weighted && d->nds > 1 && need > total)
+		return owt_fail(err, errsize, code, XDATA, "--data-path: one "
+		    "epoch of the unweighted blend holds %llu %s samples, the "
+		    "run needs %llu; give weights", (unsigned long long)total,
+		    split_name[s], (unsigned long long)need);
 	*b = (struct gpt_data_blend){ need, NULL, NULL, d, s };
 	if (d->nds > 1) {
 		/* normalised (again) with numpy's sum, as the blend does */
@@ -267,12 +243,9 @@ open_datasets(struct gpt_data *d, char **args, int nargs, const char *split,
 	double sw[3];
 	int i, s;
 
-	if ((d->rounding = sampler_rounding(rounding)) < 0) {
-		snprintf(err, errsize, "--split-rounding: '%s' is not legacy "
-		    "or core", rounding);
-		*code = XUSAGE;
-		return -1;
-	}
+	if ((d->rounding = sampler_rounding(rounding)) < 0)
+		return owt_fail(err, errsize, code, XUSAGE,
+		    "--split-rounding: '%s' is not legacy or core", rounding);
 	if (parse_paths(d, args, nargs, err, errsize, code) < 0)
 		return -1;
 	if (sampler_split_parse(split, d->rounding, sw) < 0) {
@@ -295,14 +268,12 @@ open_datasets(struct gpt_data *d, char **args, int nargs, const char *split,
 		ds->open = 1;
 		ds->vocab = vocab;
 		if (sampler_split_ranges(sw, d->rounding, ds->idx.nseq,
-		    ds->begin, ds->end) < 0) {
-			snprintf(err, errsize, "%s: --split '%s' of %llu "
-			    "sequences puts a range below sequence 0 with "
-			    "v2.5's rounding (Megatron v2.5 fails on it)",
-			    ds->prefix, split, (unsigned long long)ds->idx.nseq);
-			*code = XDATA;
-			return -1;
-		}
+		    ds->begin, ds->end) < 0)
+			return owt_fail(err, errsize, code, XDATA, "%s: "
+			    "--split '%s' of %llu sequences puts a range below "
+			    "sequence 0 with v2.5's rounding (Megatron v2.5 "
+			    "fails on it)", ds->prefix, split,
+			    (unsigned long long)ds->idx.nseq);
 		desc_add(d, "%s %s (", i ? "," : "", ds->prefix);
 		if (d->weighted)
 			desc_add(d, "%.3g, ", d->w[i]);
@@ -327,13 +298,10 @@ open_datasets(struct gpt_data *d, char **args, int nargs, const char *split,
 		for (i = 0; i < d->nds; i++)
 			have += d->ds[i].end[s] > d->ds[i].begin[s];
 		if (need[s] == 0 || have == 0) {
-			if (s == 0) {
-				snprintf(err, errsize, "%s: the train split of "
-				    "--split '%s' is empty", d->ds[0].prefix,
-				    split);
-				*code = XDATA;
-				return -1;
-			}
+			if (s == 0)
+				return owt_fail(err, errsize, code, XDATA,
+				    "%s: the train split of --split '%s' is "
+				    "empty", d->ds[0].prefix, split);
 			continue;
 		}
 		if (open_split(d, s, split, seed, L, need[s], err, errsize,

@@ -99,6 +99,7 @@ q8_shape(const struct gpt_config *c, int k, int *OC, int *C)
 	case GPT_FCW: *OC = 4 * E; *C = E; return 1;
 	case GPT_FCPROJW: *OC = E; *C = 4 * E; return 1;
 	}
+	*OC = *C = 0;
 	return 0;
 }
 

@@ -51,12 +51,9 @@ input_maxline(size_t *max, char *err, size_t errsize, int *code)
 	if (s == NULL || *s == '\0')
 		return 0;
 	v = strtoull(s, &end, 10);
-	if (*end != '\0' || v < 1024 || v > (1ULL << 31)) {
-		*code = XUSAGE;
-		snprintf(err, errsize, "OWT_MAX_LINE: '%s' is out of range "
-		    "1024..%llu", s, 1ULL << 31);
-		return -1;
-	}
+	if (*end != '\0' || v < 1024 || v > (1ULL << 31))
+		return owt_fail(err, errsize, code, XUSAGE, "OWT_MAX_LINE: "
+		    "'%s' is out of range 1024..%llu", s, 1ULL << 31);
 	*max = (size_t)v;
 	return 0;
 }

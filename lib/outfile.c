@@ -78,23 +78,6 @@ outfile_signal_exit(int sig)
 	raise(sig);
 }
 
-static int
-fail(char *err, size_t errsize, int *code, int c, int errnum,
-    const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(err, errsize, fmt, ap);
-	va_end(ap);
-	if (errnum && n >= 0 && (size_t)n < errsize)
-		snprintf(err + n, errsize - (size_t)n, ": %s", strerror(errnum));
-	if (code)
-		*code = c;
-	return -1;
-}
-
 int
 outfile_write_all(int fd, const void *p, size_t n)
 {
@@ -165,7 +148,7 @@ open_tmp(struct outfile *o, const char *path, int dir, char *err,
 	o->fd = -1;
 	o->dir = dir;
 	if (*path == '\0' || path[strlen(path) - 1] == '/')
-		return fail(err, errsize, code, XUSAGE, 0,
+		return owt_fail(err, errsize, code, XUSAGE,
 		    "'%s' is not a file name", path);
 	split_path(path, &d, &base);
 	n = strlen(path) + 16;
@@ -201,7 +184,7 @@ open_tmp(struct outfile *o, const char *path, int dir, char *err,
 		close(o->fd);
 		o->fd = -1;
 	}
-	fail(err, errsize, code, XSYS, errno, "cannot create a temporary "
+	owt_fail_errno(err, errsize, code, XSYS, "cannot create a temporary "
 	    "file for '%s'", path);
 	if (o->fd >= 0)
 		close(o->fd);
@@ -227,11 +210,13 @@ outfile_mkdirs(const char *path, char *err, size_t errsize, int *code)
 		char c = *p;
 		*p = '\0';
 		if (mkdir(d, 0777) < 0 && errno != EEXIST)
-			r = fail(err, errsize, code, XSYS, errno,
+			r = owt_fail_errno(err, errsize, code, XSYS,
 			    "cannot create '%s'", d);
-		else if (stat(d, &sb) < 0 || !S_ISDIR(sb.st_mode))
-			r = fail(err, errsize, code, XSYS, ENOTDIR,
+		else if (stat(d, &sb) < 0 || !S_ISDIR(sb.st_mode)) {
+			errno = ENOTDIR;
+			r = owt_fail_errno(err, errsize, code, XSYS,
 			    "cannot create '%s'", d);
+		}
 		*p = c;
 		if (c == '\0')
 			break;
@@ -342,11 +327,11 @@ outfile_commit(struct outfile *o, int flags, char *err, size_t errsize,
 	int e;
 
 	if (o->tmp == NULL)
-		return fail(err, errsize, code, XSYS, 0, "'%s': nothing to "
+		return owt_fail(err, errsize, code, XSYS, "'%s': nothing to "
 		    "commit", o->path ? o->path : "?");
 	if (!(flags & OUTFILE_NOSYNC) && (o->dir ? sync_tree(o) :
 	    fsync(o->fd)) < 0) {
-		fail(err, errsize, code, XSYS, errno, "cannot write '%s'",
+		owt_fail_errno(err, errsize, code, XSYS, "cannot write '%s'",
 		    o->path);
 		outfile_abort(o);
 		return -1;
@@ -354,11 +339,11 @@ outfile_commit(struct outfile *o, int flags, char *err, size_t errsize,
 	if (put_in_place(o, flags) < 0) {
 		e = errno;
 		if (e == EEXIST || e == ENOTEMPTY)
-			fail(err, errsize, code, XUSAGE, 0, "'%s' already "
+			owt_fail(err, errsize, code, XUSAGE, "'%s' already "
 			    "exists", o->path);
 		else
-			fail(err, errsize, code, XSYS, e, "cannot rename a "
-			    "temporary file to '%s'", o->path);
+			owt_fail_errno(err, errsize, code, XSYS, "cannot "
+			    "rename a temporary file to '%s'", o->path);
 		outfile_abort(o);
 		return -1;
 	}
@@ -372,9 +357,11 @@ outfile_commit(struct outfile *o, int flags, char *err, size_t errsize,
 	o->fd = -1;
 	free(o->path);
 	o->path = NULL;
-	if (e)
-		return fail(err, errsize, code, XSYS, e, "cannot close a "
-		    "published file");
+	if (e) {
+		errno = e;
+		return owt_fail_errno(err, errsize, code, XSYS,
+		    "cannot close a published file");
+	}
 	return 0;
 }
 

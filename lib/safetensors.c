@@ -20,37 +20,6 @@
 #error "safetensors are little-endian; this code assumes a little-endian host"
 #endif
 
-static int
-sys_err(char *err, size_t errsize, int *code, const char *path, const char *what)
-{
-	snprintf(err, errsize, "%s: %s%s%s", path, what ? what : "",
-	    what ? ": " : "", strerror(errno));
-	if (code)
-		*code = XSYS;
-	return -1;
-}
-
-static int
-data_err(char *err, size_t errsize, int *code, const char *path,
-    const char *fmt, ...) OWT_PRINTF(5, 6);
-
-static int
-data_err(char *err, size_t errsize, int *code, const char *path,
-    const char *fmt, ...)
-{
-	va_list ap;
-	size_t n;
-
-	snprintf(err, errsize, "%s: ", path);
-	n = strlen(err);
-	va_start(ap, fmt);
-	vsnprintf(err + n, errsize > n ? errsize - n : 0, fmt, ap);
-	va_end(ap);
-	if (code)
-		*code = XDATA;
-	return -1;
-}
-
 /* Every dtype of the safetensors format; only F32, F16 and BF16 are read. */
 static const struct {
 	const char *name;
@@ -102,8 +71,8 @@ parse_entry(const struct json_val *v, struct safetensors_tensor *t,
 	if (dt == NULL || dt->type != JV_STRING || sh == NULL ||
 	    sh->type != JV_ARRAY || off == NULL || off->type != JV_ARRAY ||
 	    off->nkids != 2)
-		return data_err(err, errsize, code, path, "bad safetensors "
-		    "entry '%s'", v->key);
+		return owt_fail(err, errsize, code, XDATA,
+		    "%s: bad safetensors entry '%s'", path, v->key);
 	t->name = v->key;
 	t->dtype = -1;
 	for (k = 0; k < sizeof dtypes / sizeof *dtypes; k++)
@@ -112,12 +81,13 @@ parse_entry(const struct json_val *v, struct safetensors_tensor *t,
 			elsize = dtypes[k].size;
 		}
 	if (elsize == 0)
-		return data_err(err, errsize, code, path, "tensor '%s' has "
-		    "an unknown dtype '%s'", v->key, dt->str);
+		return owt_fail(err, errsize, code, XDATA,
+		    "%s: tensor '%s' has an unknown dtype '%s'", path, v->key,
+		    dt->str);
 	if (sh->nkids > SAFETENSORS_MAXRANK)
-		return data_err(err, errsize, code, path, "tensor '%s' has "
-		    "rank %zu, more than %d", v->key, sh->nkids,
-		    SAFETENSORS_MAXRANK);
+		return owt_fail(err, errsize, code, XDATA,
+		    "%s: tensor '%s' has rank %zu, more than %d", path, v->key,
+		    sh->nkids, SAFETENSORS_MAXRANK);
 	t->rank = (int)sh->nkids;
 	t->nelem = 1;
 	for (j = 0; j < sh->nkids; j++) {
@@ -125,30 +95,31 @@ parse_entry(const struct json_val *v, struct safetensors_tensor *t,
 
 		if (sh->kids[j].type != JV_NUMBER || d < 0 || d >= 0x1p53 ||
 		    d != floor(d))
-			return data_err(err, errsize, code, path, "bad shape of "
-			    "'%s'", v->key);
+			return owt_fail(err, errsize, code, XDATA,
+			    "%s: bad shape of '%s'", path, v->key);
 		t->shape[j] = (int64_t)d;
 		if (__builtin_mul_overflow(t->nelem, (size_t)d, &t->nelem))
-			return data_err(err, errsize, code, path, "the shape "
-			    "of '%s' overflows", v->key);
+			return owt_fail(err, errsize, code, XDATA,
+			    "%s: the shape of '%s' overflows", path, v->key);
 	}
 	if (__builtin_mul_overflow(t->nelem, elsize, &nbytes))
-		return data_err(err, errsize, code, path, "the shape of '%s' "
-		    "overflows", v->key);
+		return owt_fail(err, errsize, code, XDATA,
+		    "%s: the shape of '%s' overflows", path, v->key);
 	b = off->kids[0].num;
 	e = off->kids[1].num;
 	if (off->kids[0].type != JV_NUMBER || off->kids[1].type != JV_NUMBER ||
 	    b < 0 || e < b || b != floor(b) || e != floor(e) || e >= 0x1p53)
-		return data_err(err, errsize, code, path, "bad data_offsets "
-		    "of '%s'", v->key);
+		return owt_fail(err, errsize, code, XDATA,
+		    "%s: bad data_offsets of '%s'", path, v->key);
 	if (e > (double)dsize)
-		return data_err(err, errsize, code, path, "data of '%s' is "
-		    "outside the file (truncated?)", v->key);
+		return owt_fail(err, errsize, code, XDATA,
+		    "%s: data of '%s' is outside the file (truncated?)", path,
+		    v->key);
 	t->begin = (size_t)b;
 	t->end = (size_t)e;
 	if (t->end - t->begin != nbytes)
-		return data_err(err, errsize, code, path, "data of '%s' does "
-		    "not match its shape", v->key);
+		return owt_fail(err, errsize, code, XDATA,
+		    "%s: data of '%s' does not match its shape", path, v->key);
 	return 0;
 }
 
@@ -170,25 +141,27 @@ parse_header(struct safetensors_file *f, const char *path, char *err,
 	int r = -1;
 
 	if (f->size < 8)
-		return data_err(err, errsize, code, path, "not a safetensors "
-		    "file (%zu bytes)", f->size);
+		return owt_fail(err, errsize, code, XDATA,
+		    "%s: not a safetensors file (%zu bytes)", path, f->size);
 	for (i = 0; i < 8; i++)
 		hlen |= (uint64_t)f->map[i] << (8 * i);
 	if (hlen > MAX_HEADER)
-		return data_err(err, errsize, code, path, "not a safetensors "
-		    "file (header size %" PRIu64 ")", hlen);
+		return owt_fail(err, errsize, code, XDATA,
+		    "%s: not a safetensors file (header size %" PRIu64 ")",
+		    path, hlen);
 	if (hlen > f->size - 8)
-		return data_err(err, errsize, code, path, "truncated: the "
-		    "header needs %" PRIu64 " bytes, the file has %zu", hlen + 8,
-		    f->size);
+		return owt_fail(err, errsize, code, XDATA,
+		    "%s: truncated: the header needs %" PRIu64
+		    " bytes, the file has %zu", path, hlen + 8, f->size);
 	if (utf8_valid((const char *)f->map + 8, hlen) != hlen)
-		return data_err(err, errsize, code, path, "bad safetensors "
-		    "header: not UTF-8");
+		return owt_fail(err, errsize, code, XDATA,
+		    "%s: bad safetensors header: not UTF-8", path);
 	f->hdr = json_doc_parse((const char *)f->map + 8, hlen, jerr,
 	    sizeof jerr, code);
 	if (f->hdr == NULL || f->hdr->type != JV_MAP)
-		return data_err(err, errsize, code, path, "bad safetensors "
-		    "header: %s", f->hdr ? "not an object" : jerr);
+		return owt_fail(err, errsize, code, XDATA,
+		    "%s: bad safetensors header: %s", path,
+		    f->hdr ? "not an object" : jerr);
 	data = f->map + 8 + hlen;
 	dsize = f->size - 8 - hlen;
 	f->t = xcalloc(f->hdr->nkids + 1, sizeof *f->t);
@@ -209,22 +182,24 @@ parse_header(struct safetensors_file *f, const char *path, char *err,
 	qsort(sorted, nt, sizeof *sorted, by_offset);
 	for (at = 0, i = 0; i < nt; i++) {
 		if (sorted[i].begin < at) {
-			data_err(err, errsize, code, path, "data of '%s' "
-			    "overlaps that of '%s'", sorted[i].name,
-			    sorted[i - 1].name);
+			owt_fail(err, errsize, code, XDATA,
+			    "%s: data of '%s' overlaps that of '%s'", path,
+			    sorted[i].name, sorted[i - 1].name);
 			goto out;
 		}
 		if (sorted[i].begin > at) {
-			data_err(err, errsize, code, path, "a gap in the data: "
-			    "bytes %zu to %zu before '%s' belong to no tensor",
-			    at, sorted[i].begin, sorted[i].name);
+			owt_fail(err, errsize, code, XDATA, "%s: a gap in the "
+			    "data: bytes %zu to %zu before '%s' belong to no "
+			    "tensor", path, at, sorted[i].begin,
+			    sorted[i].name);
 			goto out;
 		}
 		at = sorted[i].end;
 	}
 	if (at != dsize) {
-		data_err(err, errsize, code, path, "%zu bytes after the last "
-		    "tensor's data", dsize - at);
+		owt_fail(err, errsize, code, XDATA,
+		    "%s: %zu bytes after the last tensor's data", path,
+		    dsize - at);
 		goto out;
 	}
 	for (i = 0; i < nt; i++)
@@ -232,8 +207,9 @@ parse_header(struct safetensors_file *f, const char *path, char *err,
 	qsort(names, nt, sizeof *names, by_name);
 	for (i = 1; i < nt; i++)
 		if (strcmp(names[i]->name, names[i - 1]->name) == 0) {
-			data_err(err, errsize, code, path, "tensor '%s' appears "
-			    "twice", names[i]->name);
+			owt_fail(err, errsize, code, XDATA,
+			    "%s: tensor '%s' appears twice", path,
+			    names[i]->name);
 			goto out;
 		}
 	r = 0;
@@ -252,15 +228,15 @@ safetensors_open(struct safetensors_file *f, const char *path, char *err,
 
 	memset(f, 0, sizeof *f);
 	if ((fd = open(path, O_RDONLY)) < 0) {
-		if (errno == ENOENT) {
-			snprintf(err, errsize, "%s: no such file", path);
-			*code = XDATA;
-			return -1;
-		}
-		return sys_err(err, errsize, code, path, "cannot open");
+		if (errno == ENOENT)
+			return owt_fail(err, errsize, code, XDATA,
+			    "%s: no such file", path);
+		return owt_fail_errno(err, errsize, code, XSYS,
+		    "%s: cannot open", path);
 	}
 	if (fstat(fd, &st) < 0) {
-		sys_err(err, errsize, code, path, "cannot stat");
+		owt_fail_errno(err, errsize, code, XSYS, "%s: cannot stat",
+		    path);
 		close(fd);
 		return -1;
 	}
@@ -269,7 +245,8 @@ safetensors_open(struct safetensors_file *f, const char *path, char *err,
 		f->map = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (f->map == MAP_FAILED) {
 			f->map = NULL;
-			sys_err(err, errsize, code, path, "cannot map");
+			owt_fail_errno(err, errsize, code, XSYS,
+			    "%s: cannot map", path);
 			close(fd);
 			return -1;
 		}
@@ -390,7 +367,8 @@ safetensors_write(const char *path, const char *meta,
 		len[i] = (unsigned char)((uint64_t)h.len >> (8 * i));
 	if ((fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 	    0666)) < 0) {
-		sys_err(err, errsize, NULL, path, "cannot create");
+		owt_fail_errno(err, errsize, NULL, XSYS, "%s: cannot create",
+		    path);
 		goto out;
 	}
 	if (outfile_write_all(fd, len, 8) < 0 ||
@@ -408,7 +386,7 @@ safetensors_write(const char *path, const char *meta,
 	r = 0;
 	goto out;
 werr:
-	sys_err(err, errsize, NULL, path, "write error");
+	owt_fail_errno(err, errsize, NULL, XSYS, "%s: write error", path);
 	if (fd >= 0)
 		close(fd);
 out:

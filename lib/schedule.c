@@ -65,22 +65,6 @@ schedule_style(const char *name)
 	return -1;
 }
 
-static int
-usage_err(char *err, size_t errsize, int *code, const char *fmt, ...)
-    OWT_PRINTF(4, 5);
-
-static int
-usage_err(char *err, size_t errsize, int *code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errsize, fmt, ap);
-	va_end(ap);
-	*code = XUSAGE;
-	return -1;
-}
-
 int
 schedule_resolve(const struct schedule_opts *o, struct schedule_run *r,
     char *err, size_t errsize, int *code)
@@ -90,22 +74,22 @@ schedule_resolve(const struct schedule_opts *o, struct schedule_run *r,
 
 	memset(r, 0, sizeof *r);
 	if (o->train_iters == 0 && o->train_samples == 0)
-		return usage_err(err, errsize, code, "one of --train-iters and "
-		    "--train-samples is required");
+		return owt_fail(err, errsize, code, XUSAGE,
+		    "one of --train-iters and --train-samples is required");
 	r->global = o->global > 0 ? o->global : o->micro;
 	if (o->micro <= 0 || r->global % o->micro != 0)
-		return usage_err(err, errsize, code, "--global-batch-size %d is "
-		    "not a multiple of --micro-batch-size %d", r->global,
-		    o->micro);
+		return owt_fail(err, errsize, code, XUSAGE,
+		    "--global-batch-size %d is not a multiple of "
+		    "--micro-batch-size %d", r->global, o->micro);
 	G = (uint64_t)r->global;
 	r->train_samples = o->train_samples ? o->train_samples :
 	    o->train_iters * G;
 	r->train_iters = o->train_iters ? o->train_iters :
 	    o->train_samples / G;
 	if ((s->style = schedule_style(o->style)) < 0)
-		return usage_err(err, errsize, code, "--lr-decay-style: '%s' is "
-		    "not constant, linear, cosine or inverse-square-root",
-		    o->style);
+		return owt_fail(err, errsize, code, XUSAGE, "--lr-decay-style: "
+		    "'%s' is not constant, linear, cosine or "
+		    "inverse-square-root", o->style);
 	s->max_lr = o->lr;
 	s->min_lr = o->min_lr;
 	s->decay = o->given & SCHEDULE_G_DECAY_SAMPLES ? o->decay_samples :
@@ -116,13 +100,15 @@ schedule_resolve(const struct schedule_opts *o, struct schedule_run *r,
 	    o->given & SCHEDULE_G_WARMUP_FRACTION ?
 	    o->warmup_fraction * (double)s->decay : 0;
 	if (o->min_lr > o->lr)
-		return usage_err(err, errsize, code, "--min-lr %g%s is above --lr "
-		    "%g", o->min_lr, o->given & SCHEDULE_G_MIN_LR ? "" :
-		    " (the default)", o->lr);
+		return owt_fail(err, errsize, code, XUSAGE,
+		    "--min-lr %g%s is above --lr %g", o->min_lr,
+		    o->given & SCHEDULE_G_MIN_LR ? "" : " (the default)",
+		    o->lr);
 	if (s->warmup >= (double)s->decay && s->style != SCHEDULE_CONSTANT &&
 	    s->style != SCHEDULE_INVSQRT)
-		return usage_err(err, errsize, code, "the warmup (%.*f samples) "
-		    "must be shorter than the decay (%" PRIu64 " samples)",
-		    s->warmup == floor(s->warmup) ? 0 : 3, s->warmup, s->decay);
+		return owt_fail(err, errsize, code, XUSAGE, "the warmup (%.*f "
+		    "samples) must be shorter than the decay (%" PRIu64
+		    " samples)", s->warmup == floor(s->warmup) ? 0 : 3,
+		    s->warmup, s->decay);
 	return 0;
 }

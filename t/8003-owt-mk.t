@@ -2,7 +2,9 @@
 # contrib/owt.mk, the dataset recipe (owt(7)), on 45 loopback pages in four
 # URL files: one shard, four shards and the one-shot pipeline give the same
 # .bin/.idx; a rerun does nothing; a fifth URL file fetches only its own
-# chunks; DECONTAM equals owt-dedup --decontam; kill -9 of the whole run
+# chunks; DECONTAM equals owt-dedup --decontam; DOCS (documents in hand)
+# equals jsonl-merge of the pages and the documents, and a document added
+# fetches nothing; kill -9 of the whole run
 # during fetch, dedup and pack, then the same command again, gives the same
 # bytes; a second run refuses, or waits with WAIT; the Slurm job files, run
 # as Slurm would run them, give the same bytes, and their submit script
@@ -65,8 +67,8 @@ mk() {	# OUT SHARDS [make args]: the recipe, quietly
 	    FETCH_FLAGS="$FETCH" "$@"
 }
 
-# The one-shot pipeline of make demo on the same lists: fetched one page at
-# a time, so in URL order.
+# The one-shot pipeline (README's, the programs one after the other) on
+# the same lists: fetched one page at a time, so in URL order.
 oneshot() {	# PREFIX FILE...
 	p=$1
 	shift
@@ -151,7 +153,64 @@ owt-dedup -q --decontam task.jsonl ref5.merged >refdec.clean &&
     bpe-encode -q --append-eod | idx-pack -q -o refdec
 dataset refdec dec/t_text_document "it equals owt-dedup --decontam in the one-shot pipeline"
 
+# Documents in hand (DOCS), on the five files: a folder with a speech as
+# text (a copy of three fetched pages' text, not the same bytes), the
+# Bible chapters and a JSONL file that repeats a Bible chapter; they
+# follow the pages, as jsonl-merge of the pages and the folder does in the
+# one-shot pipeline.
+mkdir -p docs
+cp "$OWT_SRC/contrib/demo/data/speeches/address-07.txt" docs/a-speech.txt
+cp "$OWT_SRC/contrib/demo/data/kjv.jsonl.gz" docs/b-kjv.jsonl.gz
+gzip -dc docs/b-kjv.jsonl.gz | sed -n 5p >docs/c-repeat.jsonl
+run mk withdocs 3 -j2 DOCS=docs
+is "$rc" 0 "SHARDS=3 DOCS=docs builds"
+jsonl-merge -q --add-id ref ref5.pages docs >refdocs.merged &&
+    owt-dedup -q refdocs.merged >refdocs.clean &&
+    jsonl-merge -q --shuffle --seed 1234 refdocs.clean |
+    bpe-encode -q --append-eod | idx-pack -q -o refdocs
+dataset refdocs withdocs/t_text_document "it equals jsonl-merge of the pages and DOCS in the one-shot pipeline"
+n=$(gzip -dc docs/b-kjv.jsonl.gz | wc -l)
+like withdocs/t.summary "^docs +$((n + 2)) documents" "the summary counts the documents in hand"
+is "$(cat withdocs/4-dedup/docs.*.drop | grep -c '"exact duplicate"')" 1 \
+    "the repeated chapter is an exact duplicate"
+# A file added to DOCS: the documents are merged and cut again, only
+# their units cleaned, nothing fetched.
+cp docs/c-repeat.jsonl docs/d-again.jsonl
+run mk withdocs 3 -n DOCS=docs
+unlike out 'owt-stage (filter|chunk|fetch) ' "make -n after adding a document: nothing is fetched"
+like out 'owt-stage docs withdocs/2-docs/all.jsonl docs' "the documents are merged again"
+is "$(grep -c 'owt-stage clean ' out)" 3 "and only their three units are cleaned"
+# DOCS alone, no URL lists.
+run mk onlydocs 2 URLS=none DOCS=docs
+is "$rc" 0 "DOCS without URL files builds"
+jsonl-merge -q docs | owt-dedup -q | jsonl-merge -q --shuffle --seed 1234 |
+    bpe-encode -q --append-eod | idx-pack -q -o refonly
+dataset refonly onlydocs/t_text_document "it equals the one-shot pipeline on the documents"
+rm -r docs
+
 # kill -9 of the whole run (its process group) during fetch, during dedup
+# What the outputs were made with (OUT/0-vars): a new SEED shuffles and
+# packs again, nothing before; DECONTAM left out drops the decontam pass;
+# a URL file removed leaves the dataset, with nothing fetched or cleaned.
+run mk four 4 -n SEED=7
+is "$(grep -c -E 'owt-stage (filter|chunk|fetch|clean|dedup|drop) ' out)" 0 \
+    "make -n SEED=7: nothing is fetched, cleaned or deduplicated again"
+like out 'owt-stage shuffle ' "the documents are shuffled again"
+run mk four 4 -j2 SEED=7
+jsonl-merge -q --shuffle --seed 7 ref5.clean | bpe-encode -q --append-eod |
+    idx-pack -q -o ref5s7
+dataset ref5s7 four/t_text_document "SEED=7 gives the one-shot pipeline's bytes with --seed 7"
+run mk dec 2 -j2
+dataset ref5 dec/t_text_document "DECONTAM left out: the dataset without decontamination"
+mv urls/e.txt e.txt
+run mk four 4 -n
+is "$(grep -c -E 'owt-stage (filter|chunk|fetch|clean) ' out)" 0 \
+    "make -n with e.txt removed: nothing is fetched or cleaned"
+like out 'owt-stage dedup ' "the dedup runs again"
+run mk four 4 -j2
+dataset ref four/t_text_document "e.txt removed (and SEED back): the four files' dataset"
+cp e.txt urls/e.txt
+
 # and during pack; each time the same command goes on; the end result
 # equals the uninterrupted build.
 rm urls/e.txt
@@ -303,6 +362,23 @@ is "$(ls ord)" "x.txt.0-of-1.jsonl
 x.txt.0-of-1.log
 x.txt.0-of-1.urls" "the work folder is gone, the log stays"
 
+# make demo's data stages (contrib/demo 10 and 20: the recipe, two
+# shards, over a site and documents in hand) give the one-shot pipeline's
+# bytes on the same pages and documents.
+mkdir demo
+run env DEMO="$T/demo" DATA="$OWT_SRC/contrib/demo/data" sh -c \
+    'sh "$OWT_SRC/contrib/demo/10-site.sh" && sh "$OWT_SRC/contrib/demo/20-dataset.sh"'
+is "$rc" 0 "make demo's stages 10 and 20 run"
+like out '^deduped +[0-9]+ documents' "and print the recipe's summary"
+# The stage stopped its server: the same pages again from this one.
+httpd_stop
+httpd_start demo/www -t 120
+sed "s|^http://127\.0\.0\.1:[0-9]*/|$B/|" demo/urls/site.txt |
+    owt-fetch -q --allow-private --delay 0 --connections 1 --workers 0 >demo.pages &&
+    jsonl-merge -q --add-id ref demo.pages demo/docs >demo.merged &&
+    owt-dedup -q demo.merged | jsonl-merge -q --shuffle --seed 1234 |
+    bpe-encode -q --append-eod | idx-pack -q -o demo.ref
+dataset demo.ref demo/data/owt_text_document "make demo's dataset equals the one-shot pipeline's"
 # Usage errors.
 run mk bad 0
 is "$rc" 2 "SHARDS=0 exits 2"
@@ -312,5 +388,10 @@ is "$rc" 2 "K=4 of 4 shards exits 2"
 like err 'K=4: not a shard of 0 to 3' "it says so"
 run make -s -f "$MK" URLS=none OUT=bad
 is "$rc" 2 "no URL files exits 2"
-like err "^owt.mk: no URL files in 'none'$" "it says so"
+like err "^owt.mk: no URL files in 'none' and no DOCS$" "it says so"
+mkdir -p clash
+: >clash/docs
+run make -s -f "$MK" URLS=clash DOCS=docs OUT=bad
+is "$rc" 2 "a URL file named docs with DOCS exits 2"
+like err "owt.mk: a URL file named 'docs' and DOCS: rename the file" "it says so"
 done_testing

@@ -1,6 +1,6 @@
-# 70-sample: text from the model the train stage saved in $DEMO/ckpt, a
+# 50-sample: text from the model the train stage saved in $DEMO/ckpt, a
 # few prompts continued with top-k sampling and greedily, then the
-# perplexity of a few documents of the cleaned corpus, fp32 and int8 (the
+# perplexity of the first documents of the dataset's first shard, fp32 and int8 (the
 # model has seen them: a trained-on score, not a held-out one). The model
 # was trained on 64-token sequences, so --seq-length 64 keeps to the
 # positions it has learnt.
@@ -13,8 +13,8 @@ echo "\$ gpt-sample --load ckpt --seq-length 64 --greedy --out-seq-length 20 --g
 gpt-sample -q --load "$DEMO/ckpt" --seq-length 64 --greedy --out-seq-length 20 \
     --genfile "$DEMO/greedy.jsonl" <"$DEMO/prompts.txt"
 cut -c 1-200 "$DEMO/greedy.jsonl"
-head -n 5 "$DEMO/clean.jsonl" >"$DEMO/score-in.jsonl"
-echo "\$ head -n 5 clean.jsonl | gpt-sample --load ckpt --seq-length 64 --score > scored.jsonl"
+head -n 5 "$DEMO/data/7-shuffle/0-of-2.jsonl" >"$DEMO/score-in.jsonl"
+echo "\$ head -n 5 data/7-shuffle/0-of-2.jsonl | gpt-sample --load ckpt --seq-length 64 --score > scored.jsonl"
 gpt-sample --load "$DEMO/ckpt" --seq-length 64 --score \
     --sample-input-file "$DEMO/score-in.jsonl" \
     >"$DEMO/scored.jsonl"

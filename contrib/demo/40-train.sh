@@ -1,10 +1,11 @@
-# 60-train: a small GPT-2 (4 layers, 128 channels) trained for about a
-# minute on the packed sample corpus ($DEMO/data/owt from the pack stage);
+# 40-train: a small GPT-2 (4 layers, 128 channels) trained for about a
+# minute on the sample corpus ($DEMO/data/owt_text_document, the
+# recipe's dataset from stage 20);
 # the log shows the loss falling, contrib/plot-loss.sh draws it.
 set -eu
-data="--data-path $DEMO/data/owt"
-if [ ! -f "$DEMO/data/owt.idx" ]; then
-	echo "no $DEMO/data/owt.idx (the pack stage did not run): using --mock-data"
+data="--data-path $DEMO/data/owt_text_document"
+if [ ! -f "$DEMO/data/owt_text_document.idx" ]; then
+	echo "no $DEMO/data/owt_text_document.idx (stage 20 did not run): using --mock-data"
 	data=--mock-data
 fi
 set -- $data --num-layers 4 --hidden-size 128 --num-attention-heads 4 \
