@@ -253,7 +253,7 @@ ckpt_args_save(const struct ckpt_args_load *l, const char *dir, int force,
 	    sizeof list) <= 0)
 		return 0;
 	if (!force)
-		return data_err(err, errsize, code, "%s: already holds "
+		return owt_fail(err, errsize, code, XDATA, "%s: already holds "
 		    "checkpoints (%s) of a run this one does not resume: --load "
 		    "%s resumes it, --force replaces them", dir, list, dir);
 	*replace = 1;

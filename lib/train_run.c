@@ -95,14 +95,6 @@ train_run_vocab(const char *vocab_file, const char *merge_file, int *vocab,
 	return 0;
 }
 
-/* gpt.h's errors (err written, no class) are the options' */
-static int
-usage(int *code)
-{
-	*code = XUSAGE;
-	return -1;
-}
-
 int
 train_run_model(struct train_run *r, struct gpt *m, struct gpt_config *cfg,
     const struct gpt_recompute *rc, const char *path, int optim,
@@ -111,6 +103,7 @@ train_run_model(struct train_run *r, struct gpt *m, struct gpt_config *cfg,
 {
 	const struct dist *d = &r->ranks->dist;
 	struct trainer *tr = r->tr;
+	char why[OWT_ERRSIZE];	/* gpt.h's errors are the options' (XUSAGE) */
 	int parts = d->pp > 1 || d->tp > 1;
 
 	if (parts) {	/* this rank's part */
@@ -119,17 +112,17 @@ train_run_model(struct train_run *r, struct gpt *m, struct gpt_config *cfg,
 		int slots = d->pp - d->pp_rank;
 
 		cfg->vocab_pad = d->vocab_pad;
-		if (gpt_init_part(m, cfg, &part, r->ranks->tp, r->dev->be, err,
-		    errsize) < 0)
-			return usage(code);
+		if (gpt_init_part(m, cfg, &part, r->ranks->tp, r->dev->be, why,
+		    sizeof why) < 0)
+			return owt_fail(err, errsize, code, XUSAGE, "%s", why);
 		if (d->pp > 1)
 			gpt_set_slots(m, slots < d->micro ? slots : d->micro);
-	} else if (gpt_init(m, cfg, r->dev->be, err, errsize) < 0) {
-		return usage(code);
+	} else if (gpt_init(m, cfg, r->dev->be, why, sizeof why) < 0) {
+		return owt_fail(err, errsize, code, XUSAGE, "%s", why);
 	}
 	gpt_set_recompute(m, rc);
-	if (gpt_set_batch(m, tr->micro, tr->T, err, errsize) < 0)
-		return usage(code);
+	if (gpt_set_batch(m, tr->micro, tr->T, why, sizeof why) < 0)
+		return owt_fail(err, errsize, code, XUSAGE, "%s", why);
 	tr->m = m;
 	if (path != NULL && parts) {	/* the part's runs */
 		if (train_load_part(tr, path, optim, err, errsize, code) < 0)
