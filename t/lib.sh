@@ -9,8 +9,13 @@
 #                       line of its stderr matches ERE
 # ok DESC / not_ok DESC / skip DESC
 # need_shared           skip the whole script when ../shared is absent
-# need_mpi              skip the whole script without mpirun and the MPI
+# need_mpi [WHAT]       skip the rest of the script (one skip naming WHAT
+#                       where tests ran before) without mpirun and the MPI
 #                       plugin; set OpenMPI up for tests (root, containers)
+# mpi_env               OpenMPI set up as need_mpi does, or status 1 and the
+#                       reason in $mpi_why, for a script that goes on
+# alone CMD...          run CMD (which may start VAR=VALUE) without the
+#                       launcher's variables of the environment this runs in
 # mpi_run N CMD...      run CMD as N ranks under mpirun (as run does), at
 #                       most 120 s: a hang fails instead of holding the suite
 # done_testing          print the plan; exit 1 if anything failed
@@ -56,6 +61,15 @@ need_shared() {
 	[ -d "$OWT_SHARED/data" ] || skip_all "no ../shared test data"
 }
 
+# The variables by which mpirun, PMI and srun tell a process its rank
+# (lib/comm.c's comm_launch).
+launcher_vars="OMPI_COMM_WORLD_SIZE OMPI_COMM_WORLD_RANK PMI_SIZE PMI_RANK
+SLURM_STEP_NUM_TASKS SLURM_PROCID PMIX_RANK"
+
+alone() {
+	(unset $launcher_vars; exec env "$@")
+}
+
 # mpi_env: 0 with OpenMPI's environment set for tests, or 1 with the
 # reason in $mpi_why (no mpirun, or no MPI plugin in this build).
 mpi_env() {
@@ -78,10 +92,17 @@ mpi_env() {
 	export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM \
 	    OMPI_MCA_btl_vader_single_copy_mechanism \
 	    OMPI_MCA_rmaps_base_oversubscribe OMPI_MCA_mpi_yield_when_idle
+	# A test's mpirun starts a world of its own, not ranks of one this
+	# suite may run in.
+	unset $launcher_vars
 }
 
 need_mpi() {
-	mpi_env || skip_all "$mpi_why"
+	if ! mpi_env; then
+		[ "$tap_n" -eq 0 ] && skip_all "$mpi_why"
+		skip "$mpi_why: ${1:-the rest of the script}"
+		done_testing
+	fi
 	# OpenMPI's own allocations are not the program's leaks.
 	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 	export ASAN_OPTIONS
