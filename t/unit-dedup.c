@@ -27,22 +27,6 @@ tmpfile_with(const char *name, const char *s)
 	return path;
 }
 
-/* What a FILE has had written to it, from the start. */
-static void
-slurp(FILE *f, struct buf *b)
-{
-	char chunk[4096];
-	size_t n;
-
-	fflush(f);
-	rewind(f);
-	b->len = 0;
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		buf_add(b, chunk, n);
-	buf_addc(b, '\0');
-	b->len--;
-}
-
 static void
 test_utf8_count(void)
 {
@@ -404,6 +388,7 @@ test_decontam(void)
 	struct buf b = { 0 }, long_text = { 0 }, line = { 0 };
 	char err[256], *names[3] = { "x/lambada.test.jsonl", "piqa", ".hidden" };
 	const char *path;
+	char *got;
 	FILE *out;
 	int code = 0;
 
@@ -486,11 +471,13 @@ test_decontam(void)
 	OK(p.ndrop[DECONTAM_EMPTY] == 1 && p.ndrop[DECONTAM_KEEP] == 1 &&
 	    p.npieces == 1 && p.nmatches == 1 && p.ncut == 0,
 	    "the task alone leaves nothing; the other is kept whole");
-	slurp(out, &b);
+	got = unit_file_text(out);
 	line.len = 0;
 	buf_printf(&line, "{\"body\":\"%.*s\",\"id\":2,\"split_id\":"
 	    "\"tasks-0000000002-0000\"}\n", (int)long_text.len, long_text.p);
-	SAME(b.p, b.len, line.p, line.len, "its one piece, numbered by its place");
+	SAME(got, strlen(got), line.p, line.len,
+	    "its one piece, numbered by its place");
+	free(got);
 	fclose(out);
 	spill_close(&spool);
 	decontam_free(dc);
