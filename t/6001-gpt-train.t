@@ -109,11 +109,7 @@ like out '^ iteration        1/       1 ' "--finetune starts at iteration 0"
 gpt-train $tiny --train-iters 100000 --log-interval 1 --eval-iters 0 \
     --save sig >sig.out &
 pid=$!
-i=0
-while ! grep -q 'iteration  *3/' sig.out 2>/dev/null && [ $i -lt 300 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+await sig.out 'iteration  *3/' 30
 kill -TERM $pid
 wait $pid
 is "$?" 0 "SIGTERM exits 0"

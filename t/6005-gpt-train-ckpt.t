@@ -156,11 +156,7 @@ is "$rc:$(cat ls.out)" "0:iter_0000002 iter_0000004 iter_0000006 latest_checkpoi
 # SIGHUP: like SIGTERM, finish the iteration, save, exit 0.
 gpt-train $tiny --train-iters 100000 --save hup >hup.out &
 pid=$!
-i=0
-while ! grep -q 'iteration  *3/' hup.out 2>/dev/null && [ $i -lt 300 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+await hup.out 'iteration  *3/' 30
 kill -HUP $pid
 wait $pid
 is "$?" 0 "SIGHUP exits 0"

@@ -7,6 +7,10 @@
 # unlike FILE ERE DESC  pass when no line of FILE matches
 # fails STATUS ERE DESC CMD...  run CMD; two tests: it exits STATUS, and a
 #                       line of its stderr matches ERE
+# none_left PREFIX DESC pass when no file PREFIX.* (a dataset or a
+#                       temporary) exists
+# await FILE ERE [SECS] wait until a line of FILE matches ERE, at most SECS
+#                       seconds (20); the tests after it tell what came
 # ok DESC / not_ok DESC / skip DESC
 # need_shared           skip the whole script when ../shared is absent
 # need_mpi [WHAT]       skip the rest of the script (one skip naming WHAT
@@ -178,6 +182,23 @@ fails() {
 	run "$@"
 	is "$rc" "$_want" "$_what exits $_want"
 	like "$T/err" "$_re" "$_what is reported"
+}
+
+none_left() {
+	if ls "$1".* >/dev/null 2>&1; then
+		not_ok "$2"
+		ls "$1".* | sed 's/^/#   left: /'
+	else
+		ok "$2"
+	fi
+}
+
+await() {
+	_i=$((${3:-20} * 20))
+	while [ "$_i" -gt 0 ] && ! grep -Eq -- "$2" "$1" 2>/dev/null; do
+		sleep 0.05
+		_i=$((_i - 1))
+	done
 }
 
 done_testing() {
