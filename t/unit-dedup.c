@@ -135,12 +135,26 @@ static const char sig_bytes[] = "{\"file\":\"f\",\"line\":2,\"url\":\"http://x/\
 static void
 test_signatures(void)
 {
+	/* Records signature_read refuses. */
+	static const char *const not_sig[][2] = {
+		{ "{\"file\":\"f\",\"line\":1,\"text_hash\":\"0001\"}",
+		    "a short text_hash is not a signature" },
+		{ "{\"file\":\"f\",\"line\":1,\"text_hash\":"
+		    "\"0000000000000001000000000000000g\"}",
+		    "nor one that is not hex" },
+		{ "{\"file\":\"f\",\"line\":1,\"minhash\":1,\"text_hash\":"
+		    "\"00000000000000010000000000000001\"}",
+		    "nor a minhash that is not a string" },
+		{ "{\"line\":1,\"text_hash\":"
+		    "\"00000000000000010000000000000001\"}",
+		    "nor a record with no name and no file" },
+	};
 	struct json_rec jr;
 	struct minhash mh;
 	struct words w = { 0 };
 	struct dedup_sig s, r;
 	struct buf b = { 0 }, info = { 0 }, tmp = { 0 };
-	size_t who, wholen, ref, reflen;
+	size_t who, wholen, ref, reflen, i;
 	const char *text = "the quick brown fox jumps over the lazy dog again and again";
 
 	memset(&s, 0, sizeof s);
@@ -178,21 +192,10 @@ test_signatures(void)
 	    "the same signature");
 	SAME(info.p + ref, reflen, "\"f:5\"", 5, "no id: the kept value is file:line");
 
-	OK(parse(&jr, "{\"file\":\"f\",\"line\":1,\"text_hash\":\"0001\"}") == 0 &&
-	    signature_read(&jr, &info, &who, &wholen, &ref, &reflen, &r, &tmp) == -1,
-	    "a short text_hash is not a signature");
-	OK(parse(&jr, "{\"file\":\"f\",\"line\":1,\"text_hash\":"
-	    "\"0000000000000001000000000000000g\"}") == 0 &&
-	    signature_read(&jr, &info, &who, &wholen, &ref, &reflen, &r, &tmp) == -1,
-	    "nor one that is not hex");
-	OK(parse(&jr, "{\"file\":\"f\",\"line\":1,\"minhash\":1,\"text_hash\":"
-	    "\"00000000000000010000000000000001\"}") == 0 &&
-	    signature_read(&jr, &info, &who, &wholen, &ref, &reflen, &r, &tmp) == -1,
-	    "nor a minhash that is not a string");
-	OK(parse(&jr, "{\"line\":1,\"text_hash\":"
-	    "\"00000000000000010000000000000001\"}") == 0 &&
-	    signature_read(&jr, &info, &who, &wholen, &ref, &reflen, &r, &tmp) == -1,
-	    "nor a record with no name and no file");
+	for (i = 0; i < sizeof not_sig / sizeof *not_sig; i++)
+		OK(parse(&jr, not_sig[i][0]) == 0 && signature_read(&jr, &info,
+		    &who, &wholen, &ref, &reflen, &r, &tmp) == -1, "%s",
+		    not_sig[i][1]);
 	json_rec_free(&jr);
 	words_free(&w);
 	buf_free(&b);
