@@ -85,8 +85,8 @@ is "$rc" 137 "a rank killed by SIGKILL ends the job (128 + 9)"
 like err "rank 2 .* exited on signal 9" "mpirun names the killed rank"
 
 fails 3 "^comm-test: rank [01] of 2 under mpirun, but this build has no MPI \(/nonexistent: cannot open shared object file: No such file or directory; install libopenmpi-dev and rebuild\)$" \
-    "a launch without the plugin" env OWT_COMM_PLUGIN=/nonexistent \
-    timeout 120 mpirun -np 2 --bind-to none -x OWT_COMM_PLUGIN "$ct" init
+    "a launch without the plugin" mpi_launch 2 \
+    -x OWT_COMM_PLUGIN=/nonexistent "$ct" init
 
 # srun without --mpi=pmix starts each rank as a world of one.
 fails 3 "^comm-test: srun started 2 ranks but MPI sees a world of 1 \(srun needs --mpi=pmix\)$" \

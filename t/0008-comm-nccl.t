@@ -30,7 +30,7 @@ for np in 2 3; do
 done
 
 fails 3 "^comm-test: rank [01]: collectives on GPUs need NCCL: /nonexistent/libnccl.so.2: cannot open shared object file: No such file or directory$" \
-    "two ranks without NCCL" mpirun -np 2 --bind-to none \
+    "two ranks without NCCL" mpi_launch 2 \
     -x OWT_NCCL=/nonexistent/libnccl.so.2 "$ct" nccl-check
 
 done_testing

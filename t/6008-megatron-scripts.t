@@ -182,7 +182,8 @@ if mpi_env; then
 	sh seed-dist.sh >one.out 2>one.err
 	is "$?" 0 "the distributed script in one process, 4 layers, exits 0"
 	TP=2 PP=4 SAVE=./model/dist_24
-	run timeout 300 mpirun -np 8 --bind-to none sh seed-dist.sh
+	mpi_secs=300
+	mpi_run 8 sh seed-dist.sh
 	is "$rc" 0 "the distributed script on 8 ranks, TP = 2 x PP = 4, exits 0"
 	sed -n 's/^ iteration .* lm loss: \([^ ]*\) .*/\1/p' one.out >l1
 	sed -n 's/^ iteration .* lm loss: \([^ ]*\) .*/\1/p' "$T/out" >l8

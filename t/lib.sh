@@ -20,8 +20,10 @@
 #                       reason in $mpi_why, for a script that goes on
 # alone CMD...          run CMD (which may start VAR=VALUE) without the
 #                       launcher's variables of the environment this runs in
-# mpi_run N CMD...      run CMD as N ranks under mpirun (as run does), at
-#                       most 120 s: a hang fails instead of holding the suite
+# mpi_launch N CMD...   CMD as N ranks under mpirun, at most $mpi_secs
+#                       seconds (120): a hang fails instead of holding the
+#                       suite (fails STATUS ERE DESC mpi_launch N CMD...)
+# mpi_run N CMD...      run mpi_launch N CMD...
 # done_testing          print the plan; exit 1 if anything failed
 # $T is a scratch directory, removed at exit.
 
@@ -127,10 +129,14 @@ need_cuda_train() {
 	fi
 }
 
-mpi_run() {
+mpi_launch() {
 	_np=$1
 	shift
-	run timeout 120 mpirun -np "$_np" --bind-to none "$@"
+	timeout "${mpi_secs:-120}" mpirun -np "$_np" --bind-to none "$@"
+}
+
+mpi_run() {
+	run mpi_launch "$@"
 }
 
 run() {
