@@ -90,7 +90,7 @@ fails 3 "^comm-test: rank [01] of 2 under mpirun, but this build has no MPI \(/n
 
 # srun without --mpi=pmix starts each rank as a world of one.
 fails 3 "^comm-test: srun started 2 ranks but MPI sees a world of 1 \(srun needs --mpi=pmix\)$" \
-    "a launcher that MPI does not see" alone SLURM_STEP_NUM_TASKS=2 \
-    SLURM_PROCID=0 timeout 120 "$ct" init
+    "a launcher that MPI does not see" alone ASAN_OPTIONS="$mpi_asan" \
+    SLURM_STEP_NUM_TASKS=2 SLURM_PROCID=0 timeout 120 "$ct" init
 
 done_testing

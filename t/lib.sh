@@ -17,7 +17,9 @@
 #                       where tests ran before) without mpirun and the MPI
 #                       plugin; set OpenMPI up for tests (root, containers)
 # mpi_env               OpenMPI set up as need_mpi does, or status 1 and the
-#                       reason in $mpi_why, for a script that goes on
+#                       reason in $mpi_why, for a script that goes on;
+#                       $mpi_asan: ASAN_OPTIONS for a process that starts
+#                       MPI (whose leaks are OpenMPI's), as mpi_launch's are
 # alone CMD...          run CMD (which may start VAR=VALUE) without the
 #                       launcher's variables of the environment this runs in
 # mpi_launch N CMD...   CMD as N ranks under mpirun, at most $mpi_secs
@@ -101,6 +103,10 @@ mpi_env() {
 	# A test's mpirun starts a world of its own, not ranks of one this
 	# suite may run in.
 	unset $launcher_vars
+	# OpenMPI's own allocations are not the program's leaks: ranks, and a
+	# process that starts MPI, run with $mpi_asan; a world of one (no
+	# MPI in the process) keeps leak detection.
+	mpi_asan=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 }
 
 need_mpi() {
@@ -109,9 +115,6 @@ need_mpi() {
 		skip "$mpi_why: ${1:-the rest of the script}"
 		done_testing
 	fi
-	# OpenMPI's own allocations are not the program's leaks.
-	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
-	export ASAN_OPTIONS
 }
 
 # need_cuda_train: skip the whole script unless gpt-train trains on a
@@ -132,7 +135,8 @@ need_cuda_train() {
 mpi_launch() {
 	_np=$1
 	shift
-	timeout "${mpi_secs:-120}" mpirun -np "$_np" --bind-to none "$@"
+	ASAN_OPTIONS=$mpi_asan timeout "${mpi_secs:-120}" \
+	    mpirun -np "$_np" --bind-to none "$@"
 }
 
 mpi_run() {

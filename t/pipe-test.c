@@ -95,6 +95,14 @@ toy_init(struct toy *t, int s, int p, int m, size_t n)
 }
 
 static void
+toy_free(struct toy *t)
+{
+	for (int j = 0; j < t->m; j++)
+		free(t->in[j]);
+	free(t->in);
+}
+
+static void
 toy_print(struct toy *t)
 {
 	printf("stage %d: grad %a order %s held %d\n", t->s, t->grad, t->order,
@@ -123,6 +131,7 @@ main(int argc, char **argv)
 			rank_fail();
 		toy_print(&t);
 		fflush(stdout);
+		toy_free(&t);
 		rank_finish();
 		return 0;
 	}
@@ -165,7 +174,12 @@ main(int argc, char **argv)
 			}
 			ts[s].most = most;
 			toy_print(&ts[s]);
+			toy_free(&ts[s]);
 		}
+		free(ts);
+		free(x);
+		free(y);
+		free(ops);
 		return 0;
 	}
 	fprintf(stderr, "usage: pipe-test run m n | serial p m n\n");
