@@ -50,7 +50,9 @@ LIB := $(B)/lib/libowt.a
 BINS := $(addprefix $(B)/bin/,$(PROGS))
 
 # Unit tests: t/unit-NAME.c -> $(B)/t/unit-NAME, run by a t/*.t script;
-# other t/*.c are test helpers (t/httpd.c, the tests' HTTP server).
+# other t/*.c are test helpers (t/httpd.c, the tests' HTTP server; the
+# drivers run under mpirun). What they share is in headers, t/*.h (unit.h:
+# TAP; rank.h: the drivers' errors), on which each of them depends.
 UNIT_SRCS := $(sort $(wildcard t/*.c))
 
 # GPU_ONLY=1 (make check-gpu): the GPU machine has a C compiler and the

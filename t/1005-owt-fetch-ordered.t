@@ -19,15 +19,6 @@ urls() {
 	sed 's/^{"url":"\([^"]*\)".*/\1/' "$1"
 }
 
-# Wait (at most 20 s) until the request log has a line matching $1.
-await() {
-	i=0
-	while ! grep -q "$1" req.log 2>/dev/null && [ $i -lt 400 ]; do
-		sleep 0.05
-		i=$((i + 1))
-	done
-}
-
 # Input order against finishing order: the first URL answers last, the
 # fast pages first; a 404, a filtered URL and a redirect between them.
 cat >urls.txt <<URLS
@@ -67,6 +58,17 @@ urls "$T/out" >got
 same got want "ordered: records in the order of the files given"
 like "$T/err" "a.jsonl:2: invalid JSON" "ordered: the bad line is warned"
 
+# The owt-fetch just started in the background: once the request log has
+# its slow URL and then ERE $1, SIGTERM; it dies of it ($2: the case).
+term_after() {
+	pid=$!
+	await req.log 'slow/4000'
+	await req.log "$1"
+	kill -TERM $pid
+	wait $pid 2>/dev/null
+	is "$?" 143 "$2: dies of SIGTERM"
+}
+
 # A window of 2 held by a slow URL: the next URL is fetched, the ones past
 # the window are not read until the slow one ends. SIGTERM meanwhile: they
 # are never requested, and what was read is written in order.
@@ -75,12 +77,7 @@ printf '%s\n' "$B/__owt/slow/4000/200?w=0" "$B/__owt/page/w1" \
     "$B/__owt/page/w2" "$B/__owt/page/w3" >w.txt
 owt-fetch $F --ordered --window 2 --connections 2 --per-host 2 \
     --log wlog.jsonl w.txt >wout 2>werr &
-pid=$!
-await 'slow/4000'
-await 'page/w1'
-kill -TERM $pid
-wait $pid 2>/dev/null
-is "$?" 143 "window held: dies of SIGTERM"
+term_after 'page/w1' "window held"
 head -2 w.txt >want
 urls wout >got
 same got want "window held: the two URLs read, in order"
@@ -95,12 +92,7 @@ R="--resolve a.test:$port:127.0.0.1 --resolve b.test:$port:127.0.0.1"
 printf '%s\n' "http://a.test:$port/__owt/slow/4000/200?c=0" \
     "http://a.test:$port/__owt/page/c1" "http://b.test:$port/__owt/page/c2" >c.txt
 owt-fetch $F $R --ordered --per-host 1 --log clog.jsonl c.txt >cout 2>cerr &
-pid=$!
-await 'slow/4000'
-await 'page/c2'
-kill -TERM $pid
-wait $pid 2>/dev/null
-is "$?" 143 "cut: dies of SIGTERM"
+term_after 'page/c2' "cut"
 head -1 c.txt >want
 urls cout >got
 same got want "cut: only the record before the URL not started"
@@ -148,11 +140,8 @@ is "$(cat "$T/err")" "owt-fetch: --window: '0' is out of range 1..16777216" \
 printf '%s\n' "$B/__owt/slow/20000/200?t=0" "$B/__owt/page/t1" >t.txt
 owt-fetch $F --connections 2 --log tlog.jsonl t.txt >tout 2>terr &
 pid=$!
-i=0
-while ! grep -q 'page/t1' tlog.jsonl 2>/dev/null && [ $i -lt 300 ]; do
-	sleep 0.05
-	i=$((i + 1))
-done
+# At most 15 s: the slow one ends after 20.
+await tlog.jsonl 'page/t1' 15
 urls tout >got
 printf '%s\n' "$B/__owt/page/t1" >want
 same got want "a slow transfer in flight: the page done beside it is written"

@@ -84,9 +84,8 @@ same want out "-d writes JSON text under the first --json-keys name"
 
 # Bad input: exact status and message; -k goes on and still exits 1.
 printf '{"text":"ok1"}\n{"text":"bad\n{"text":"ok2"}\n' >badjson.jsonl
-run bpe-encode -q badjson.jsonl
-is "$rc" 1 "invalid JSON exits 1"
-like err '^bpe-encode: badjson.jsonl:2: invalid JSON: ' "invalid JSON names file and line"
+fails 1 '^bpe-encode: badjson.jsonl:2: invalid JSON: ' \
+    "invalid JSON (file and line named)" bpe-encode -q badjson.jsonl
 tok2ids <out >got
 printf '482 16\n' >want
 same want got "records before the bad one are written"
@@ -109,18 +108,15 @@ is "$(cat got)" "4f5754454e44000002000000000000000400000000000000e50300000000000
     "-k still ends the stream with its trailer: 2 documents, 4 tokens, id sum 997"
 
 printf '{"text":"a\377"}\n' >utf.jsonl
-run bpe-encode utf.jsonl
-is "$rc" 1 "invalid UTF-8 exits 1"
-like err '^bpe-encode: utf.jsonl:1: invalid UTF-8 at byte 11$' "invalid UTF-8 names file, line and byte"
+fails 1 '^bpe-encode: utf.jsonl:1: invalid UTF-8 at byte 11$' \
+    "invalid UTF-8 (file, line and byte named)" bpe-encode utf.jsonl
 printf '{"text":"\\ud800"}\n' >sur.jsonl
-run bpe-encode sur.jsonl
-is "$rc" 1 "a lone surrogate escape exits 1"
-like err '^bpe-encode: sur.jsonl:1: invalid JSON: unpaired UTF-16 surrogate' "and is named"
+fails 1 '^bpe-encode: sur.jsonl:1: invalid JSON: unpaired UTF-16 surrogate' \
+    "a lone surrogate escape" bpe-encode sur.jsonl
 
 printf '{"title":"x"}\n{"text":5}\n{"text":null,"title":"t"}\n{"text":"fine"}\n' >field.jsonl
-run bpe-encode -k field.jsonl
-is "$rc" 1 "missing and non-string fields exit 1"
-like err '^bpe-encode: field.jsonl:1: missing .text. field$' "a missing field is named"
+fails 1 '^bpe-encode: field.jsonl:1: missing .text. field$' \
+    "missing and non-string fields (the missing one named)" bpe-encode -k field.jsonl
 like err '^bpe-encode: field.jsonl:2: non-string .text. field$' "a number is not text"
 like err '^bpe-encode: field.jsonl:3: non-string .text. field$' "null is not text"
 like err 'dropped: 3 missing or non-string field$' "they are counted"
@@ -138,23 +134,19 @@ printf '[1]\n\n{"text":"z"}\n' >shape.jsonl
 run bpe-encode -k shape.jsonl
 like err '^bpe-encode: shape.jsonl:1: not a JSON object$' "an array is not a record"
 like err '^bpe-encode: shape.jsonl:2: empty line$' "a blank line is reported"
-run bpe-encode nosuch.jsonl
-is "$rc" 1 "a missing file exits 1"
-like err "^bpe-encode: cannot open 'nosuch.jsonl': No such file or directory$" "a missing file is named"
+fails 1 "^bpe-encode: cannot open 'nosuch.jsonl': No such file or directory$" \
+    "a missing file" bpe-encode nosuch.jsonl
 mkdir adir
-run bpe-encode adir
-is "$rc" 1 "a directory as input exits 1 (bad input, not a system error)"
-like err "^bpe-encode: cannot read 'adir': a directory$" "the directory is named"
-run bpe-encode -d adir
-is "$rc" 1 "a directory as -d input exits 1"
-like err "^bpe-encode: cannot read 'adir': a directory$" "and is named"
+fails 1 "^bpe-encode: cannot read 'adir': a directory$" \
+    "a directory as input (bad input, not a system error)" bpe-encode adir
+fails 1 "^bpe-encode: cannot read 'adir': a directory$" \
+    "a directory as -d input" bpe-encode -d adir
 run bpe-encode -qk nosuch.jsonl hello.jsonl
 tok2ids <out >got
 is "$(cat got)" "15496 995" "-k goes on to the next file"
 head -c 40 many.jsonl.gz >trunc.gz
-run bpe-encode trunc.gz
-is "$rc" 1 "truncated gzip exits 1"
-like err '^bpe-encode: trunc.gz:[0-9]+: truncated gzip data$' "truncated gzip is reported"
+fails 1 '^bpe-encode: trunc.gz:[0-9]+: truncated gzip data$' \
+    "truncated gzip" bpe-encode trunc.gz
 awk 'BEGIN { s = "{\"text\":\""; for (i = 0; i < 3000; i++) s = s "x"; print s "\"}"; print "{\"text\":\"short\"}" }' >long.jsonl
 OWT_MAX_LINE=2048 run bpe-encode -k long.jsonl
 is "$rc" 1 "a line over OWT_MAX_LINE exits 1"
@@ -164,9 +156,8 @@ is "$(cat got)" "19509" "-k reads on after it"
 
 # -d: bad token streams.
 head -c 24 one.tok >cut.tok
-run bpe-encode -d cut.tok
-is "$rc" 1 "a truncated stream exits 1"
-like err '^bpe-encode: cut.tok: byte 16: truncated token stream: document 1 has 2 of 8 tokens$' "and says where"
+fails 1 '^bpe-encode: cut.tok: byte 16: truncated token stream: document 1 has 2 of 8 tokens$' \
+    "a truncated stream (where it ends)" bpe-encode -d cut.tok
 # one.tok's first two documents end at byte 16 + 2 x (4 + 2 x 8) = 56.
 head -c 56 one.tok >cut2.tok
 run bpe-encode -d cut2.tok
@@ -200,21 +191,17 @@ run bpe-encode -d v1.tok
 is "$rc" 0 "a version 1 stream is still read"
 is "$(cat out)" '{"text":"Hello world"}' "and decoded"
 like err "^bpe-encode: v1.tok: a version 1 token stream: whether it is whole cannot be checked$" "with a warning"
-run bpe-encode -d many.jsonl
-is "$rc" 1 "JSON is not a token stream"
-like err '^bpe-encode: many.jsonl: byte 0: not an owt token stream \(bad magic\)$' "bad magic"
+fails 1 '^bpe-encode: many.jsonl: byte 0: not an owt token stream \(bad magic\)$' \
+    "JSON as a token stream (bad magic)" bpe-encode -d many.jsonl
 printf 'OWTTOK\001\002\003\000\000\000\377\377\377\377\001\000\000\000\005\000' >small.tok
-run bpe-encode -d small.tok
-is "$rc" 1 "a stream of another vocabulary exits 1"
-like err "^bpe-encode: small.tok: the stream's vocabulary has 3 tokens, the loaded one 50257$" "names both sizes"
+fails 1 "^bpe-encode: small.tok: the stream's vocabulary has 3 tokens, the loaded one 50257$" \
+    "a stream of another vocabulary (both sizes named)" bpe-encode -d small.tok
 printf 'OWTTOK\001\002\121\304\000\000\120\304\000\000\001\000\000\000\121\304' >oor.tok
-run bpe-encode -d oor.tok
-is "$rc" 1 "an id outside the vocabulary exits 1"
-like err '^bpe-encode: oor.tok: byte 20: token 50257 in document 1 is outside the vocabulary \(50257\)$' "names the id"
+fails 1 '^bpe-encode: oor.tok: byte 20: token 50257 in document 1 is outside the vocabulary \(50257\)$' \
+    "an id outside the vocabulary (named)" bpe-encode -d oor.tok
 printf 'OWTTOK\001\002\121\304\000\000\120\304\000\000\001\000\000\000\345\000\002\000\000\000\017\000\020\000' >cut8.tok
-run bpe-encode -d cut8.tok
-is "$rc" 1 "tokens that are not UTF-8 text exit 1"
-like err '^bpe-encode: cut8.tok: document 1: the tokens are not UTF-8 text \(byte 1\)$' "the document is named"
+fails 1 '^bpe-encode: cut8.tok: document 1: the tokens are not UTF-8 text \(byte 1\)$' \
+    "tokens that are not UTF-8 text (the document named)" bpe-encode -d cut8.tok
 run bpe-encode -dk cut8.tok
 printf '{"text":"01"}\n' >want
 same want out "-k skips it and decodes the next"

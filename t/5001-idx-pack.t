@@ -7,16 +7,6 @@
 
 cd "$T" || exit 3
 
-# left PREFIX DESC: pass when no file PREFIX.* (dataset or temporary) exists.
-left() {
-	if ls "$1".* >/dev/null 2>&1; then
-		not_ok "$2"
-		ls "$1".* | sed 's/^/#   left: /'
-	else
-		ok "$2"
-	fi
-}
-
 # megatron-compat.md 1.6: three documents, vocabulary 50257, document mode.
 printf '15496 995 50256\n40 716 257 1332 13 50256\n50255 50256\n' >vec.ids
 mktok 50257 50256 <vec.ids >vec.tok
@@ -198,7 +188,7 @@ bad_input() {	# what message operands...
 	run idx-pack -o bad "$@"
 	is "$rc" 1 "$what exits 1"
 	is "$(cat err)" "idx-pack: $msg" "$what is named"
-	left bad "no dataset is left after $what"
+	none_left bad "no dataset is left after $what"
 }
 printf 'NOTATOKENSTREAM!' >notok
 bad_input "a wrong header" "notok: byte 0: not an owt token stream (bad magic)" notok
@@ -326,23 +316,23 @@ is "$(cat err)" "idx-pack: c8.idx: sequence 2 starts at byte 18, expected 20 (af
 run idx-pack -o bad --merge doc c11
 is "$rc" 1 "--merge of a corrupt dataset exits 1"
 is "$(cat err)" "idx-pack: c11.idx: document index 2 is 0, outside [1, 3]" "--merge names the problem"
-left bad "no dataset is left after a failed merge"
+none_left bad "no dataset is left after a failed merge"
 run idx-pack -o bad --merge doc big
 is "$rc" 1 "--merge of datasets of different dtypes exits 1"
 is "$(cat err)" "idx-pack: big.idx: dtype int32 differs from the output's uint16" "--merge names the dataset"
-left bad "no dataset is left after a dtype mismatch"
+none_left bad "no dataset is left after a dtype mismatch"
 
 # A failed write (file size limit) and an interrupted run leave nothing.
 (ulimit -f 64; trap '' XFSZ; exec idx-pack -o bad b.tok b.tok b.tok b.tok) >out 2>err
 is "$?" 3 "a failed write exits 3"
 like err "^idx-pack: cannot write 'bad\.bin\.tmp[A-Za-z0-9]{6}': File too large$" "the failed write is named"
-left bad "no dataset is left after a failed write"
+none_left bad "no dataset is left after a failed write"
 (ulimit -f 64; trap '' XFSZ; exec idx-pack -o bad --merge b b b b) >out 2>err
 is "$?" 3 "a failed write in --merge exits 3"
 is "$(wc -l <err | tr -d ' ')" 1 "with one message"
 like err "^idx-pack: cannot write 'bad\.bin\.tmp[A-Za-z0-9]{6}': File too large$" \
     "naming the output's file, not an input's"
-left bad "no dataset is left after a failed merge write"
+none_left bad "no dataset is left after a failed merge write"
 mkfifo fifo
 idx-pack -o bad fifo 2>err &
 pid=$!
@@ -353,7 +343,7 @@ kill -TERM "$pid"
 wait "$pid" 2>/dev/null
 is "$?" 143 "SIGTERM stops a run"
 exec 3>&-
-left bad "no dataset is left after SIGTERM"
+none_left bad "no dataset is left after SIGTERM"
 
 # Usage errors.
 run idx-pack a.tok

@@ -1,7 +1,7 @@
 #!/bin/sh
 # gpt-train on mock data with a tiny model: the loss falls, the log and
-# checkpoint formats, bit-identical resumption, SIGTERM, a NaN stop, and
-# every bad-input path with its exit status and message.
+# checkpoint formats, bit-identical resumption, SIGTERM and SIGHUP, a NaN
+# stop, and every bad-input path with its exit status and message.
 . "${OWT_SRC:-.}/t/lib.sh"
 
 cd "$T" || exit 3
@@ -105,21 +105,22 @@ like out '^ iteration        1/       2 ' "it starts at iteration 0"
 run gpt-train --load a --finetune $tiny --train-iters 1 --log-interval 1 --eval-iters 0
 like out '^ iteration        1/       1 ' "--finetune starts at iteration 0"
 
-# SIGTERM: finish the iteration, save, exit 0.
-gpt-train $tiny --train-iters 100000 --log-interval 1 --eval-iters 0 \
-    --save sig >sig.out &
-pid=$!
-i=0
-while ! grep -q 'iteration  *3/' sig.out 2>/dev/null && [ $i -lt 300 ]; do
-	sleep 0.1
-	i=$((i + 1))
+# SIGTERM and SIGHUP: finish the iteration, save, exit 0.
+for sig in TERM HUP; do
+	[ $sig = TERM ] && said=terminated || said="hung up"
+	gpt-train $tiny --train-iters 100000 --log-interval 1 --eval-iters 0 \
+	    --save $sig >$sig.out &
+	pid=$!
+	await $sig.out 'iteration  *3/' 30
+	kill -$sig $pid
+	wait $pid
+	is "$?" 0 "SIG$sig exits 0"
+	like $sig.out "^gpt-train: $said at iteration [0-9]+; exiting\$" \
+	    "SIG$sig is reported"
+	n=$(sed -n "s/.*$said at iteration \([0-9]*\).*/\1/p" $sig.out)
+	is "$(cat $sig/latest_checkpointed_iteration.txt)" "$n" \
+	    "SIG$sig saves the iteration it stopped at"
 done
-kill -TERM $pid
-wait $pid
-is "$?" 0 "SIGTERM exits 0"
-like sig.out '^gpt-train: terminated at iteration [0-9]+; exiting$' "SIGTERM is reported"
-n=$(sed -n 's/.*terminated at iteration \([0-9]*\).*/\1/p' sig.out)
-is "$(cat sig/latest_checkpointed_iteration.txt)" "$n" "SIGTERM saves the iteration it stopped at"
 
 # A NaN stops before the update and saves nothing.
 cp -R a nan

@@ -81,11 +81,11 @@ like model/gpt2_small_output/iter_0000006/trainer_state.json '"lr-warmup-samples
 like model/gpt2_small_output/iter_0000006/config.json '"vocab_size": 50257$' \
     "the vocabulary of --vocab-file"
 
-# The seed's distributed script, one process: TP = PP = 1, the global
-# batch shrunk.
-NUM_LAYERS=2 HIDDEN_SIZE=64 NUM_HEADS=4 SEQ_LENGTH=32 GLOBAL_BATCH=4
-TRAIN_ITERS=2 TP=1 PP=1
-run gpt-train \
+# The seed's distributed script, the sizes, the log interval and the
+# checkpoint directory in variables: here in one process with TP = PP = 1
+# and the global batch shrunk, below on 8 ranks.
+cat >seed-dist.sh <<'SH'
+gpt-train \
     --num-layers $NUM_LAYERS --hidden-size $HIDDEN_SIZE --num-attention-heads $NUM_HEADS \
     --seq-length $SEQ_LENGTH --max-position-embeddings $SEQ_LENGTH \
     --micro-batch-size 1 --global-batch-size $GLOBAL_BATCH \
@@ -95,9 +95,15 @@ run gpt-train \
     --vocab-file ./model/gpt2-vocab.json --merge-file ./model/gpt2-merges.txt \
     --tensor-model-parallel-size $TP --pipeline-model-parallel-size $PP \
     --DDP-impl local --no-gradient-accumulation-fusion \
-    --log-interval 10 --save-interval 1000 --eval-interval 500 --eval-iters 10 \
-    --save ./model/gpt2_1.3B_output --load ./model/checkpoints/gpt2_1.3B_init.pt \
+    --log-interval $LOG_INTERVAL --save-interval 1000 --eval-interval 500 --eval-iters 10 \
+    --save $SAVE --load ./model/checkpoints/gpt2_1.3B_init.pt \
     --data-path ./data/my-gpt2_text_document --data-impl mmap --split 900,50,50
+SH
+NUM_LAYERS=2 HIDDEN_SIZE=64 NUM_HEADS=4 SEQ_LENGTH=32 GLOBAL_BATCH=4
+TRAIN_ITERS=2 TP=1 PP=1 LOG_INTERVAL=10 SAVE=./model/gpt2_1.3B_output
+export NUM_LAYERS HIDDEN_SIZE NUM_HEADS SEQ_LENGTH GLOBAL_BATCH TRAIN_ITERS \
+    TP PP LOG_INTERVAL SAVE
+run sh seed-dist.sh
 is "$rc" 0 "the distributed script exits 0"
 cat >want.err <<'EOF'
 gpt-train: --DDP-impl: accepted; no effect
@@ -169,31 +175,15 @@ is "$(cat $CHECKPOINT_PATH/latest_checkpointed_iteration.txt)" 2 "saved at the e
 # on 8 ranks (mpirun in place of torchrun), the sizes shrunk; its losses
 # are those of the same script in one process, to the tolerance that
 # tensor parallelism allows (sums split over ranks: gpt-train(1)).
-cat >seed-dist.sh <<'SH'
-gpt-train \
-    --num-layers $NUM_LAYERS --hidden-size $HIDDEN_SIZE --num-attention-heads $NUM_HEADS \
-    --seq-length $SEQ_LENGTH --max-position-embeddings $SEQ_LENGTH \
-    --micro-batch-size 1 --global-batch-size $GLOBAL_BATCH \
-    --lr 1.5e-4 --train-iters $TRAIN_ITERS --lr-decay-iters $TRAIN_ITERS \
-    --lr-decay-style cosine --min-lr 1.0e-5 --weight-decay 0.1 \
-    --lr-warmup-fraction 0.01 --clip-grad 1.0 --fp16 \
-    --vocab-file ./model/gpt2-vocab.json --merge-file ./model/gpt2-merges.txt \
-    --tensor-model-parallel-size $TP --pipeline-model-parallel-size $PP \
-    --DDP-impl local --no-gradient-accumulation-fusion \
-    --log-interval 1 --save-interval 1000 --eval-interval 500 --eval-iters 10 \
-    --save ./model/dist_$TP$PP --load ./model/checkpoints/gpt2_1.3B_init.pt \
-    --data-path ./data/my-gpt2_text_document --data-impl mmap --split 900,50,50
-SH
 if mpi_env; then
 	NUM_LAYERS=4 HIDDEN_SIZE=64 NUM_HEADS=4 SEQ_LENGTH=32 GLOBAL_BATCH=4
-	TRAIN_ITERS=3
-	export NUM_LAYERS HIDDEN_SIZE NUM_HEADS SEQ_LENGTH GLOBAL_BATCH \
-	    TRAIN_ITERS TP PP
-	TP=1 PP=1
+	TRAIN_ITERS=3 LOG_INTERVAL=1
+	TP=1 PP=1 SAVE=./model/dist_11
 	sh seed-dist.sh >one.out 2>one.err
 	is "$?" 0 "the distributed script in one process, 4 layers, exits 0"
-	TP=2 PP=4
-	run timeout 300 mpirun -np 8 --bind-to none sh seed-dist.sh
+	TP=2 PP=4 SAVE=./model/dist_24
+	mpi_secs=300
+	mpi_run 8 sh seed-dist.sh
 	is "$rc" 0 "the distributed script on 8 ranks, TP = 2 x PP = 4, exits 0"
 	sed -n 's/^ iteration .* lm loss: \([^ ]*\) .*/\1/p' one.out >l1
 	sed -n 's/^ iteration .* lm loss: \([^ ]*\) .*/\1/p' "$T/out" >l8

@@ -224,7 +224,7 @@ is "$?" 0 "one process's checkpoint resumed by TP2: iterations 6-10 within 2e-5"
 
 fails 2 "^train-test: rank [01]: --num-layers 4 is not a multiple of --pipeline-model-parallel-size 3$" \
     "layers that the stages cannot share" \
-    timeout 120 mpirun -np 3 --bind-to none "$tt" -P 3 10 3 1
+    mpi_launch 3 "$tt" -P 3 10 3 1
 
 # gpt-train itself under mpirun: DP2 and DP2 + ZeRO-1 log what one
 # process logs (the time per iteration aside) and save the same files;
@@ -282,13 +282,13 @@ fails 2 "^gpt-train: --use-distributed-optimizer with tensor or pipeline paralle
     --tensor-model-parallel-size 2 --use-distributed-optimizer
 fails 2 "^gpt-train: rank [01]: --global-batch-size 2 is not a multiple of --micro-batch-size 2 x 2 data-parallel ranks$" \
     "gpt-train: a global batch the ranks cannot share" \
-    timeout 120 mpirun -np 2 --bind-to none gpt-train $ga --global-batch-size 2
+    mpi_launch 2 gpt-train $ga --global-batch-size 2
 fails 3 "^gpt-train: rank [01] of 2 under mpirun, but this build has no MPI \(/nonexistent: cannot open shared object file: No such file or directory; install libopenmpi-dev and rebuild\)$" \
-    "gpt-train launched without the MPI plugin" env OWT_COMM_PLUGIN=/nonexistent \
-    timeout 120 mpirun -np 2 --bind-to none -x OWT_COMM_PLUGIN gpt-train $ga
+    "gpt-train launched without the MPI plugin" mpi_launch 2 \
+    -x OWT_COMM_PLUGIN=/nonexistent gpt-train $ga
 
 fails 2 "^train-test: rank [01]: --global-batch-size 3 is not a multiple of --micro-batch-size 1 x 2 data-parallel ranks$" \
     "a global batch that the ranks cannot share" \
-    timeout 120 mpirun -np 2 --bind-to none "$tt" 10 3 1
+    mpi_launch 2 "$tt" 10 3 1
 
 done_testing

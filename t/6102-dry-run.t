@@ -128,12 +128,7 @@ is "$(allocated out)" "$(predicted plan1 'every rank')" \
 run gpt-train $ga --quiet
 unlike out 'memory:' "--quiet: no memory line"
 
-if ! command -v mpirun >/dev/null 2>&1 ||
-    [ ! -f "$OWT_BUILD/lib/owt/comm-mpi.so" ]; then
-	skip "no mpirun or no $OWT_BUILD/lib/owt/comm-mpi.so: the ranks' allocations"
-	done_testing
-fi
-need_mpi
+need_mpi "the ranks' allocations"
 
 # $1: name, $2: ranks, then the layout options; "rank:class" pairs after --.
 check_layout() {

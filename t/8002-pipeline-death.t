@@ -13,16 +13,6 @@
 cd "$T" || exit 3
 tok2ids() { perl "$OWT_SRC/t/bpe/tok2ids"; }
 
-# nothing PREFIX DESC: pass when no file PREFIX.* (dataset or temporary) exists.
-nothing() {
-	if ls "$1".* >/dev/null 2>&1; then
-		not_ok "$2"
-		ls "$1".* | sed 's/^/#   left: /'
-	else
-		ok "$2"
-	fi
-}
-
 # The King James sample eight times: 368 records, about 2 MB.
 for i in 1 2 3 4 5 6 7 8; do
 	gzip -dc "$OWT_SRC/contrib/demo/data/kjv.jsonl.gz"
@@ -38,7 +28,7 @@ is "$rc" 1 "bpe-encode < bad.jsonl | idx-pack -o d exits 1"
 like err '^bpe-encode: bad.jsonl:4: invalid JSON: ' "bpe-encode names the bad record"
 like err '^idx-pack: <stdin>: byte [0-9]+: truncated token stream: no trailer after document 3 \(the writer did not finish\)$' \
     "idx-pack says the writer did not finish"
-nothing d "no d.bin, no d.idx, no temporary"
+none_left d "no d.bin, no d.idx, no temporary"
 run sh -c 'bpe-encode -qk bad.jsonl | idx-pack -q -o d'
 is "$rc" 0 "under -k a skipped record is not a dead writer: idx-pack packs"
 run idx-pack --check d
@@ -92,7 +82,7 @@ size=$(wc -c <full.tok)
 for n in $(awk -v n="$size" 'BEGIN { srand(8002); for (i = 0; i < 5; i++) print 1 + int(rand() * n / 3) }'); do
 	kill_run "$n"
 	is "$wrc $rrc" "137 1" "bpe-encode killed after writing $n bytes or more: idx-pack exits 1"
-	nothing k "and publishes nothing"
+	none_left k "and publishes nothing"
 	like kerr '^idx-pack: <stdin>: byte [0-9]+: (truncated token stream|empty input)' \
 	    "and says why: $(sed 's/^[^:]*: [^:]*: //' kerr)"
 done
@@ -148,7 +138,7 @@ head -c "$(sed -n 50p bounds)" a.tok >acut.tok
 run sh -c 'cat acut.tok b.tok | idx-pack -q -o abc'
 is "$rc" 1 "a cut member followed by a whole one exits 1"
 like err 'no trailer after document 50, before the next header' "the cut is named"
-nothing abc "and nothing is published"
+none_left abc "and nothing is published"
 
 # JSONL between programs (owt-jsonl(5)): a cut inside a line is found, a
 # cut at the end of a line or just before its newline is not.

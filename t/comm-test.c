@@ -1,7 +1,6 @@
 /* comm-test - lib/comm.c's collectives, run by t/0006-comm.t alone and under mpirun */
 #include <math.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +8,8 @@
 
 #include "comm.h"
 #include "util.h"
+
+#include "rank.h"
 
 /*
  * comm-test env              the launcher comm_launch sees
@@ -25,39 +26,6 @@
  * "ok NAME" or "FAIL NAME" for each check, failed on any rank; a rank
  * that fails says why on stderr.
  */
-
-static char err[1024];
-static int code;
-static struct comm *world;
-
-/*
- * "comm-test: msg" in one write: the lines of ranks that fail together
- * reach mpirun's stderr whole. (owt_warn writes a line in pieces.)
- */
-static void
-die(int status, const char *fmt, ...)
-{
-	char line[2048];
-	va_list ap;
-	int n;
-
-	n = snprintf(line, sizeof line, "%s: ", owt_prog);
-	va_start(ap, fmt);
-	n += vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
-	va_end(ap);
-	if (n > (int)sizeof line - 2)
-		n = (int)sizeof line - 2;
-	line[n++] = '\n';
-	if (write(2, line, (size_t)n) < 0)
-		exit(status);
-	exit(status);
-}
-
-static void
-die_comm(void)
-{
-	die(code, "rank %d: %s", world ? world->world_rank : -1, err);
-}
 
 /* Rank q's element i: floats of both signs over 20 binary orders. */
 static float
@@ -106,7 +74,7 @@ sum_ok(struct comm *g, size_t n, int salt)
 	for (size_t i = 0; i < n; i++)
 		x[i] = val(g->ranks[g->rank], i, salt);
 	if (comm_sum_ordered(g, x, n, "test", err, sizeof err, &code) == -1)
-		die_comm();
+		rank_fail();
 	for (size_t i = 0; i < n && ok; i++) {
 		float w = want_sum(g->ranks, g->size, i, salt);
 
@@ -159,7 +127,7 @@ do_check(size_t segment)
 		x[i] = val(me, i, 3);
 	if (comm_reduce_scatter_ordered(world, x, off, "test", err,
 	    sizeof err, &code) == -1)
-		die_comm();
+		rank_fail();
 	for (ok = 1, i = 0; i < n; i++) {
 		float w = i >= off[me] && i < off[me + 1] ?
 		    want_sum(ranks, d, i, 3) : val(me, i, 3);
@@ -172,7 +140,7 @@ do_check(size_t segment)
 	for (i = 0; i < n; i++)
 		x[i] = i >= off[me] && i < off[me + 1] ? val(me, i, 4) : -1;
 	if (comm_allgather(world, x, off, "test", err, sizeof err, &code) == -1)
-		die_comm();
+		rank_fail();
 	for (ok = 1, i = 0; i < n; i++) {
 		int q = 0;
 
@@ -189,7 +157,7 @@ do_check(size_t segment)
 		bytes[i] = me == d - 1 ? (unsigned char)(i * 7) : 0;
 	if (comm_bcast(world, bytes, 1000, d - 1, "test", err, sizeof err,
 	    &code) == -1)
-		die_comm();
+		rank_fail();
 	for (ok = 1, i = 0; i < 1000; i++)
 		ok &= bytes[i] == (unsigned char)(i * 7);
 	check("broadcast", ok);
@@ -210,10 +178,10 @@ do_check(size_t segment)
 		if (me > 0 && comm_sendrecv(world, NULL, 0, -1, in,
 		    nin * sizeof *in, me - 1, "test", err, sizeof err,
 		    &code) == -1)
-			die_comm();
+			rank_fail();
 		if (me < d - 1 && comm_sendrecv(world, out, nout * sizeof *out,
 		    me + 1, NULL, 0, -1, "test", err, sizeof err, &code) == -1)
-			die_comm();
+			rank_fail();
 		for (i = 0; me > 0 && i < nin; i++)
 			ok &= in[i] == val(me - 1, i, 10 + k);
 	}
@@ -226,12 +194,12 @@ do_check(size_t segment)
 		if (comm_sendrecv(world, &out, sizeof out, (me + 1) % d, &in,
 		    sizeof in, (me + d - 1) % d, "ring", err, sizeof err,
 		    &code) == -1)
-			die_comm();
+			rank_fail();
 		check("ring send and receive", in == (me + d - 1) % d);
 	}
 
 	if (comm_barrier(world, "test", err, sizeof err, &code) == -1)
-		die_comm();
+		rank_fail();
 	check("barrier", 1);
 
 	/* Control all-reduce: ordered in double, max, min. */
@@ -240,7 +208,7 @@ do_check(size_t segment)
 	v[2] = -me;
 	if (comm_ctl_allreduce(world, v, 3, COMM_SUM, "test", err, sizeof err,
 	    &code) == -1)
-		die_comm();
+		rank_fail();
 	{
 		double w0 = val(0, 0, 5), w1 = (double)val(0, 1, 5) * 1e-300,
 		    w2 = 0;
@@ -257,12 +225,12 @@ do_check(size_t segment)
 	v[1] = -me;
 	if (comm_ctl_allreduce(world, v, 2, COMM_MAX, "test", err, sizeof err,
 	    &code) == -1)
-		die_comm();
+		rank_fail();
 	ok = v[0] == d - 1 && v[1] == 0;
 	v[0] = me;
 	if (comm_ctl_allreduce(world, v, 1, COMM_MIN, "test", err, sizeof err,
 	    &code) == -1)
-		die_comm();
+		rank_fail();
 	check("control max and min", ok && v[0] == 0);
 
 	/*
@@ -279,7 +247,7 @@ do_check(size_t segment)
 			ranks[q] = lo + q;
 		if (comm_group(world, ranks, hi - lo, &g, err, sizeof err,
 		    &code) == -1)
-			die_comm();
+			rank_fail();
 		check("half group member", g != NULL && g->size == hi - lo &&
 		    g->rank == me - lo);
 		check("half group sum", sum_ok(g, 1000, 6));
@@ -287,19 +255,19 @@ do_check(size_t segment)
 		for (int q = me % 2; q < d; q += 2)
 			par[np++] = q;
 		if (comm_group(world, par, np, &g, err, sizeof err, &code) == -1)
-			die_comm();
+			rank_fail();
 		check("parity group sum", g != NULL && sum_ok(g, 1000, 7));
 		comm_group_free(g);
 		for (int q = 0; q < d; q++)
 			rev[q] = d - 1 - q;
 		if (comm_group(world, rev, d, &g, err, sizeof err, &code) == -1)
-			die_comm();
+			rank_fail();
 		check("reversed group sum", g != NULL && g->rank == d - 1 - me &&
 		    sum_ok(g, 1000, 8));
 		comm_group_free(g);
 		ranks[0] = 0;
 		if (comm_group(world, ranks, 1, &g, err, sizeof err, &code) == -1)
-			die_comm();
+			rank_fail();
 		check("group of rank 0", (me == 0) == (g != NULL) &&
 		    (g == NULL || sum_ok(g, 10, 9)));
 		comm_group_free(g);
@@ -312,7 +280,7 @@ do_check(size_t segment)
 
 	if (comm_ctl_allreduce(world, failed, (size_t)nchecks, COMM_MAX,
 	    "results", err, sizeof err, &code) == -1)
-		die_comm();
+		rank_fail();
 	for (int k = 0; me == 0 && k < nchecks; k++)
 		printf("%s %s\n", failed[k] ? "FAIL" : "ok", names[k]);
 }
@@ -349,7 +317,7 @@ bench(size_t n, int reps)
 			t = owt_now();
 		if (comm_sum_ordered(world, x, n, "bench", err, sizeof err,
 		    &code) == -1)
-			die_comm();
+			rank_fail();
 	}
 	t = owt_now() - t;
 	if (world->rank == 0)
@@ -361,7 +329,7 @@ bench(size_t n, int reps)
 			t = owt_now();
 		if (comm_ctl_allreduce(world, &v, 1, COMM_SUM, "bench", err,
 		    sizeof err, &code) == -1)
-			die_comm();
+			rank_fail();
 	}
 	t = owt_now() - t;
 	if (world->rank == 0)
@@ -428,11 +396,11 @@ nccl_check(void)
 	for (int q = 0; q < d; q++)
 		rev[q] = d - 1 - q;
 	if (comm_group(world, rev, d, &g, err, sizeof err, &code) == -1)
-		die_comm();
+		rank_fail();
 	free(rev);
 	if (comm_device_attach(world, &host_device, err, sizeof err,
 	    &code) == -1)
-		die_comm();
+		rank_fail();
 	check("collectives on nccl", strcmp(world->impl, "nccl") == 0 &&
 	    strcmp(g->impl, "nccl") == 0);
 	check("group made before nccl", sum_ok(g, 500, 12));
@@ -450,7 +418,7 @@ main(int argc, char **argv)
 	owt_setprog(argv[0]);
 	if (strcmp(mode, "env") == 0) {
 		if (comm_launch(&l, err, sizeof err, &code) == -1)
-			die(code, "%s", err);
+			rank_fail();
 		if (l.launcher == NULL)
 			printf("alone\n");
 		else if (l.size < 0)
@@ -463,7 +431,7 @@ main(int argc, char **argv)
 	if (strcmp(mode, "hang") == 0 && argc == 4)
 		minutes = atof(argv[3]);
 	if (comm_init(&world, minutes * 60, err, sizeof err, &code) == -1)
-		die(code, "%s", err);
+		rank_fail();
 	if (strcmp(mode, "init") == 0) {
 		printf("%s rank %d of %d, %s, local %d of %d, mpi %s\n",
 		    world->impl, world->rank, world->size,
@@ -473,7 +441,7 @@ main(int argc, char **argv)
 	} else if (strcmp(mode, "nccl") == 0) {
 		if (comm_device_attach(world, &host_device, err, sizeof err,
 		    &code) == -1)
-			die_comm();
+			rank_fail();
 		printf("%s rank %d of %d\n", world->impl, world->rank,
 		    world->size);
 	} else if (strcmp(mode, "nccl-check") == 0) {
@@ -496,8 +464,7 @@ main(int argc, char **argv)
 		    "bench n reps\n");
 		return XUSAGE;
 	}
-	if (comm_finish(world, err, sizeof err, &code) == -1)
-		die(code, "%s", err);
+	rank_finish();
 	for (int k = 0; k < nchecks; k++)
 		if (failed[k])
 			return 1;

@@ -7,12 +7,25 @@
 # unlike FILE ERE DESC  pass when no line of FILE matches
 # fails STATUS ERE DESC CMD...  run CMD; two tests: it exits STATUS, and a
 #                       line of its stderr matches ERE
+# none_left PREFIX DESC pass when no file PREFIX.* (a dataset or a
+#                       temporary) exists
+# await FILE ERE [SECS] wait until a line of FILE matches ERE, at most SECS
+#                       seconds (20); the tests after it tell what came
 # ok DESC / not_ok DESC / skip DESC
 # need_shared           skip the whole script when ../shared is absent
-# need_mpi              skip the whole script without mpirun and the MPI
+# need_mpi [WHAT]       skip the rest of the script (one skip naming WHAT
+#                       where tests ran before) without mpirun and the MPI
 #                       plugin; set OpenMPI up for tests (root, containers)
-# mpi_run N CMD...      run CMD as N ranks under mpirun (as run does), at
-#                       most 120 s: a hang fails instead of holding the suite
+# mpi_env               OpenMPI set up as need_mpi does, or status 1 and the
+#                       reason in $mpi_why, for a script that goes on;
+#                       $mpi_asan: ASAN_OPTIONS for a process that starts
+#                       MPI (whose leaks are OpenMPI's), as mpi_launch's are
+# alone CMD...          run CMD (which may start VAR=VALUE) without the
+#                       launcher's variables of the environment this runs in
+# mpi_launch N CMD...   CMD as N ranks under mpirun, at most $mpi_secs
+#                       seconds (120): a hang fails instead of holding the
+#                       suite (fails STATUS ERE DESC mpi_launch N CMD...)
+# mpi_run N CMD...      run mpi_launch N CMD...
 # done_testing          print the plan; exit 1 if anything failed
 # $T is a scratch directory, removed at exit.
 
@@ -56,6 +69,15 @@ need_shared() {
 	[ -d "$OWT_SHARED/data" ] || skip_all "no ../shared test data"
 }
 
+# The variables by which mpirun, PMI and srun tell a process its rank
+# (lib/comm.c's comm_launch).
+launcher_vars="OMPI_COMM_WORLD_SIZE OMPI_COMM_WORLD_RANK PMI_SIZE PMI_RANK
+SLURM_STEP_NUM_TASKS SLURM_PROCID PMIX_RANK"
+
+alone() {
+	(unset $launcher_vars; exec env "$@")
+}
+
 # mpi_env: 0 with OpenMPI's environment set for tests, or 1 with the
 # reason in $mpi_why (no mpirun, or no MPI plugin in this build).
 mpi_env() {
@@ -78,13 +100,21 @@ mpi_env() {
 	export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM \
 	    OMPI_MCA_btl_vader_single_copy_mechanism \
 	    OMPI_MCA_rmaps_base_oversubscribe OMPI_MCA_mpi_yield_when_idle
+	# A test's mpirun starts a world of its own, not ranks of one this
+	# suite may run in.
+	unset $launcher_vars
+	# OpenMPI's own allocations are not the program's leaks: ranks, and a
+	# process that starts MPI, run with $mpi_asan; a world of one (no
+	# MPI in the process) keeps leak detection.
+	mpi_asan=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 }
 
 need_mpi() {
-	mpi_env || skip_all "$mpi_why"
-	# OpenMPI's own allocations are not the program's leaks.
-	ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
-	export ASAN_OPTIONS
+	if ! mpi_env; then
+		[ "$tap_n" -eq 0 ] && skip_all "$mpi_why"
+		skip "$mpi_why: ${1:-the rest of the script}"
+		done_testing
+	fi
 }
 
 # need_cuda_train: skip the whole script unless gpt-train trains on a
@@ -102,10 +132,15 @@ need_cuda_train() {
 	fi
 }
 
-mpi_run() {
+mpi_launch() {
 	_np=$1
 	shift
-	run timeout 120 mpirun -np "$_np" --bind-to none "$@"
+	ASAN_OPTIONS=$mpi_asan timeout "${mpi_secs:-120}" \
+	    mpirun -np "$_np" --bind-to none "$@"
+}
+
+mpi_run() {
+	run mpi_launch "$@"
 }
 
 run() {
@@ -157,6 +192,23 @@ fails() {
 	run "$@"
 	is "$rc" "$_want" "$_what exits $_want"
 	like "$T/err" "$_re" "$_what is reported"
+}
+
+none_left() {
+	if ls "$1".* >/dev/null 2>&1; then
+		not_ok "$2"
+		ls "$1".* | sed 's/^/#   left: /'
+	else
+		ok "$2"
+	fi
+}
+
+await() {
+	_i=$((${3:-20} * 20))
+	while [ "$_i" -gt 0 ] && ! grep -Eq -- "$2" "$1" 2>/dev/null; do
+		sleep 0.05
+		_i=$((_i - 1))
+	done
 }
 
 done_testing() {

@@ -1,6 +1,5 @@
 /* pipe-test - lib/pipeline.c's 1F1B schedule with a toy model, run by t/6101-dist.t under mpirun */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +8,8 @@
 #include "comm.h"
 #include "pipeline.h"
 #include "util.h"
+
+#include "rank.h"
 
 /*
  * pipe-test run M N       the ranks are the stages of a pipeline of M
@@ -30,23 +31,6 @@ struct toy {
 	char order[4096];
 	int held, most;
 };
-
-static char err[1024];
-static int code;
-static struct comm *world;
-
-static void
-die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: rank %d: ", owt_prog, world ? world->rank : 0);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(code ? code : 1);
-}
 
 static void
 note(struct toy *t, char kind, int j)
@@ -111,6 +95,14 @@ toy_init(struct toy *t, int s, int p, int m, size_t n)
 }
 
 static void
+toy_free(struct toy *t)
+{
+	for (int j = 0; j < t->m; j++)
+		free(t->in[j]);
+	free(t->in);
+}
+
+static void
 toy_print(struct toy *t)
 {
 	printf("stage %d: grad %a order %s held %d\n", t->s, t->grad, t->order,
@@ -131,16 +123,16 @@ main(int argc, char **argv)
 		m = atoi(argv[2]);
 		n = strtoul(argv[3], NULL, 10);
 		if (comm_init(&world, 600, err, sizeof err, &code) < 0)
-			die("%s", err);
+			rank_fail();
 		toy_init(&t, world->rank, world->size, m, n);
 		st.n = n;
 		if (pipeline_run(world->size > 1 ? world : NULL, m, &st, err,
 		    sizeof err, &code) < 0)
-			die("%s", err);
+			rank_fail();
 		toy_print(&t);
 		fflush(stdout);
-		if (comm_finish(world, err, sizeof err, &code) < 0)
-			die("%s", err);
+		toy_free(&t);
+		rank_finish();
 		return 0;
 	}
 	if (argc == 5 && strcmp(argv[1], "serial") == 0) {
@@ -182,7 +174,12 @@ main(int argc, char **argv)
 			}
 			ts[s].most = most;
 			toy_print(&ts[s]);
+			toy_free(&ts[s]);
 		}
+		free(ts);
+		free(x);
+		free(y);
+		free(ops);
 		return 0;
 	}
 	fprintf(stderr, "usage: pipe-test run m n | serial p m n\n");

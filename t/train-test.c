@@ -2,7 +2,6 @@
 #include <inttypes.h>
 #include <omp.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,8 @@
 #include "json.h"
 #include "train.h"
 #include "util.h"
+
+#include "rank.h"
 
 /*
  * train-test [-z] [-s dir] [-l dir] [-w minutes] [-k iter] [-p iter]
@@ -44,39 +45,11 @@
  *	-q	print each iteration's milliseconds instead (rank 0's clock)
  */
 
-static char err[1024];
-static int code;
-static struct comm *world;
-
-/* "train-test: rank R: msg" in one write, as a rank's message must reach mpirun whole. */
-static void
-die(int status, const char *fmt, ...) OWT_PRINTF(2, 3) OWT_NORETURN;
-
-static void
-die(int status, const char *fmt, ...)
-{
-	char line[2048];
-	va_list ap;
-	int n;
-
-	n = snprintf(line, sizeof line, "%s: rank %d: ", owt_prog,
-	    world ? world->world_rank : 0);
-	va_start(ap, fmt);
-	n += vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
-	va_end(ap);
-	if (n > (int)sizeof line - 2)
-		n = (int)sizeof line - 2;
-	line[n++] = '\n';
-	if (write(2, line, (size_t)n) < 0)
-		exit(status);
-	exit(status);
-}
-
 static void
 save(struct trainer *tr, const char *dir)
 {
 	if (train_save(tr, dir, NULL, err, sizeof err, &code) < 0)
-		die(code, "%s", err);
+		rank_fail();
 }
 
 int
@@ -144,11 +117,11 @@ main(int argc, char **argv)
 	tr.micro = micro;
 	if (train_ranks_open(&ranks, minutes * 60, err, sizeof err,
 	    &code) < 0)
-		die(code, "%s", err);
+		rank_fail();
 	world = ranks.world;
 	if (train_ranks_layout(&ranks, &tr, tensor, stages, &cfg, 128, global, err,
 	    sizeof err, &code) < 0)
-		die(code, "%s", err);
+		rank_fail();
 
 	if (stages > 1 || tensor > 1) {
 		const struct dist *d = &ranks.dist;
@@ -159,15 +132,15 @@ main(int argc, char **argv)
 		cfg.vocab_pad = d->vocab_pad;
 		if (gpt_init_part(&model, &cfg, &part, ranks.tp, &gpt_cpu, err,
 		    sizeof err) < 0)
-			die(XUSAGE, "%s", err);
+			rank_die(XUSAGE, "%s", err);
 		if (stages > 1)
 			gpt_set_slots(&model, slots < d->micro ? slots :
 			    d->micro);
 	} else if (gpt_init(&model, &cfg, &gpt_cpu, err, sizeof err) < 0) {
-		die(XUSAGE, "%s", err);
+		rank_die(XUSAGE, "%s", err);
 	}
 	if (gpt_set_batch(&model, micro, T, err, sizeof err) < 0)
-		die(XUSAGE, "%s", err);
+		rank_die(XUSAGE, "%s", err);
 	gpt_init_weights(&model, 1234, 0.02f);
 	tr.st.seed = 1234;
 	if (load_dir) {
@@ -175,7 +148,7 @@ main(int argc, char **argv)
 
 		if (ckpt_resolve(load_dir, path, sizeof path, &kind, err,
 		    sizeof err, &code) < 0 || kind != CKPT_RUN)
-			die(kind != CKPT_RUN ? XDATA : code, "%s", kind !=
+			rank_die(kind != CKPT_RUN ? XDATA : code, "%s", kind !=
 			    CKPT_RUN ? "no checkpoint" : err);
 		tr.dist = &ranks.dist;
 		tr.m = &model;
@@ -184,7 +157,7 @@ main(int argc, char **argv)
 		    &code) < 0 || ckpt_load_optim(path, &model, err, sizeof err,
 		    &code) < 0) || ckpt_load_state(path, &tr.st, &doc, err,
 		    sizeof err, &code) != 0)
-			die(code, "%s", err);
+			rank_fail();
 		json_doc_free(doc);
 	}
 	tr.m = &model;
@@ -205,9 +178,9 @@ main(int argc, char **argv)
 		t0 = owt_now();
 		if ((k = train_iteration(&tr, &src[0], &r, err, sizeof err,
 		    &code)) < 0)
-			die(code, "%s", err);
+			rank_fail();
 		if (k > 0)
-			die(XDATA, "iteration %" PRIu64 ": not finite",
+			rank_die(XDATA, "iteration %" PRIu64 ": not finite",
 			    tr.st.iteration + 1);
 		if (world->rank == 0 && quiet)
 			printf("%.1f\n", (owt_now() - t0) * 1000);
@@ -225,7 +198,7 @@ main(int argc, char **argv)
 		}
 	}
 	if (!quiet && train_eval(&tr, &src[1], 0, 2, &vloss, err, sizeof err, &code) < 0)
-		die(code, "%s", err);
+		rank_fail();
 	if (world->rank == 0 && !quiet)
 		printf("valid loss %.17g\n", vloss);
 	if (save_dir)
@@ -233,7 +206,8 @@ main(int argc, char **argv)
 	fflush(stdout);
 	train_free(&tr);
 	gpt_free(&model);
+	world = NULL;		/* train_ranks_close finishes it */
 	if (train_ranks_close(&ranks, err, sizeof err, &code) < 0)
-		die(code, "%s", err);
+		rank_fail();
 	return 0;
 }

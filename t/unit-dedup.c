@@ -27,22 +27,6 @@ tmpfile_with(const char *name, const char *s)
 	return path;
 }
 
-/* What a FILE has had written to it, from the start. */
-static void
-slurp(FILE *f, struct buf *b)
-{
-	char chunk[4096];
-	size_t n;
-
-	fflush(f);
-	rewind(f);
-	b->len = 0;
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		buf_add(b, chunk, n);
-	buf_addc(b, '\0');
-	b->len--;
-}
-
 static void
 test_utf8_count(void)
 {
@@ -151,12 +135,26 @@ static const char sig_bytes[] = "{\"file\":\"f\",\"line\":2,\"url\":\"http://x/\
 static void
 test_signatures(void)
 {
+	/* Records signature_read refuses. */
+	static const char *const not_sig[][2] = {
+		{ "{\"file\":\"f\",\"line\":1,\"text_hash\":\"0001\"}",
+		    "a short text_hash is not a signature" },
+		{ "{\"file\":\"f\",\"line\":1,\"text_hash\":"
+		    "\"0000000000000001000000000000000g\"}",
+		    "nor one that is not hex" },
+		{ "{\"file\":\"f\",\"line\":1,\"minhash\":1,\"text_hash\":"
+		    "\"00000000000000010000000000000001\"}",
+		    "nor a minhash that is not a string" },
+		{ "{\"line\":1,\"text_hash\":"
+		    "\"00000000000000010000000000000001\"}",
+		    "nor a record with no name and no file" },
+	};
 	struct json_rec jr;
 	struct minhash mh;
 	struct words w = { 0 };
 	struct dedup_sig s, r;
 	struct buf b = { 0 }, info = { 0 }, tmp = { 0 };
-	size_t who, wholen, ref, reflen;
+	size_t who, wholen, ref, reflen, i;
 	const char *text = "the quick brown fox jumps over the lazy dog again and again";
 
 	memset(&s, 0, sizeof s);
@@ -194,21 +192,10 @@ test_signatures(void)
 	    "the same signature");
 	SAME(info.p + ref, reflen, "\"f:5\"", 5, "no id: the kept value is file:line");
 
-	OK(parse(&jr, "{\"file\":\"f\",\"line\":1,\"text_hash\":\"0001\"}") == 0 &&
-	    signature_read(&jr, &info, &who, &wholen, &ref, &reflen, &r, &tmp) == -1,
-	    "a short text_hash is not a signature");
-	OK(parse(&jr, "{\"file\":\"f\",\"line\":1,\"text_hash\":"
-	    "\"0000000000000001000000000000000g\"}") == 0 &&
-	    signature_read(&jr, &info, &who, &wholen, &ref, &reflen, &r, &tmp) == -1,
-	    "nor one that is not hex");
-	OK(parse(&jr, "{\"file\":\"f\",\"line\":1,\"minhash\":1,\"text_hash\":"
-	    "\"00000000000000010000000000000001\"}") == 0 &&
-	    signature_read(&jr, &info, &who, &wholen, &ref, &reflen, &r, &tmp) == -1,
-	    "nor a minhash that is not a string");
-	OK(parse(&jr, "{\"line\":1,\"text_hash\":"
-	    "\"00000000000000010000000000000001\"}") == 0 &&
-	    signature_read(&jr, &info, &who, &wholen, &ref, &reflen, &r, &tmp) == -1,
-	    "nor a record with no name and no file");
+	for (i = 0; i < sizeof not_sig / sizeof *not_sig; i++)
+		OK(parse(&jr, not_sig[i][0]) == 0 && signature_read(&jr, &info,
+		    &who, &wholen, &ref, &reflen, &r, &tmp) == -1, "%s",
+		    not_sig[i][1]);
 	json_rec_free(&jr);
 	words_free(&w);
 	buf_free(&b);
@@ -404,6 +391,7 @@ test_decontam(void)
 	struct buf b = { 0 }, long_text = { 0 }, line = { 0 };
 	char err[256], *names[3] = { "x/lambada.test.jsonl", "piqa", ".hidden" };
 	const char *path;
+	char *got;
 	FILE *out;
 	int code = 0;
 
@@ -486,11 +474,13 @@ test_decontam(void)
 	OK(p.ndrop[DECONTAM_EMPTY] == 1 && p.ndrop[DECONTAM_KEEP] == 1 &&
 	    p.npieces == 1 && p.nmatches == 1 && p.ncut == 0,
 	    "the task alone leaves nothing; the other is kept whole");
-	slurp(out, &b);
+	got = unit_file_text(out);
 	line.len = 0;
 	buf_printf(&line, "{\"body\":\"%.*s\",\"id\":2,\"split_id\":"
 	    "\"tasks-0000000002-0000\"}\n", (int)long_text.len, long_text.p);
-	SAME(b.p, b.len, line.p, line.len, "its one piece, numbered by its place");
+	SAME(got, strlen(got), line.p, line.len,
+	    "its one piece, numbered by its place");
+	free(got);
 	fclose(out);
 	spill_close(&spool);
 	decontam_free(dc);

@@ -420,6 +420,24 @@ test_escape(void)
 	}
 }
 
+/* extract_html of PAGE: it extracts (WHAT), and the text is WANT's (DESC). */
+static void
+extract_same(const struct buf *page, struct buf *want, const char *what,
+    const char *desc)
+{
+	struct buf title = { 0 }, text = { 0 };
+	char err[128];
+	int code = 0;
+
+	OK(extract_html(page->p, page->len, &title, &text, err, sizeof err,
+	    &code) == 0, "%s extracts", what);
+	buf_addc(&text, '\0');
+	buf_addc(want, '\0');
+	SAMES(text.p, want->p, "%s", desc);
+	buf_free(&title);
+	buf_free(&text);
+}
+
 /* The article's boilerplate: edges, comment sections, a hidden majority. */
 static void
 test_extract_clean(void)
@@ -439,6 +457,7 @@ test_extract_clean(void)
 	    "<body><div class=\"story\"><h1>Rain in Spain</h1><div>January 8, 2008</div>"
 	    "<div>By Jane Doe, Staff Writer</div><div><a href=\"/e\">Email</a> | "
 	    "<a href=\"/p\">Print</a></div><h2>Where it falls</h2>");
+	buf_adds(&want, "Where it falls\n");
 	for (i = 0; i < 6; i++) {
 		buf_adds(&page, para);
 		buf_adds(&want, want_para);
@@ -451,21 +470,11 @@ test_extract_clean(void)
 		buf_adds(&page, "<p>A reader's comment, which goes on at length about "
 		    "the article, disagreeing with it, and with the other readers, too.</p>");
 	buf_adds(&page, "</div></body></html>");
-	OK(extract_html(page.p, page.len, &title, &text, err, sizeof err, &code) == 0,
-	    "a page with edge boilerplate extracts");
-	buf_addc(&text, '\0');
-	buf_addc(&want, '\0');
-	{
-		struct buf w = { 0 };
-
-		buf_adds(&w, "Where it falls\n");
-		buf_adds(&w, want.p);
-		buf_adds(&w, "Short closing line.");
-		SAMES(text.p, w.p, "headline, dateline, byline, tool links, the trailing "
-		    "heading and link list and the comment section are left out; an "
-		    "opening heading and a short last sentence stay");
-		buf_free(&w);
-	}
+	buf_adds(&want, "Short closing line.");
+	extract_same(&page, &want, "a page with edge boilerplate", "headline, "
+	    "dateline, byline, tool links, the trailing heading and link list "
+	    "and the comment section are left out; an opening heading and a "
+	    "short last sentence stay");
 
 	/* A hidden menu left open, the article nested inside it. */
 	page.len = title.len = text.len = 0;
@@ -498,12 +507,8 @@ test_extract_clean(void)
 		    "川の中にも肉をくわえたイヌがいます。", i ? "\n" : "");
 	}
 	buf_adds(&page, "<p>おしまい</p></div></body></html>");
-	buf_addc(&want, '\0');
-	OK(extract_html(page.p, page.len, &title, &text, err, sizeof err, &code) == 0,
-	    "a Japanese page extracts");
-	buf_addc(&text, '\0');
-	SAMES(text.p, want.p, "a short closing line without 。 is trimmed, the "
-	    "paragraphs that end in 。 are not");
+	extract_same(&page, &want, "a Japanese page", "a short closing line "
+	    "without 。 is trimmed, the paragraphs that end in 。 are not");
 
 	/*
 	 * A short article beside a long table of headlines: the first try
@@ -523,12 +528,9 @@ test_extract_clean(void)
 		    "enough to be scored as a paragraph here.", i ? "\n" : "", i);
 	}
 	buf_adds(&page, "</div></body></html>");
-	buf_addc(&want, '\0');
-	OK(extract_html(page.p, page.len, &title, &text, err, sizeof err, &code) == 0,
-	    "a short article beside a table extracts");
-	buf_addc(&text, '\0');
-	SAMES(text.p, want.p, "of Readability's tries, the one with the most prose "
-	    "(the short article), not the longest (the table of headlines)");
+	extract_same(&page, &want, "a short article beside a table", "of "
+	    "Readability's tries, the one with the most prose (the short "
+	    "article), not the longest (the table of headlines)");
 	buf_free(&page);
 	buf_free(&want);
 	buf_free(&title);

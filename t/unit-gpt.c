@@ -1515,9 +1515,14 @@ vec_field(char **p)
 	return f;
 }
 
-/* PREFIX.bin/.idx, int32: sequence s of dataset d is d VEC_DS + s VEC_SEQ + t. */
+/*
+ * PREFIX.bin/.idx in document mode, written here by hand as the readers'
+ * reference: tokens of width bytes (2: uint16, Megatron's dtype code 8;
+ * 4: int32, code 4), token t of sequence s being base + s stride + t.
+ */
 static void
-write_dataset32(const char *prefix, const struct vec_data *v, uint32_t d)
+write_dataset(const char *prefix, const uint32_t *lens, int n, int width,
+    uint32_t base, uint32_t stride)
 {
 	unsigned char hdr[34] = "MMIDIDX\0\0", b[8];
 	char path[4200];
@@ -1528,29 +1533,29 @@ write_dataset32(const char *prefix, const struct vec_data *v, uint32_t d)
 
 	snprintf(path, sizeof path, "%s.bin", prefix);
 	f = fopen(path, "wb");
-	for (s = 0; s < v->n; s++)
-		for (t = 0; t < v->len[s]; t++) {
-			put_le(b, d * VEC_DS + (uint32_t)s * VEC_SEQ + t, 4);
-			fwrite(b, 1, 4, f);
+	for (s = 0; s < n; s++)
+		for (t = 0; t < lens[s]; t++) {
+			put_le(b, base + (uint32_t)s * stride + t, width);
+			fwrite(b, 1, (size_t)width, f);
 		}
 	fclose(f);
 	snprintf(path, sizeof path, "%s.idx", prefix);
 	f = fopen(path, "wb");
 	put_le(hdr + 9, 1, 8);
-	hdr[17] = 4;
-	put_le(hdr + 18, (uint64_t)v->n, 8);
-	put_le(hdr + 26, (uint64_t)v->n + 1, 8);
+	hdr[17] = width == 4 ? 4 : 8;
+	put_le(hdr + 18, (uint64_t)n, 8);
+	put_le(hdr + 26, (uint64_t)n + 1, 8);
 	fwrite(hdr, 1, 34, f);
-	for (s = 0; s < v->n; s++) {
-		put_le(b, v->len[s], 4);
+	for (s = 0; s < n; s++) {
+		put_le(b, lens[s], 4);
 		fwrite(b, 1, 4, f);
 	}
-	for (s = 0; s < v->n; s++) {
+	for (s = 0; s < n; s++) {
 		put_le(b, p, 8);
 		fwrite(b, 1, 8, f);
-		p += 4 * v->len[s];
+		p += (uint64_t)width * lens[s];
 	}
-	for (s = 0; s <= v->n; s++) {
+	for (s = 0; s <= n; s++) {
 		put_le(b, (uint64_t)s, 8);
 		fwrite(b, 1, 8, f);
 	}
@@ -1690,7 +1695,8 @@ vec_order(char *p, FILE *f, const char *dir, const struct vec_data *data, int nd
 			return;
 		}
 		snprintf(prefixes[i], sizeof prefixes[i], "%s/%s.%d", dir, args[i], j);
-		write_dataset32(prefixes[i], &data[ds], (uint32_t)j);
+		write_dataset(prefixes[i], data[ds].len, data[ds].n, 4,
+		    (uint32_t)j * VEC_DS, VEC_SEQ);
 		args[i] = prefixes[i];
 		j++;
 	}
@@ -1804,56 +1810,6 @@ test_vectors(const char *dir)
 
 /* ---- datasets: the order gpt-train reads them in ---- */
 
-/* PREFIX.bin/.idx in document mode, uint16: sequence s is tokens base + 100 s + t. */
-static void
-write_dataset(const char *prefix, const uint32_t *lens, int n, uint32_t base)
-{
-	unsigned char hdr[34] = "MMIDIDX\0\0";
-	char path[4200];
-	uint64_t p = 0;
-	FILE *f;
-	int s;
-	uint32_t t;
-
-	snprintf(path, sizeof path, "%s.bin", prefix);
-	f = fopen(path, "wb");
-	for (s = 0; s < n; s++)
-		for (t = 0; t < lens[s]; t++) {
-			uint32_t v = base + 100 * (uint32_t)s + t;
-			unsigned char b[2] = { (unsigned char)v, (unsigned char)(v >> 8) };
-
-			fwrite(b, 1, 2, f);
-		}
-	fclose(f);
-	snprintf(path, sizeof path, "%s.idx", prefix);
-	f = fopen(path, "wb");
-	put_le(hdr + 9, 1, 8);
-	hdr[17] = 8;
-	put_le(hdr + 18, (uint64_t)n, 8);
-	put_le(hdr + 26, (uint64_t)n + 1, 8);
-	fwrite(hdr, 1, 34, f);
-	for (s = 0; s < n; s++) {
-		unsigned char b[4];
-
-		put_le(b, lens[s], 4);
-		fwrite(b, 1, 4, f);
-	}
-	for (s = 0; s < n; s++) {
-		unsigned char b[8];
-
-		put_le(b, p, 8);
-		fwrite(b, 1, 8, f);
-		p += 2 * lens[s];
-	}
-	for (s = 0; s <= n; s++) {
-		unsigned char b[8];
-
-		put_le(b, (uint64_t)s, 8);
-		fwrite(b, 1, 8, f);
-	}
-	fclose(f);
-}
-
 static void
 test_data(const char *dir)
 {
@@ -1869,8 +1825,8 @@ test_data(const char *dir)
 
 	snprintf(a, sizeof a, "%s/a", dir);
 	snprintf(b, sizeof b, "%s/b", dir);
-	write_dataset(a, vec_sizes, 5, 0);
-	write_dataset(b, lens2, 3, 5000);
+	write_dataset(a, vec_sizes, 5, 2, 0, 100);
+	write_dataset(b, lens2, 3, 2, 5000, 100);
 	args[0] = a;
 	OK(gpt_data_open(&d, args, 1, "100,0,0", "core", 1234, 4, 6000, 5, 0, 0, err,
 	    sizeof err, &code) == 0, "data: open a dataset");

@@ -73,13 +73,37 @@ static void
 test_rec(void)
 {
 	static const char *const want[] = { "text" };
+	/* Lines json_rec_parse refuses (or takes), with the class and words. */
+	static const struct {
+		const char *line;
+		int rc;
+		const char *what, *err;
+	} bad[] = {
+		{ "{\"a\":1", BAD_JSON, "a truncated object is invalid JSON",
+		    NULL },
+		{ "{\"a\":1}{}", BAD_JSON,
+		    "two objects on a line are invalid JSON", NULL },
+		{ "{\"a\":1}\"x", BAD_JSON,
+		    "a string cut short after the object is trailing garbage",
+		    "invalid JSON: trailing garbage at byte 8" },
+		{ "{\"a\":1}12", BAD_JSON,
+		    "a number after the object is trailing garbage", NULL },
+		{ "[]", BAD_NOTOBJECT, "an array is not an object", NULL },
+		{ "  ", BAD_EMPTYLINE, "blank is an empty line", NULL },
+		{ "{\"a\":\"\\ud83d\"}", BAD_JSON,
+		    "a lone high surrogate escape is rejected", NULL },
+		{ "{\"a\":\"\\\\ud83d\"}", 0,
+		    "an escaped backslash before ud83d is text", NULL },
+		{ "{\"a\":\"\xff\"}", BAD_UTF8, "invalid UTF-8 is rejected",
+		    "invalid UTF-8 at byte 7" },
+	};
 	struct json_rec r;
 	struct buf out = { 0 };
 	struct json_edit ed[2];
 	const struct json_field *f;
 	const char *s, *why;
 	char err[256];
-	size_t len;
+	size_t len, i;
 	const char *line = "  {\"a\" : \"x\\\"\\\\\" , \"text\":\"t\\u00e9\\n\","
 	    "\"n\": -1.5e3,\"o\":{\"k\":[1,{}]},\"b\":true,\"z\":null}\r";
 
@@ -105,12 +129,8 @@ test_rec(void)
 	OK(json_rec_str(&r, "nope", &len, &why) == NULL && strcmp(why, "missing") == 0,
 	    "a missing key is reported");
 
-	ed[0].key = "a";
-	ed[0].json = "1";
-	ed[0].len = 1;
-	ed[1].key = "new";
-	ed[1].json = "\"v\"";
-	ed[1].len = 3;
+	ed[0] = (struct json_edit){ "a", "1", 1 };
+	ed[1] = (struct json_edit){ "new", "\"v\"", 3 };
 	json_rec_write(&out, &r, ed, 2);
 	SAMES(out.p, "{\"a\" : 1 , \"text\":\"t\\u00e9\\n\",\"n\": -1.5e3,"
 	    "\"o\":{\"k\":[1,{}]},\"b\":true,\"z\":null,\"new\":\"v\"}\n",
@@ -127,9 +147,7 @@ test_rec(void)
 	f = json_rec_get(&r, "z");
 	OK(f->type == JV_NULL, "last member typed");
 	out.len = 0;
-	ed[0].key = "text";
-	ed[0].json = "\"T\"";
-	ed[0].len = 3;
+	ed[0] = (struct json_edit){ "text", "\"T\"", 3 };
 	json_rec_write(&out, &r, ed, 1);
 	SAMES(out.p, "{\"a\" : \"x\\\"\\\\\" , \"text\":\"T\",\"n\": -1.5e3,"
 	    "\"o\":{\"k\":[1,{}]},\"b\":true,\"z\":null}\n",
@@ -147,32 +165,16 @@ test_rec(void)
 	line = "{}";
 	json_rec_parse(&r, line, 2, err, sizeof err);
 	out.len = 0;
-	ed[0].key = "id";
-	ed[0].json = "7";
-	ed[0].len = 1;
+	ed[0] = (struct json_edit){ "id", "7", 1 };
 	json_rec_write(&out, &r, ed, 1);
 	SAMES(out.p, "{\"id\":7}\n", "adding to an empty object needs no comma");
 
-	OK(json_rec_parse(&r, "{\"a\":1", 6, err, sizeof err) == BAD_JSON,
-	    "a truncated object is invalid JSON");
-	OK(json_rec_parse(&r, "{\"a\":1}{}", 9, err, sizeof err) == BAD_JSON,
-	    "two objects on a line are invalid JSON");
-	OK(json_rec_parse(&r, "{\"a\":1}\"x", 9, err, sizeof err) == BAD_JSON,
-	    "a string cut short after the object is trailing garbage");
-	SAMES(err, "invalid JSON: trailing garbage at byte 8", "and named so");
-	OK(json_rec_parse(&r, "{\"a\":1}12", 9, err, sizeof err) == BAD_JSON,
-	    "a number after the object is trailing garbage");
-	OK(json_rec_parse(&r, "[]", 2, err, sizeof err) == BAD_NOTOBJECT,
-	    "an array is not an object");
-	OK(json_rec_parse(&r, "  ", 2, err, sizeof err) == BAD_EMPTYLINE,
-	    "blank is an empty line");
-	OK(json_rec_parse(&r, "{\"a\":\"\\ud83d\"}", 14, err, sizeof err) == BAD_JSON,
-	    "a lone high surrogate escape is rejected");
-	OK(json_rec_parse(&r, "{\"a\":\"\\\\ud83d\"}", 15, err, sizeof err) == 0,
-	    "an escaped backslash before ud83d is text");
-	OK(json_rec_parse(&r, "{\"a\":\"\xff\"}", 8, err, sizeof err) == BAD_UTF8,
-	    "invalid UTF-8 is rejected");
-	SAMES(err, "invalid UTF-8 at byte 7", "the byte is named");
+	for (i = 0; i < sizeof bad / sizeof *bad; i++) {
+		OK(json_rec_parse(&r, bad[i].line, strlen(bad[i].line), err,
+		    sizeof err) == bad[i].rc, "%s", bad[i].what);
+		if (bad[i].err != NULL)
+			SAMES(err, bad[i].err, "and named: %s", bad[i].err);
+	}
 	json_rec_free(&r);
 	test_rec_paths();
 

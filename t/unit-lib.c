@@ -370,22 +370,6 @@ watchdog(int sig)
 	_exit(1);
 }
 
-/* What a FILE (a tmpfile) holds, as a string to free. */
-static char *
-file_text(FILE *f)
-{
-	struct buf b = { 0 };
-	char chunk[4096];
-	size_t n;
-
-	fflush(f);
-	rewind(f);
-	buf_add(&b, "", 0);
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		buf_add(&b, chunk, n);
-	return b.p;
-}
-
 /* stderr into a tmpfile, and back. */
 static FILE *err_file;
 static int err_saved = -1;
@@ -407,7 +391,7 @@ err_release(void)
 	fflush(stderr);
 	dup2(err_saved, 2);
 	close(err_saved);
-	s = file_text(err_file);
+	s = unit_file_text(err_file);
 	fclose(err_file);
 	return s;
 }
@@ -518,14 +502,14 @@ test_loop_order(void)
 		l = batch_start(&o);
 		loop_feed(l, 500, 0, &want, &stopped);
 		if (threads == 0) {
-			got = file_text(out);
+			got = unit_file_text(out);
 			fseek(out, 0, SEEK_END);
 			OK(strlen(got) > 0 && strncmp(got, want.p, strlen(got)) == 0,
 			    "inline: each batch is written as soon as it is full");
 			free(got);
 		}
 		r = batch_end(l, err, sizeof err, &code);
-		got = file_text(out);
+		got = unit_file_text(out);
 		OK(r == XOK && stopped == -1, "%d workers: the loop ends XOK",
 		    threads);
 		SAMES(got, want.p, "%d workers: 500 records out in input order",
@@ -565,8 +549,8 @@ test_loop_notes(void)
 		buf_adds(&wantrep, "r-bad\n");
 	}
 	buf_adds(&wanterr, "unit-lib: other: cannot open\n");
-	got = file_text(o.out);
-	rep = file_text(o.rep);
+	got = unit_file_text(o.out);
+	rep = unit_file_text(o.rep);
 	OK(r == XDATA && stopped == -1, "-k: every record read, the loop ends "
 	    "XDATA");
 	SAMES(got, want.p, "-k: the output skips the bad records only");
@@ -590,8 +574,8 @@ test_loop_notes(void)
 	loop_feed(l, 300, 50, &want, &stopped);
 	r = batch_end(l, err, sizeof err, &code);
 	msgs = err_release();
-	got = file_text(o.out);
-	rep = file_text(o.rep);
+	got = unit_file_text(o.out);
+	rep = unit_file_text(o.rep);
 	want.len = 0;
 	for (i = 1; i < 50; i++)
 		buf_printf(&want, "LINE %d\n", i);
@@ -644,7 +628,7 @@ test_loop_held(void)
 		buf_addc(&want, '\n');
 	}
 	r = batch_end(l, err, sizeof err, &code);
-	got = file_text(o.out);
+	got = unit_file_text(o.out);
 	OK(r == XOK && ok, "held: the input in flight never exceeds 1 MB "
 	    "(at most %zu bytes)", maxbytes);
 	OK(maxbytes > o.held / 2, "held: and the bound is approached "
@@ -677,7 +661,7 @@ test_loop_poll(void)
 	l = batch_start(&o);
 	loop_feed(l, 4, 0, &want, &stopped);
 	r = batch_poll(l);
-	got = file_text(o.out);
+	got = unit_file_text(o.out);
 	OK(r == 0 && strcmp(got, "") == 0, "poll with every worker busy "
 	    "returns at once, nothing written");
 	free(got);
@@ -695,7 +679,7 @@ test_loop_poll(void)
 	} while (ftell(o.out) < (long)want.len && usleep(1000) == 0);
 	OK(ftell(o.out) == (long)want.len, "poll writes the batches done");
 	r = batch_end(l, err, sizeof err, &code);
-	got = file_text(o.out);
+	got = unit_file_text(o.out);
 	SAMES(got, want.p, "then the end writes nothing more");
 	alarm(0);
 	free(got);
@@ -757,7 +741,7 @@ test_loop_stall(void)
 	pthread_join(t, NULL);
 	alarm(0);
 	close(fds[0]);
-	got = file_text(a.out);
+	got = unit_file_text(a.out);
 	OK(a.r == XOK, "then the rest, to the end");
 	SAMES(got, "ONE\nTWO\nTHREE\n", "the whole output in order");
 	free(got);
@@ -785,7 +769,7 @@ test_loop_errors(const char *dir)
 	err_capture();
 	r = batch_run(&o, paths, 2, err, sizeof err, &code);
 	msgs = err_release();
-	got = file_text(o.out);
+	got = unit_file_text(o.out);
 	OK(r == XDATA && bad[BAD_OPEN].n == 1, "batch_run: a missing file is "
 	    "a note (BAD_OPEN), the next file is read");
 	OK(strstr(msgs, "nope': No such file or directory") != NULL,

@@ -280,23 +280,6 @@ test_errors(void)
 	    "size suffixes are powers of 1024, either case");
 }
 
-/* What a FILE holds, as a string to free. */
-static char *
-file_text(FILE *f)
-{
-	struct buf b = { 0 };
-	char chunk[4096];
-	size_t n;
-
-	fflush(f);
-	rewind(f);
-	buf_add(&b, "", 0);
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		buf_add(&b, chunk, n);
-	fclose(f);
-	return b.p;
-}
-
 /* owt_options in a child "./demo ARGS": its status, stdout and stderr. */
 static int
 run(const char *const *args, char **out, char **errs)
@@ -321,8 +304,10 @@ run(const char *const *args, char **out, char **errs)
 		exit(owt_finish(XOK));
 	}
 	waitpid(pid, &st, 0);
-	*out = file_text(o);
-	*errs = file_text(e);
+	*out = unit_file_text(o);
+	*errs = unit_file_text(e);
+	fclose(o);
+	fclose(e);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 

@@ -14,24 +14,13 @@ static int code;
 static struct gpt_plan_in
 tiny(int tp, int pp, int dp, int micro, int global)
 {
-	struct gpt_plan_in in;
-
-	memset(&in, 0, sizeof in);
-	in.cfg.nlayer = 4;
-	in.cfg.nembd = 32;
-	in.cfg.nhead = 4;
-	in.cfg.maxpos = 16;
-	in.cfg.vocab = 300;
-	in.cfg.ln_eps = 1e-5f;
-	in.vocab_div = 8;
-	in.tp = tp;
-	in.pp = pp;
-	in.world = tp * pp * dp;
-	in.ranks_per_node = 8;
-	in.micro_batch = micro;
-	in.global_batch = global;
-	in.seq = 8;
-	return in;
+	return (struct gpt_plan_in){
+		.cfg = { .nlayer = 4, .nembd = 32, .nhead = 4, .maxpos = 16,
+		    .vocab = 300, .ln_eps = 1e-5f },
+		.vocab_div = 8, .tp = tp, .pp = pp, .world = tp * pp * dp,
+		.ranks_per_node = 8, .micro_batch = micro,
+		.global_batch = global, .seq = 8,
+	};
 }
 
 /*
@@ -137,25 +126,17 @@ test_alloc(void)
 static void
 test_seed(void)
 {
-	struct gpt_plan_in in;
+	struct gpt_plan_in in = {
+		.cfg = { .nlayer = 24, .nembd = 2048, .nhead = 16,
+		    .maxpos = 2048, .vocab = 50257 },
+		.vocab_div = 128, .tp = 2, .pp = 4, .world = 8,
+		.ranks_per_node = 8, .micro_batch = 1, .global_batch = 512,
+		.seq = 2048,
+	};
 	struct gpt_plan p;
 	double layer = 2048.0 * 2048 * (10 + 24 / 2.0 + 5.0 * 16 * 2048 /
 	    (2048 * 2));
 
-	memset(&in, 0, sizeof in);
-	in.cfg.nlayer = 24;
-	in.cfg.nembd = 2048;
-	in.cfg.nhead = 16;
-	in.cfg.maxpos = 2048;
-	in.cfg.vocab = 50257;
-	in.vocab_div = 128;
-	in.tp = 2;
-	in.pp = 4;
-	in.world = 8;
-	in.ranks_per_node = 8;
-	in.micro_batch = 1;
-	in.global_batch = 512;
-	in.seq = 2048;
 	OK(gpt_plan_make(&p, &in, err, sizeof err, &code) == 0, "1.3B plans");
 	OK(p.nrank == 3 && p.d.vocab_pad == 50432 && p.d.micro == 512,
 	    "three rank classes, Vp 50432, 512 micro-batches");
@@ -179,24 +160,16 @@ test_seed(void)
 static void
 test_124m(void)
 {
-	struct gpt_plan_in in;
+	struct gpt_plan_in in = {
+		.cfg = { .nlayer = 12, .nembd = 768, .nhead = 12,
+		    .maxpos = 1024, .vocab = 50257 },
+		.vocab_div = 128, .tp = 1, .pp = 1, .world = 8,
+		.ranks_per_node = 8, .micro_batch = 4, .global_batch = 32,
+		.seq = 1024,
+	};
 	struct gpt_plan p;
 	double l = 12, h = 768, s = 1024, V = 50304, B = 32;
 
-	memset(&in, 0, sizeof in);
-	in.cfg.nlayer = 12;
-	in.cfg.nembd = 768;
-	in.cfg.nhead = 12;
-	in.cfg.maxpos = 1024;
-	in.cfg.vocab = 50257;
-	in.vocab_div = 128;
-	in.tp = 1;
-	in.pp = 1;
-	in.world = 8;
-	in.ranks_per_node = 8;
-	in.micro_batch = 4;
-	in.global_batch = 32;
-	in.seq = 1024;
 	OK(gpt_plan_make(&p, &in, err, sizeof err, &code) == 0, "124M DP8");
 	OK(p.total_params == 124439808, "124439808 parameters");
 	OK(p.narayanan == 12 * l * h * h * (1 + 13 / (12 * h) + (V + s) /

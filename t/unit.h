@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "buf.h"
+
 static int unit_n, unit_failed;
 
 #define OK(cond, ...) do { \
@@ -33,6 +35,25 @@ static int unit_n, unit_failed;
 } while (0)
 
 #define SAMES(got, want, ...) SAME(got, strlen(got), want, strlen(want), __VA_ARGS__)
+
+/*
+ * What a FILE (a tmpfile the code under test wrote) holds from its start,
+ * as a string to free; the FILE stays open.
+ */
+static inline char *
+unit_file_text(FILE *f)
+{
+	struct buf b = { 0 };
+	char chunk[4096];
+	size_t n;
+
+	fflush(f);
+	rewind(f);
+	buf_add(&b, "", 0);
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+		buf_add(&b, chunk, n);
+	return b.p;
+}
 
 static int
 unit_done(void)
