@@ -78,19 +78,6 @@ add_keys(const struct opt *o, const char *arg, char *err, size_t errsize)
 	return 0;
 }
 
-/* --dataset-impl: mmap is the format written; lazy and cached are others. */
-static int
-check_impl(const struct opt *o, const char *arg, char *err, size_t errsize)
-{
-	(void)o;
-	if (strcmp(arg, "mmap") != 0) {
-		snprintf(err, errsize, "--dataset-impl: '%s' is not mmap, the "
-		    "only format owt writes", arg);
-		return -1;
-	}
-	return 0;
-}
-
 /* --partitions: one dataset in input order is what owt writes. */
 static int
 check_partitions(const struct opt *o, const char *arg, char *err,
@@ -118,18 +105,19 @@ refuse(const struct opt *o, const char *arg, char *err, size_t errsize)
 static const struct opt opts[] = {
 	{ .name = "decode", .key = 'd', .type = OPT_FLAG, .p = &opt.decode,
 	    .help = "turn a token stream back into JSONL" },
-	{ .name = "help", .key = 'h', .type = OPT_HELP,
-	    .help = "print this help and exit" },
-	{ .name = "keep-going", .key = 'k', .type = OPT_FLAG,
-	    .p = &opt.keep_going, .help = "skip bad records (still exit 1)" },
-	{ .name = "quiet", .key = 'q', .type = OPT_FLAG, .p = &opt.quiet,
-	    .help = "no summary or progress on stderr" },
+	OPT_ROW_HELP,
+	OPT_ROW_KEEP_GOING(&opt.keep_going,
+	    "skip bad records (still exit 1)"),
+	OPT_ROW_QUIET(&opt.quiet,
+	    "no summary or progress on stderr"),
 	{ .name = "append-eod", .type = OPT_FLAG, .p = &opt.append_eod,
 	    .help = "end every document with <|endoftext|>" },
 	{ .name = "chunk-size", .arg = "n", .type = OPT_NOTE,
 	    .help = "Megatron's: accepted, no effect" },
 	{ .name = "dataset-impl", .arg = "mmap", .type = OPT_STR,
-	    .check = check_impl, .help = "the only format written" },
+	    .check = opt_check_word, .words = "mmap",
+	    .why = ", the only format owt writes",
+	    .help = "the only format written" },
 	{ .name = "input", .arg = "file", .type = OPT_STR, .p = &opt.input,
 	    .help = "the input, as an operand; operands are then more keys" },
 	{ .name = "json-keys", .arg = "keys", .type = OPT_FUNC,
@@ -155,8 +143,7 @@ static const struct opt opts[] = {
 	    .help = "Megatron's: refused (sentences)" },
 	{ .name = "tokenizer-type", .arg = "GPT2BPETokenizer", .type = OPT_STR,
 	    .check = bpe_check_tokenizer, .help = "the only one" },
-	{ .name = "version", .type = OPT_VERSION,
-	    .help = "print the version and exit" },
+	OPT_ROW_VERSION,
 	{ .name = "vocab-file", .arg = "file", .type = OPT_STR, .p = &opt.vocab,
 	    .help = "the tokens (encoder.json) of another vocabulary" },
 	{ .name = "workers", .arg = "n", .type = OPT_INT, .p = &opt.workers,

@@ -44,34 +44,20 @@ static const char *outname;	/* the output's name, NULL: standard output */
 /* A log line, unless -q. */
 #define say(...) do { if (!opt.quiet) owt_warn(__VA_ARGS__); } while (0)
 
-/* --fp16, --bf16, --fp32: the precision, in the option's tag. */
-static int
-set_prec(const struct opt *o, const char *arg, char *err, size_t errsize)
-{
-	(void)arg;
-	if (opt.prec != GPT_PREC_DEFAULT && opt.prec != o->tag) {
-		snprintf(err, errsize, "--fp16, --bf16 and --fp32 exclude each "
-		    "other");
-		return -1;
-	}
-	opt.prec = o->tag;
-	return 0;
-}
-
 static const struct opt opts[] = {
-	{ .name = "help", .key = 'h', .type = OPT_HELP,
-	    .help = "print this help and exit" },
-	{ .name = "keep-going", .key = 'k', .type = OPT_FLAG,
-	    .p = &opt.keep_going, .help = "skip bad records (still exit 1)" },
-	{ .name = "quiet", .key = 'q', .type = OPT_FLAG, .p = &opt.quiet,
-	    .help = "no log or summary on stderr" },
-	{ .name = "bf16", .type = OPT_FUNC, .check = set_prec, .tag = GPT_BF16,
-	    .help = "bf16 matrix products (cuda; on the cpu fp32)" },
+	OPT_ROW_HELP,
+	OPT_ROW_KEEP_GOING(&opt.keep_going,
+	    "skip bad records (still exit 1)"),
+	OPT_ROW_QUIET(&opt.quiet,
+	    "no log or summary on stderr"),
 	{ .name = "device", .arg = "dev", .type = OPT_STR, .p = &opt.device,
 	    .help = "auto, cpu or cuda ($OWT_DEVICE, else auto)" },
-	{ .name = "fp16", .type = OPT_FUNC, .check = set_prec, .tag = GPT_FP16,
+	{ .name = "fp16", .type = OPT_MODE, .p = &opt.prec, .value = GPT_FP16,
 	    .help = "fp16 matrix products (cuda; on the cpu fp32)" },
-	{ .name = "fp32", .type = OPT_FUNC, .check = set_prec, .tag = GPT_FP32,
+	/* After --fp16: "--fp16, --bf16 and --fp32 exclude each other" */
+	{ .name = "bf16", .type = OPT_MODE, .p = &opt.prec, .value = GPT_BF16,
+	    .help = "bf16 matrix products (cuda; on the cpu fp32)" },
+	{ .name = "fp32", .type = OPT_MODE, .p = &opt.prec, .value = GPT_FP32,
 	    .help = "fp32 throughout (the default)" },
 	{ .name = "genfile", .arg = "file", .type = OPT_STR, .p = &opt.genfile,
 	    .help = "write JSONL records to file (standard output)" },
@@ -149,8 +135,7 @@ static const struct opt opts[] = {
 	    .help = "draw from the most likely tokens holding p; 0: all (0)" },
 	{ .name = "top_p", .arg = "x", .flags = OPT_ALIAS,
 	    .help = "the same, Megatron's spelling" },
-	{ .name = "version", .type = OPT_VERSION,
-	    .help = "print the version and exit" },
+	OPT_ROW_VERSION,
 	{ .name = "vocab-file", .arg = "file", .type = OPT_STR, .p = &opt.vocab,
 	    .help = "the BPE vocabulary (the shipped GPT-2 encoder.json)" },
 	{ .name = "workers", .arg = "n", .type = OPT_INT, .p = &opt.workers,

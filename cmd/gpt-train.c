@@ -40,7 +40,7 @@ static struct {
 	    exit_interval;
 	int mock, finetune, force, no_load_optim, override_sched, use_ckpt_sched;
 	int quiet, workers;
-	int fp16, bf16, fp32;
+	int prec;		/* GPT_FP16 ...: --fp16, --bf16, --fp32 */
 	int tp, pp, dist_opt, overlap_grad;
 	double dist_timeout;
 	const char *ddp_impl, *dist_backend;	/* notes, kept */
@@ -48,6 +48,7 @@ static struct {
 	const char *recompute_gran, *recompute_method;
 	int dry_run, world_size, ranks_per_node;
 } o = {
+	.prec = GPT_PREC_DEFAULT,
 	.layers = 12, .hidden = 768, .heads = 12, .seq = 1024, .maxpos = 1024,
 	.vocab = 50257, .vocab_div = 128, .init_std = 0.02, .micro = 4,
 	.hidden_dropout = 0.1, .attn_dropout = 0.1, .lr = 6e-4,
@@ -85,53 +86,12 @@ check_whole(const struct opt *d, const char *arg, char *err, size_t errsize)
 	return opt_scan_int(flag, arg, 0, (long long)d->max, &v, err, errsize);
 }
 
-/* arg is a or b (kept in d->p), else "--NAME: 'ARG' is not A or B". */
-static int
-one_of(const struct opt *d, const char *arg, const char *a, const char *b,
-    char *err, size_t errsize)
-{
-	if (strcmp(arg, a) == 0 || strcmp(arg, b) == 0) {
-		if (d->p != NULL)
-			*(const char **)d->p = arg;
-		return 0;
-	}
-	snprintf(err, errsize, "--%s: '%s' is not %s or %s", d->name, arg, a,
-	    b);
-	return -1;
-}
-
-static int
-check_ddp(const struct opt *d, const char *arg, char *err, size_t errsize)
-{
-	return one_of(d, arg, "local", "torch", err, errsize);
-}
-
-static int
-check_backend(const struct opt *d, const char *arg, char *err,
-    size_t errsize)
-{
-	return one_of(d, arg, "nccl", "gloo", err, errsize);
-}
-
-/* lazy and cached are other file formats, which owt does not read. */
-static int
-check_data_impl(const struct opt *d, const char *arg, char *err,
-    size_t errsize)
-{
-	if (one_of(d, arg, "mmap", "infer", err, errsize) == 0)
-		return 0;
-	snprintf(err, errsize, "--data-impl: '%s' is not mmap or infer (owt "
-	    "reads Megatron's mmap datasets only)", arg);
-	return -1;
-}
-
 static const struct opt opts[] = {
-	{ .name = "help", .key = 'h', .type = OPT_HELP,
-	    .help = "print this help and exit" },
-	{ .name = "quiet", .key = 'q', .type = OPT_FLAG, .p = &o.quiet,
-	    .help = "no log lines, only warnings and errors" },
+	OPT_ROW_HELP,
+	OPT_ROW_QUIET(&o.quiet,
+	    "no log lines, only warnings and errors"),
 	{ .name = "DDP-impl", .arg = "impl", .type = OPT_NOTE,
-	    .p = &o.ddp_impl, .check = check_ddp,
+	    .p = &o.ddp_impl, .check = opt_check_word, .words = "local torch",
 	    .help = "no effect: PyTorch's data-parallel wrapper" },
 	{ .name = "adam-beta1", .arg = "x", .type = OPT_DOUBLE, .p = &o.beta1,
 	    .max = 0.999999, .tag = C_ARG, .help = "AdamW beta1 (0.9)" },
@@ -143,9 +103,6 @@ static const struct opt opts[] = {
 	{ .name = "attention-dropout", .arg = "p", .type = OPT_DOUBLE,
 	    .p = &o.attn_dropout, .max = 0.99, .tag = C_ARG,
 	    .help = "dropout on attention probabilities (0.1)" },
-	{ .name = "bf16", .type = OPT_FLAG, .p = &o.bf16,
-	    .help = "bf16 matrix products (cuda; the default on sm_80 and "
-	    "newer)" },
 	{ .name = "checkpoint-activations", .type = OPT_FLAG, .p = &o.ckpt_act,
 	    .help = "recompute every layer in the backward pass (Megatron "
 	    "v2.5)" },
@@ -156,7 +113,8 @@ static const struct opt opts[] = {
 	    .max = 1e30, .tag = C_ARG,
 	    .help = "clip the global gradient norm to x; 0: off (1.0)" },
 	{ .name = "data-impl", .arg = "impl", .type = OPT_NOTE,
-	    .check = check_data_impl,
+	    .check = opt_check_word, .words = "mmap infer",
+	    .why = " (owt reads Megatron's mmap datasets only)",
 	    .help = "no effect: datasets are read as mmap" },
 	{ .name = "data-path", .arg = "[weight] prefix ...", .type = OPT_STR,
 	    .p = &data_paths, .flags = OPT_REPEAT,
@@ -166,7 +124,7 @@ static const struct opt opts[] = {
 	{ .name = "distribute-checkpointed-activations", .type = OPT_NOTE,
 	    .help = "no effect: tensor parallelism's memory split" },
 	{ .name = "distributed-backend", .arg = "backend", .type = OPT_NOTE,
-	    .p = &o.dist_backend, .check = check_backend,
+	    .p = &o.dist_backend, .check = opt_check_word, .words = "nccl gloo",
 	    .help = "no effect: owt uses NCCL on GPUs, MPI on CPUs" },
 	{ .name = "distributed-timeout-minutes", .arg = "x", .type = OPT_DOUBLE,
 	    .p = &o.dist_timeout, .min = 1e-3, .max = 1e6,
@@ -190,9 +148,13 @@ static const struct opt opts[] = {
 	    .help = "load only the weights; iteration 0, new optimizer" },
 	{ .name = "force", .type = OPT_FLAG, .p = &o.force,
 	    .help = "a new run replaces the checkpoints in --save" },
-	{ .name = "fp16", .type = OPT_FLAG, .p = &o.fp16,
+	{ .name = "fp16", .type = OPT_MODE, .p = &o.prec, .value = GPT_FP16,
 	    .help = "fp16 matrix products with dynamic loss scaling (cuda)" },
-	{ .name = "fp32", .type = OPT_FLAG, .p = &o.fp32,
+	/* After --fp16: "--fp16, --bf16 and --fp32 exclude each other" */
+	{ .name = "bf16", .type = OPT_MODE, .p = &o.prec, .value = GPT_BF16,
+	    .help = "bf16 matrix products (cuda; the default on sm_80 and "
+	    "newer)" },
+	{ .name = "fp32", .type = OPT_MODE, .p = &o.prec, .value = GPT_FP32,
 	    .help = "fp32 throughout (the cpu backend's only mode)" },
 	{ .name = "global-batch-size", .arg = "n", .type = OPT_INT,
 	    .p = &o.global, .min = 1, .max = 1 << 24, .tag = C_ARG,
@@ -342,8 +304,7 @@ static const struct opt opts[] = {
 	{ .name = "use-distributed-optimizer", .type = OPT_FLAG,
 	    .p = &o.dist_opt,
 	    .help = "data parallel: shard the optimizer state (ZeRO-1)" },
-	{ .name = "version", .type = OPT_VERSION,
-	    .help = "print the version and exit" },
+	OPT_ROW_VERSION,
 	{ .name = "vocab-file", .arg = "file", .type = OPT_STR,
 	    .p = &o.vocab_file,
 	    .help = "GPT-2's encoder.json: the vocabulary, read" },
@@ -441,8 +402,6 @@ parse(int argc, char **argv)
 	while (first < argc)
 		data_paths.v[data_paths.n++] = argv[first++];
 
-	if (o.fp16 + o.bf16 + o.fp32 > 1)
-		owt_die(XUSAGE, "--fp16, --bf16 and --fp32 exclude each other");
 	if ((o.pp != 1 || o.tp != 1) && o.dist_opt)
 		owt_die(XUSAGE, "--use-distributed-optimizer with tensor or "
 		    "pipeline parallelism: not implemented");
@@ -598,8 +557,7 @@ main(int argc, char **argv)
 		owt_die(code, "%s", err);
 	gpt_device_use(ranks.world->local_rank);	/* a GPU per rank */
 	/* a GPU's --fp16 or --bf16 trains in fp32 on the cpu: a warning */
-	if (gpt_device_open(&dev, o.device, o.fp16 ? GPT_FP16 : o.bf16 ?
-	    GPT_BF16 : o.fp32 ? GPT_FP32 : GPT_PREC_DEFAULT, 1, err, sizeof err,
+	if (gpt_device_open(&dev, o.device, o.prec, 1, err, sizeof err,
 	    &code) < 0 || gpt_device_comm(&dev, ranks.world, err, sizeof err,
 	    &code) < 0)
 		owt_die(code, "%s", err);

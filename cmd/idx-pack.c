@@ -308,48 +308,34 @@ parse_docs(const struct opt *o, const char *arg, char *err, size_t errsize)
 	return r;
 }
 
-/* --cat, --check, --info, --merge: the mode, in the option's tag. */
-static int
-set_mode(const struct opt *o, const char *arg, char *err, size_t errsize)
-{
-	(void)arg;
-	if (opt.mode != M_PACK && opt.mode != o->tag) {
-		snprintf(err, errsize, "--cat, --check, --info and --merge "
-		    "exclude each other");
-		return -1;
-	}
-	opt.mode = o->tag;
-	return 0;
-}
-
 static const struct opt opts[] = {
 	{ .name = "force", .key = 'f', .type = OPT_FLAG, .p = &opt.force,
 	    .help = "overwrite an existing dataset" },
-	{ .name = "help", .key = 'h', .type = OPT_HELP,
-	    .help = "print this help and exit" },
+	OPT_ROW_HELP,
 	{ .name = "output", .key = 'o', .arg = "prefix", .type = OPT_STR,
 	    .p = &opt.output, .help = "write prefix.bin and prefix.idx" },
-	{ .name = "quiet", .key = 'q', .type = OPT_FLAG, .p = &opt.quiet,
-	    .help = "no summary or progress on stderr" },
-	{ .name = "cat", .type = OPT_FUNC, .check = set_mode, .tag = M_CAT,
+	OPT_ROW_QUIET(&opt.quiet,
+	    "no summary or progress on stderr"),
+	{ .name = "cat", .type = OPT_MODE, .p = &opt.mode, .value = M_CAT,
 	    .help = "write the datasets' documents as a token stream" },
-	{ .name = "check", .type = OPT_FUNC, .check = set_mode, .tag = M_CHECK,
+	{ .name = "check", .type = OPT_MODE, .p = &opt.mode,
+	    .value = M_CHECK,
 	    .help = "verify every invariant of the datasets" },
 	{ .name = "docs", .arg = "range", .type = OPT_FUNC, .check = parse_docs,
 	    .help = "--cat only documents K:M (from 0, M excluded)" },
 	{ .name = "eod", .arg = "id", .type = OPT_U32, .p = &opt.eod,
 	    .max = UINT32_MAX - 1,
 	    .help = "--cat: the stream header's EOD id (50256)" },
-	{ .name = "info", .type = OPT_FUNC, .check = set_mode, .tag = M_INFO,
+	{ .name = "info", .type = OPT_MODE, .p = &opt.mode, .value = M_INFO,
 	    .help = "describe the datasets in JSON, one line each" },
 	{ .name = "keep-empty", .type = OPT_FLAG, .p = &opt.keep_empty,
 	    .help = "keep empty documents as documents of no sequence" },
-	{ .name = "merge", .type = OPT_FUNC, .check = set_mode, .tag = M_MERGE,
+	{ .name = "merge", .type = OPT_MODE, .p = &opt.mode,
+	    .value = M_MERGE,
 	    .help = "-o: concatenate the datasets named as operands" },
 	{ .name = "progress", .type = OPT_FLAG, .p = &opt.progress,
 	    .help = "show progress even when stderr is not a terminal" },
-	{ .name = "version", .type = OPT_VERSION,
-	    .help = "print the version and exit" },
+	OPT_ROW_VERSION,
 	{ .name = "vocab", .arg = "n", .type = OPT_U32, .p = &opt.vocab,
 	    .min = 1, .max = UINT32_MAX,
 	    .help = "--cat: the stream header's vocabulary size (50257)" },

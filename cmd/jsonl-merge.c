@@ -28,13 +28,11 @@ static struct {
 } opt = { .text_key = "text", .seed = 1234, .memory = 1UL << 30 };
 
 static const struct opt opts[] = {
-	{ .name = "help", .key = 'h', .type = OPT_HELP,
-	    .help = "print this help and exit" },
-	{ .name = "keep-going", .key = 'k', .type = OPT_FLAG,
-	    .p = &opt.keep_going,
-	    .help = "skip bad records and files (still exit 1)" },
-	{ .name = "quiet", .key = 'q', .type = OPT_FLAG, .p = &opt.quiet,
-	    .help = "no summary or progress on stderr" },
+	OPT_ROW_HELP,
+	OPT_ROW_KEEP_GOING(&opt.keep_going,
+	    "skip bad records and files (still exit 1)"),
+	OPT_ROW_QUIET(&opt.quiet,
+	    "no summary or progress on stderr"),
 	{ .name = "add-id", .arg = "prefix", .type = OPT_STR,
 	    .p = &opt.id_prefix,
 	    .help = "add adlr_id \"prefix-0000000001\", ... in output order" },
@@ -52,8 +50,7 @@ static const struct opt opts[] = {
 	    .help = "write the records in a seeded random order" },
 	{ .name = "tmpdir", .arg = "dir", .type = OPT_STR, .p = &opt.tmpdir,
 	    .help = "where --shuffle spills ($TMPDIR or /tmp)" },
-	{ .name = "version", .type = OPT_VERSION,
-	    .help = "print the version and exit" },
+	OPT_ROW_VERSION,
 };
 
 static const struct opt_prog options = { "jsonl-merge", opts,

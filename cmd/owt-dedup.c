@@ -34,12 +34,11 @@ check_lang(const struct opt *o, const char *arg, char *err, size_t errsize)
 }
 
 static const struct opt opts[] = {
-	{ .name = "help", .key = 'h', .type = OPT_HELP,
-	    .help = "print this help and exit" },
-	{ .name = "keep-going", .key = 'k', .type = OPT_FLAG,
-	    .p = &opt.keep_going, .help = "skip bad records (still exit 1)" },
-	{ .name = "quiet", .key = 'q', .type = OPT_FLAG, .p = &opt.quiet,
-	    .help = "no summary or progress on stderr" },
+	OPT_ROW_HELP,
+	OPT_ROW_KEEP_GOING(&opt.keep_going,
+	    "skip bad records (still exit 1)"),
+	OPT_ROW_QUIET(&opt.quiet,
+	    "no summary or progress on stderr"),
 	{ .name = "decontam", .arg = "file", .type = OPT_STR, .p = &opt.tasks,
 	    .flags = OPT_REPEAT,
 	    .help = "cut the n-grams of these task texts (JSONL)" },
@@ -78,8 +77,7 @@ static const struct opt opts[] = {
 	    .help = "stages to run (fix,lang,length,exact,near)" },
 	{ .name = "tmpdir", .arg = "dir", .type = OPT_STR, .p = &opt.tmpdir,
 	    .help = "decontam's spool ($TMPDIR or /tmp)" },
-	{ .name = "version", .type = OPT_VERSION,
-	    .help = "print the version and exit" },
+	OPT_ROW_VERSION,
 	{ .name = "vocab-file", .arg = "file", .type = OPT_STR, .p = &opt.vocab,
 	    .help = "length: the tokens (encoder.json) of another vocabulary" },
 	{ .name = "workers", .arg = "n", .type = OPT_INT, .p = &opt.workers,

@@ -36,13 +36,11 @@ host_port_addr(const struct opt *o, const char *arg, char *err, size_t errsize)
 }
 
 static const struct opt opts[] = {
-	{ .name = "help", .key = 'h', .type = OPT_HELP,
-	    .help = "print this help and exit" },
-	{ .name = "keep-going", .key = 'k', .type = OPT_FLAG,
-	    .p = &opt.keep_going,
-	    .help = "skip bad input records (still exit 1)" },
-	{ .name = "quiet", .key = 'q', .type = OPT_FLAG, .p = &opt.quiet,
-	    .help = "no summary, progress or per-URL warnings" },
+	OPT_ROW_HELP,
+	OPT_ROW_KEEP_GOING(&opt.keep_going,
+	    "skip bad input records (still exit 1)"),
+	OPT_ROW_QUIET(&opt.quiet,
+	    "no summary, progress or per-URL warnings"),
 	{ .name = "allow-private", .type = OPT_FLAG, .p = &opt.c.allow_private,
 	    .help = "allow private, loopback and link-local addresses" },
 	{ .name = "backoff", .arg = "secs", .type = OPT_DOUBLE,
@@ -100,8 +98,7 @@ static const struct opt opts[] = {
 	{ .name = "user-agent", .arg = "string", .type = OPT_STR,
 	    .p = &opt.c.agent,
 	    .help = "the User-Agent header (owt-fetch/VERSION)" },
-	{ .name = "version", .type = OPT_VERSION,
-	    .help = "print the version and exit" },
+	OPT_ROW_VERSION,
 	{ .name = "window", .arg = "n", .type = OPT_INT, .p = &window,
 	    .min = 1, .max = 1 << 24,
 	    .help = "URLs read and not yet written, at most (16384)" },

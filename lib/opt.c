@@ -120,6 +120,35 @@ opt_check_field(const struct opt *o, const char *arg, char *err,
 	return -1;
 }
 
+int
+opt_check_word(const struct opt *o, const char *arg, char *err,
+    size_t errsize)
+{
+	struct buf b = { 0 };
+	const char *w = o->words, *end;
+	size_t len = strlen(arg), n;
+
+	for (; *w; w = *end ? end + 1 : end) {
+		end = strchrnul(w, ' ');
+		n = (size_t)(end - w);
+		if (n == len && memcmp(w, arg, n) == 0) {
+			if (o->p)
+				*(const char **)o->p = arg;
+			return 0;
+		}
+	}
+	/* "a", "a or b", "a, b or c" */
+	for (w = o->words; *w; w = *end ? end + 1 : end) {
+		end = strchrnul(w, ' ');
+		buf_printf(&b, "%s%.*s", w == o->words ? "" : *end ? ", " :
+		    " or ", (int)(end - w), w);
+	}
+	snprintf(err, errsize, "--%s: '%s' is not %s%s", o->name, arg,
+	    b.p ? b.p : "", o->why ? o->why : "");
+	buf_free(&b);
+	return -1;
+}
+
 /* A range bound of the table as an integer (2^63 and above: the largest). */
 static long long
 bound(double x)
@@ -205,6 +234,9 @@ set_value(const struct opt *o, const char *arg, char *err, size_t errsize)
 		break;
 	case OPT_FUNC:
 		return o->check(o, arg, err, errsize);
+	case OPT_MODE:
+		*(int *)o->p = o->value;
+		break;
 	default:
 		break;
 	}
@@ -213,11 +245,42 @@ set_value(const struct opt *o, const char *arg, char *err, size_t errsize)
 	return 0;
 }
 
+/*
+ * OPT_MODE k given after the options seen[]: 0, or -1 with "--a, --b and
+ * --c exclude each other" when another of its group (its p) was given.
+ */
+static int
+mode_clash(const struct opt_prog *p, size_t k, const char *seen, char *err,
+    size_t errsize)
+{
+	struct buf b = { 0 };
+	size_t i, n = 0, m = 0;
+	int clash = 0;
+
+	for (i = 0; i < p->n; i++)
+		if (p->opt[i].type == OPT_MODE && p->opt[i].p == p->opt[k].p) {
+			n++;
+			clash |= seen[i] && p->opt[i].value != p->opt[k].value;
+		}
+	if (!clash)
+		return 0;
+	for (i = 0; i < p->n; i++)
+		if (p->opt[i].type == OPT_MODE && p->opt[i].p == p->opt[k].p) {
+			m++;
+			buf_printf(&b, "%s--%s", m == 1 ? "" :
+			    m == n ? " and " : ", ", p->opt[i].name);
+		}
+	snprintf(err, errsize, "%s exclude each other", b.p);
+	buf_free(&b);
+	return -1;
+}
+
 int
 opt_parse(const struct opt_prog *p, int argc, char **argv, char *given,
     int *optindp, char *err, size_t errsize, int *code)
 {
 	struct option *lo = xcalloc(p->n + 1, sizeof *lo);
+	char *seen = xcalloc(p->n + 1, 1);
 	struct buf shorts = { 0 };
 	size_t i, k;
 	int c, r = 0;
@@ -254,14 +317,18 @@ opt_parse(const struct opt_prog *p, int argc, char **argv, char *given,
 			r = p->opt[k].type;
 			break;
 		}
-		if (set_value(&p->opt[k], optarg, err, errsize) < 0) {
+		if ((p->opt[k].type == OPT_MODE && mode_clash(p, k, seen, err,
+		    errsize) < 0) || set_value(&p->opt[k], optarg, err,
+		    errsize) < 0) {
 			*code = XUSAGE;
 			r = -1;
 			break;
 		}
+		seen[k] = 1;
 	}
 	*optindp = optind;
 	free(lo);
+	free(seen);
 	buf_free(&shorts);
 	return r;
 }

@@ -18,6 +18,10 @@ enum {
 	OPT_STR,	/* const char *, as given; OPT_REPEAT: struct opt_list */
 	OPT_SHARD,	/* unsigned long[2], "K/N" with 0 <= K < N */
 	OPT_FUNC,	/* check does it all (an argument or not: arg) */
+	OPT_MODE,	/* no argument; int *p set to value. The OPT_MODE
+			   options of one p exclude each other: a second one
+			   given fails with "--a, --b and --c exclude each
+			   other", the group in table order */
 	OPT_NOTE,	/* accepted with one log line: it has no effect */
 	OPT_HELP,	/* -h: usage and help on stdout */
 	OPT_VERSION	/* --version */
@@ -58,7 +62,20 @@ struct opt {
 	int (*check)(const struct opt *o, const char *arg, char *err,
 	    size_t errsize);
 	int tag;		/* the program's own (gpt-train's checkpoint class) */
+	int value;		/* OPT_MODE: what it sets *p to */
+	const char *words;	/* opt_check_word: the words taken, "a b c" */
+	const char *why;	/* opt_check_word: added to its message */
 };
+
+/* The rows every program spells alike. */
+#define OPT_ROW_HELP { .name = "help", .key = 'h', .type = OPT_HELP, \
+	.help = "print this help and exit" }
+#define OPT_ROW_VERSION { .name = "version", .type = OPT_VERSION, \
+	.help = "print the version and exit" }
+#define OPT_ROW_QUIET(target, text) { .name = "quiet", .key = 'q', \
+	.type = OPT_FLAG, .p = (target), .help = (text) }
+#define OPT_ROW_KEEP_GOING(target, text) { .name = "keep-going", \
+	.key = 'k', .type = OPT_FLAG, .p = (target), .help = (text) }
 
 struct opt_prog {
 	const char *name;	/* the program, as its man page names it */
@@ -114,6 +131,13 @@ int opt_scan_shard(const char *opt, const char *arg, unsigned long *k,
  * is not one field name".
  */
 int opt_check_field(const struct opt *o, const char *arg, char *err,
+    size_t errsize);
+/*
+ * A check for an option whose argument is one of o->words ("local
+ * torch"), kept in o->p when it has one (also for OPT_NOTE). 0, or -1
+ * with "--NAME: 'ARG' is not local or torch" and o->why after it.
+ */
+int opt_check_word(const struct opt *o, const char *arg, char *err,
     size_t errsize);
 
 #endif

@@ -18,19 +18,6 @@ static struct {
 	unsigned long shard[2];
 } v;
 
-/* --a and --b: flags that exclude each other, their mode in the tag. */
-static int
-set_mode(const struct opt *o, const char *arg, char *err, size_t errsize)
-{
-	(void)arg;
-	if (v.mode != 0 && v.mode != o->tag) {
-		snprintf(err, errsize, "--a and --b exclude each other");
-		return -1;
-	}
-	v.mode = o->tag;
-	return 0;
-}
-
 /* --word, stored as a string, then checked. */
 static int
 check_word(const struct opt *o, const char *arg, char *err, size_t errsize)
@@ -51,10 +38,12 @@ static const struct opt opts[] = {
 	    .p = &v.output, .help = "write prefix" },
 	{ .name = "quiet", .key = 'q', .type = OPT_FLAG, .p = &v.quiet,
 	    .help = "no summary" },
-	{ .name = "a", .type = OPT_FUNC, .check = set_mode, .tag = 1,
+	{ .name = "a", .type = OPT_MODE, .p = &v.mode, .value = 1,
 	    .help = "mode a" },
-	{ .name = "b", .type = OPT_FUNC, .check = set_mode, .tag = 2,
+	{ .name = "b", .type = OPT_MODE, .p = &v.mode, .value = 2,
 	    .help = "mode b" },
+	{ .name = "c", .type = OPT_MODE, .p = &v.mode, .value = 3,
+	    .help = "mode c" },
 	{ .name = "data-path", .arg = "[weight] prefix ...", .type = OPT_STR,
 	    .p = &v.paths, .flags = OPT_REPEAT, .help = "datasets" },
 	{ .name = "int", .arg = "n", .type = OPT_INT, .p = &v.n, .min = -5,
@@ -89,7 +78,7 @@ static const struct opt_prog prog = { "demo", opts, NOPTS, "[file ...]", 24,
     &v.quiet };
 
 static const char want_usage[] =
-    "usage: demo [-fhq] [-o prefix] [--a] [--b] "
+    "usage: demo [-fhq] [-o prefix] [--a] [--b] [--c] "
     "[--data-path [weight] prefix ...] [--int n] --load dir "
     "[--memory size] [--note] [--note-impl impl] [--seed n] [--shard k/n] "
     "[--temperature x] [--version] [--very-long-option-name arg] "
@@ -102,6 +91,7 @@ static const char want_help[] =
     "  -q, --quiet           no summary\n"
     "      --a               mode a\n"
     "      --b               mode b\n"
+    "      --c               mode c\n"
     "      --data-path [weight] prefix ...  datasets\n"
     "      --int n           an integer\n"
     "      --in_t n          the same, another spelling\n"
@@ -188,7 +178,7 @@ test_parse(void)
 	OK(given[opt_find(&prog, "force")] && given[opt_find(&prog, "seed")] &&
 	    given[opt_find(&prog, "a")] && !given[opt_find(&prog, "b")] &&
 	    !given[opt_find(&prog, "help")], "given[] says which were given");
-	OK(opt_find(&prog, "nope") == -1 && opt_find(&prog, "word") == 19,
+	OK(opt_find(&prog, "nope") == -1 && opt_find(&prog, "word") == 20,
 	    "opt_find");
 
 	r = parse(ARGS("--in_t", "4"), given, &ind, err, sizeof err);
@@ -272,12 +262,50 @@ test_errors(void)
 		    cases[i][1]);
 	}
 	r = parse(ARGS("--a", "--b"), given, &ind, err, sizeof err);
-	OK(r == -1, "an OPT_FUNC flag's check refuses");
-	SAMES(err, "--a and --b exclude each other", "in its own words");
+	OK(r == -1, "OPT_MODE: a second mode of the same target is refused");
+	SAMES(err, "--a, --b and --c exclude each other", "the group named in "
+	    "table order");
+	r = parse(ARGS("--c", "--b"), given, &ind, err, sizeof err);
+	OK(r == -1, "whichever comes first");
+	r = parse(ARGS("--load", "m", "--b", "--b"), given, &ind, err,
+	    sizeof err);
+	OK(r == 0 && v.mode == 2, "the same mode twice is one mode, its value "
+	    "set");
 	r = parse(ARGS("--memory", "1K", "--memory", "1t"), given, &ind, err,
 	    sizeof err);
 	SAMES(err, "--memory: '1t' is out of range 1024..1073741824",
 	    "size suffixes are powers of 1024, either case");
+}
+
+/* opt_check_word: one of the words, kept in p (OPT_NOTE too); else why. */
+static void
+test_word(void)
+{
+	const char *got = NULL;
+	struct opt one = { .name = "dataset-impl", .type = OPT_STR,
+	    .words = "mmap", .why = ", the only format owt writes" };
+	struct opt two = { .name = "DDP-impl", .type = OPT_NOTE, .p = &got,
+	    .words = "local torch" };
+	struct opt four = { .name = "style", .type = OPT_STR,
+	    .words = "constant linear cosine inverse-square-root" };
+	char err[256];
+
+	OK(opt_check_word(&one, "mmap", err, sizeof err) == 0, "the one word");
+	OK(opt_check_word(&one, "mma", err, sizeof err) == -1 &&
+	    opt_check_word(&one, "mmapx", err, sizeof err) == -1,
+	    "a word's start or a longer word is not the word");
+	SAMES(err, "--dataset-impl: 'mmapx' is not mmap, the only format owt "
+	    "writes", "one word, and why");
+	OK(opt_check_word(&two, "torch", err, sizeof err) == 0 &&
+	    got != NULL && strcmp(got, "torch") == 0,
+	    "the last word, kept in p");
+	OK(opt_check_word(&two, "apex", err, sizeof err) == -1, "another word");
+	SAMES(err, "--DDP-impl: 'apex' is not local or torch", "two words");
+	OK(opt_check_word(&four, "cosine", err, sizeof err) == 0,
+	    "a middle word");
+	OK(opt_check_word(&four, "", err, sizeof err) == -1, "an empty word");
+	SAMES(err, "--style: '' is not constant, linear, cosine or "
+	    "inverse-square-root", "four words");
 }
 
 /* owt_options in a child "./demo ARGS": its status, stdout and stderr. */
@@ -396,5 +424,6 @@ main(void)
 	test_errors();
 	test_options();
 	test_field();
+	test_word();
 	return unit_done();
 }
