@@ -1525,13 +1525,27 @@ merge_short(const struct bpe *v, const unsigned char *p, size_t n,
  * lanes, the lowest (the leftmost of equals) found with a few vector
  * minimums; the parts stay where they start, a bit each in live.
  */
+/* x with the lanes whose number in idx is k's set to val's. */
+static inline __m128i
+lane_set(__m128i x, __m128i idx, __m128i k, __m128i val)
+{
+	__m128i m = _mm_cmpeq_epi16(idx, k);
+
+	return _mm_or_si128(_mm_andnot_si128(m, x), _mm_and_si128(m, val));
+}
+
 static inline __attribute__((always_inline)) size_t
 merge_short16_w(const struct bpe *v, const unsigned char *p, size_t n,
     uint32_t *out, const int wide)
 {
 	int16_t j[SHORT16] __attribute__((aligned(16)));
-	uint32_t r[SHORT16], live, rest, before, best, at, b, q;
-	__m128i x0, x1, x2, x3, x, bb;
+	uint32_t r[SHORT16], live, rest, before, best, at, b, q, jr, jl;
+	__m128i x0, x1, x2, x3, x, bb, k, k2, jv;
+	const __m128i none = _mm_set1_epi16(0x7fff);
+	const __m128i i0 = _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7);
+	const __m128i i1 = _mm_add_epi16(i0, _mm_set1_epi16(8));
+	const __m128i i2 = _mm_add_epi16(i0, _mm_set1_epi16(16));
+	const __m128i i3 = _mm_add_epi16(i0, _mm_set1_epi16(24));
 	size_t i, m = 0;
 	uint64_t mask;
 
@@ -1544,15 +1558,23 @@ merge_short16_w(const struct bpe *v, const unsigned char *p, size_t n,
 	for (i = n - 1; i < (wide ? 32u : 16u); i++)
 		j[i] = 0x7fff;
 	live = n == 32 ? ~0u : (1u << n) - 1;
+	/*
+	 * From here on the joins stay in registers: a lane is set by a
+	 * compare of the lane numbers (lane_set), not by a store that the
+	 * next step's loads would wait on, as a narrow store does not
+	 * forward to a wider load.
+	 */
+	x0 = _mm_load_si128((const __m128i *)j);
+	x1 = _mm_load_si128((const __m128i *)j + 1);
+	x2 = x3 = x0;
+	if (wide) {
+		x2 = _mm_load_si128((const __m128i *)j + 2);
+		x3 = _mm_load_si128((const __m128i *)j + 3);
+	}
 	for (;;) {
-		x0 = _mm_load_si128((const __m128i *)j);
-		x1 = _mm_load_si128((const __m128i *)j + 1);
 		x = _mm_min_epi16(x0, x1);
-		if (wide) {
-			x2 = _mm_load_si128((const __m128i *)j + 2);
-			x3 = _mm_load_si128((const __m128i *)j + 3);
+		if (wide)
 			x = _mm_min_epi16(x, _mm_min_epi16(x2, x3));
-		}
 		x = _mm_min_epi16(x, _mm_shuffle_epi32(x, 0x4e));
 		x = _mm_min_epi16(x, _mm_shuffle_epi32(x, 0xb1));
 		x = _mm_min_epi16(x, _mm_shufflelo_epi16(x, 0xb1));
@@ -1571,15 +1593,31 @@ merge_short16_w(const struct bpe *v, const unsigned char *p, size_t n,
 		/* Join the part at at and the next one, b. */
 		b = (uint32_t)__builtin_ctz(live & (~0u << (at + 1)));
 		live &= ~(1u << b);
-		j[b] = 0x7fff;
 		r[at] = best;
 		rest = live & (~0u << (at + 1));
-		j[at] = (int16_t)((rest == 0 ? 0xffff :
-		    join(v, best, r[__builtin_ctz(rest)])) ^ 0x8000);
+		jr = rest == 0 ? 0xffff : join(v, best, r[__builtin_ctz(rest)]);
 		before = live & ((1u << at) - 1);
+		/* Part b is gone; the new part and the one before it join anew. */
+		k = _mm_set1_epi16((short)b);
+		k2 = _mm_set1_epi16((short)at);
+		jv = _mm_set1_epi16((short)(jr ^ 0x8000));
+		x0 = lane_set(lane_set(x0, i0, k, none), i0, k2, jv);
+		x1 = lane_set(lane_set(x1, i1, k, none), i1, k2, jv);
+		if (wide) {
+			x2 = lane_set(lane_set(x2, i2, k, none), i2, k2, jv);
+			x3 = lane_set(lane_set(x3, i3, k, none), i3, k2, jv);
+		}
 		if (before != 0) {
 			q = 31 - (uint32_t)__builtin_clz(before);
-			j[q] = (int16_t)(join(v, r[q], best) ^ 0x8000);
+			jl = join(v, r[q], best);
+			k = _mm_set1_epi16((short)q);
+			jv = _mm_set1_epi16((short)(jl ^ 0x8000));
+			x0 = lane_set(x0, i0, k, jv);
+			x1 = lane_set(x1, i1, k, jv);
+			if (wide) {
+				x2 = lane_set(x2, i2, k, jv);
+				x3 = lane_set(x3, i3, k, jv);
+			}
 		}
 	}
 	for (; live != 0; live &= live - 1)
