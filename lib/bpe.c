@@ -219,7 +219,20 @@ pair_hash(uint64_t key)
 	return key ^ (key >> 29);
 }
 
-#define FBITS 20
+/*
+ * The pair filter: 2^FBITS bits, two a pair in one word. It answers two
+ * thirds of the lookups, so the smaller the better: 64 KB, with fewer
+ * false answers than one bit a pair in 128 KB (about 3% against 5% of
+ * the pairs not in the table, for GPT-2's 50,000).
+ */
+#define FBITS 19
+
+/* A pair's two bits in its word of the filter, h >> (64 - FBITS + 6). */
+static inline uint64_t
+filter_bits(uint64_t h)
+{
+	return 1ULL << (h & 63) | 1ULL << (h >> 6 & 63);
+}
 
 /* The rank of the token that joins the parts of ranks left and right, or NONE. */
 static inline uint32_t
@@ -227,9 +240,9 @@ join(const struct bpe *v, uint32_t left, uint32_t right)
 {
 	uint64_t key = (uint64_t)left << RANKBITS | right, e, h = pair_hash(key);
 	uint32_t mask = (1u << v->pbits) - 1, i = (uint32_t)(h >> 20) & mask;
-	uint32_t f = (uint32_t)(h >> (64 - FBITS));
+	uint64_t fb = filter_bits(h);
 
-	if (!(v->pfilter[f >> 6] >> (f & 63) & 1))
+	if ((v->pfilter[h >> (64 - FBITS + 6)] & fb) != fb)
 		return NONE;
 
 	for (;; i = (i + 1) & mask) {
@@ -506,15 +519,15 @@ load_encoder(struct loader *l, const char *path)
 static void
 pinsert(struct bpe *v, uint32_t left, uint32_t right, uint32_t joined)
 {
-	uint64_t key = (uint64_t)left << RANKBITS | right;
+	uint64_t key = (uint64_t)left << RANKBITS | right, h;
 	uint32_t mask = (1u << v->pbits) - 1;
 	uint32_t i = (uint32_t)(pair_hash(key) >> 20) & mask;
 
 	while (v->pt[i] != PEMPTY && v->pt[i] >> RANKBITS != key)
 		i = (i + 1) & mask;
 	v->pt[i] = key << RANKBITS | joined;
-	i = (uint32_t)(pair_hash(key) >> (64 - FBITS));
-	v->pfilter[i >> 6] |= 1ULL << (i & 63);
+	h = pair_hash(key);
+	v->pfilter[h >> (64 - FBITS + 6)] |= filter_bits(h);
 }
 
 /* The id of the token with the query's bytes, or NONE; lenmask as vfind's. */
