@@ -958,7 +958,7 @@ out:
  * the header's check catches a stale or foreign image, not a hostile one.
  */
 #define IMAGE_MAGIC "owt-bpe\n"
-#define IMAGE_VERSION 1
+#define IMAGE_VERSION 2	/* 2: the two-bit pair filter */
 #define NSECT 12
 
 struct image_hdr {
