@@ -417,6 +417,27 @@ gen_queue_add(struct gen_queue *q, const char *line, size_t len,
 	return 0;
 }
 
+/* The next line of in: 1, 0 at its end, or -1 with in's error. */
+static int
+next_line(struct input *in, char **line, size_t *len, char *err,
+    size_t errsize, int *code)
+{
+	int r = input_line(in, line, len);
+
+	if (r < 0)
+		return owt_fail(err, errsize, code, in->errcode, "%s", in->err);
+	return r;
+}
+
+/* The line just read is bad: "FILE:LINE: why", XDATA. */
+static int
+bad_line(const struct input *in, const char *why, char *err, size_t errsize,
+    int *code)
+{
+	return owt_fail(err, errsize, code, XDATA, "%s:%lu: %s", in->name,
+	    in->lineno, why);
+}
+
 int
 gen_queue_read(struct gen_queue *q, struct input *in, char *err,
     size_t errsize, int *code)
@@ -425,14 +446,11 @@ gen_queue_read(struct gen_queue *q, struct input *in, char *err,
 	size_t len;
 	int r;
 
-	if ((r = input_line(in, &line, &len)) < 0)
-		return owt_fail(err, errsize, code, in->errcode, "%s", in->err);
-	if (r == 0)
-		return 0;
+	if ((r = next_line(in, &line, &len, err, errsize, code)) <= 0)
+		return r;
 	if ((r = gen_queue_add(q, line, len, in->lineno, why,
 	    sizeof why)) < 0)
-		return owt_fail(err, errsize, code, XDATA, "%s:%lu: %s",
-		    in->name, in->lineno, why);
+		return bad_line(in, why, err, errsize, code);
 	return r == 0;
 }
 
@@ -535,13 +553,10 @@ gen_queue_score_read(struct gen_queue *q, struct gpt_infer *inf, int T,
 	size_t len;
 	int r;
 
-	if ((r = input_line(in, &line, &len)) < 0)
-		return owt_fail(err, errsize, code, in->errcode, "%s", in->err);
-	if (r == 0)
-		return 0;
+	if ((r = next_line(in, &line, &len, err, errsize, code)) <= 0)
+		return r;
 	if (gen_queue_score_rec(q, inf, T, stride, line, len, out, why,
 	    sizeof why) < 0)
-		return owt_fail(err, errsize, code, XDATA, "%s:%lu: %s",
-		    in->name, in->lineno, why);
+		return bad_line(in, why, err, errsize, code);
 	return 1;
 }
