@@ -89,17 +89,7 @@ mpi_env() {
 		mpi_why="no $OWT_BUILD/lib/owt/comm-mpi.so (libopenmpi-dev)"
 		return 1
 	fi
-	# CI runs as root in a container: OpenMPI refuses root unless told,
-	# and its shared-memory single copy needs ptrace, which containers
-	# forbid. Oversubscribed ranks yield the processor while they wait.
-	OMPI_ALLOW_RUN_AS_ROOT=1
-	OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-	OMPI_MCA_btl_vader_single_copy_mechanism=none
-	OMPI_MCA_rmaps_base_oversubscribe=1
-	OMPI_MCA_mpi_yield_when_idle=1
-	export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM \
-	    OMPI_MCA_btl_vader_single_copy_mechanism \
-	    OMPI_MCA_rmaps_base_oversubscribe OMPI_MCA_mpi_yield_when_idle
+	. "$OWT_SRC/t/ompi.sh"
 	# A test's mpirun starts a world of its own, not ranks of one this
 	# suite may run in.
 	unset $launcher_vars

@@ -46,14 +46,7 @@ dry "124M, TP2 x DP4" --world-size 8 --tensor-model-parallel-size 2 \
 tt=$OWT_BUILD/t/train-test
 command -v mpirun >/dev/null 2>&1 || { echo "no mpirun: skipped"; exit 0; }
 [ -x "$tt" ] || { echo "no $tt (make $tt): skipped"; exit 0; }
-OMPI_ALLOW_RUN_AS_ROOT=1
-OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-OMPI_MCA_btl_vader_single_copy_mechanism=none
-OMPI_MCA_rmaps_base_oversubscribe=1
-OMPI_MCA_mpi_yield_when_idle=1
-export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM \
-    OMPI_MCA_btl_vader_single_copy_mechanism OMPI_MCA_rmaps_base_oversubscribe \
-    OMPI_MCA_mpi_yield_when_idle
+. "$OWT_SRC/t/ompi.sh"
 shape=12,768,12,$SEQ,50257
 
 # The median of the per-iteration milliseconds after the first.
