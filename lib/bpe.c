@@ -570,6 +570,35 @@ pairs_fill(struct bpe *v, uint32_t (*split)[3], size_t n)
 }
 
 /*
+ * One step of tiktoken's merge of m parts (ranks r, the rank of the join
+ * of each part with the next in j, NONE for none and after the last):
+ * the lowest join, the leftmost of equals, is made and its neighbours'
+ * joins looked up again. The new count of parts, or 0 when no pair joins.
+ */
+static inline size_t
+merge_step(const struct bpe *v, uint32_t *r, uint32_t *j, size_t m)
+{
+	uint32_t best = NONE;
+	size_t i, at = 0;
+
+	for (i = 0; i + 1 < m; i++)
+		if (j[i] < best) {
+			best = j[i];
+			at = i;
+		}
+	if (best == NONE)
+		return 0;
+	r[at] = best;
+	m--;
+	memmove(r + at + 1, r + at + 2, (m - at - 1) * sizeof *r);
+	memmove(j + at + 1, j + at + 2, (m - at - 1) * sizeof *j);
+	if (at > 0)
+		j[at - 1] = join(v, r[at - 1], r[at]);
+	j[at] = at + 1 < m ? join(v, r[at], r[at + 1]) : NONE;
+	return m;
+}
+
+/*
  * Merge the bytes p[0..n) of a token (n >= 2) as tiktoken does, with
  * every pair that makes a token in the pair table, down to two parts:
  * their ranks in *left and *right, or -1 when the merge stops short (the
@@ -579,31 +608,15 @@ static int
 last_join(const struct bpe *v, const unsigned char *p, size_t n, uint32_t *r,
     uint32_t *j, uint32_t *left, uint32_t *right)
 {
-	size_t i, m = n, at;
-	uint32_t best;
+	size_t i, m = n;
 
 	for (i = 0; i < n; i++) {
 		r[i] = v->byte_rank[p[i]];
 		j[i] = i + 1 < n ? join(v, r[i], v->byte_rank[p[i + 1]]) : NONE;
 	}
-	while (m > 2) {
-		best = NONE;
-		at = 0;
-		for (i = 0; i + 1 < m; i++)
-			if (j[i] < best) {
-				best = j[i];
-				at = i;
-			}
-		if (best == NONE)
+	while (m > 2)
+		if ((m = merge_step(v, r, j, m)) == 0)
 			return -1;
-		r[at] = best;
-		m--;
-		memmove(r + at + 1, r + at + 2, (m - at - 1) * sizeof *r);
-		memmove(j + at + 1, j + at + 2, (m - at - 1) * sizeof *j);
-		if (at > 0)
-			j[at - 1] = join(v, r[at - 1], r[at]);
-		j[at] = at + 1 < m ? join(v, r[at], r[at + 1]) : NONE;
-	}
 	if (j[0] == NONE)
 		return -1;
 	*left = r[0];
@@ -1500,8 +1513,8 @@ static size_t
 merge_short(const struct bpe *v, const unsigned char *p, size_t n,
     uint32_t *r)
 {
-	uint32_t j[SHORT], best;
-	size_t i, m = n, at;
+	uint32_t j[SHORT];
+	size_t i, m = n, k;
 
 	for (i = 0; i + 1 < n; i++) {
 		r[i] = v->byte_rank[p[i]];
@@ -1509,24 +1522,9 @@ merge_short(const struct bpe *v, const unsigned char *p, size_t n,
 	}
 	r[n - 1] = v->byte_rank[p[n - 1]];
 	j[n - 1] = NONE;
-	for (;;) {
-		best = NONE;
-		at = 0;
-		for (i = 0; i + 1 < m; i++)
-			if (j[i] < best) {
-				best = j[i];
-				at = i;
-			}
-		if (best == NONE)
-			return m;
-		r[at] = best;
-		m--;
-		memmove(r + at + 1, r + at + 2, (m - at - 1) * sizeof *r);
-		memmove(j + at + 1, j + at + 2, (m - at - 1) * sizeof *j);
-		if (at > 0)
-			j[at - 1] = join(v, r[at - 1], r[at]);
-		j[at] = at + 1 < m ? join(v, r[at], r[at + 1]) : NONE;
-	}
+	while ((k = merge_step(v, r, j, m)) != 0)
+		m = k;
+	return m;
 }
 
 #define SHORT16 32
