@@ -81,6 +81,18 @@ die_if(int fail, const char *what, const char *err)
 	}
 }
 
+/* A sample of T + 1 tokens as T inputs and their T targets (each the next). */
+static void
+sample_io(const uint32_t *tok, int T, int32_t *in, int32_t *tg)
+{
+	int t;
+
+	for (t = 0; t < T; t++) {
+		in[t] = (int32_t)tok[t];
+		tg[t] = (int32_t)tok[t + 1];
+	}
+}
+
 static void
 json_tokens(FILE *f, const uint32_t *tok, int rows, int cols)
 {
@@ -1962,10 +1974,7 @@ dump(const char *dir)
 	for (i = 0; i < sizeof train_tok / sizeof *train_tok; i++)
 		train_tok[i] = rnd((uint32_t)small.vocab);
 	for (b = 0; b < B; b++)
-		for (j = 0; j < T; j++) {
-			in[b * T + j] = (int32_t)tok[b * (T + 1) + j];
-			tg[b * T + j] = (int32_t)tok[b * (T + 1) + j + 1];
-		}
+		sample_io(tok + b * (T + 1), T, in + b * T, tg + b * T);
 
 	out = xcalloc(3 + 2 * GPT_NPARAM * (size_t)small.nlayer, sizeof *out);
 	loss = gpt_forward(&m, in, tg, 0, 0, 0);
@@ -2301,7 +2310,7 @@ test_accumulate(void)
 	char err[256];
 	size_t i, n, nwte, np, idx;
 	double norm, want = 0, *part;
-	int j, b, t, k, l, code, nl;
+	int j, b, k, l, code, nl;
 
 	c.hidden_dropout = c.attn_dropout = 0.1f;
 	die_if(gpt_init(&m, &c, &gpt_cpu, err, sizeof err) < 0, "init", err);
@@ -2311,10 +2320,7 @@ test_accumulate(void)
 		for (b = 0; b < B; b++) {
 			die_if(gpt_data_mock_get(&md, (uint64_t)(j * B + b), tok, err,
 			    sizeof err, &code) < 0, "mock", err);
-			for (t = 0; t < T; t++) {
-				in[j][b * T + t] = (int32_t)tok[t];
-				tg[j][b * T + t] = (int32_t)tok[t + 1];
-			}
+			sample_io(tok, T, in[j] + b * T, tg[j] + b * T);
 		}
 	n = m.ngrads;
 	nwte = m.t[GPT_WTE].n;
@@ -2446,7 +2452,7 @@ test_pipeline_order(void)
 	size_t btc = (size_t)B * T * c.nembd * sizeof(float), i, bad = 0;
 	float lw[2], ls[2], *gw, *g;
 	char err[256];
-	int j, b, t, k, l, code;
+	int j, b, k, l, code;
 	const float dloss = 1.0f / (2 * B * T);
 
 	c.hidden_dropout = c.attn_dropout = 0.1f;
@@ -2454,10 +2460,7 @@ test_pipeline_order(void)
 		for (b = 0; b < B; b++) {
 			die_if(gpt_data_mock_get(&md, (uint64_t)(j * B + b), tok, err,
 			    sizeof err, &code) < 0, "mock", err);
-			for (t = 0; t < T; t++) {
-				in[j][b * T + t] = (int32_t)tok[t];
-				tg[j][b * T + t] = (int32_t)tok[t + 1];
-			}
+			sample_io(tok, T, in[j] + b * T, tg[j] + b * T);
 		}
 	die_if(gpt_init(&w, &c, &gpt_cpu, err, sizeof err) < 0, "init", err);
 	for (k = 0; k < 2; k++) {
@@ -2596,17 +2599,15 @@ part_iteration(struct gpt *m, struct layout *ly, const struct sample_src *src,
 	int s = ly->d.pp_rank, last = s == ly->d.pp - 1;
 	char err[512];
 	double *part, coef = 1, l = 0;
-	int b, t, j, code;
+	int b, j, code;
 
 	for (j = 0; j < nmicro; j++) {
 		for (b = 0; b < B; b++) {
 			die_if(src->get(src->arg, first + (uint64_t)((j * DP +
 			    dp) * B + b), tok + b * (T + 1), err, sizeof err,
 			    &code) < 0, "data", err);
-			for (t = 0; t < T; t++) {
-				in[j][b * T + t] = (int32_t)tok[b * (T + 1) + t];
-				tg[j][b * T + t] = (int32_t)tok[b * (T + 1) + t + 1];
-			}
+			sample_io(tok + b * (T + 1), T, in[j] + b * T,
+			    tg[j] + b * T);
 		}
 		if (s > 0)
 			die_comm(comm_sendrecv(ly->pp, NULL, 0, -1,
