@@ -286,6 +286,42 @@ ref_encode(const char *text, size_t len, struct bpe_ids *out)
 	}
 }
 
+/* bpe_encode of one text at a time against the reference merge. */
+struct vs_ref {
+	struct bpe_state *s;
+	struct bpe_ids got, want;
+	struct buf text;	/* the text, set by the caller */
+};
+
+static void
+vs_start(struct vs_ref *c, const struct bpe *x)
+{
+	memset(c, 0, sizeof *c);
+	c->s = bpe_state_new(x, 0);
+	ref_init(x);
+}
+
+/* Whether bpe_encode gives c->text the reference's ids (in c->want). */
+static int
+vs_same(struct vs_ref *c)
+{
+	c->got.n = c->want.n = 0;
+	bpe_encode(c->s, c->text.p, c->text.len, &c->got);
+	ref_encode(c->text.p, c->text.len, &c->want);
+	return c->got.n == c->want.n && memcmp(c->got.v, c->want.v,
+	    c->got.n * sizeof *c->got.v) == 0;
+}
+
+static void
+vs_end(struct vs_ref *c)
+{
+	free(rtab);
+	free(c->got.v);
+	free(c->want.v);
+	buf_free(&c->text);
+	bpe_state_free(c->s);
+}
+
 /*
  * Pieces of every length merge as tiktoken's byte_pair_merge does: up to
  * 64 bytes (an array), to 4096 (a heap), and longer (compact state), at
@@ -300,44 +336,35 @@ test_long_pieces(void)
 	    1000, 4095, 4096, 4097, 4160, 4191, 6000, 8193 };
 	static const char *const cjk[] = { "\xe7\x9a\x84", "\xe4\xb8\x80",
 	    "\xe6\x98\xaf", "\xe4\xb8\x8d", "\xe4\xba\x86", "\xe4\xba\xba" };
-	struct bpe_state *s = bpe_state_new(v, 0);
-	struct bpe_ids got = { 0 }, want = { 0 };
-	struct buf text = { 0 };
+	struct vs_ref c;
 	size_t i, l, k;
 	uint64_t x = 11;
-	int kind;
+	int kind, same;
 
-	ref_init(v);
+	vs_start(&c, v);
 	for (kind = 0; kind < 7; kind++)
 		for (l = 0; l < sizeof lens / sizeof lens[0]; l++) {
-			text.len = 0;
-			for (i = 0; text.len < lens[l]; i++) {
+			c.text.len = 0;
+			for (i = 0; c.text.len < lens[l]; i++) {
 				x = owt_mix64(x);
 				switch (kind) {
-				case 0: buf_addc(&text, 'a'); break;
-				case 1: buf_addc(&text, "etaoin"[x % 6]); break;
-				case 2: buf_addc(&text, 'a' + x % 26); break;
-				case 3: buf_addc(&text, '0' + x % 10); break;
-				case 4: buf_addc(&text, "-=_*.#"[x % 6]); break;
+				case 0: buf_addc(&c.text, 'a'); break;
+				case 1: buf_addc(&c.text, "etaoin"[x % 6]); break;
+				case 2: buf_addc(&c.text, 'a' + x % 26); break;
+				case 3: buf_addc(&c.text, '0' + x % 10); break;
+				case 4: buf_addc(&c.text, "-=_*.#"[x % 6]); break;
 				case 5:
-					k = lens[l] - text.len;
-					buf_add(&text, cjk[x % 6], k < 3 ? k : 3);
+					k = lens[l] - c.text.len;
+					buf_add(&c.text, cjk[x % 6], k < 3 ? k : 3);
 					break;
-				default: buf_addc(&text, (char)(x >> 56)); break;
+				default: buf_addc(&c.text, (char)(x >> 56)); break;
 				}
 			}
-			got.n = want.n = 0;
-			bpe_encode(s, text.p, text.len, &got);
-			ref_encode(text.p, text.len, &want);
-			OK(got.n == want.n && memcmp(got.v, want.v,
-			    got.n * sizeof *got.v) == 0, "kind %d, %zu bytes: "
-			    "%zu ids, as tiktoken's merge", kind, lens[l], want.n);
+			same = vs_same(&c);
+			OK(same, "kind %d, %zu bytes: %zu ids, as tiktoken's "
+			    "merge", kind, lens[l], c.want.n);
 		}
-	free(rtab);
-	free(got.v);
-	free(want.v);
-	buf_free(&text);
-	bpe_state_free(s);
+	vs_end(&c);
 }
 
 /* Texts of mixed fragments: every piece as tiktoken's merge makes it. */
@@ -352,34 +379,25 @@ test_mixed(void)
 	    "\xd8\xb9\xd8\xb1\xd8\xa8\xd9\x8a", "\xf0\x9f\x98\x80", "http://",
 	    "www.example.com/a?b=c", "QmFzZTY0", "xyzzy", "AAAA", "aaaa",
 	    "Zz", "_", "#", "\xe2\x80\x94", "\xc2\xa0", "0x7f", "\xef\xbb\xbf" };
-	struct bpe_state *s = bpe_state_new(v, 0);
-	struct bpe_ids got = { 0 }, want = { 0 };
-	struct buf text = { 0 };
+	struct vs_ref c;
 	uint64_t x = 5;
 	size_t i, k, bad = 0, ntok = 0;
 
-	ref_init(v);
+	vs_start(&c, v);
 	for (i = 0; i < 3000; i++) {
-		text.len = 0;
+		c.text.len = 0;
 		x = owt_mix64(x);
 		for (k = x % 24 + 1; k > 0; k--) {
 			x = owt_mix64(x);
-			buf_adds(&text, frag[x % (sizeof frag / sizeof frag[0])]);
+			buf_adds(&c.text, frag[x % (sizeof frag / sizeof frag[0])]);
 		}
-		got.n = want.n = 0;
-		bpe_encode(s, text.p, text.len, &got);
-		ref_encode(text.p, text.len, &want);
-		ntok += want.n;
-		if (got.n != want.n || memcmp(got.v, want.v, got.n * sizeof *got.v))
+		if (!vs_same(&c))
 			bad++;
+		ntok += c.want.n;
 	}
 	OK(bad == 0, "3000 texts of mixed fragments, %zu ids, as tiktoken's "
 	    "merge (%zu differ)", ntok, bad);
-	free(rtab);
-	free(got.v);
-	free(want.v);
-	buf_free(&text);
-	bpe_state_free(s);
+	vs_end(&c);
 }
 
 /*
@@ -489,31 +507,22 @@ write_vocab(const char *dir, const char *const *tok, const size_t *split,
 static size_t
 check_vocab(struct bpe *x, const char *alpha, size_t maxlen, size_t ntext)
 {
-	struct bpe_state *s = bpe_state_new(x, 0);
-	struct bpe_ids got = { 0 }, want = { 0 };
-	struct buf text = { 0 };
+	struct vs_ref c;
 	uint64_t r = 3;
 	size_t i, k, bad = 0, na = strlen(alpha);
 
-	ref_init(x);
+	vs_start(&c, x);
 	for (i = 0; i < ntext; i++) {
-		text.len = 0;
+		c.text.len = 0;
 		r = owt_mix64(r);
 		for (k = i < 200 ? i + 1 : r % maxlen + 1; k > 0; k--) {
 			r = owt_mix64(r);
-			buf_addc(&text, alpha[r % na]);
+			buf_addc(&c.text, alpha[r % na]);
 		}
-		got.n = want.n = 0;
-		bpe_encode(s, text.p, text.len, &got);
-		ref_encode(text.p, text.len, &want);
-		if (got.n != want.n || memcmp(got.v, want.v, got.n * sizeof *got.v))
+		if (!vs_same(&c))
 			bad++;
 	}
-	free(rtab);
-	free(got.v);
-	free(want.v);
-	buf_free(&text);
-	bpe_state_free(s);
+	vs_end(&c);
 	return bad;
 }
 
