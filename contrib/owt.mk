@@ -160,8 +160,13 @@ $(OUT)/2-docs/all.jsonl: $(DOC_FILES) $(V)/DOCS $(V)/DOC_FILES $(V)/MERGE_FLAGS
 	@mkdir -p $(@D)
 	$(OWT_STAGE) docs $@ $(DOCS)
 
-$(DOC_UNITS:%=$(OUT)/2-docs/%.jsonl): $(OUT)/2-docs/all.jsonl
-	$(OWT_STAGE) cut $< $@
+# One pass cuts all N units (N.done last); a unit that comes out the same
+# keeps its time, so that its cleaning is not redone.
+$(OUT)/2-docs/$(N).done: $(OUT)/2-docs/all.jsonl
+	$(OWT_STAGE) cut $< $(N)
+
+$(DOC_UNITS:%=$(OUT)/2-docs/%.jsonl): $(OUT)/2-docs/$(N).done
+	@:
 
 # 3. clean: fix, lang, length per unit; the signatures (.sig) of what is
 # kept, every decision (.report).
