@@ -389,6 +389,12 @@ like err 'K=4: not a shard of 0 to 3' "it says so"
 run make -s -f "$MK" URLS=none OUT=bad
 is "$rc" 2 "no URL files exits 2"
 like err "^owt.mk: no URL files in 'none' and no DOCS$" "it says so"
+mkdir -p baddocs
+printf '{"text": "a"}\nnot json\n' >baddocs/x.jsonl
+run make -s -f "$MK" URLS=none DOCS=baddocs OUT=bad
+is "$rc" 2 "a bad record in DOCS: the run fails (make's 2)"
+like err "^jsonl-merge: baddocs/x.jsonl:2: invalid JSON" "jsonl-merge names the file and line"
+is "$(ls bad | grep -c text_document)" 0 "and no dataset is published"
 mkdir -p clash
 : >clash/docs
 run make -s -f "$MK" URLS=clash DOCS=docs OUT=bad
