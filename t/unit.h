@@ -55,7 +55,7 @@ unit_file_text(FILE *f)
 	return b.p;
 }
 
-static int
+static inline int
 unit_done(void)
 {
 	printf("1..%d\n", unit_n);
