@@ -245,3 +245,9 @@ uninstall:
 
 clean:
 	rm -rf build build-san build-gpu build-nocuda
+
+# make -j clean check: clean must be done before anything is built again,
+# which make does not promise for goals given together.
+ifneq ($(and $(filter clean,$(MAKECMDGOALS)),$(filter-out clean,$(MAKECMDGOALS))),)
+.NOTPARALLEL:
+endif
