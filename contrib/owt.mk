@@ -11,8 +11,11 @@
 # global passes read the units in that order. The shard count therefore
 # never changes the dataset. Documents already in hand (DOCS) follow the
 # URLs, cut the same way into units docs.K-of-N. Every step publishes its
-# output by rename; the public targets hold OUT/.lock (flock) for the
-# whole run.
+# output by rename, the outputs before the file that says the step is done
+# (the target, or a marker a later run trusts: 5-final/UNIT.drop, N.done),
+# and removes such a marker before it replaces the output the marker
+# vouches for; t/8004 kills a build after each rename and link in turn.
+# The public targets hold OUT/.lock (flock) for the whole run.
 
 OWT_MK := $(lastword $(MAKEFILE_LIST))
 .DEFAULT_GOAL := all
