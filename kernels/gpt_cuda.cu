@@ -9,7 +9,9 @@
  * feed the weights (LayerNorm, bias and embedding gradients, the gradient
  * norm) sum in a fixed order and use no atomics, so a run repeats exactly.
  *
- * The file is kernels first, then the launchers, then the backend table.
+ * The file is kernels first, then the launchers, then the backend table
+ * and the plugin's (owtcuda.h: the programs open this code as
+ * lib/owt/gpt-cuda.so).
  */
 #include <cmath>
 #include <cstdarg>
@@ -97,8 +99,8 @@ prof_report(void)
 	fprintf(stderr, "%s: cuda profile: %.1f ms in the launchers\n",
 	    host->prog, total);
 	for (i = 0; i < 48 && prof_rows[i].name; i++)
-		fprintf(stderr, "%s:   %-26s %9.1f ms %5.1f%% %8ld calls\n", host->prog,
-		    prof_rows[i].name, prof_rows[i].ms,
+		fprintf(stderr, "%s:   %-26s %9.1f ms %5.1f%% %8ld calls\n",
+		    host->prog, prof_rows[i].name, prof_rows[i].ms,
 		    100 * prof_rows[i].ms / (total > 0 ? total : 1),
 		    prof_rows[i].calls);
 }
