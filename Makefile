@@ -2,7 +2,8 @@
 #
 # Each program is cmd/NAME.c; cmd/NAME.mk names the pkg-config modules it
 # links (PKGS_NAME) and adds the Debian packages it needs to DEB_PKGS.
-# Everything else is lib/*.c (libowt.a) and, with CUDA, kernels/*.cu.
+# Everything else is lib/*.c (libowt.a) and, with CUDA, kernels/*.cu (the
+# plugin lib/owt/gpt-cuda.so).
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
@@ -64,7 +65,7 @@ UNIT_SRCS := $(sort $(wildcard t/*.c))
 GPU_PROGS = bpe-encode idx-pack gpt-train gpt-sample
 GPU_LIB = batch blas bpe buf ckpt ckpt_args comm comm_nccl dist gemv gen \
 	gen_queue gpt gpt_cpu gpt_data gpt_device gpt_infer gpt_plan input json jsonl \
-	mmidx mt19937 opt outfile par pipeline progress safetensors sampler \
+	mmidx mt19937 opt outfile par pipeline plugin progress safetensors sampler \
 	schedule sgemm512 tally tok train train_log train_run uniclass utf8 util
 ifeq ($(GPU_ONLY),1)
 PROGS := $(GPU_PROGS)
@@ -80,6 +81,10 @@ endif
 UNITS := $(patsubst t/%.c,$(B)/t/%,$(UNIT_SRCS))
 
 # CUDA: auto builds kernels/ when nvcc is found, 1 requires it, 0 skips it.
+# kernels/ becomes the plugin lib/owt/gpt-cuda.so, the one object linked
+# with the CUDA runtime and cuBLAS (rpath to the toolkit); the programs
+# link no CUDA library and open the plugin when --device asks for CUDA
+# (lib/gpt_device.c), so that one build runs with or without them.
 NVCC ?= $(firstword $(shell command -v nvcc 2>/dev/null) \
 	$(wildcard /usr/local/cuda/bin/nvcc))
 ifeq ($(CUDA),auto)
@@ -99,7 +104,7 @@ NVCC_FLAGS ?= -O3 -std=c++17 $(NVCC_ARCH) -Xcompiler -Wall,-Wextra \
 	-Werror all-warnings
 CU_SRCS := $(sort $(wildcard kernels/*.cu))
 CU_OBJS := $(patsubst %.cu,$(B)/%.o,$(CU_SRCS))
-CULIB := $(B)/kernels/libowtcuda.a
+CUDA_PLUGIN := $(B)/lib/owt/gpt-cuda.so
 CUDA_LIBS = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart \
 	-lcublas -lcublasLt -lstdc++
 OWT_CPPFLAGS += -DOWT_CUDA=1 -Ikernels
@@ -113,7 +118,7 @@ PLUGIN := $(B)/lib/owt/comm-mpi.so
 DEB_PKGS += openmpi-bin libopenmpi-dev
 NCCL_H ?= $(firstword $(wildcard /usr/include/nccl.h \
 	$(or $(CUDA_HOME),/usr/local/cuda)/include/nccl.h))
-$(B)/lib/comm.o: OWT_CPPFLAGS += -DOWT_LIBDIR='"$(LIBDIR)"'
+$(B)/lib/plugin.o: OWT_CPPFLAGS += -DOWT_LIBDIR='"$(LIBDIR)"'
 ifneq ($(NCCL_H),)
 $(B)/lib/comm_nccl.o: OWT_CPPFLAGS += -DOWT_NCCL_H -I$(dir $(NCCL_H))
 endif
@@ -122,7 +127,7 @@ endif
 .SUFFIXES:
 .SECONDARY:
 
-all: $(BINS) $(CULIB) $(PLUGIN)
+all: $(BINS) $(CUDA_PLUGIN) $(PLUGIN)
 
 # Install missing Debian packages (as root), or print the command and stop.
 # NODEPS=1 skips the check.
@@ -163,10 +168,9 @@ $(LIB): $(LIB_OBJS)
 	@rm -f $@
 	$(AR) rcs $@ $^
 
-$(B)/bin/%: $(B)/cmd/%.o $(LIB) $(CULIB)
+$(B)/bin/%: $(B)/cmd/%.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(OWT_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) \
-	    $(if $(CUDA_$*),$(CULIB) $(CUDA_LIBS)) \
 	    $(shell pkg-config --libs $(PKGS_$*) 2>/dev/null) $(KIT_LIBS) \
 	    $(LIBS_$*) -lm
 
@@ -180,18 +184,21 @@ $(PLUGIN): lib/comm_mpi.c lib/comm_impl.h | deps
 	    echo "owt: no $(MPICC): $@ not built (one process only)"; \
 	fi
 
+# Hidden symbols but the entry point, owtcuda_plugin; -z defs: the plugin
+# uses nothing of the program's (what it needs comes in struct
+# owtcuda_host).
 $(B)/kernels/%.o: kernels/%.cu $(wildcard kernels/*.h) | deps
 	@mkdir -p $(@D)
-	$(NVCC) $(NVCC_FLAGS) -Ilib -c -o $@ $<
+	$(NVCC) $(NVCC_FLAGS) -Xcompiler -fPIC,-fvisibility=hidden -Ilib -c \
+	    -o $@ $<
 
-$(CULIB): $(CU_OBJS)
-	@rm -f $@
-	$(AR) rcs $@ $^
+$(CUDA_PLUGIN): $(CU_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -shared -Wl,-z,defs -o $@ $^ $(CUDA_LIBS) -lm
 
-$(B)/t/%: t/%.c $(wildcard t/*.h) $(LIB) $(CULIB)
+$(B)/t/%: t/%.c $(wildcard t/*.h) $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(OWT_CPPFLAGS) $(OWT_CFLAGS) -o $@ $< $(LIB) \
-	    $(if $(CULIB),$(CULIB) $(CUDA_LIBS)) \
 	    $(shell pkg-config --libs $(ALL_PKGS) 2>/dev/null) $(KIT_LIBS) \
 	    $(ALL_LIBS) -lm
 
@@ -208,7 +215,7 @@ check: all $(UNITS)
 check-gpu:
 	$(MAKE) GPU_ONLY=1 NODEPS=1 CUDA=1 B=build-gpu gpu-tests
 
-gpu-tests: $(BINS) $(CULIB) $(UNITS)
+gpu-tests: $(BINS) $(CUDA_PLUGIN) $(UNITS)
 	$(TEST_ENV) sh t/tap-run $(PROVE_FLAGS) t/9*.t
 
 demo: all $(B)/t/httpd
@@ -227,6 +234,8 @@ install: all
 	cp $(BINS) $(DESTDIR)$(BINDIR)/
 	if [ -f $(PLUGIN) ]; then mkdir -p $(DESTDIR)$(LIBDIR)/owt && \
 	    cp $(PLUGIN) $(DESTDIR)$(LIBDIR)/owt/; fi
+	if [ -n "$(CUDA_PLUGIN)" ]; then mkdir -p $(DESTDIR)$(LIBDIR)/owt && \
+	    cp $(CUDA_PLUGIN) $(DESTDIR)$(LIBDIR)/owt/; fi
 	cp contrib/megatron-to-owt $(DESTDIR)$(BINDIR)/
 	cp man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	cp man/*.5 $(DESTDIR)$(MANDIR)/man5/

@@ -4,4 +4,3 @@
 PKGS_gpt-sample = yajl zlib libzstd
 LIBS_gpt-sample = -fopenmp
 $(B)/lib/gemv.o $(B)/lib/gpt_infer.o: OWT_CFLAGS += -fopenmp -fno-math-errno
-CUDA_gpt-sample = 1

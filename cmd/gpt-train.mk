@@ -10,5 +10,6 @@ OMP_OBJS = $(B)/lib/gpt.o $(B)/lib/gpt_cpu.o $(B)/lib/blas.o \
     $(B)/lib/sgemm512.o
 $(OMP_OBJS): OWT_CFLAGS += -fopenmp -fno-math-errno
 DEB_PKGS += libopenblas0-openmp
-# With CUDA the model also runs on the GPU (kernels/, --device cuda).
-CUDA_gpt-train = 1
+# With CUDA the model also runs on the GPU (--device cuda): kernels/ in
+# the plugin lib/owt/gpt-cuda.so, which lib/gpt_device.c opens; the
+# program links no CUDA library.

@@ -9,9 +9,12 @@
  * feed the weights (LayerNorm, bias and embedding gradients, the gradient
  * norm) sum in a fixed order and use no atomics, so a run repeats exactly.
  *
- * The file is kernels first, then the launchers, then the backend table.
+ * The file is kernels first, then the launchers, then the backend table
+ * and the plugin's (owtcuda.h: the programs open this code as
+ * lib/owt/gpt-cuda.so).
  */
 #include <cmath>
+#include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -25,11 +28,27 @@ extern "C" {
 #include "comm.h"
 }
 
-extern "C" {
-#include "util.h"
-}
-
 /* ---- errors ------------------------------------------------------------ */
+
+/*
+ * What the plugin needs of the program (owtcuda_plugin's argument): its
+ * name and its way to exit on a CUDA error, so that the plugin uses no
+ * symbol of the program's.
+ */
+static const struct owtcuda_host *host;
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+cuda_die(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	host->die(msg);
+	abort();
+}
 
 #define CUDA_OK(x) cuda_ok((x), #x, __func__)
 #define BLAS_OK(x) blas_ok((x), #x, __func__)
@@ -39,18 +58,18 @@ static void
 cuda_ok(cudaError_t e, const char *what, const char *fn)
 {
 	if (e != cudaSuccess)
-		owt_die(XSYS, "cuda: %s: %s: %s", fn, what, cudaGetErrorString(e));
+		cuda_die("cuda: %s: %s: %s", fn, what, cudaGetErrorString(e));
 }
 
 static void
 blas_ok(cublasStatus_t s, const char *what, const char *fn)
 {
 	if (s != CUBLAS_STATUS_SUCCESS)
-		owt_die(XSYS, "cuda: %s: %s: cuBLAS status %d", fn, what, (int)s);
+		cuda_die("cuda: %s: %s: cuBLAS status %d", fn, what, (int)s);
 }
 
 /* A launcher's argument check: a caller's bug, not a data error. */
-#define ARG(cond) do { if (!(cond)) owt_die(XSYS, \
+#define ARG(cond) do { if (!(cond)) cuda_die(\
 	"cuda: %s: bad arguments (%s)", __func__, #cond); } while (0)
 
 /* ---- profile ------------------------------------------------------------ */
@@ -78,10 +97,10 @@ prof_report(void)
 	for (i = 0; i < 48 && prof_rows[i].name; i++)
 		total += prof_rows[i].ms;
 	fprintf(stderr, "%s: cuda profile: %.1f ms in the launchers\n",
-	    owt_prog, total);
+	    host->prog, total);
 	for (i = 0; i < 48 && prof_rows[i].name; i++)
-		fprintf(stderr, "%s:   %-26s %9.1f ms %5.1f%% %8ld calls\n", owt_prog,
-		    prof_rows[i].name, prof_rows[i].ms,
+		fprintf(stderr, "%s:   %-26s %9.1f ms %5.1f%% %8ld calls\n",
+		    host->prog, prof_rows[i].name, prof_rows[i].ms,
 		    100 * prof_rows[i].ms / (total > 0 ? total : 1),
 		    prof_rows[i].calls);
 }
@@ -150,7 +169,7 @@ scratch(size_t bytes)
 			CUDA_OK(cudaFree(work));
 		work = NULL;
 		if (cudaMalloc(&work, bytes) != cudaSuccess)
-			owt_die(XSYS, "cuda: out of device memory for %.1f MB of "
+			cuda_die("cuda: out of device memory for %.1f MB of "
 			    "scratch", bytes / 1e6);
 		work_size = bytes;
 		note_peak();
@@ -1347,7 +1366,7 @@ cu_attention_forward_kv(float *out, float *kcache, float *vcache,
 	HS = C / NH;
 	shared = (size_t)(HS + maxT) * sizeof(float);
 	if (shared > 48 * 1024 - 1024)	/* the block reductions' static arrays too */
-		owt_die(XSYS, "cuda: %s: a context of %d positions needs %zu bytes "
+		cuda_die("cuda: %s: a context of %d positions needs %zu bytes "
 		    "of shared memory (at most 48 KB)", __func__, maxT, shared);
 	k_kv_store<<<blocks((size_t)N * C, TPB), TPB>>>(kcache, vcache, qkv, seq,
 	    pos, N, C, NH, maxT);
@@ -1414,7 +1433,7 @@ static const struct gpt_backend gpt_cuda = {
 	.matmul_forward_q8 = cu_matmul_forward_q8,
 };
 
-extern "C" const struct gpt_backend *
+static const struct gpt_backend *
 owtcuda_backend(int precision, char *why, unsigned long n)
 {
 	if (owtcuda_device_count(why, n) == 0) {
@@ -1485,20 +1504,20 @@ static const struct comm_device comm_dev = {
 	comm_is_device,
 };
 
-extern "C" const struct comm_device *
+static const struct comm_device *
 owtcuda_comm_device(void)
 {
 	return &comm_dev;
 }
 
-extern "C" size_t
+static size_t
 owtcuda_peak_bytes(void)
 {
 	note_peak();
 	return peak_bytes;
 }
 
-extern "C" void
+static void
 owtcuda_shutdown(void)
 {
 	if (work)
@@ -1511,8 +1530,29 @@ owtcuda_shutdown(void)
 	CUDA_OK(cudaDeviceReset());
 }
 
-extern "C" void
+static void
 owtcuda_sync(void)
 {
 	CUDA_OK(cudaDeviceSynchronize());
+}
+
+static const struct owtcuda plugin = {
+	OWTCUDA_ABI,
+	owtcuda_device_count,
+	owtcuda_select,
+	owtcuda_capability,
+	owtcuda_backend,
+	owtcuda_peak_bytes,
+	owtcuda_shutdown,
+	owtcuda_comm_device,
+	owtcuda_sync,
+};
+
+extern "C" __attribute__((visibility("default"))) const struct owtcuda *
+owtcuda_plugin(const struct owtcuda_host *h)
+{
+	if (h == NULL || h->abi != OWTCUDA_ABI)
+		return NULL;
+	host = h;
+	return &plugin;
 }

@@ -11,6 +11,7 @@
 
 #include "comm.h"
 #include "comm_impl.h"
+#include "plugin.h"
 #include "util.h"
 
 /*
@@ -151,35 +152,6 @@ comm_new(struct comm_world *w, const int *ranks, int n, int me, int id)
 	return c;
 }
 
-#ifndef OWT_LIBDIR
-#define OWT_LIBDIR "/usr/local/lib"
-#endif
-
-/*
- * $OWT_COMM_PLUGIN, else lib/owt/comm-mpi.so beside the executable's
- * directory (bin/../lib/owt: the build tree, or an installation moved
- * whole), else the installed one.
- */
-static void
-plugin_path(char *path, size_t size)
-{
-	const char *env = getenv("OWT_COMM_PLUGIN");
-	char exe[4096], *s;
-	ssize_t n;
-
-	if (env != NULL && *env != '\0') {
-		snprintf(path, size, "%s", env);
-		return;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	exe[n > 0 ? n : 0] = '\0';
-	for (int i = 0; i < 2 && (s = strrchr(exe, '/')) != NULL; i++)
-		*s = '\0';
-	snprintf(path, size, "%s/lib/owt/comm-mpi.so", exe);
-	if (access(path, F_OK) != 0)
-		snprintf(path, size, "%s/owt/comm-mpi.so", OWT_LIBDIR);
-}
-
 int
 comm_init(struct comm **world, double timeout, char *err, size_t errsize,
     int *code)
@@ -197,7 +169,8 @@ comm_init(struct comm **world, double timeout, char *err, size_t errsize,
 	if (comm_launch(&l, err, errsize, code) == -1)
 		return -1;
 	if (l.size != 1) {
-		plugin_path(path, sizeof path);
+		plugin_path("comm-mpi.so", "OWT_COMM_PLUGIN", path,
+		    sizeof path);
 		/*
 		 * RTLD_GLOBAL: some MPI builds dlopen components that look
 		 * for libmpi's symbols in the global scope (Debian's

@@ -1,4 +1,5 @@
 /* gpt_device.c - choosing the backend: --device auto|cpu|cuda, --fp32|--bf16|--fp16 */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,10 +7,59 @@
 #include "blas.h"
 #include "comm.h"
 #include "gpt_device.h"
+#include "plugin.h"
 #include "util.h"
 
 #ifdef OWT_CUDA
 #include "owtcuda.h"
+
+/* The CUDA plugin's table once gpt_device_cuda has opened it. */
+static const struct owtcuda *cuda;
+
+static void
+cuda_die(const char *msg)
+{
+	owt_die(XSYS, "%s", msg);
+}
+
+const struct owtcuda *
+gpt_device_cuda(char *err, size_t errsize, int *code)
+{
+	static struct owtcuda_host host = { OWTCUDA_ABI, "", cuda_die };
+	static char failed[OWT_ERRSIZE];
+	char path[4200];
+	owtcuda_plugin_fn *get;
+	void *h;
+
+	if (cuda != NULL)
+		return cuda;
+	if (failed[0] == '\0') {
+		plugin_path("gpt-cuda.so", "OWT_CUDA_PLUGIN", path, sizeof path);
+		/*
+		 * NODELETE: the CUDA runtime and the profile register exit
+		 * handlers, which must outlive any handle.
+		 */
+		h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+		host.prog = owt_prog;
+		if (h == NULL)
+			snprintf(failed, sizeof failed, "%s", dlerror());
+		else if ((get = (owtcuda_plugin_fn *)dlsym(h,
+		    "owtcuda_plugin")) == NULL || (cuda = get(&host)) == NULL)
+			snprintf(failed, sizeof failed, "'%.800s' is not this "
+			    "build's CUDA plugin (rebuild owt)", path);
+	}
+	if (cuda == NULL)
+		owt_fail(err, errsize, code, XSYS, "%s", failed);
+	return cuda;
+}
+#else
+const struct owtcuda *
+gpt_device_cuda(char *err, size_t errsize, int *code)
+{
+	owt_fail(err, errsize, code, XUSAGE, "no CUDA backend in this build "
+	    "(rebuild with nvcc: make CUDA=1)");
+	return NULL;
+}
 #endif
 
 const char *
@@ -31,8 +81,8 @@ size_t
 gpt_device_peak_bytes(const struct gpt_device *d)
 {
 #ifdef OWT_CUDA
-	if (d->be != NULL && d->be != &gpt_cpu)
-		return owtcuda_peak_bytes();
+	if (d->be != NULL && d->be != &gpt_cpu && cuda != NULL)
+		return cuda->peak_bytes();
 #endif
 	(void)d;
 	return 0;
@@ -53,7 +103,7 @@ gpt_device_comm(const struct gpt_device *d, struct comm *world, char *err,
 	if (d->be == NULL || d->be == &gpt_cpu)
 		return 0;
 #ifdef OWT_CUDA
-	return comm_device_attach(world, owtcuda_comm_device(), err, errsize,
+	return comm_device_attach(world, cuda->comm_device(), err, errsize,
 	    code);
 #else
 	(void)world;
@@ -85,9 +135,9 @@ open_cuda(struct gpt_device *d, int prec, int train, char *err,
 	char why[256] = "", name[96] = "";
 	int cap;
 
-	owtcuda_select(device_index);
-	if ((cap = owtcuda_capability(name, sizeof name)) == 0) {
-		owtcuda_device_count(why, sizeof why);
+	cuda->select(device_index);
+	if ((cap = cuda->capability(name, sizeof name)) == 0) {
+		cuda->device_count(why, sizeof why);
 		snprintf(err, errsize, "--device cuda: no CUDA device%s%s",
 		    why[0] ? ": " : "", why);
 		return -1;
@@ -99,7 +149,7 @@ open_cuda(struct gpt_device *d, int prec, int train, char *err,
 		    "cores; use --fp16 or --fp32", name, cap);
 		return -1;
 	}
-	if ((d->be = owtcuda_backend(prec, why, sizeof why)) == NULL) {
+	if ((d->be = cuda->backend(prec, why, sizeof why)) == NULL) {
 		snprintf(err, errsize, "--device cuda: %s", why);
 		return -1;
 	}
@@ -110,29 +160,40 @@ open_cuda(struct gpt_device *d, int prec, int train, char *err,
 }
 #endif
 
+/*
+ * "cpu" opens nothing; "auto" and "cuda" open the CUDA plugin, and with
+ * it the CUDA libraries. auto runs on the cpu where the plugin, a
+ * library or a device is missing; cuda fails: XSYS naming the file that
+ * could not be loaded, XUSAGE for the rest.
+ */
 static int
 device_open(struct gpt_device *d, const char *name, int prec, int train,
-    char *err, size_t errsize)
+    char *err, size_t errsize, int *code)
 {
+	char why[OWT_ERRSIZE];
+	int asked;	/* cuda, not auto */
+
 	memset(d, 0, sizeof *d);
+	*code = XUSAGE;
 	if (name == NULL && (name = getenv("OWT_DEVICE")) == NULL)
 		name = "auto";
 	if (strcmp(name, "cpu") == 0)
 		return open_cpu(d, prec, train);
-	if (strcmp(name, "cuda") != 0 && strcmp(name, "auto") != 0) {
+	asked = strcmp(name, "cuda") == 0;
+	if (!asked && strcmp(name, "auto") != 0) {
 		snprintf(err, errsize, "--device: '%s' is not auto, cpu or cuda",
 		    name);
 		return -1;
 	}
-#ifdef OWT_CUDA
-	if (strcmp(name, "cuda") == 0 || owtcuda_device_count(NULL, 0) > 0)
-		return open_cuda(d, prec, train, err, errsize);
-#else
-	if (strcmp(name, "cuda") == 0) {
-		snprintf(err, errsize, "--device cuda: no CUDA backend in this "
-		    "build (rebuild with nvcc: make CUDA=1)");
+	if (gpt_device_cuda(why, sizeof why, code) == NULL) {
+		if (!asked)
+			return open_cpu(d, prec, train);
+		snprintf(err, errsize, "--device cuda: %s", why);
 		return -1;
 	}
+#ifdef OWT_CUDA
+	if (asked || cuda->device_count(NULL, 0) > 0)
+		return open_cuda(d, prec, train, err, errsize);
 #endif
 	return open_cpu(d, prec, train);
 }
@@ -141,8 +202,10 @@ int
 gpt_device_open(struct gpt_device *d, const char *name, int prec, int train,
     char *err, size_t errsize, int *code)
 {
-	if (device_open(d, name, prec, train, err, errsize) == 0)
+	int c;
+
+	if (device_open(d, name, prec, train, err, errsize, &c) == 0)
 		return 0;
-	*code = XUSAGE;
+	*code = c;
 	return -1;
 }

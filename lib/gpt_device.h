@@ -23,13 +23,27 @@ struct gpt_device {
  * device answers, else cpu. On the cpu backend --fp16 and --bf16 run in
  * fp32, so that a GPU's script runs anywhere, and d->warn says so ("--fp16:
  * the cpu backend computes in fp32 only: training in fp32", or with train
- * 0 "...in fp32: generating in fp32"). 0, or -1 with err and *code
- * XUSAGE (each is what the options asked for and this machine cannot
- * give): an unknown name, cuda asked for but absent, a precision the
- * device lacks.
+ * 0 "...in fp32: generating in fp32"). "cpu" loads no CUDA library;
+ * "auto" runs on the cpu where the plugin, a CUDA library or a device is
+ * missing. 0, or -1 with err and *code: XSYS when cuda is asked for and
+ * the plugin or a CUDA library cannot be loaded (dlerror's text names
+ * it); XUSAGE for the rest (each is what the options asked for and this
+ * machine cannot give): an unknown name, a build without CUDA, no
+ * device, a precision the device lacks.
  */
 int gpt_device_open(struct gpt_device *d, const char *name, int prec,
     int train, char *err, size_t errsize, int *code);
+
+/*
+ * The CUDA plugin's table (kernels/owtcuda.h), opened on the first call:
+ * lib/owt/gpt-cuda.so as plugin_path finds it ($OWT_CUDA_PLUGIN, beside
+ * the executable, installed), which links the CUDA runtime and cuBLAS.
+ * NULL with err and *code: XSYS with dlerror's text (the plugin or the
+ * CUDA library that is missing), XUSAGE in a build without CUDA. Nothing
+ * else in a program loads a CUDA library.
+ */
+struct owtcuda;
+const struct owtcuda *gpt_device_cuda(char *err, size_t errsize, int *code);
 
 /*
  * The GPU gpt_device_open takes: local_rank modulo the node's devices (a

@@ -10,7 +10,9 @@
  * expf and tanhf against the CPU's 2-ulp fexp, other summation orders),
  * 1e-4 for fp32 products of long sums; bf16 products (8-bit mantissas)
  * 2e-2, fp16 (11 bits) 4e-3; index-only kernels and the embedding
- * gradients (the same additions in the same order) exactly.
+ * gradients (the same additions in the same order) exactly. The backend
+ * comes from the plugin lib/owt/gpt-cuda.so, loaded as the programs load
+ * it (gpt_device_cuda).
  */
 #include <math.h>
 #include <omp.h>
@@ -36,6 +38,7 @@ main(void)
 #include "gpt_device.h"
 #include "owtcuda.h"
 
+static const struct owtcuda *cuda;	/* the plugin, as the programs open it */
 static const struct gpt_backend *cu, *cpu = &gpt_cpu;
 static uint64_t seed = 1;
 
@@ -639,7 +642,7 @@ test_training(void)
 	train(cpu, 0, 0, NULL, ref, &skipped);
 	train(cpu, 0.1f, 0, NULL, ref_drop, &skipped);
 
-	cu = owtcuda_backend(OWTCUDA_FP32, why, sizeof why);
+	cu = cuda->backend(OWTCUDA_FP32, why, sizeof why);
 	train(cu, 0, 0, NULL, got, &skipped);
 	OK(track(got, ref) <= 1e-4, "fp32: %d training steps on the GPU match "
 	    "the CPU within 1e-4 of the loss (%.3g; first %.6f last %.6f "
@@ -660,8 +663,8 @@ test_training(void)
 		    STEPS);
 	}
 
-	if (owtcuda_capability(NULL, 0) >= 80) {
-		cu = owtcuda_backend(OWTCUDA_BF16, why, sizeof why);
+	if (cuda->capability(NULL, 0) >= 80) {
+		cu = cuda->backend(OWTCUDA_BF16, why, sizeof why);
 		train(cu, 0, 0, NULL, got, &skipped);
 		OK(track(got, ref) <= 0.02, "bf16 tracks fp32: losses within "
 		    "2%% at every step (%.3g; last %.6f against %.6f)",
@@ -669,7 +672,7 @@ test_training(void)
 	} else {
 		printf("ok %d # SKIP no bf16 before sm_80\n", ++unit_n);
 	}
-	cu = owtcuda_backend(OWTCUDA_FP16, why, sizeof why);
+	cu = cuda->backend(OWTCUDA_FP16, why, sizeof why);
 	train(cu, 0, 1024, NULL, got, &skipped);
 	OK(track(got, ref) <= 0.01 && skipped == 0, "fp16, loss scale 1024: "
 	    "no overflow, losses within 1%% (%.3g, %d skipped)", track(got, ref),
@@ -693,32 +696,36 @@ main(int argc, char **argv)
 	char why[256] = "", name[128] = "";
 	int prec, quick = argc > 1 && strcmp(argv[1], "launchers") == 0;
 
-	if ((cu = owtcuda_backend(OWTCUDA_FP32, why, sizeof why)) == NULL) {
+	if ((cuda = gpt_device_cuda(why, sizeof why, NULL)) == NULL) {
+		printf("Bail out! the CUDA plugin: %s\n", why);
+		return 1;
+	}
+	if ((cu = cuda->backend(OWTCUDA_FP32, why, sizeof why)) == NULL) {
 		printf("1..0 # SKIP no CUDA device (%s)\n", why);
 		return 0;
 	}
-	prec = owtcuda_capability(name, sizeof name);
+	prec = cuda->capability(name, sizeof name);
 	printf("# device: %s, sm_%d\n", name, prec);
 	blas_init(omp_get_max_threads());
 	if (quick) {
 		test_launchers(OWTCUDA_FP32);
 		test_reductions();
 		test_dwte();
-		owtcuda_shutdown();
+		cuda->shutdown();
 		return unit_done();
 	}
 	for (prec = OWTCUDA_FP32; prec <= OWTCUDA_FP16; prec++) {
-		if (prec == OWTCUDA_BF16 && owtcuda_capability(NULL, 0) < 80)
+		if (prec == OWTCUDA_BF16 && cuda->capability(NULL, 0) < 80)
 			continue;
-		cu = owtcuda_backend(prec, why, sizeof why);
+		cu = cuda->backend(prec, why, sizeof why);
 		test_launchers(prec);
 	}
-	cu = owtcuda_backend(OWTCUDA_FP32, why, sizeof why);
+	cu = cuda->backend(OWTCUDA_FP32, why, sizeof why);
 	test_reductions();
 	test_dwte();
 	test_training();
-	printf("# peak device memory %.1f MB\n", owtcuda_peak_bytes() / 1e6);
-	owtcuda_shutdown();
+	printf("# peak device memory %.1f MB\n", cuda->peak_bytes() / 1e6);
+	cuda->shutdown();
 	return unit_done();
 }
 #endif
