@@ -209,4 +209,8 @@ fails 3 "^gpt-train: cannot create 'file': Not a directory$" \
     "an unwritable save directory" gpt-train $tiny --train-iters 1 --eval-iters 0 --save file/ck -q
 fails 3 "^gpt-train: cannot create 'nodir/log.jsonl': No such file or directory$" \
     "an unwritable log" gpt-train $tiny --train-iters 1 --log-json nodir/log.jsonl
+no_threads 8 "no room for 8 threads (a 1 GB stack each in 3 GB)" \
+    gpt-train --mock-data --num-layers 2 --hidden-size 64 \
+    --num-attention-heads 4 --seq-length 32 --max-position-embeddings 64 \
+    --vocab-size 300 --micro-batch-size 4 --workers 8 --train-iters 1 -q
 done_testing

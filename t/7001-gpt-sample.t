@@ -308,4 +308,13 @@ mkdir -p half/iter_0000001 && cp $m/config.json half/iter_0000001/ &&
     printf 1 >half/latest_checkpointed_iteration.txt
 fails 1 '^gpt-sample: half/iter_0000001: incomplete checkpoint: no model.safetensors$' \
     "an iteration without weights" gpt-sample --load half
+
+# Threads that cannot start (each a 1 GB stack in 3 GB of address space):
+# exit 3 with gpt-sample's message, not 1 with libgomp's, in every mode.
+no_threads 8 "--int8 generation without room for 8 threads" \
+    gpt-sample --load ck --workers 8 -q --int8 --sample-input-file p.txt
+no_threads 8 "generation without room for 8 threads" \
+    gpt-sample --load ck --workers 8 -q --sample-input-file p.txt
+no_threads 8 "--score without room for 8 threads" \
+    gpt-sample --load ck --workers 8 -q --score --sample-input-file texts.jsonl
 done_testing
