@@ -133,6 +133,9 @@ cp out tp.txt
 run $g --top-p 0.9 --temperature 0.8 --seed 3 --out-seq-length 12 --sample-input-file p.txt --num-samples 3 --genfile tp.jsonl
 is "$(wc -l <tp.jsonl) $(grep -c '"sample":2' tp.jsonl)" "15 5" "--num-samples 3: three records per prompt, numbered"
 is "$(grep '"prompt":"In the beginning"' tp.jsonl | sort -u | wc -l)" 3 "and the three samples differ"
+run $g --top-k 20 --seed 7 --out-seq-length 12 --sample-input-file p.txt --num-samples 0
+is "$rc" 0 "--num-samples 0 with prompts exits 0"
+same out t1.txt "and gives one sample a prompt, as Megatron's default 0 (its file mode) does"
 run $g --interactive --top-k 20 --seed 7 --out-seq-length 12 --sample-input-file p.txt
 same out t1.txt "--interactive: one prompt at a time, the same text"
 
