@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -147,13 +148,14 @@ load(void)
 /*
  * The stack of libgomp's threads: OMP_STACKSIZE, else GOMP_STACKSIZE, in
  * kilobytes or with a suffix B, K, M, G or T; 0 (the default) where
- * neither is set or valid, as libgomp takes it.
+ * neither is set or valid, or below the least stack, as libgomp takes it.
  */
 static size_t
 omp_stack(void)
 {
 	static const char *const vars[] = { "OMP_STACKSIZE", "GOMP_STACKSIZE" };
-	const char *v, *units = "bkmgt";
+	static const char units[] = "bkmgt";
+	const char *v, *u;
 	unsigned long long n;
 	char *end;
 	size_t i;
@@ -166,18 +168,18 @@ omp_stack(void)
 		n = strtoull(v, &end, 10);
 		if (end == v || errno != 0)
 			continue;
-		while (*end == ' ' || *end == '\t')
-			end++;
+		end += strspn(end, " \t");
 		shift = 10;
-		if (*end != '\0' && strchr(units, tolower((unsigned char)*end))) {
-			shift = 10 * (int)(strchr(units,
-			    tolower((unsigned char)*end)) - units);
+		if (*end != '\0' &&
+		    (u = strchr(units, tolower((unsigned char)*end))) != NULL) {
+			shift = 10 * (int)(u - units);
 			end++;
 		}
-		while (*end == ' ' || *end == '\t')
-			end++;
-		if (*end == '\0' && n <= (SIZE_MAX >> shift))
-			return (size_t)n << shift;
+		end += strspn(end, " \t");
+		if (*end != '\0' || n > (SIZE_MAX >> shift))
+			continue;
+		return ((size_t)n << shift) < (size_t)PTHREAD_STACK_MIN ? 0 :
+		    (size_t)n << shift;
 	}
 	return 0;
 }
