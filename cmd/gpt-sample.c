@@ -93,8 +93,8 @@ static const struct opt opts[] = {
 	    .p = &opt.shape[0], .min = 1, .max = 1 << 20,
 	    .help = "check the model's n_layer" },
 	{ .name = "num-samples", .arg = "n", .type = OPT_INT, .p = &opt.nsamples,
-	    .max = 1 << 20, .help = "samples per prompt (1); without "
-	    "--sample-input-file, n unconditional ones" },
+	    .max = 1 << 20, .help = "samples per prompt (1; 0 is 1, as in "
+	    "Megatron); without --sample-input-file, n unconditional ones" },
 	{ .name = "out-seq-length", .arg = "n", .type = OPT_INT,
 	    .p = &opt.out_len, .max = 1 << 30,
 	    .help = "tokens to generate at most (1024)" },

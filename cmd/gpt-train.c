@@ -157,7 +157,7 @@ static const struct opt opts[] = {
 	{ .name = "fp32", .type = OPT_MODE, .p = &o.prec, .value = GPT_FP32,
 	    .help = "fp32 throughout (the cpu backend's only mode)" },
 	{ .name = "global-batch-size", .arg = "n", .type = OPT_INT,
-	    .p = &o.global, .min = 1, .max = 1 << 24, .tag = C_ARG,
+	    .p = &o.global, .min = 1, .max = CKPT_MAX_BATCH, .tag = C_ARG,
 	    .help = "sequences per iteration (the micro-batch size)" },
 	{ .name = "hidden-dropout", .arg = "p", .type = OPT_DOUBLE,
 	    .p = &o.hidden_dropout, .max = 0.99, .tag = C_ARG,

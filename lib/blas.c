@@ -1,6 +1,10 @@
 /* blas.c - single-precision matrix multiply: OpenBLAS loaded at run time, or a built-in kernel */
+#include <ctype.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,10 +145,54 @@ load(void)
 	snprintf(name, sizeof name, "%s", config ? config() : env);
 }
 
+/*
+ * The stack of libgomp's threads: OMP_STACKSIZE, else GOMP_STACKSIZE, in
+ * kilobytes or with a suffix B, K, M, G or T; 0 (the default) where
+ * neither is set or valid, or below the least stack, as libgomp takes it.
+ */
+static size_t
+omp_stack(void)
+{
+	static const char *const vars[] = { "OMP_STACKSIZE", "GOMP_STACKSIZE" };
+	static const char units[] = "bkmgt";
+	const char *v, *u;
+	unsigned long long n;
+	char *end;
+	size_t i;
+	int shift;
+
+	for (i = 0; i < sizeof vars / sizeof *vars; i++) {
+		if ((v = getenv(vars[i])) == NULL)
+			continue;
+		errno = 0;
+		n = strtoull(v, &end, 10);
+		if (end == v || errno != 0)
+			continue;
+		end += strspn(end, " \t");
+		shift = 10;
+		if (*end != '\0' &&
+		    (u = strchr(units, tolower((unsigned char)*end))) != NULL) {
+			shift = 10 * (int)(u - units);
+			end++;
+		}
+		end += strspn(end, " \t");
+		if (*end != '\0' || n > (SIZE_MAX >> shift))
+			continue;
+		return ((size_t)n << shift) < (size_t)PTHREAD_STACK_MIN ? 0 :
+		    (size_t)n << shift;
+	}
+	return 0;
+}
+
 const char *
 blas_init(int threads)
 {
 	nthreads = threads;
+	/* libgomp exits 1 with its own message where a thread cannot start */
+	owt_threads_check(threads, omp_stack());
+#pragma omp parallel num_threads(threads)
+	{
+	}
 	pthread_once(&once, load);
 	return name;
 }

@@ -39,6 +39,9 @@ void blas_sgemm_builtin(int ta, int tb, int M, int N, int K, float alpha,
  * OpenBLAS before 0.3.22 takes Zen 4 and 5 for Haswell. Without a
  * loadable OpenBLAS the built-in kernel is used and blas_name says so.
  * Returns the description for logs ("OpenBLAS 0.3.21 ...").
+ * OpenMP's threads start here, threads of them: where they cannot, it
+ * exits 3 ("cannot start N threads: why", owt_threads_check), not 1
+ * with libgomp's message at the first parallel loop.
  */
 const char *blas_init(int threads);
 const char *blas_name(void);

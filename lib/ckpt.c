@@ -835,6 +835,28 @@ ckpt_load_optim(const char *path, struct gpt *m, char *err, size_t errsize,
 	return r;
 }
 
+/* Whether path's last name is iter_ and 7 or more digits, *it their number. */
+static int
+iter_named(const char *path, uint64_t *it)
+{
+	size_t n = strlen(path), i, k;
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	for (i = n; i > 0 && path[i - 1] != '/'; i--)
+		;
+	if (n - i < 5 + 7 || n - i > 5 + 18 ||
+	    strncmp(path + i, "iter_", 5) != 0)
+		return 0;
+	*it = 0;
+	for (k = i + 5; k < n; k++) {
+		if (path[k] < '0' || path[k] > '9')
+			return 0;
+		*it = *it * 10 + (uint64_t)(path[k] - '0');
+	}
+	return 1;
+}
+
 int
 ckpt_load_state(const char *path, struct train_state *st, struct json_val **doc,
     char *err, size_t errsize, int *code)
@@ -855,6 +877,7 @@ ckpt_load_state(const char *path, struct train_state *st, struct json_val **doc,
 	const struct json_val *ls;
 	struct buf b = { 0 };
 	char file[4096], jerr[128];
+	uint64_t it;
 	size_t i;
 	int r;
 
@@ -885,6 +908,22 @@ ckpt_load_state(const char *path, struct train_state *st, struct json_val **doc,
 			goto bad;
 		}
 		*(uint64_t *)((char *)st + fields[i].off) = (uint64_t)v->num;
+	}
+	if (iter_named(path, &it) && it != st->iteration) {
+		r = owt_fail(err, errsize, code, XDATA, "%s: iteration %" PRIu64
+		    " does not match its directory iter_%07" PRIu64, file,
+		    st->iteration, it);
+		goto bad;
+	}
+	/* the global batch may change on resuming: only bounds hold */
+	if (st->iteration == 0 ? st->consumed_train != 0 :
+	    st->consumed_train < st->iteration ||
+	    (st->consumed_train - 1) / st->iteration >= CKPT_MAX_BATCH) {
+		r = owt_fail(err, errsize, code, XDATA, "%s: %" PRIu64
+		    " samples consumed in %" PRIu64 " iterations, not 1 to %d "
+		    "an iteration", file, st->consumed_train, st->iteration,
+		    CKPT_MAX_BATCH);
+		goto bad;
 	}
 	st->loss_scale = 0;
 	if ((ls = json_doc_get(*doc, "loss_scale")) != NULL) {

@@ -26,6 +26,9 @@
 struct safetensors_out *ckpt_tensors(const struct gpt *m, const float *buf,
     const char *pre, size_t *n);
 
+/* The largest global batch, gpt-train's --global-batch-size. */
+#define CKPT_MAX_BATCH (1 << 24)
+
 /* The trainer's position, saved with the weights. */
 struct train_state {
 	uint64_t iteration;		/* iterations done */
@@ -142,6 +145,9 @@ int ckpt_load_optim(const char *path, struct gpt *m, char *err,
 /*
  * trainer_state.json: 1 when absent, else 0 with *st filled and *doc the
  * parsed file (json_doc_free it), whose "args" member holds the arguments.
+ * An iteration that contradicts path's name (iter_0000500), or samples
+ * consumed that no iterations of 1 to CKPT_MAX_BATCH samples make, are
+ * XDATA: resuming from them would skip iterations or data.
  */
 int ckpt_load_state(const char *path, struct train_state *st,
     struct json_val **doc, char *err, size_t errsize, int *code);

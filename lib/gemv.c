@@ -117,7 +117,7 @@ static void
 crew_run(part_fn *fn, const void *job, int nparts, int nt)
 {
 	pthread_t t;
-	int p;
+	int p, e;
 
 	if (nt <= 1 || nparts <= 1) {
 		for (p = 0; p < nparts; p++)
@@ -125,9 +125,9 @@ crew_run(part_fn *fn, const void *job, int nparts, int nt)
 		return;
 	}
 	for (; crew.nhelpers < nt - 1; crew.nhelpers++)
-		if (pthread_create(&t, NULL, crew_helper, NULL) != 0 ||
-		    pthread_detach(t) != 0)
-			owt_fatal("cannot start a thread");
+		if ((e = pthread_create(&t, NULL, crew_helper, NULL)) != 0 ||
+		    (e = pthread_detach(t)) != 0)
+			owt_fatal_threads(nt, e);
 	crew.gen++;
 	atomic_store_explicit(&crew.fn, fn, memory_order_relaxed);
 	atomic_store_explicit(&crew.job, job, memory_order_relaxed);

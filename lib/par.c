@@ -81,7 +81,7 @@ par_start(int nthreads, size_t depth, size_t stack,
 		    strerror(e));
 	for (i = 0; i < nthreads; i++)
 		if ((e = pthread_create(&p->threads[i], &attr, worker, p)) != 0)
-			owt_fatal("cannot start a thread: %s", strerror(e));
+			owt_fatal_threads(nthreads, e);
 	pthread_attr_destroy(&attr);
 	return p;
 }

@@ -162,6 +162,51 @@ owt_fatal(const char *fmt, ...)
 	exit(XSYS);
 }
 
+void
+owt_fatal_threads(int n, int e)
+{
+	owt_fatal("cannot start %d thread%s: %s", n, n == 1 ? "" : "s",
+	    strerror(e));
+}
+
+static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
+
+static void *
+hold(void *arg)
+{
+	pthread_mutex_lock(&held);
+	pthread_mutex_unlock(&held);
+	return arg;
+}
+
+void
+owt_threads_check(int n, size_t stack)
+{
+	pthread_attr_t attr;
+	pthread_t *t;
+	int i, k, e = 0;
+
+	if (n <= 1)
+		return;
+	t = xcalloc((size_t)n - 1, sizeof *t);
+	pthread_attr_init(&attr);
+	if (stack && (e = pthread_attr_setstacksize(&attr, stack)) != 0)
+		owt_fatal("cannot set a stack of %zu bytes: %s", stack,
+		    strerror(e));
+	/* held, so that no stack is freed and reused for the next */
+	pthread_mutex_lock(&held);
+	for (k = 0; k < n - 1; k++)
+		if ((e = pthread_create(&t[k], &attr, hold, NULL)) != 0)
+			break;
+	pthread_mutex_unlock(&held);
+	for (i = 0; i < k; i++)
+		pthread_join(t[i], NULL);
+	pthread_attr_destroy(&attr);
+	free(t);
+	if (e != 0)
+		owt_fatal_threads(n, e);
+}
+
 static int
 vfail(char *err, size_t errsize, int *code, int cls, int errnum,
     const char *fmt, va_list ap)

@@ -50,6 +50,19 @@ void owt_die_errno(int code, const char *fmt, ...) OWT_PRINTF(2, 3) OWT_NORETURN
  * caller can handle (out of memory or threads, a broken invariant).
  */
 void owt_fatal(const char *fmt, ...) OWT_PRINTF(1, 2) OWT_NORETURN;
+/*
+ * owt_fatal for n threads that could not all start, e pthread_create's
+ * error: "cannot start N threads: why", exit 3.
+ */
+void owt_fatal_threads(int n, int e) OWT_NORETURN;
+/*
+ * Exit as owt_fatal_threads unless n threads, the caller among them, can
+ * run now: n - 1 threads of stack bytes (0: the default) are started,
+ * held until the last has started, and joined. For a pool that cannot
+ * report a failure of its own, started just after: OpenMP's, whose
+ * libgomp exits 1 with its own message (blas_init).
+ */
+void owt_threads_check(int n, size_t stack);
 
 /*
  * The error convention of lib/: a function that can fail takes

@@ -165,4 +165,7 @@ run owt-fetch --connections 0 ten.txt
 is "$rc" 2 "--connections 0 is a usage error"
 fails 2 "^owt-fetch: --json-keys: 'a,b' is not one field name$" \
     "--json-keys a,b" owt-fetch --filter-only --json-keys a,b ten.txt
+# 128 extraction threads of a 32 MB stack in 3 GB: exit 3, not a crawl.
+no_threads 128 "no room for 128 extraction threads" \
+    owt-fetch -q --workers 128 ten.txt
 done_testing

@@ -268,4 +268,6 @@ if [ -w /dev/full ]; then
 else
 	skip "no /dev/full"
 fi
+no_threads 8 "no room for 8 threads (a 1 GB stack each in 3 GB)" \
+    owt-dedup -q --workers 8 mix.jsonl
 done_testing

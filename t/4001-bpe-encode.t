@@ -348,6 +348,8 @@ if [ -w /dev/full ]; then
 else
 	skip "no /dev/full"
 fi
+no_threads 8 "no room for 8 threads (a 1 GB stack each in 3 GB)" \
+    bpe-encode --workers 8 hello.jsonl
 if command -v script >/dev/null 2>&1; then
 	script -qec "bpe-encode $T/hello.jsonl" /dev/null >tty.out 2>&1
 	like tty.out 'terminal' "the token stream is not written to a terminal"

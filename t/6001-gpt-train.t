@@ -209,4 +209,18 @@ fails 3 "^gpt-train: cannot create 'file': Not a directory$" \
     "an unwritable save directory" gpt-train $tiny --train-iters 1 --eval-iters 0 --save file/ck -q
 fails 3 "^gpt-train: cannot create 'nodir/log.jsonl': No such file or directory$" \
     "an unwritable log" gpt-train $tiny --train-iters 1 --log-json nodir/log.jsonl
+# Threads that cannot start: exit 3 with gpt-train's message, not 1 with
+# libgomp's, also where OMP_STACKSIZE sets OpenMP's stack.
+t8="--mock-data --num-layers 2 --hidden-size 64 --num-attention-heads 4
+    --seq-length 32 --max-position-embeddings 64 --vocab-size 300
+    --micro-batch-size 4 --workers 8 --train-iters 1 -q"
+no_threads 8 "no room for 8 threads (a 1 GB stack each in 3 GB)" gpt-train $t8
+if grep -q __asan_init "$OWT_BUILD/bin/gpt-train"; then
+	skip "OMP_STACKSIZE=1G: a sanitizer build"
+	skip "OMP_STACKSIZE=1G: a sanitizer build"
+else
+	fails 3 '^gpt-train: cannot start 8 threads: Resource temporarily unavailable$' \
+	    "OMP_STACKSIZE=1G, no room for 8 threads in 3 GB," sh -c \
+	    'ulimit -v 3000000 && OMP_STACKSIZE=1G exec "$@"' sh gpt-train $t8
+fi
 done_testing

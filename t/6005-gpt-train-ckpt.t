@@ -53,6 +53,32 @@ rm -rf part && cp -R base part && printf 6 >part/latest_checkpointed_iteration.t
 fails 1 "^gpt-train: part/latest_checkpointed_iteration.txt: iteration 6: no directory 'part/iter_0000006'$" \
     "a latest file naming a missing iteration" gpt-train $tiny --train-iters 8 --load part
 
+# trainer_state.json must agree with its directory and its samples: an
+# iteration edited would skip iterations (or data) silently.
+rm -rf part && cp -R base part &&
+    sed 's/"iteration": 4,/"iteration": 5,/' base/iter_0000004/trainer_state.json \
+    >part/iter_0000004/trainer_state.json
+fails 1 '^gpt-train: part/iter_0000004/trainer_state.json: iteration 5 does not match its directory iter_0000004$' \
+    "an iteration that is not its directory's" gpt-train $tiny --train-iters 8 --load part
+fails 1 '^gpt-train: part/iter_0000004/trainer_state.json: iteration 5 does not match its directory iter_0000004$' \
+    "and with --load naming the directory" gpt-train $tiny --train-iters 8 --load part/iter_0000004
+mv part/iter_0000004 part/mine
+sed 's/"consumed_train_samples": 16,/"consumed_train_samples": 3,/' base/iter_0000004/trainer_state.json \
+    >part/mine/trainer_state.json
+fails 1 '^gpt-train: part/mine/trainer_state.json: 3 samples consumed in 4 iterations, not 1 to 16777216 an iteration$' \
+    "fewer samples consumed than iterations" gpt-train $tiny --train-iters 8 --load part/mine
+sed 's/"consumed_train_samples": 16,/"consumed_train_samples": 0,/' base/iter_0000004/trainer_state.json \
+    >part/mine/trainer_state.json
+fails 1 '^gpt-train: part/mine/trainer_state.json: 0 samples consumed in 4 iterations, not 1 to 16777216 an iteration$' \
+    "none consumed in 4 iterations" gpt-train $tiny --train-iters 8 --load part/mine
+# The global batch may change on resuming: 4 x 4 + 2 x 8 samples in 6.
+rm -rf part && cp -R base part
+gpt-train $tiny --train-iters 6 --global-batch-size 8 --load part --save part -q &&
+    run gpt-train $tiny --train-iters 7 --load part -q
+is "$rc:$(grep -o '"consumed_train_samples": [0-9]*' part/iter_0000006/trainer_state.json)" \
+    '0:"consumed_train_samples": 32' \
+    "a run whose global batch changed resumes (32 samples in 6 iterations)"
+
 # Row 3: the optimizer missing, with --no-load-optim.
 rm -rf part && cp -R base part && rm part/iter_0000004/optimizer.safetensors
 run gpt-train $tiny --train-iters 6 --load part --save part --no-load-optim

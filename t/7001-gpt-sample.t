@@ -133,6 +133,9 @@ cp out tp.txt
 run $g --top-p 0.9 --temperature 0.8 --seed 3 --out-seq-length 12 --sample-input-file p.txt --num-samples 3 --genfile tp.jsonl
 is "$(wc -l <tp.jsonl) $(grep -c '"sample":2' tp.jsonl)" "15 5" "--num-samples 3: three records per prompt, numbered"
 is "$(grep '"prompt":"In the beginning"' tp.jsonl | sort -u | wc -l)" 3 "and the three samples differ"
+run $g --top-k 20 --seed 7 --out-seq-length 12 --sample-input-file p.txt --num-samples 0
+is "$rc" 0 "--num-samples 0 with prompts exits 0"
+same out t1.txt "and gives one sample a prompt, as Megatron's default 0 (its file mode) does"
 run $g --interactive --top-k 20 --seed 7 --out-seq-length 12 --sample-input-file p.txt
 same out t1.txt "--interactive: one prompt at a time, the same text"
 
@@ -308,4 +311,13 @@ mkdir -p half/iter_0000001 && cp $m/config.json half/iter_0000001/ &&
     printf 1 >half/latest_checkpointed_iteration.txt
 fails 1 '^gpt-sample: half/iter_0000001: incomplete checkpoint: no model.safetensors$' \
     "an iteration without weights" gpt-sample --load half
+
+# Threads that cannot start (each a 1 GB stack in 3 GB of address space):
+# exit 3 with gpt-sample's message, not 1 with libgomp's, in every mode.
+no_threads 8 "--int8 generation without room for 8 threads" \
+    gpt-sample --load ck --workers 8 -q --int8 --sample-input-file p.txt
+no_threads 8 "generation without room for 8 threads" \
+    gpt-sample --load ck --workers 8 -q --sample-input-file p.txt
+no_threads 8 "--score without room for 8 threads" \
+    gpt-sample --load ck --workers 8 -q --score --sample-input-file texts.jsonl
 done_testing

@@ -7,6 +7,12 @@
 # unlike FILE ERE DESC  pass when no line of FILE matches
 # fails STATUS ERE DESC CMD...  run CMD; two tests: it exits STATUS, and a
 #                       line of its stderr matches ERE
+# no_threads N DESC CMD...  run CMD, given --workers N, where N threads of a
+#                       1 GB stack cannot start (ulimit -s and -v: 3 GB of
+#                       address space); two tests, as fails: exit 3 and
+#                       "PROG: cannot start N threads: ...". Skipped in a
+#                       sanitizer build (ASan's shadow needs terabytes of
+#                       address space) or where the limits cannot be set
 # none_left PREFIX DESC pass when no file PREFIX.* (a dataset or a
 #                       temporary) exists
 # await FILE ERE [SECS] wait until a line of FILE matches ERE, at most SECS
@@ -182,6 +188,24 @@ fails() {
 	run "$@"
 	is "$rc" "$_want" "$_what exits $_want"
 	like "$T/err" "$_re" "$_what is reported"
+}
+
+no_threads() {
+	_n=$1 _what=$2 _why=
+	shift 2
+	grep -q __asan_init "$OWT_BUILD/bin/$1" 2>/dev/null &&
+	    _why="a sanitizer build (its shadow needs the address space)"
+	[ -n "$_why" ] ||
+	    (ulimit -s 1048576 && ulimit -v 3000000) 2>/dev/null ||
+	    _why="cannot set ulimit -s 1048576 and ulimit -v 3000000"
+	if [ -n "$_why" ]; then
+		skip "$_what exits 3: $_why"
+		skip "$_what is reported: $_why"
+		return
+	fi
+	fails 3 "^$1: cannot start $_n threads: Resource temporarily unavailable\$" \
+	    "$_what" sh -c 'ulimit -s 1048576 && ulimit -v 3000000 && exec "$@"' \
+	    sh "$@"
 }
 
 none_left() {
