@@ -2,7 +2,7 @@
 #
 # Each program is cmd/NAME.c; cmd/NAME.mk names the pkg-config modules it
 # links (PKGS_NAME) and adds the Debian packages it needs to DEB_PKGS.
-# Everything else is lib/*.c (libowt.a) and, with CUDA, kernels/*.cu.
+# Everything else is lib/*/*.c (libowt.a) and, with CUDA, kernels/*.cu.
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
@@ -35,15 +35,16 @@ include $(wildcard cmd/*.mk)
 
 ALL_PKGS = $(sort $(foreach p,$(PROGS),$(PKGS_$(p))))
 ALL_LIBS = $(sort $(foreach p,$(PROGS),$(LIBS_$(p))))
-OWT_CPPFLAGS = -Ilib -D_GNU_SOURCE -DOWT_DATADIR='"$(DATADIR)"' \
+LIB_DIRS = core comm tok web text merge model dist train gen
+OWT_CPPFLAGS = -Ilib $(LIB_DIRS:%=-Ilib/%) -D_GNU_SOURCE -DOWT_DATADIR='"$(DATADIR)"' \
 	$(shell pkg-config --cflags $(ALL_PKGS) 2>/dev/null)
 OWT_CFLAGS = -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread \
 	$(SANFLAGS) $(CFLAGS)
 OWT_CXXFLAGS = -std=c++11 -Wall -Wextra -Wno-unused-parameter -pthread \
 	$(SANFLAGS) $(CFLAGS)
 
-LIB_SRCS := $(filter-out lib/comm_mpi.c,$(sort $(wildcard lib/*.c)))
-LIB_CXX_SRCS := $(sort $(wildcard lib/*.cc))
+LIB_SRCS := $(filter-out lib/comm/comm_mpi.c,$(sort $(wildcard lib/*/*.c)))
+LIB_CXX_SRCS := $(sort $(wildcard lib/*/*.cc))
 LIB_OBJS := $(patsubst %.c,$(B)/%.o,$(LIB_SRCS)) \
 	$(patsubst %.cc,$(B)/%.o,$(LIB_CXX_SRCS))
 LIB := $(B)/lib/libowt.a
@@ -62,10 +63,14 @@ UNIT_SRCS := $(sort $(wildcard t/*.c))
 # none, from .gpu-kit/ (headers and static libraries that
 # contrib/gpu-kit.sh copies from this machine's Debian packages).
 GPU_PROGS = bpe-encode idx-pack gpt-train gpt-sample
-GPU_LIB = batch blas bpe buf ckpt ckpt_args comm comm_nccl dist gemv gen \
-	gen_queue gpt gpt_cpu gpt_data gpt_device gpt_infer gpt_plan input json jsonl \
-	mmidx mt19937 opt outfile par pipeline progress safetensors sampler \
-	schedule sgemm512 tally tok train train_log train_run uniclass utf8 util
+GPU_LIB = core/batch core/buf core/input core/json core/jsonl core/opt \
+	core/outfile core/par core/progress core/tally core/utf8 core/util \
+	comm/comm comm/comm_nccl tok/bpe tok/mmidx tok/tok tok/uniclass \
+	model/blas model/ckpt model/gemv model/gpt model/gpt_cpu model/gpt_device \
+	model/gpt_infer model/safetensors model/sgemm512 dist/dist dist/gpt_plan \
+	dist/pipeline train/ckpt_args train/gpt_data train/mt19937 train/sampler \
+	train/schedule train/train train/train_log train/train_run gen/gen \
+	gen/gen_queue
 ifeq ($(GPU_ONLY),1)
 PROGS := $(GPU_PROGS)
 LIB_OBJS := $(GPU_LIB:%=$(B)/lib/%.o)
@@ -105,17 +110,17 @@ CUDA_LIBS = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart \
 OWT_CPPFLAGS += -DOWT_CUDA=1 -Ikernels
 endif
 
-# The MPI plugin lib/owt/comm-mpi.so (lib/comm.c loads it in a world of
+# The MPI plugin lib/owt/comm-mpi.so (lib/comm/comm.c loads it in a world of
 # more than one rank, so no program links MPI), built where mpicc is found;
-# lib/comm_nccl.c is checked against nccl.h where one is found.
+# lib/comm/comm_nccl.c is checked against nccl.h where one is found.
 MPICC ?= mpicc
 PLUGIN := $(B)/lib/owt/comm-mpi.so
 DEB_PKGS += openmpi-bin libopenmpi-dev
 NCCL_H ?= $(firstword $(wildcard /usr/include/nccl.h \
 	$(or $(CUDA_HOME),/usr/local/cuda)/include/nccl.h))
-$(B)/lib/comm.o: OWT_CPPFLAGS += -DOWT_LIBDIR='"$(LIBDIR)"'
+$(B)/lib/comm/comm.o: OWT_CPPFLAGS += -DOWT_LIBDIR='"$(LIBDIR)"'
 ifneq ($(NCCL_H),)
-$(B)/lib/comm_nccl.o: OWT_CPPFLAGS += -DOWT_NCCL_H -I$(dir $(NCCL_H))
+$(B)/lib/comm/comm_nccl.o: OWT_CPPFLAGS += -DOWT_NCCL_H -I$(dir $(NCCL_H))
 endif
 
 .PHONY: all deps check check-gpu gpu-tests demo bench fuzz install uninstall clean
@@ -129,16 +134,17 @@ all: $(BINS) $(CULIB) $(PLUGIN)
 deps:
 	@[ "$(NODEPS)" = 1 ] || sh contrib/deps.sh $(sort $(DEB_PKGS))
 
-$(B)/lib/%.o: lib/%.c $(wildcard lib/*.h) | deps
+$(B)/lib/%.o: lib/%.c $(wildcard lib/*/*.h) | deps
 	@mkdir -p $(@D)
 	$(CC) $(OWT_CPPFLAGS) $(OWT_CFLAGS) -c -o $@ $<
 
 # The default vocabulary, linked into bpe.o as an image of its tables
-# (lib/bpe.h, bpe_image_write) that contrib/bpe/mkimage.c, built with a
+# (lib/tok/bpe.h, bpe_image_write) that contrib/bpe/mkimage.c, built with a
 # bpe.o that has none, makes of data/gpt2 at build time.
-BPE_BOOT = $(B)/gen/bpe-boot.o $(addprefix $(B)/lib/,buf.o input.o json.o \
-	jsonl.o opt.o outfile.o uniclass.o utf8.o util.o)
-$(B)/gen/bpe-boot.o: lib/bpe.c $(wildcard lib/*.h) | deps
+BPE_BOOT = $(B)/gen/bpe-boot.o $(addprefix $(B)/lib/,core/buf.o core/input.o \
+	core/json.o core/jsonl.o core/opt.o core/outfile.o tok/uniclass.o \
+	core/utf8.o core/util.o)
+$(B)/gen/bpe-boot.o: lib/tok/bpe.c $(wildcard lib/*/*.h) | deps
 	@mkdir -p $(@D)
 	$(CC) $(OWT_CPPFLAGS) $(OWT_CFLAGS) -c -o $@ $<
 $(B)/gen/mkimage: contrib/bpe/mkimage.c $(BPE_BOOT)
@@ -146,16 +152,16 @@ $(B)/gen/mkimage: contrib/bpe/mkimage.c $(BPE_BOOT)
 	    $(shell pkg-config --libs yajl libzstd zlib 2>/dev/null) $(KIT_LIBS) -lm
 $(B)/gen/gpt2.bpe: $(B)/gen/mkimage data/gpt2/encoder.json data/gpt2/vocab.bpe
 	$< data/gpt2/encoder.json data/gpt2/vocab.bpe $@
-$(B)/lib/bpe.o: lib/bpe.c $(wildcard lib/*.h) $(B)/gen/gpt2.bpe | deps
+$(B)/lib/tok/bpe.o: lib/tok/bpe.c $(wildcard lib/*/*.h) $(B)/gen/gpt2.bpe | deps
 	$(CC) $(OWT_CPPFLAGS) -DBPE_IMAGE='"$(B)/gen/gpt2.bpe"' $(OWT_CFLAGS) \
 	    -c -o $@ $<
 
 # C++ only where a library has no C interface (a shim per library).
-$(B)/lib/%.o: lib/%.cc $(wildcard lib/*.h) | deps
+$(B)/lib/%.o: lib/%.cc $(wildcard lib/*/*.h) | deps
 	@mkdir -p $(@D)
 	$(CXX) $(OWT_CPPFLAGS) $(OWT_CXXFLAGS) -c -o $@ $<
 
-$(B)/cmd/%.o: cmd/%.c $(wildcard lib/*.h) | deps
+$(B)/cmd/%.o: cmd/%.c $(wildcard lib/*/*.h) | deps
 	@mkdir -p $(@D)
 	$(CC) $(OWT_CPPFLAGS) $(OWT_CFLAGS) -c -o $@ $<
 
@@ -170,19 +176,19 @@ $(B)/bin/%: $(B)/cmd/%.o $(LIB) $(CULIB)
 	    $(shell pkg-config --libs $(PKGS_$*) 2>/dev/null) $(KIT_LIBS) \
 	    $(LIBS_$*) -lm
 
-$(PLUGIN): lib/comm_mpi.c lib/comm_impl.h | deps
+$(PLUGIN): lib/comm/comm_mpi.c lib/comm/comm_impl.h | deps
 	@mkdir -p $(@D)
 	@if command -v $(MPICC) >/dev/null 2>&1; then \
-	    echo "$(MPICC) -shared -fPIC -o $@ lib/comm_mpi.c"; \
+	    echo "$(MPICC) -shared -fPIC -o $@ lib/comm/comm_mpi.c"; \
 	    $(MPICC) -std=gnu11 -Wall -Wextra $(CFLAGS) -shared -fPIC -Ilib \
-	    -o $@ lib/comm_mpi.c; \
+	    -o $@ lib/comm/comm_mpi.c; \
 	else \
 	    echo "owt: no $(MPICC): $@ not built (one process only)"; \
 	fi
 
 $(B)/kernels/%.o: kernels/%.cu $(wildcard kernels/*.h) | deps
 	@mkdir -p $(@D)
-	$(NVCC) $(NVCC_FLAGS) -Ilib -c -o $@ $<
+	$(NVCC) $(NVCC_FLAGS) -Ilib $(LIB_DIRS:%=-Ilib/%) -c -o $@ $<
 
 $(CULIB): $(CU_OBJS)
 	@rm -f $@

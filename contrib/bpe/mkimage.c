@@ -1,11 +1,11 @@
 /*
- * mkimage - write the image of a GPT-2-format vocabulary for lib/bpe.c to
+ * mkimage - write the image of a GPT-2-format vocabulary for lib/tok/bpe.c to
  * link in (the Makefile runs it on data/gpt2 at build time):
  *
  *	mkimage encoder.json vocab.bpe OUT
  *
  * The tables are the loader's own (bpe_load, bpe_image_write), built from
- * the two files alone. Linked with lib/bpe.c compiled without an image.
+ * the two files alone. Linked with lib/tok/bpe.c compiled without an image.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-# textfix-tables.py - write lib/textfix-tables.h, the data tables of the
-# text fixer (lib/textfix.c), from Python's own codecs, html and
+# textfix-tables.py - write lib/text/textfix-tables.h, the data tables of the
+# text fixer (lib/text/textfix.c), from Python's own codecs, html and
 # unicodedata modules, so that the fixer decodes, unescapes and widens
 # exactly as ftfy 6 does when it runs on this Python.
 #
-#   /usr/bin/python3 contrib/gen/textfix-tables.py > lib/textfix-tables.h
+#   /usr/bin/python3 contrib/gen/textfix-tables.py > lib/text/textfix-tables.h
 #
 # Run it again only when moving to a newer Python / Unicode version.
 import codecs
