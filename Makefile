@@ -35,8 +35,7 @@ include $(wildcard cmd/*.mk)
 
 ALL_PKGS = $(sort $(foreach p,$(PROGS),$(PKGS_$(p))))
 ALL_LIBS = $(sort $(foreach p,$(PROGS),$(LIBS_$(p))))
-LIB_DIRS = core comm tok web text merge model dist train gen
-OWT_CPPFLAGS = -Ilib $(LIB_DIRS:%=-Ilib/%) -D_GNU_SOURCE -DOWT_DATADIR='"$(DATADIR)"' \
+OWT_CPPFLAGS = -Ilib -D_GNU_SOURCE -DOWT_DATADIR='"$(DATADIR)"' \
 	$(shell pkg-config --cflags $(ALL_PKGS) 2>/dev/null)
 OWT_CFLAGS = -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread \
 	$(SANFLAGS) $(CFLAGS)
@@ -188,7 +187,7 @@ $(PLUGIN): lib/comm/comm_mpi.c lib/comm/comm_impl.h | deps
 
 $(B)/kernels/%.o: kernels/%.cu $(wildcard kernels/*.h) | deps
 	@mkdir -p $(@D)
-	$(NVCC) $(NVCC_FLAGS) -Ilib $(LIB_DIRS:%=-Ilib/%) -c -o $@ $<
+	$(NVCC) $(NVCC_FLAGS) -Ilib -c -o $@ $<
 
 $(CULIB): $(CU_OBJS)
 	@rm -f $@

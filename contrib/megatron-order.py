@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """megatron-order.py - Megatron-LM's GPT sample order, as its own Python computes it
 
-Writes t/data/megatron-order.txt, the vectors t/unit-gpt.c checks lib/sampler.c
-and lib/gpt_data.c against:
+Writes t/data/megatron-order.txt, the vectors t/unit-gpt.c checks lib/train/sampler.c
+and lib/train/gpt_data.c against:
 
     /usr/bin/python3 contrib/megatron-order.py >t/data/megatron-order.txt
 

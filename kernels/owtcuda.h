@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "gpt.h"
+#include "model/gpt.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -57,7 +57,7 @@ size_t owtcuda_peak_bytes(void);
 void owtcuda_shutdown(void);
 
 /*
- * What lib/comm.c needs to run NCCL under the backend (struct
+ * What lib/comm/comm.c needs to run NCCL under the backend (struct
  * comm_device, comm.h): its stream, an add and a copy on it, memory.
  */
 struct comm_device;

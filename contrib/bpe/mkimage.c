@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "bpe.h"
-#include "outfile.h"
-#include "util.h"
+#include "tok/bpe.h"
+#include "core/outfile.h"
+#include "core/util.h"
 
 int
 main(int argc, char **argv)

@@ -9,9 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "comm.h"
-#include "comm_impl.h"
-#include "util.h"
+#include "comm/comm.h"
+#include "comm/comm_impl.h"
+#include "core/util.h"
 
 /*
  * Every collective is built from batches of point-to-point messages, each

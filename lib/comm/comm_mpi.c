@@ -4,7 +4,7 @@
 
 #include <mpi.h>
 
-#include "comm_impl.h"
+#include "comm/comm_impl.h"
 
 /*
  * Built with mpicc -shared; comm.c loads it only in a world of more than

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm.h"
-#include "comm_impl.h"
+#include "comm/comm.h"
+#include "comm/comm_impl.h"
 
 /*
  * Plain C, in every build: NCCL's entry points are declared here from its

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch.h"
-#include "input.h"
-#include "par.h"
+#include "core/batch.h"
+#include "core/input.h"
+#include "core/par.h"
 
 void
 batch_note(struct batch *b, int reason, const char *fmt, ...)

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "util.h"
+#include "core/util.h"
 
 /*
  * A bad record, found by a worker or the reader: the warning channel.

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "util.h"
+#include "core/buf.h"
+#include "core/util.h"
 
 void
 buf_reserve(struct buf *b, size_t extra)

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "util.h"	/* OWT_PRINTF; util.h includes this file */
+#include "core/util.h"	/* OWT_PRINTF; util.h includes this file */
 
 struct buf {
 	char *p;

@@ -10,7 +10,7 @@
 
 #include <zstd.h>
 
-#include "input.h"
+#include "core/input.h"
 
 #define RAWSIZE (256u << 10)
 

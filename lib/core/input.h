@@ -8,7 +8,7 @@
 
 #include <zlib.h>
 
-#include "util.h"
+#include "core/util.h"
 
 /*
  * The longest line any program accepts, unless the environment variable

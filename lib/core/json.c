@@ -10,10 +10,10 @@
 #include <emmintrin.h>
 #endif
 
-#include "input.h"
-#include "json.h"
-#include "utf8.h"
-#include "util.h"
+#include "core/input.h"
+#include "core/json.h"
+#include "core/utf8.h"
+#include "core/util.h"
 
 /* ---- records ---- */
 

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
+#include "core/buf.h"
 
 /* The kinds of value, in records and in documents. */
 enum { JV_NULL, JV_BOOL, JV_NUMBER, JV_STRING, JV_MAP, JV_ARRAY };

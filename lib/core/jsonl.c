@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "jsonl.h"
+#include "core/jsonl.h"
 
 int
 jsonl_open(struct jsonl *j, const char *path, const char *const *want,

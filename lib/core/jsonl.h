@@ -4,9 +4,9 @@
 
 #include <stddef.h>
 
-#include "input.h"
-#include "json.h"
-#include "util.h"
+#include "core/input.h"
+#include "core/json.h"
+#include "core/util.h"
 
 /* A reader over one input: lines, parsed, with FILE:LINE errors. */
 struct jsonl {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opt.h"
+#include "core/opt.h"
 
 int
 opt_scan_int(const char *opt, const char *arg, long long min, long long max,

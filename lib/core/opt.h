@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util.h"
+#include "core/util.h"
 
 /* What an option's argument is, and what its target p points at. */
 enum {

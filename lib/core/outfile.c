@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "outfile.h"
-#include "util.h"
+#include "core/outfile.h"
+#include "core/util.h"
 
 static mode_t umask_now;
 static pthread_once_t umask_once = PTHREAD_ONCE_INIT;

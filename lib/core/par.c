@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "par.h"
-#include "util.h"
+#include "core/par.h"
+#include "core/util.h"
 
 struct par {
 	pthread_mutex_t mu;

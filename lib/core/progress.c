@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "progress.h"
-#include "util.h"
+#include "core/progress.h"
+#include "core/util.h"
 
 void
 progress_init(struct progress *p, int mode, const char *unit)

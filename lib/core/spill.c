@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "spill.h"
+#include "core/spill.h"
 
 #define SPILL_BUF (4u << 20)
 

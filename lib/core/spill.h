@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util.h"
+#include "core/util.h"
 
 /*
  * A temporary file in dir, unlinked at once, so that nothing is left

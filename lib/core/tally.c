@@ -1,8 +1,8 @@
 /* tally.c - counters by reason and their one-line summary */
 #include <stdio.h>
 
-#include "tally.h"
-#include "util.h"
+#include "core/tally.h"
+#include "core/util.h"
 
 void
 tally_print(const char *what, const struct tally *t, size_t n)

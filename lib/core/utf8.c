@@ -2,7 +2,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "utf8.h"
+#include "core/utf8.h"
 
 size_t
 utf8_valid(const char *str, size_t n)

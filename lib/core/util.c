@@ -7,8 +7,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "opt.h"
-#include "util.h"
+#include "core/opt.h"
+#include "core/util.h"
 
 const char *owt_prog = "owt";
 

@@ -130,7 +130,7 @@ double owt_now(void);
 uint64_t owt_mix64(uint64_t x);
 
 /* Most callers of the above use these too. */
-#include "buf.h"
-#include "tally.h"
+#include "core/buf.h"
+#include "core/tally.h"
 
 #endif

@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "dist.h"
-#include "util.h"
+#include "dist/dist.h"
+#include "core/util.h"
 
 int
 dist_init(struct dist *d, int world, int rank, int tp, int pp,

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "gpt.h"
+#include "model/gpt.h"
 
 /*
  * A world of TP x PP x DP ranks laid out as Megatron lays them out,

@@ -1,8 +1,8 @@
 /* gpt_plan.c - gpt-train --dry-run: a layout's parameters, memory, communication, bubble and FLOPs */
 #include <string.h>
 
-#include "gpt_plan.h"
-#include "util.h"
+#include "dist/gpt_plan.h"
+#include "core/util.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 

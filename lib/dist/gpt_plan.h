@@ -4,9 +4,9 @@
 
 #include <stddef.h>
 
-#include "buf.h"
-#include "dist.h"
-#include "gpt.h"
+#include "core/buf.h"
+#include "dist/dist.h"
+#include "model/gpt.h"
 
 /* What gpt-train would run: the options' model, batch and layout. */
 struct gpt_plan_in {

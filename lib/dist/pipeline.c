@@ -1,8 +1,8 @@
 /* pipeline.c - pipeline parallelism: Megatron's 1F1B schedule of one stage over the micro-batches of an iteration */
 #include <stdlib.h>
 
-#include "pipeline.h"
-#include "util.h"
+#include "dist/pipeline.h"
+#include "core/util.h"
 
 int
 pipeline_schedule(int p, int s, int m, struct pipe_op *ops)

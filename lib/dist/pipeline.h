@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "comm.h"
+#include "comm/comm.h"
 
 /*
  * A pipeline of p stages (lib/dist.h's pipeline group, stage = group

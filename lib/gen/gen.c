@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gen.h"
-#include "util.h"
+#include "gen/gen.h"
+#include "core/util.h"
 
 void
 gen_pick_init(struct gen_pick_buf *b, int V)

@@ -5,8 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gpt.h"
-#include "gpt_infer.h"
+#include "model/gpt.h"
+#include "model/gpt_infer.h"
 
 /*
  * Sampling as Megatron-LM v2.5's generate_samples_gpt.py does it: the

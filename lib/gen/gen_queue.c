@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gen_queue.h"
-#include "json.h"
-#include "util.h"
+#include "gen/gen_queue.h"
+#include "core/json.h"
+#include "core/util.h"
 
 /* One input record and the samples drawn from it. */
 struct gen_queue_prompt {

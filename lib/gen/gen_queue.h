@@ -6,12 +6,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "bpe.h"
-#include "buf.h"
-#include "gen.h"
-#include "gpt_infer.h"
-#include "input.h"
-#include "json.h"
+#include "tok/bpe.h"
+#include "core/buf.h"
+#include "gen/gen.h"
+#include "model/gpt_infer.h"
+#include "core/input.h"
+#include "core/json.h"
 
 /*
  * How samples are written. TEXT streams each sample's tokens as they

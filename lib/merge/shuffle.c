@@ -4,8 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shuffle.h"
-#include "util.h"
+#include "merge/shuffle.h"
+#include "core/util.h"
 
 /* Runs merged into one when this many are open, to stay under fd limits. */
 #define MAXRUNS 256

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "util.h"
+#include "core/util.h"
 
 /*
  * Record i (counted from 0 in the order added) gets the key

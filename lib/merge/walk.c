@@ -5,8 +5,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "util.h"
-#include "walk.h"
+#include "core/util.h"
+#include "merge/walk.h"
 
 static int
 cmp(const void *a, const void *b)

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blas.h"
-#include "util.h"
+#include "model/blas.h"
+#include "core/util.h"
 
 /* cblas_sgemm's enums, so that building needs no BLAS headers. */
 enum { ROWMAJOR = 101, NOTRANS = 111, TRANS = 112 };

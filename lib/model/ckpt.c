@@ -11,11 +11,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ckpt.h"
-#include "json.h"
-#include "outfile.h"
-#include "safetensors.h"
-#include "util.h"
+#include "model/ckpt.h"
+#include "core/json.h"
+#include "core/outfile.h"
+#include "model/safetensors.h"
+#include "core/util.h"
 
 #define LATEST "latest_checkpointed_iteration.txt"
 

@@ -5,8 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gpt.h"
-#include "safetensors.h"
+#include "model/gpt.h"
+#include "model/safetensors.h"
 
 /*
  * A checkpoint directory (Megatron's layout, Hugging Face's files):

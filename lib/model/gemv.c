@@ -5,9 +5,9 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "blas.h"
-#include "gemv.h"
-#include "util.h"
+#include "model/blas.h"
+#include "model/gemv.h"
+#include "core/util.h"
 
 /*
  * A decoding step multiplies a few rows by every weight matrix once, so

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm.h"
-#include "gpt.h"
-#include "util.h"
+#include "comm/comm.h"
+#include "model/gpt.h"
+#include "core/util.h"
 
 /* Per tensor: the Hugging Face name (%d the layer), shape of a slice, decay. */
 static const struct {

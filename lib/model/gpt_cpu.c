@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blas.h"
-#include "gemv.h"
-#include "gpt.h"
-#include "util.h"
+#include "model/blas.h"
+#include "model/gemv.h"
+#include "model/gpt.h"
+#include "core/util.h"
 
 /*
  * Every loop is split so that each output element is computed by one

@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blas.h"
-#include "comm.h"
-#include "gpt_device.h"
-#include "util.h"
+#include "model/blas.h"
+#include "comm/comm.h"
+#include "model/gpt_device.h"
+#include "core/util.h"
 
 #ifdef OWT_CUDA
 #include "owtcuda.h"

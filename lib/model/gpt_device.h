@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "gpt.h"
+#include "model/gpt.h"
 
 /* The precision of the matrix products (kernels/owtcuda.h has the same order). */
 enum { GPT_FP32, GPT_BF16, GPT_FP16, GPT_PREC_DEFAULT };

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpt.h"
-#include "gpt_infer.h"
-#include "util.h"
+#include "model/gpt.h"
+#include "model/gpt_infer.h"
+#include "core/util.h"
 
 static void *
 ialloc(const struct gpt *m, size_t n, size_t elsize, int *fail)

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gpt.h"
+#include "model/gpt.h"
 
 /*
  * Inference with a key/value cache: S slots, each a token

@@ -10,11 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "json.h"
-#include "outfile.h"
-#include "safetensors.h"
-#include "utf8.h"
-#include "util.h"
+#include "core/json.h"
+#include "core/outfile.h"
+#include "model/safetensors.h"
+#include "core/utf8.h"
+#include "core/util.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "safetensors are little-endian; this code assumes a little-endian host"

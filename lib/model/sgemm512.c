@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blas.h"
-#include "util.h"
+#include "model/blas.h"
+#include "core/util.h"
 
 /*
  * The BLIS scheme: op(B) is packed KC rows by NC columns at a time into

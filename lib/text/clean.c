@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clean.h"
-#include "utf8.h"
+#include "text/clean.h"
+#include "core/utf8.h"
 
 const char *const clean_stage_name[CLEAN_NSTAGES + 1] = {
 	"fix", "lang", "length", "exact", "near", "decontam", "drop"

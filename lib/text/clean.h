@@ -7,21 +7,21 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "batch.h"
-#include "bpe.h"
-#include "decontam.h"
-#include "dedup.h"
-#include "dedup_report.h"
-#include "input.h"
-#include "json.h"
-#include "langid.h"
-#include "minhash.h"
-#include "progress.h"
-#include "signature.h"
-#include "spill.h"
-#include "textfix.h"
-#include "util.h"
-#include "words.h"
+#include "core/batch.h"
+#include "tok/bpe.h"
+#include "text/decontam.h"
+#include "text/dedup.h"
+#include "text/dedup_report.h"
+#include "core/input.h"
+#include "core/json.h"
+#include "text/langid.h"
+#include "text/minhash.h"
+#include "core/progress.h"
+#include "text/signature.h"
+#include "core/spill.h"
+#include "text/textfix.h"
+#include "core/util.h"
+#include "text/words.h"
 
 /* The stages, as --stages names them; CLEAN_LISTED's stage is --drop's. */
 enum {

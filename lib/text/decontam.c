@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "decontam.h"
+#include "text/decontam.h"
 
 struct ngram {
 	uint64_t hash;

@@ -6,11 +6,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "jsonl.h"
-#include "spill.h"
-#include "textfix.h"
-#include "util.h"
-#include "words.h"
+#include "core/jsonl.h"
+#include "core/spill.h"
+#include "text/textfix.h"
+#include "core/util.h"
+#include "text/words.h"
 
 /*
  * Megatron-LM's tools/openwebtext/filter_ngrams.py with its defaults

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dedup.h"
+#include "text/dedup.h"
 
 static uint64_t
 load64(const unsigned char *s)

@@ -5,9 +5,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "minhash.h"
-#include "util.h"
-#include "words.h"
+#include "text/minhash.h"
+#include "core/util.h"
+#include "text/words.h"
 
 /*
  * Candidate near duplicates are found by locality-sensitive hashing of

@@ -2,12 +2,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clean.h"
-#include "dedup_report.h"
-#include "json.h"
-#include "jsonl.h"
-#include "signature.h"
-#include "textfix.h"
+#include "text/clean.h"
+#include "text/dedup_report.h"
+#include "core/json.h"
+#include "core/jsonl.h"
+#include "text/signature.h"
+#include "text/textfix.h"
 
 int
 dedup_report_open(struct dedup_report *r, const char *tmpdir, char *err,

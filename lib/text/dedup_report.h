@@ -5,9 +5,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dedup.h"
-#include "spill.h"
-#include "util.h"
+#include "text/dedup.h"
+#include "core/spill.h"
+#include "core/util.h"
 
 /*
  * The lines (owt-dedup(1), --report) start with the fields that name the

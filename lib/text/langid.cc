@@ -6,7 +6,7 @@
 #include <cld2/public/compact_lang_det.h>
 #include <cld2/public/encodings.h>
 
-#include "langid.h"
+#include "text/langid.h"
 
 /* CLD2's code of lang, with both Chinese scripts as "zh". */
 static const char *

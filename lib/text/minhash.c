@@ -1,8 +1,8 @@
 /* minhash.c - b-bit MinHash sketches of word 5-grams */
 #include <string.h>
 
-#include "minhash.h"
-#include "util.h"
+#include "text/minhash.h"
+#include "core/util.h"
 
 void
 minhash_init(struct minhash *m, uint64_t seed)

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "words.h"
+#include "text/words.h"
 
 /*
  * Near duplicates are found by comparing the word 5-gram sets of two

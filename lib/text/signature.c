@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "json.h"
-#include "signature.h"
+#include "core/json.h"
+#include "text/signature.h"
 
 const char *const signature_want[SIGNATURE_NWANT] = { "file", "url",
 	"text_hash", "minhash" };

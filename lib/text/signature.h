@@ -5,9 +5,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dedup.h"
-#include "json.h"
-#include "util.h"
+#include "text/dedup.h"
+#include "core/json.h"
+#include "core/util.h"
 
 /*
  * A document is named, in reports and signatures, by the fields

@@ -5,7 +5,7 @@
 #include <unictype.h>
 #include <uninorm.h>
 
-#include "textfix.h"
+#include "text/textfix.h"
 
 /*
  * This follows ftfy 6.3 (fix_text with the default TextFixerConfig) step
@@ -19,7 +19,7 @@
 enum { CP_LATIN1, CP_1252, CP_1251, CP_1250, CP_1253, CP_1254, CP_1257,
 	CP_8859_2, CP_MACROMAN, CP_437, CP_N };
 
-#include "textfix-tables.h"
+#include "text/textfix-tables.h"
 
 const char *const textfix_name[TF_NFIXES] = {
 	"unescape_html", "fix_encoding", "fix_c1_controls",

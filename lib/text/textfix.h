@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util.h"
+#include "core/util.h"
 
 /*
  * The fixes, in the order ftfy applies them. textfix() returns the set

@@ -5,8 +5,8 @@
 #include <unicase.h>
 #include <unictype.h>
 
-#include "util.h"
-#include "words.h"
+#include "core/util.h"
+#include "text/words.h"
 
 static uint8_t word_bmp[0x10000 / 8];
 static uint16_t lower_bmp[0x10000];

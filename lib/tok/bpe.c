@@ -6,12 +6,12 @@
 #include <emmintrin.h>
 #endif
 
-#include "bpe.h"
-#include "input.h"
-#include "json.h"
-#include "opt.h"
-#include "uniclass.h"
-#include "utf8.h"
+#include "tok/bpe.h"
+#include "core/input.h"
+#include "core/json.h"
+#include "core/opt.h"
+#include "tok/uniclass.h"
+#include "core/utf8.h"
 
 #define K1 0x9e3779b97f4a7c15ULL
 #define NONE 0xffffffffu

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util.h"
+#include "core/util.h"
 
 /*
  * Encoding is exactly tiktoken's gpt2 encode_ordinary: the text is cut into

@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "mmidx.h"
-#include "outfile.h"
-#include "util.h"
+#include "tok/mmidx.h"
+#include "core/outfile.h"
+#include "core/util.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "owt assumes a little-endian host (the file formats are little-endian)"

@@ -5,8 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "outfile.h"
-#include "util.h"
+#include "core/outfile.h"
+#include "core/util.h"
 
 /*
  * PREFIX.idx: the 9-byte magic "MMIDIDX\0\0", u64 version 1, u8 dtype

@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "input.h"
-#include "util.h"
+#include "core/input.h"
+#include "core/util.h"
 
 /*
  * A stream is one or more members, each a 16-byte header, documents, and

@@ -6,10 +6,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "buf.h"
-#include "ckpt_args.h"
-#include "json.h"
-#include "util.h"
+#include "core/buf.h"
+#include "train/ckpt_args.h"
+#include "core/json.h"
+#include "core/util.h"
 
 /* The CKPT_ARGS_MODEL options: their keys in config.json and fields of the config. */
 static const struct { const char *opt, *key; size_t off; } model_keys[] = {

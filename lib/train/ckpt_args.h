@@ -4,9 +4,9 @@
 
 #include <stddef.h>
 
-#include "ckpt.h"
-#include "gpt.h"
-#include "opt.h"
+#include "model/ckpt.h"
+#include "model/gpt.h"
+#include "core/opt.h"
 
 /*
  * What a checkpoint does to an option (struct opt's tag): nothing; keeps

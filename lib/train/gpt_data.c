@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpt_data.h"
-#include "mmidx.h"
-#include "util.h"
+#include "train/gpt_data.h"
+#include "tok/mmidx.h"
+#include "core/util.h"
 
 static const char *const split_name[3] = { "train", "valid", "test" };
 

@@ -5,8 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sampler.h"
-#include "train.h"
+#include "train/sampler.h"
+#include "train/train.h"
 
 /*
  * --mock-data: sample i of split s is T+1 consecutive ids counting up from

@@ -1,7 +1,7 @@
 /* mt19937.c - numpy's RandomState: MT19937 (init_genrand) and its shuffle */
 #include <string.h>
 
-#include "mt19937.h"
+#include "train/mt19937.h"
 
 void
 mt19937_seed(struct mt19937 *r, uint32_t seed)

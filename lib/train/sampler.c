@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mt19937.h"
-#include "sampler.h"
-#include "util.h"
+#include "train/mt19937.h"
+#include "train/sampler.h"
+#include "core/util.h"
 
 int
 sampler_rounding(const char *s)

@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "opt.h"
-#include "schedule.h"
-#include "util.h"
+#include "core/opt.h"
+#include "train/schedule.h"
+#include "core/util.h"
 
 double
 schedule_lr_at(const struct schedule *s, uint64_t samples)

@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pipeline.h"
-#include "train.h"
-#include "util.h"
+#include "dist/pipeline.h"
+#include "train/train.h"
+#include "core/util.h"
 
 /* The canonical gradient norm's chunks, which ZeRO's shards keep whole. */
 #define NORM_CHUNK GPT_NORM_CHUNK

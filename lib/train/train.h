@@ -5,11 +5,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ckpt.h"
-#include "comm.h"
-#include "dist.h"
-#include "gpt.h"
-#include "schedule.h"
+#include "model/ckpt.h"
+#include "comm/comm.h"
+#include "dist/dist.h"
+#include "model/gpt.h"
+#include "train/schedule.h"
 
 /*
  * Where samples come from: sample i (counted from 0 in consumption order)

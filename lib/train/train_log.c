@@ -3,7 +3,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "train_log.h"
+#include "train/train_log.h"
 
 /*
  * Python's format specs in C: {:8d} is %8d, {:.1f} %.1f, and {:.3E},

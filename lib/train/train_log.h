@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "buf.h"
+#include "core/buf.h"
 
 /*
  * One log interval, as Megatron's training_log sums it: the iterations

@@ -5,12 +5,12 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "bpe.h"
-#include "buf.h"
-#include "schedule.h"
-#include "train_log.h"
-#include "train_run.h"
-#include "util.h"
+#include "tok/bpe.h"
+#include "core/buf.h"
+#include "train/schedule.h"
+#include "train/train_log.h"
+#include "train/train_run.h"
+#include "core/util.h"
 
 /* The log, a line or a block at a time, as Megatron prints it; b emptied. */
 static int

@@ -7,10 +7,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "gpt.h"
-#include "gpt_data.h"
-#include "gpt_device.h"
-#include "train.h"
+#include "model/gpt.h"
+#include "train/gpt_data.h"
+#include "model/gpt_device.h"
+#include "train/train.h"
 
 /*
  * A run of gpt-train(1). The caller sets the fields above "the run's",

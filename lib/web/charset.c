@@ -5,8 +5,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "charset.h"
-#include "utf8.h"
+#include "web/charset.h"
+#include "core/utf8.h"
 
 #define PRESCAN (8 << 10)
 

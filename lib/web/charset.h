@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "util.h"
+#include "core/util.h"
 
 /*
  * The encoding of an HTML page, in this order (WHATWG, simplified):

@@ -20,9 +20,9 @@
 
 #include <curl/curl.h>
 
-#include "crawl.h"
-#include "robots.h"
-#include "urlfilter.h"
+#include "web/crawl.h"
+#include "web/robots.h"
+#include "web/urlfilter.h"
 
 static struct crawl_job later;
 struct crawl_job *const CRAWL_LATER = &later;

@@ -7,7 +7,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "util.h"
+#include "core/util.h"
 
 /* A URL's outcome; crawl_outcome[] names them (in --log and the summary). */
 enum {

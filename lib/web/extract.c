@@ -18,8 +18,8 @@
 #include <tidy/tidy.h>
 #include <tidy/tidybuffio.h>
 
-#include "charset.h"
-#include "extract.h"
+#include "web/charset.h"
+#include "web/extract.h"
 
 enum tag {
 	T_NONE, T_TEXT, T_INLINE, T_BLOCK, T_A, T_ADDRESS, T_ARTICLE, T_ASIDE,

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "util.h"
+#include "core/util.h"
 
 /*
  * Pages nested deeper than this (counting elements that need an end tag)

@@ -22,9 +22,9 @@
 #include <curl/curl.h>
 #include <zlib.h>
 
-#include "batch.h"
-#include "fetch.h"
-#include "outfile.h"
+#include "core/batch.h"
+#include "web/fetch.h"
+#include "core/outfile.h"
 
 /* Log lines held before they are written, at most, and the seconds between flushes. */
 #define FLUSH_BYTES ((size_t)1 << 20)

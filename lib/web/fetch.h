@@ -5,14 +5,14 @@
 #include <signal.h>
 #include <stdio.h>
 
-#include "crawl.h"
-#include "extract.h"
-#include "input.h"
-#include "jsonl.h"
-#include "progress.h"
-#include "urlfilter.h"
-#include "urlset.h"
-#include "util.h"
+#include "web/crawl.h"
+#include "web/extract.h"
+#include "core/input.h"
+#include "core/jsonl.h"
+#include "core/progress.h"
+#include "web/urlfilter.h"
+#include "web/urlset.h"
+#include "core/util.h"
 
 /* Why an input line was bad, past input_bad_name[]: a missing or non-string field. */
 #define FETCH_BAD_FIELD BAD_NREASONS

@@ -4,8 +4,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "robots.h"
-#include "util.h"
+#include "web/robots.h"
+#include "core/util.h"
 
 /* A "key: value" line: the key lower-cased into k, the value trimmed into v. */
 static int

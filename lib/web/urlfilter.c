@@ -7,8 +7,8 @@
 #include <idn2.h>
 #include <libpsl.h>
 
-#include "input.h"
-#include "urlfilter.h"
+#include "core/input.h"
+#include "web/urlfilter.h"
 
 const char *const urlfilter_reason[URL_NREASONS] = {
 	"ok", "short", "malformed", "scheme", "domain", "extension", "repeat"

@@ -5,8 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "urlset.h"
-#include "util.h"
+#include "web/urlset.h"
+#include "core/util.h"
 
 /* Why a URL is dropped, in the order the checks run; urlfilter_reason[] names them. */
 enum {

@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "urlset.h"
-#include "util.h"
+#include "web/urlset.h"
+#include "core/util.h"
 
 /* FNV-1a, then splitmix64's finaliser; never 0 (the empty slot). */
 static uint64_t
