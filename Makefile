@@ -60,7 +60,7 @@ UNIT_SRCS := $(sort $(wildcard t/*.c))
 # built: the model library and the four programs that make and use a
 # model. yajl, zlib and zstd come from pkg-config or, where it finds
 # none, from .gpu-kit/ (headers and static libraries that
-# contrib/gpu-kit.sh copies from this machine's Debian packages).
+# contrib/build/gpu-kit.sh copies from this machine's Debian packages).
 GPU_PROGS = bpe-encode idx-pack gpt-train gpt-sample
 GPU_LIB = core/batch core/buf core/input core/json core/jsonl core/opt \
 	core/outfile core/par core/progress core/tally core/utf8 core/util \
@@ -131,14 +131,14 @@ all: $(BINS) $(CULIB) $(PLUGIN)
 # Install missing Debian packages (as root), or print the command and stop.
 # NODEPS=1 skips the check.
 deps:
-	@[ "$(NODEPS)" = 1 ] || sh contrib/deps.sh $(sort $(DEB_PKGS))
+	@[ "$(NODEPS)" = 1 ] || sh contrib/build/deps.sh $(sort $(DEB_PKGS))
 
 $(B)/lib/%.o: lib/%.c $(wildcard lib/*/*.h) | deps
 	@mkdir -p $(@D)
 	$(CC) $(OWT_CPPFLAGS) $(OWT_CFLAGS) -c -o $@ $<
 
 # The default vocabulary, linked into bpe.o as an image of its tables
-# (lib/tok/bpe.h, bpe_image_write) that contrib/bpe/mkimage.c, built with a
+# (lib/tok/bpe.h, bpe_image_write) that contrib/build/mkimage.c, built with a
 # bpe.o that has none, makes of data/gpt2 at build time.
 BPE_BOOT = $(B)/gen/bpe-boot.o $(addprefix $(B)/lib/,core/buf.o core/input.o \
 	core/json.o core/jsonl.o core/opt.o core/outfile.o tok/uniclass.o \
@@ -146,7 +146,7 @@ BPE_BOOT = $(B)/gen/bpe-boot.o $(addprefix $(B)/lib/,core/buf.o core/input.o \
 $(B)/gen/bpe-boot.o: lib/tok/bpe.c $(wildcard lib/*/*.h) | deps
 	@mkdir -p $(@D)
 	$(CC) $(OWT_CPPFLAGS) $(OWT_CFLAGS) -c -o $@ $<
-$(B)/gen/mkimage: contrib/bpe/mkimage.c $(BPE_BOOT)
+$(B)/gen/mkimage: contrib/build/mkimage.c $(BPE_BOOT)
 	$(CC) $(OWT_CPPFLAGS) $(OWT_CFLAGS) -o $@ $^ \
 	    $(shell pkg-config --libs yajl libzstd zlib 2>/dev/null) $(KIT_LIBS) -lm
 $(B)/gen/gpt2.bpe: $(B)/gen/mkimage data/gpt2/encoder.json data/gpt2/vocab.bpe
@@ -232,14 +232,14 @@ install: all
 	cp $(BINS) $(DESTDIR)$(BINDIR)/
 	if [ -f $(PLUGIN) ]; then mkdir -p $(DESTDIR)$(LIBDIR)/owt && \
 	    cp $(PLUGIN) $(DESTDIR)$(LIBDIR)/owt/; fi
-	cp contrib/megatron-to-owt $(DESTDIR)$(BINDIR)/
+	cp contrib/install/megatron-to-owt $(DESTDIR)$(BINDIR)/
 	cp man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	cp man/*.5 $(DESTDIR)$(MANDIR)/man5/
 	cp man/*.7 $(DESTDIR)$(MANDIR)/man7/
 	if [ -d data ]; then mkdir -p $(DESTDIR)$(DATADIR) && \
 	    cp -R data/. $(DESTDIR)$(DATADIR)/; fi
 	mkdir -p $(DESTDIR)$(DATADIR)
-	cp contrib/owt.mk contrib/owt-stage $(DESTDIR)$(DATADIR)/
+	cp contrib/install/owt.mk contrib/install/owt-stage $(DESTDIR)$(DATADIR)/
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(PROGS) megatron-to-owt)

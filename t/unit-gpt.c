@@ -1485,7 +1485,7 @@ test_sampler(void)
 	OK(sidx[9] == 6 && sidx[7] == 2, "blend: each dataset's samples in order");
 }
 
-/* ---- Megatron's order: t/data/megatron-order.txt (contrib/megatron-order.py) ---- */
+/* ---- Megatron's order: t/data/megatron-order.txt (contrib/oracle/megatron-order.py) ---- */
 
 #define VEC_DS 10000000u	/* token t of sequence s of dataset d: */
 #define VEC_SEQ 1000u		/* d VEC_DS + s VEC_SEQ + t */
@@ -1938,7 +1938,7 @@ test_data(const char *dir)
 }
 
 /*
- * The PyTorch comparison's C half (contrib/gpt2-torch.py check DIR):
+ * The PyTorch comparison's C half (contrib/oracle/gpt2-torch.py check DIR):
  * initial weights, logits, loss and gradients of one batch, then two
  * training iterations of two micro-batches each with clipping, and the
  * weights after them.

@@ -965,7 +965,7 @@ out:
 /*
  * A loaded vocabulary written out whole, for bpe_load to use in place:
  * a header, then each array at a multiple of 64 bytes. The build writes
- * the default vocabulary's (contrib/bpe/mkimage.c) and links it into this
+ * the default vocabulary's (contrib/build/mkimage.c) and links it into this
  * file, so that a program starts with every table ready and pages in only
  * what it reads. It is read by the code that wrote it, on the same host:
  * the header's check catches a stale or foreign image, not a hostile one.

@@ -63,7 +63,7 @@ int bpe_check_tokenizer(const struct opt *o, const char *arg, char *err,
 /*
  * Append the image of v to out: its tables as they are in memory, which
  * bpe_load uses in place when it is linked in (the Makefile has
- * contrib/bpe/mkimage.c write it). It is for the program that wrote it,
+ * contrib/build/mkimage.c write it). It is for the program that wrote it,
  * on the same host.
  */
 void bpe_image_write(const struct bpe *v, struct buf *out);

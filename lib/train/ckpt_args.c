@@ -177,7 +177,7 @@ torch_file(struct ckpt_args_load *l, const char *dir, int finetune,
 	if (stat(dir, &sb) == 0)
 		return owt_fail(err, errsize, code, XDATA, "%s: a Megatron-LM "
 		    "torch checkpoint, which gpt-train does not read: convert "
-		    "it with contrib/megatron-to-owt", dir);
+		    "it with contrib/install/megatron-to-owt", dir);
 	if (errno != ENOENT)
 		return owt_fail_errno(err, errsize, code, XSYS,
 		    "%s: cannot open", dir);

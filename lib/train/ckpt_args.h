@@ -48,7 +48,7 @@ struct ckpt_args_load {
  * --load dir by the table of gpt-train(1): nothing there starts from
  * scratch (a warning; with finetune an error); a Megatron torch
  * checkpoint (dir ends in ".pt") that is missing does too, one that is
- * there is an error naming contrib/megatron-to-owt; a run's iteration resumes,
+ * there is an error naming contrib/install/megatron-to-owt; a run's iteration resumes,
  * and must be complete (its optimizer may be missing with no_load_optim:
  * a warning); weights alone, or finetune, give the weights and config
  * only. The model's shape is read from config.json and checked against

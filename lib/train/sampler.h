@@ -10,7 +10,7 @@
  * notes/megatron-compat.md §3) builds the training order with numpy's
  * RandomState(seed) (mt19937.h). This file does the same in C, so a run
  * sees the samples in exactly the order Megatron would. The test vectors
- * (t/data/megatron-order.txt) come from contrib/megatron-order.py, which
+ * (t/data/megatron-order.txt) come from contrib/oracle/megatron-order.py, which
  * redoes Megatron's Python in numpy.
  */
 

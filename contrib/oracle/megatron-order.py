@@ -4,7 +4,7 @@
 Writes t/data/megatron-order.txt, the vectors t/unit-gpt.c checks lib/train/sampler.c
 and lib/train/gpt_data.c against:
 
-    /usr/bin/python3 contrib/megatron-order.py >t/data/megatron-order.txt
+    /usr/bin/python3 contrib/oracle/megatron-order.py >t/data/megatron-order.txt
 
 Megatron itself cannot be installed here (it needs torch.distributed, CUDA
 and a compiled helpers.cpp), so each function below re-implements one
@@ -499,7 +499,7 @@ def emit(*fields):
 
 def main():
     data = datasets()
-    print("# Megatron-LM's sample order, from contrib/megatron-order.py "
+    print("# Megatron-LM's sample order, from contrib/oracle/megatron-order.py "
           "(numpy %s); do not edit" % np.__version__)
     for name in data:
         emit("dataset", name, " ".join(str(x) for x in data[name]))

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """hf-check.py - does Hugging Face transformers read an owt checkpoint as owt does?
 
-    python3 contrib/hf-check.py CKPT SCORED.jsonl
+    python3 contrib/oracle/hf-check.py CKPT SCORED.jsonl
 
 CKPT is a checkpoint directory (model.safetensors + config.json, as
 gpt-train saves it); SCORED.jsonl is what `gpt-sample --score --ids` wrote

@@ -3,7 +3,7 @@
 // get_encoding("gpt2").encode_ordinary. Run once; the output is committed:
 //
 //   mkdir -p /tmp/ref && (cd /tmp/ref && npm install tiktoken@1.0.22)
-//   NODE_PATH=/tmp/ref/node_modules node contrib/bpe/make-edge.js t/bpe/edge
+//   NODE_PATH=/tmp/ref/node_modules node contrib/oracle/make-edge.js t/bpe/edge
 //
 // writes t/bpe/edge.jsonl (one {"name", "text"} record a case) and
 // t/bpe/edge.ids (the ids of each text, space-separated, a line each).

@@ -4,7 +4,7 @@
 # into .gpu-kit/, for a GPU machine that has no package registry. The
 # directory is ignored by git; name it in the device run's carry list.
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 arch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
 lib=/usr/lib/$arch
 rm -rf .gpu-kit

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""megatron-ckpt.py - Megatron-LM GPT checkpoints for contrib/megatron-to-owt's test, and their forward pass.
+"""megatron-ckpt.py - Megatron-LM GPT checkpoints for contrib/install/megatron-to-owt's test, and their forward pass.
 
 usage: megatron-ckpt.py make DIR
        megatron-ckpt.py score PT SCORED.jsonl
