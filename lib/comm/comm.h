@@ -14,7 +14,7 @@
  *
  * A struct comm is a group of ranks: the world, or a part of it that
  * comm_group makes (Megatron's tensor-, pipeline-, data-parallel and
- * embedding groups, lib/dist.h). Ranks below are group ranks unless they
+ * embedding groups, lib/dist/dist.h). Ranks below are group ranks unless they
  * say "world".
  *
  * Sums are ordered: every element of a sum is ((x0 + x1) + x2) + ... in

@@ -1,4 +1,4 @@
-/* comm_mpi.c - the MPI transport of lib/comm.c, built apart as the plugin comm-mpi.so */
+/* comm_mpi.c - the MPI transport of lib/comm/comm.c, built apart as the plugin comm-mpi.so */
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -1,4 +1,4 @@
-/* comm_nccl.c - the NCCL transport of lib/comm.c: libnccl.so.2 loaded at run time */
+/* comm_nccl.c - the NCCL transport of lib/comm/comm.c: libnccl.so.2 loaded at run time */
 #include <dlfcn.h>
 #include <stddef.h>
 #include <stdio.h>

@@ -13,7 +13,7 @@
 const char *owt_prog = "owt";
 
 /*
- * lib/input.c's check of OWT_MAX_LINE, where the program reads input: a
+ * lib/core/input.c's check of OWT_MAX_LINE, where the program reads input: a
  * weak reference does not pull input.o (and zlib, zstd) into a program
  * that has no other use for it (gpt-train).
  */

@@ -30,7 +30,7 @@ extern const char *owt_prog;
 /*
  * Set owt_prog from argv[0], first thing in main. It also checks the
  * environment the library reads, once, so that library code need not
- * exit: in a program that reads input (lib/input.c), a bad OWT_MAX_LINE
+ * exit: in a program that reads input (lib/core/input.c), a bad OWT_MAX_LINE
  * exits XUSAGE with its message.
  */
 void owt_setprog(const char *argv0);
@@ -97,7 +97,7 @@ void owt_die_sigpipe(void) OWT_NORETURN;
 int owt_finish(int status);
 
 /*
- * A program's options from its table (lib/opt.h): parsed into their
+ * A program's options from its table (lib/core/opt.h): parsed into their
  * targets and given[] (may be NULL); returns the index of the first
  * operand. -h prints the usage line and the options on stdout and exits
  * 0; --version prints "prog VERSION" and exits 0; an unknown option or a

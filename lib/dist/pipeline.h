@@ -7,7 +7,7 @@
 #include "comm/comm.h"
 
 /*
- * A pipeline of p stages (lib/dist.h's pipeline group, stage = group
+ * A pipeline of p stages (lib/dist/dist.h's pipeline group, stage = group
  * rank) runs the m micro-batches of an iteration as Megatron's
  * non-interleaved 1F1B schedule does: stage s first runs
  * w = min(p - s - 1, m) forwards (the warm-up), then pairs of one forward

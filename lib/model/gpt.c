@@ -70,7 +70,7 @@ gpt_param_name(char *buf, size_t size, int k, int l, int prefix)
 	snprintf(buf, size, "%s%s", prefix ? "transformer." : "", s);
 }
 
-/* Tensors split over tensor-parallel ranks (lib/dist.h), and how. */
+/* Tensors split over tensor-parallel ranks (lib/dist/dist.h), and how. */
 enum { WHOLE, COLS, ROWS, QKV };
 
 static int
@@ -165,7 +165,7 @@ layout_tensors(struct gpt *m)
 
 /*
  * Element e of the part's slice of tensor k (one layer) in the whole
- * model's slice: the inverse of lib/dist.h's split.
+ * model's slice: the inverse of lib/dist/dist.h's split.
  */
 static size_t
 whole_index(const struct gpt *m, int k, size_t e)

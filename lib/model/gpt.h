@@ -365,9 +365,9 @@ struct gpt_acts {
 struct comm;
 
 /*
- * Distributed training: the contract with lib/train.c and lib/pipeline.c.
+ * Distributed training: the contract with lib/train/train.c and lib/dist/pipeline.c.
  *
- * - Layout: dist_init (lib/dist.h) gives each rank its part; the model is
+ * - Layout: dist_init (lib/dist/dist.h) gives each rank its part; the model is
  *   gpt_init_part(m, cfg, &(struct gpt_part){ d.l0, d.l1, d.pp_rank == 0,
  *   d.pp_rank == d.pp - 1, d.tp, d.tp_rank }, tp_group, be, ...) with
  *   cfg.vocab_pad = d.vocab_pad (the same on every rank, and for the
@@ -403,12 +403,12 @@ struct gpt_slot {
 };
 
 /*
- * A model's part under model parallelism (lib/dist.h's layout, which
+ * A model's part under model parallelism (lib/dist/dist.h's layout, which
  * gives the numbers): the layers [l0, l1) of a pipeline stage, whether
  * the stage is the first (token and position embeddings) or the last
  * (final LayerNorm, output layer, loss; a copy of the token embedding),
  * and the tensor-parallel size and rank. Within a stage, tensors are
- * split as lib/dist.h says (QKV and fc by columns, the projections by
+ * split as lib/dist/dist.h says (QKV and fc by columns, the projections by
  * rows, the token embedding by vocabulary rows), each rank's part stored
  * row-major in the split shape. The whole model: { 0, L, 1, 1, 1, 0 }.
  */
@@ -543,7 +543,7 @@ float gpt_forward(struct gpt *m, const int32_t *inputs, const int32_t *targets,
  */
 void gpt_backward(struct gpt *m);
 /*
- * Pipeline parallelism (the schedule is lib/pipeline.c's): a stage keeps
+ * Pipeline parallelism (the schedule is lib/dist/pipeline.c's): a stage keeps
  * the activations of up to n micro-batches between their forward and
  * backward passes, one slot each (1F1B: min(PP - stage, micro-batches)).
  * Call before gpt_set_batch, which allocates n sets of the per-micro-batch
@@ -614,7 +614,7 @@ void gpt_grad_tie(struct gpt *m);
  * GPT_NORM_CHUNK elements of each tensor's slice, in double, the chunks
  * taken in (tensor k, layer l, tensor-parallel piece r, chunk) order and
  * added in that order; the square root. A piece is a rank's part of a
- * split tensor (lib/dist.h), the whole slice otherwise, so with one
+ * split tensor (lib/dist/dist.h), the whole slice otherwise, so with one
  * tensor-parallel rank the order is (k, l, chunk). The vector of chunk
  * sums has gpt_norm_nparts entries, the same on every rank of a layout;
  * gpt_norm_parts fills those a rank owns (its layers and pieces; a

@@ -63,7 +63,7 @@ void train_scaler_update(const struct loss_scaler *s, struct train_state *st,
  *
  * Pipeline parallelism (dist's pp > 1): m is this stage's part
  * (gpt_init_part, gpt_set_slots), the micro-batches run through
- * lib/pipeline.c's 1F1B schedule, the tied embedding's gradient is summed
+ * lib/dist/pipeline.c's 1F1B schedule, the tied embedding's gradient is summed
  * over the first and last stage, and losses and the norm's parts over the
  * world: a pipeline trains bit for bit as one process. Tensor
  * parallelism (dist's tp > 1) is inside the model's part (gpt_init_part

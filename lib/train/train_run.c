@@ -272,7 +272,7 @@ stop_why(struct train_run *r, double t0, const char **why, char *err,
 /*
  * The backend memory this rank's model holds after its first iteration,
  * which --dry-run predicts (t/6102); the optimizer's shards under
- * --use-distributed-optimizer are lib/train.c's, not counted. Every rank
+ * --use-distributed-optimizer are lib/train/train.c's, not counted. Every rank
  * that reports names itself (owt_prog), quiet or not.
  */
 static int
