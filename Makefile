@@ -2,7 +2,7 @@
 #
 # Each program is cmd/NAME.c; cmd/NAME.mk names the pkg-config modules it
 # links (PKGS_NAME) and adds the Debian packages it needs to DEB_PKGS.
-# Everything else is lib/*.c (libowt.a) and, with CUDA, kernels/*.cu (the
+# Everything else is lib/*/*.c (libowt.a) and, with CUDA, kernels/*.cu (the
 # plugin lib/owt/gpt-cuda.so).
 
 PREFIX ?= /usr/local
@@ -43,8 +43,8 @@ OWT_CFLAGS = -std=gnu11 -Wall -Wextra -Wno-unused-parameter -pthread \
 OWT_CXXFLAGS = -std=c++11 -Wall -Wextra -Wno-unused-parameter -pthread \
 	$(SANFLAGS) $(CFLAGS)
 
-LIB_SRCS := $(filter-out lib/comm_mpi.c,$(sort $(wildcard lib/*.c)))
-LIB_CXX_SRCS := $(sort $(wildcard lib/*.cc))
+LIB_SRCS := $(filter-out lib/comm/comm_mpi.c,$(sort $(wildcard lib/*/*.c)))
+LIB_CXX_SRCS := $(sort $(wildcard lib/*/*.cc))
 LIB_OBJS := $(patsubst %.c,$(B)/%.o,$(LIB_SRCS)) \
 	$(patsubst %.cc,$(B)/%.o,$(LIB_CXX_SRCS))
 LIB := $(B)/lib/libowt.a
@@ -61,12 +61,16 @@ UNIT_SRCS := $(sort $(wildcard t/*.c))
 # built: the model library and the four programs that make and use a
 # model. yajl, zlib and zstd come from pkg-config or, where it finds
 # none, from .gpu-kit/ (headers and static libraries that
-# contrib/gpu-kit.sh copies from this machine's Debian packages).
+# contrib/build/gpu-kit.sh copies from this machine's Debian packages).
 GPU_PROGS = bpe-encode idx-pack gpt-train gpt-sample
-GPU_LIB = batch blas bpe buf ckpt ckpt_args comm comm_nccl dist gemv gen \
-	gen_queue gpt gpt_cpu gpt_data gpt_device gpt_infer gpt_plan input json jsonl \
-	mmidx mt19937 opt outfile par pipeline plugin progress safetensors sampler \
-	schedule sgemm512 tally tok train train_log train_run uniclass utf8 util
+GPU_LIB = core/batch core/buf core/input core/json core/jsonl core/opt \
+	core/outfile core/par core/plugin core/progress core/tally core/utf8 core/util \
+	comm/comm comm/comm_nccl tok/bpe tok/mmidx tok/tok tok/uniclass \
+	model/blas model/ckpt model/gemv model/gpt model/gpt_cpu model/gpt_device \
+	model/gpt_infer model/safetensors model/sgemm512 dist/dist dist/gpt_plan \
+	dist/pipeline train/ckpt_args train/gpt_data train/mt19937 train/sampler \
+	train/schedule train/train train/train_log train/train_run gen/gen \
+	gen/gen_queue
 ifeq ($(GPU_ONLY),1)
 PROGS := $(GPU_PROGS)
 LIB_OBJS := $(GPU_LIB:%=$(B)/lib/%.o)
@@ -84,7 +88,7 @@ UNITS := $(patsubst t/%.c,$(B)/t/%,$(UNIT_SRCS))
 # kernels/ becomes the plugin lib/owt/gpt-cuda.so, the one object linked
 # with the CUDA runtime and cuBLAS (rpath to the toolkit); the programs
 # link no CUDA library and open the plugin when --device asks for CUDA
-# (lib/gpt_device.c), so that one build runs with or without them.
+# (lib/model/gpt_device.c), so that one build runs with or without them.
 NVCC ?= $(firstword $(shell command -v nvcc 2>/dev/null) \
 	$(wildcard /usr/local/cuda/bin/nvcc))
 ifeq ($(CUDA),auto)
@@ -110,17 +114,17 @@ CUDA_LIBS = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart \
 OWT_CPPFLAGS += -DOWT_CUDA=1 -Ikernels
 endif
 
-# The MPI plugin lib/owt/comm-mpi.so (lib/comm.c loads it in a world of
+# The MPI plugin lib/owt/comm-mpi.so (lib/comm/comm.c loads it in a world of
 # more than one rank, so no program links MPI), built where mpicc is found;
-# lib/comm_nccl.c is checked against nccl.h where one is found.
+# lib/comm/comm_nccl.c is checked against nccl.h where one is found.
 MPICC ?= mpicc
 PLUGIN := $(B)/lib/owt/comm-mpi.so
 DEB_PKGS += openmpi-bin libopenmpi-dev
 NCCL_H ?= $(firstword $(wildcard /usr/include/nccl.h \
 	$(or $(CUDA_HOME),/usr/local/cuda)/include/nccl.h))
-$(B)/lib/plugin.o: OWT_CPPFLAGS += -DOWT_LIBDIR='"$(LIBDIR)"'
+$(B)/lib/core/plugin.o: OWT_CPPFLAGS += -DOWT_LIBDIR='"$(LIBDIR)"'
 ifneq ($(NCCL_H),)
-$(B)/lib/comm_nccl.o: OWT_CPPFLAGS += -DOWT_NCCL_H -I$(dir $(NCCL_H))
+$(B)/lib/comm/comm_nccl.o: OWT_CPPFLAGS += -DOWT_NCCL_H -I$(dir $(NCCL_H))
 endif
 
 .PHONY: all deps check check-gpu gpu-tests demo bench fuzz install uninstall clean
@@ -132,35 +136,36 @@ all: $(BINS) $(CUDA_PLUGIN) $(PLUGIN)
 # Install missing Debian packages (as root), or print the command and stop.
 # NODEPS=1 skips the check.
 deps:
-	@[ "$(NODEPS)" = 1 ] || sh contrib/deps.sh $(sort $(DEB_PKGS))
+	@[ "$(NODEPS)" = 1 ] || sh contrib/build/deps.sh $(sort $(DEB_PKGS))
 
-$(B)/lib/%.o: lib/%.c $(wildcard lib/*.h) | deps
+$(B)/lib/%.o: lib/%.c $(wildcard lib/*/*.h) | deps
 	@mkdir -p $(@D)
 	$(CC) $(OWT_CPPFLAGS) $(OWT_CFLAGS) -c -o $@ $<
 
 # The default vocabulary, linked into bpe.o as an image of its tables
-# (lib/bpe.h, bpe_image_write) that contrib/bpe/mkimage.c, built with a
+# (lib/tok/bpe.h, bpe_image_write) that contrib/build/mkimage.c, built with a
 # bpe.o that has none, makes of data/gpt2 at build time.
-BPE_BOOT = $(B)/gen/bpe-boot.o $(addprefix $(B)/lib/,buf.o input.o json.o \
-	jsonl.o opt.o outfile.o uniclass.o utf8.o util.o)
-$(B)/gen/bpe-boot.o: lib/bpe.c $(wildcard lib/*.h) | deps
+BPE_BOOT = $(B)/gen/bpe-boot.o $(addprefix $(B)/lib/,core/buf.o core/input.o \
+	core/json.o core/jsonl.o core/opt.o core/outfile.o tok/uniclass.o \
+	core/utf8.o core/util.o)
+$(B)/gen/bpe-boot.o: lib/tok/bpe.c $(wildcard lib/*/*.h) | deps
 	@mkdir -p $(@D)
 	$(CC) $(OWT_CPPFLAGS) $(OWT_CFLAGS) -c -o $@ $<
-$(B)/gen/mkimage: contrib/bpe/mkimage.c $(BPE_BOOT)
+$(B)/gen/mkimage: contrib/build/mkimage.c $(BPE_BOOT)
 	$(CC) $(OWT_CPPFLAGS) $(OWT_CFLAGS) -o $@ $^ \
 	    $(shell pkg-config --libs yajl libzstd zlib 2>/dev/null) $(KIT_LIBS) -lm
 $(B)/gen/gpt2.bpe: $(B)/gen/mkimage data/gpt2/encoder.json data/gpt2/vocab.bpe
 	$< data/gpt2/encoder.json data/gpt2/vocab.bpe $@
-$(B)/lib/bpe.o: lib/bpe.c $(wildcard lib/*.h) $(B)/gen/gpt2.bpe | deps
+$(B)/lib/tok/bpe.o: lib/tok/bpe.c $(wildcard lib/*/*.h) $(B)/gen/gpt2.bpe | deps
 	$(CC) $(OWT_CPPFLAGS) -DBPE_IMAGE='"$(B)/gen/gpt2.bpe"' $(OWT_CFLAGS) \
 	    -c -o $@ $<
 
 # C++ only where a library has no C interface (a shim per library).
-$(B)/lib/%.o: lib/%.cc $(wildcard lib/*.h) | deps
+$(B)/lib/%.o: lib/%.cc $(wildcard lib/*/*.h) | deps
 	@mkdir -p $(@D)
 	$(CXX) $(OWT_CPPFLAGS) $(OWT_CXXFLAGS) -c -o $@ $<
 
-$(B)/cmd/%.o: cmd/%.c $(wildcard lib/*.h) | deps
+$(B)/cmd/%.o: cmd/%.c $(wildcard lib/*/*.h) | deps
 	@mkdir -p $(@D)
 	$(CC) $(OWT_CPPFLAGS) $(OWT_CFLAGS) -c -o $@ $<
 
@@ -174,12 +179,12 @@ $(B)/bin/%: $(B)/cmd/%.o $(LIB)
 	    $(shell pkg-config --libs $(PKGS_$*) 2>/dev/null) $(KIT_LIBS) \
 	    $(LIBS_$*) -lm
 
-$(PLUGIN): lib/comm_mpi.c lib/comm_impl.h | deps
+$(PLUGIN): lib/comm/comm_mpi.c lib/comm/comm_impl.h | deps
 	@mkdir -p $(@D)
 	@if command -v $(MPICC) >/dev/null 2>&1; then \
-	    echo "$(MPICC) -shared -fPIC -o $@ lib/comm_mpi.c"; \
+	    echo "$(MPICC) -shared -fPIC -o $@ lib/comm/comm_mpi.c"; \
 	    $(MPICC) -std=gnu11 -Wall -Wextra $(CFLAGS) -shared -fPIC -Ilib \
-	    -o $@ lib/comm_mpi.c; \
+	    -o $@ lib/comm/comm_mpi.c; \
 	else \
 	    echo "owt: no $(MPICC): $@ not built (one process only)"; \
 	fi
@@ -236,14 +241,14 @@ install: all
 	    cp $(PLUGIN) $(DESTDIR)$(LIBDIR)/owt/; fi
 	if [ -n "$(CUDA_PLUGIN)" ]; then mkdir -p $(DESTDIR)$(LIBDIR)/owt && \
 	    cp $(CUDA_PLUGIN) $(DESTDIR)$(LIBDIR)/owt/; fi
-	cp contrib/megatron-to-owt $(DESTDIR)$(BINDIR)/
+	cp contrib/install/megatron-to-owt $(DESTDIR)$(BINDIR)/
 	cp man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	cp man/*.5 $(DESTDIR)$(MANDIR)/man5/
 	cp man/*.7 $(DESTDIR)$(MANDIR)/man7/
 	if [ -d data ]; then mkdir -p $(DESTDIR)$(DATADIR) && \
 	    cp -R data/. $(DESTDIR)$(DATADIR)/; fi
 	mkdir -p $(DESTDIR)$(DATADIR)
-	cp contrib/owt.mk contrib/owt-stage $(DESTDIR)$(DATADIR)/
+	cp contrib/install/owt.mk contrib/install/owt-stage $(DESTDIR)$(DATADIR)/
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(PROGS) megatron-to-owt)

@@ -5,17 +5,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch.h"
-#include "bpe.h"
-#include "input.h"
-#include "json.h"
-#include "mmidx.h"
-#include "opt.h"
-#include "outfile.h"
-#include "progress.h"
-#include "tok.h"
-#include "utf8.h"
-#include "util.h"
+#include "core/batch.h"
+#include "tok/bpe.h"
+#include "core/input.h"
+#include "core/json.h"
+#include "tok/mmidx.h"
+#include "core/opt.h"
+#include "core/outfile.h"
+#include "core/progress.h"
+#include "tok/tok.h"
+#include "core/utf8.h"
+#include "core/util.h"
 
 /*
  * Memory that does not grow with the number of workers (man bpe-encode,

@@ -7,18 +7,18 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "blas.h"
-#include "bpe.h"
-#include "ckpt.h"
-#include "ckpt_args.h"
-#include "gen.h"
-#include "gen_queue.h"
-#include "gpt.h"
-#include "gpt_device.h"
-#include "gpt_infer.h"
-#include "input.h"
-#include "opt.h"
-#include "util.h"
+#include "model/blas.h"
+#include "tok/bpe.h"
+#include "model/ckpt.h"
+#include "train/ckpt_args.h"
+#include "gen/gen.h"
+#include "gen/gen_queue.h"
+#include "model/gpt.h"
+#include "model/gpt_device.h"
+#include "model/gpt_infer.h"
+#include "core/input.h"
+#include "core/opt.h"
+#include "core/util.h"
 
 static struct {
 	int keep_going, quiet, greedy, ids, int8, interactive, score, prec;

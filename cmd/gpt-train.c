@@ -5,19 +5,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blas.h"
-#include "bpe.h"
-#include "ckpt.h"
-#include "ckpt_args.h"
-#include "gpt.h"
-#include "gpt_data.h"
-#include "gpt_device.h"
-#include "gpt_plan.h"
-#include "opt.h"
-#include "schedule.h"
-#include "train.h"
-#include "train_run.h"
-#include "util.h"
+#include "model/blas.h"
+#include "tok/bpe.h"
+#include "model/ckpt.h"
+#include "train/ckpt_args.h"
+#include "model/gpt.h"
+#include "train/gpt_data.h"
+#include "model/gpt_device.h"
+#include "dist/gpt_plan.h"
+#include "core/opt.h"
+#include "train/schedule.h"
+#include "train/train.h"
+#include "train/train_run.h"
+#include "core/util.h"
 
 /* What a checkpoint does to an option: ckpt_args.h. */
 enum { C_ARG = CKPT_ARGS_KEEP, C_SCHED = CKPT_ARGS_SCHED,
@@ -342,7 +342,7 @@ shape(struct gpt_config *c)
 	c->vocab_pad = gpt_pad_vocab(o.vocab, o.vocab_div);
 }
 
-/* --dry-run: lib/gpt_plan.h's figures for the options' run; no data, devices or MPI. */
+/* --dry-run: lib/dist/gpt_plan.h's figures for the options' run; no data, devices or MPI. */
 static void
 dry_run(void)
 {

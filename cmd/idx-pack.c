@@ -5,13 +5,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "json.h"
-#include "mmidx.h"
-#include "opt.h"
-#include "outfile.h"
-#include "progress.h"
-#include "tok.h"
-#include "util.h"
+#include "core/json.h"
+#include "tok/mmidx.h"
+#include "core/opt.h"
+#include "core/outfile.h"
+#include "core/progress.h"
+#include "tok/tok.h"
+#include "core/util.h"
 
 enum { M_PACK, M_MERGE, M_INFO, M_CAT, M_CHECK };
 

@@ -3,4 +3,4 @@ DEB_PKGS += python3-numpy
 
 # The token loops of the stream reader and the dataset writer vectorize at
 # -O3 (not at -O2): a third of idx-pack's CPU time.
-$(B)/lib/tok.o $(B)/lib/mmidx.o: OWT_CFLAGS += -O3
+$(B)/lib/tok/tok.o $(B)/lib/tok/mmidx.o: OWT_CFLAGS += -O3

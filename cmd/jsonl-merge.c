@@ -4,14 +4,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "input.h"
-#include "jsonl.h"
-#include "opt.h"
-#include "progress.h"
-#include "shuffle.h"
-#include "utf8.h"
-#include "util.h"
-#include "walk.h"
+#include "core/input.h"
+#include "core/jsonl.h"
+#include "core/opt.h"
+#include "core/progress.h"
+#include "merge/shuffle.h"
+#include "core/utf8.h"
+#include "core/util.h"
+#include "merge/walk.h"
 
 /* Counters for the summary; the first BAD_NREASONS are input_bad_name[]. */
 enum {

@@ -3,13 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch.h"
-#include "bpe.h"
-#include "clean.h"
-#include "langid.h"
-#include "opt.h"
-#include "progress.h"
-#include "util.h"
+#include "core/batch.h"
+#include "tok/bpe.h"
+#include "text/clean.h"
+#include "text/langid.h"
+#include "core/opt.h"
+#include "core/progress.h"
+#include "core/util.h"
 
 static struct {
 	int keep_going, quiet, progress, workers, signed_in, keep_quotes;

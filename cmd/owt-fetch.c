@@ -6,10 +6,10 @@
 
 #include <curl/curl.h>
 
-#include "fetch.h"
-#include "opt.h"
-#include "outfile.h"
-#include "util.h"
+#include "web/fetch.h"
+#include "core/opt.h"
+#include "core/outfile.h"
+#include "core/util.h"
 
 static struct fetch_opts opt = {
 	.text_key = "text", .shard = { 0, 1 },

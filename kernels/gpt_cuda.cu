@@ -1,7 +1,7 @@
 /*
- * gpt_cuda.cu - the GPT-2 backend (struct gpt_backend, lib/gpt.h) on CUDA
+ * gpt_cuda.cu - the GPT-2 backend (struct gpt_backend, lib/model/gpt.h) on CUDA
  *
- * The CPU backend (lib/gpt_cpu.c) is the specification: every function
+ * The CPU backend (lib/model/gpt_cpu.c) is the specification: every function
  * here computes what its namesake there computes, on device memory, in
  * the same layouts. Matrix products go through cuBLAS (row-major calls
  * turned into column-major ones by swapping the operands); attention is
@@ -25,7 +25,7 @@
 
 #include "owtcuda.h"
 extern "C" {
-#include "comm.h"
+#include "comm/comm.h"
 }
 
 /* ---- errors ------------------------------------------------------------ */

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "gpt.h"
+#include "model/gpt.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -13,7 +13,7 @@ extern "C" {
 /*
  * kernels/ is built into the plugin lib/owt/gpt-cuda.so, the one object
  * that links the CUDA runtime and cuBLAS; the programs link none of it
- * and open the plugin when --device asks for CUDA (lib/gpt_device.c), so
+ * and open the plugin when --device asks for CUDA (lib/model/gpt_device.c), so
  * that one build runs where there is no CUDA library. The plugin's one
  * exported symbol is owtcuda_plugin: given what it needs of the program
  * (struct owtcuda_host), it returns its table of calls (struct owtcuda),
@@ -82,7 +82,7 @@ struct owtcuda {
 	void (*shutdown)(void);
 
 	/*
-	 * What lib/comm.c needs to run NCCL under the backend (struct
+	 * What lib/comm/comm.c needs to run NCCL under the backend (struct
 	 * comm_device, comm.h): its stream, an add and a copy on it, memory.
 	 */
 	const struct comm_device *(*comm_device)(void);

@@ -1,5 +1,5 @@
 #!/bin/sh
-# lib/comm.c through t/comm-test.c: the launcher's environment, a single
+# lib/comm/comm.c through t/comm-test.c: the launcher's environment, a single
 # process that never loads MPI, every collective under mpirun at 2, 3 and
 # 4 ranks against sums made locally (bit for bit, in rank order), a rank
 # that stops answering (the others exit 3 naming it), a rank killed by

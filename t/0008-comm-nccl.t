@@ -1,5 +1,5 @@
 #!/bin/sh
-# lib/comm.c's NCCL path without a GPU: t/mpi/fake-nccl.c (NCCL's entry points
+# lib/comm/comm.c's NCCL path without a GPU: t/mpi/fake-nccl.c (NCCL's entry points
 # over MPI, host memory for device memory), built here with mpicc, is
 # $OWT_NCCL for t/comm-test.c under mpirun at 2 and 3 ranks. NCCL is put
 # under the world after a group was made (gpt-train's order): that group

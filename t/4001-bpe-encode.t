@@ -6,7 +6,7 @@
 #
 # t/bpe/edge.jsonl and t/bpe/edge.ids were made by tiktoken (npm
 # tiktoken@1.0.22, WASM, get_encoding("gpt2").encode_ordinary) with
-#   NODE_PATH=/tmp/ref/node_modules node contrib/bpe/make-edge.js t/bpe/edge
+#   NODE_PATH=/tmp/ref/node_modules node contrib/oracle/make-edge.js t/bpe/edge
 . "${OWT_SRC:-.}/t/lib.sh"
 
 cd "$T" || exit 3

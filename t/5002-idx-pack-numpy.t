@@ -1,5 +1,5 @@
 #!/bin/sh
-# idx-pack against contrib/numpy/mmidx.py, an independent numpy reader and
+# idx-pack against contrib/oracle/mmidx.py, an independent numpy reader and
 # writer written from the format description: the same bytes when packing,
 # the same tokens document by document when reading. Skips without numpy.
 . "${OWT_SRC:-.}/t/lib.sh"
@@ -7,7 +7,7 @@
 
 py=/usr/bin/python3
 "$py" -c 'import numpy' 2>/dev/null || skip_all "no numpy for /usr/bin/python3 (Debian python3-numpy)"
-np() { "$py" "$OWT_SRC/contrib/numpy/mmidx.py" "$@"; }
+np() { "$py" "$OWT_SRC/contrib/oracle/mmidx.py" "$@"; }
 cd "$T" || exit 3
 
 # Documents of 0 to 1500 tokens, some empty, ids over the whole vocabulary.

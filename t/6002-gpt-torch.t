@@ -1,5 +1,5 @@
 #!/bin/sh
-# The model against PyTorch (contrib/gpt2-torch.py, Debian's python3-torch):
+# The model against PyTorch (contrib/oracle/gpt2-torch.py, Debian's python3-torch):
 # logits, loss, every gradient, and every weight after two AdamW iterations
 # with gradient accumulation and clipping, each tensor within 1e-4 of its
 # largest value. Skips where torch is absent.
@@ -9,4 +9,4 @@ py=/usr/bin/python3
 [ -x "$py" ] && "$py" -c 'import torch' 2>/dev/null ||
     skip_all "no PyTorch (apt-get install python3-torch)"
 "$OWT_BUILD/t/unit-gpt" dump "$T/d" || { echo "Bail out! unit-gpt dump failed"; exit 1; }
-exec "$py" "$OWT_SRC/contrib/gpt2-torch.py" check "$T/d"
+exec "$py" "$OWT_SRC/contrib/oracle/gpt2-torch.py" check "$T/d"

@@ -106,13 +106,13 @@ run gpt-train $ropts --save r6 --load r6 --split-rounding core
 like out '; --split-rounding core;' "--split-rounding given on resuming wins"
 
 # The vectors t/unit-gpt.c checks the order against are what
-# contrib/megatron-order.py (Megatron's Python, in numpy) computes.
+# contrib/oracle/megatron-order.py (Megatron's Python, in numpy) computes.
 if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
-	/usr/bin/python3 "$OWT_SRC/contrib/megatron-order.py" | sed 1d >vec.txt
+	/usr/bin/python3 "$OWT_SRC/contrib/oracle/megatron-order.py" | sed 1d >vec.txt
 	sed 1d "$OWT_SRC/t/data/megatron-order.txt" >vec-want.txt
-	same vec.txt vec-want.txt "t/data/megatron-order.txt is contrib/megatron-order.py's"
+	same vec.txt vec-want.txt "t/data/megatron-order.txt is contrib/oracle/megatron-order.py's"
 else
-	skip "no numpy for /usr/bin/python3: t/data/megatron-order.txt against contrib/megatron-order.py"
+	skip "no numpy for /usr/bin/python3: t/data/megatron-order.txt against contrib/oracle/megatron-order.py"
 fi
 
 # Bad datasets.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Hugging Face transformers loads a gpt-train checkpoint and computes the
-# same losses as gpt-sample --score (contrib/hf-check.py): the tensor names,
+# same losses as gpt-sample --score (contrib/oracle/hf-check.py): the tensor names,
 # shapes, tied output layer, config.json and padded vocabulary read as
 # owt means them. Skips where no python3 has transformers (Debian has no
 # package; the GPU machine's image has it, contrib/bench/gpu.sh runs this).
@@ -26,4 +26,4 @@ printf '%s\n' '{"text": "The quick brown fox jumps over the lazy dog."}' \
     '{"text": "caf\303\251, na\303\257ve, \342\202\254 20, <|endoftext|> in text"}' >t.jsonl
 gpt-sample --device cpu --load ck --score --ids -q --sample-input-file t.jsonl >scored.jsonl ||
     { echo "Bail out! gpt-sample --score failed"; exit 1; }
-exec "$py" "$OWT_SRC/contrib/hf-check.py" ck/iter_0000020 scored.jsonl
+exec "$py" "$OWT_SRC/contrib/oracle/hf-check.py" ck/iter_0000020 scored.jsonl

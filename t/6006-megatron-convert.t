@@ -1,6 +1,6 @@
 #!/bin/sh
-# contrib/megatron-to-owt: Megatron-LM GPT checkpoints, written with
-# Megatron's state-dict names and nesting by contrib/megatron-ckpt.py, turn
+# contrib/install/megatron-to-owt: Megatron-LM GPT checkpoints, written with
+# Megatron's state-dict names and nesting by contrib/oracle/megatron-ckpt.py, turn
 # into directories gpt-sample loads, and gpt-sample --score of the result
 # equals a forward pass computed from Megatron's own layout (fused QKV rows
 # per head, [out, in] weights, padded vocabulary) to 1e-4. Every other
@@ -16,8 +16,8 @@
 py=/usr/bin/python3
 [ -x "$py" ] && "$py" -c 'import torch' 2>/dev/null ||
     skip_all "no PyTorch (apt-get install python3-torch)"
-conv=$OWT_SRC/contrib/megatron-to-owt
-mk=$OWT_SRC/contrib/megatron-ckpt.py
+conv=$OWT_SRC/contrib/install/megatron-to-owt
+mk=$OWT_SRC/contrib/oracle/megatron-ckpt.py
 m2o() { "$py" "$conv" "$@"; }
 
 cd "$T" || exit 3

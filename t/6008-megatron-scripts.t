@@ -205,7 +205,7 @@ fails 2 '^gpt-train: world size 1 is not a multiple of --tensor-model-parallel-s
 
 # --load of Megatron's own checkpoint file.
 : >model/checkpoints/init.pt
-fails 1 '^gpt-train: model/checkpoints/init.pt: a Megatron-LM torch checkpoint, which gpt-train does not read: convert it with contrib/megatron-to-owt$' \
+fails 1 '^gpt-train: model/checkpoints/init.pt: a Megatron-LM torch checkpoint, which gpt-train does not read: convert it with contrib/install/megatron-to-owt$' \
     "an existing .pt file" gpt-train --mock-data --train-iters 1 --load model/checkpoints/init.pt
 fails 1 '^gpt-train: nosuch.pt: no such file; nothing to fine-tune from$' \
     "--finetune from a missing .pt file" gpt-train --mock-data --train-iters 1 \

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The model split over ranks (lib/gpt.h's struct gpt_part and pipeline
+# The model split over ranks (lib/model/gpt.h's struct gpt_part and pipeline
 # stages) against the whole model, under mpirun (t/unit-gpt.c's layout):
 # initial weights bit for bit; pipelines of 2 and 4 stages give the whole
 # model's losses, norms and weights bit for bit, and so do two

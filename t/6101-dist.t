@@ -1,5 +1,5 @@
 #!/bin/sh
-# Data parallelism (lib/train.c over lib/comm.c) through t/train-test.c:
+# Data parallelism (lib/train/train.c over lib/comm/comm.c) through t/train-test.c:
 # DP ranks with one micro-batch each train bit for bit as one process on
 # the same global batch (logs and checkpoint files), with and without the
 # distributed optimizer; with two micro-batches each, the losses of the
@@ -139,7 +139,7 @@ run "$tt" -l killed -s after 10 4 2
 same out tail2.log "it resumes to one process's run"
 same_ckpt after/$it10 one/$it10 "... and its checkpoint"
 
-# The 1F1B schedule (lib/pipeline.c) with a toy model, t/pipe-test.c:
+# The 1F1B schedule (lib/dist/pipeline.c) with a toy model, t/pipe-test.c:
 # Megatron's order of steps per stage, and the gradients of stages run
 # over ranks equal those of the stages run one after the other.
 pt=$OWT_BUILD/t/pipe-test
@@ -161,7 +161,7 @@ for pm in "2 6" "3 6" "4 6" "4 2"; do
 	same got serial.out "PP$1 over $2 micro-batches: every stage's order, depth and gradient (bit for bit)"
 done
 
-# Pipeline parallelism through lib/train.c: stages of the model's parts
+# Pipeline parallelism through lib/train/train.c: stages of the model's parts
 # (gpt_init_part), 1F1B over the micro-batches, the tied embedding's
 # gradient summed over the first and last stage. Four micro-batches of
 # one sample: PP2 and PP4 (one layer a stage) give one process's log bit
@@ -191,7 +191,7 @@ same out pptail.log "one process's checkpoint resumed by PP4: the same iteration
 same_ckpt pp4/$it10 ppone/$it10 "... and the same checkpoint at 10"
 
 # Tensor parallelism (the model's column- and row-parallel parts, the
-# vocabulary-parallel embedding and cross-entropy) through lib/train.c:
+# vocabulary-parallel embedding and cross-entropy) through lib/train/train.c:
 # partial sums associate differently, so the numbers agree with one
 # process's to rounding: every loss within 2e-5 of it, the final weights
 # within 1e-5 (relative L2). TP2, TP2 x PP2 (its checkpoint put together

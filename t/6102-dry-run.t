@@ -1,5 +1,5 @@
 #!/bin/sh
-# gpt-train --dry-run (lib/gpt_plan.c): its figures in full for one
+# gpt-train --dry-run (lib/dist/gpt_plan.c): its figures in full for one
 # layout, its errors, the world from the launcher; t/unit-plan.c's
 # checks against what the model allocates and the published formulas;
 # and the memory it predicts, byte for byte, against the line each

@@ -1,7 +1,7 @@
 #!/bin/sh
 # gpt-sample on a tiny GPT-2 trained briefly on the demo's King James text:
 # greedy continuations token for token and --score to 1e-5 against the
-# PyTorch reference (contrib/gpt2-torch.py), a Hugging Face directory read
+# PyTorch reference (contrib/oracle/gpt2-torch.py), a Hugging Face directory read
 # unchanged, seeds, batching and threads that do not change the text,
 # EOD, the context limit, the padded vocabulary, the output formats, and
 # every bad-input path with its exit status and message.
@@ -9,7 +9,7 @@
 
 cd "$T" || exit 3
 py=/usr/bin/python3
-ref="$OWT_SRC/contrib/gpt2-torch.py"
+ref="$OWT_SRC/contrib/oracle/gpt2-torch.py"
 torch=yes
 [ -x "$py" ] && "$py" -c 'import torch' 2>/dev/null || torch=no
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# contrib/owt.mk, the dataset recipe (owt(7)), on 45 loopback pages in four
+# contrib/install/owt.mk, the dataset recipe (owt(7)), on 45 loopback pages in four
 # URL files: one shard, four shards and the one-shot pipeline give the same
 # .bin/.idx; a rerun does nothing; a fifth URL file fetches only its own
 # chunks; DECONTAM equals owt-dedup --decontam; DOCS (documents in hand)
@@ -14,7 +14,7 @@
 . "$OWT_SRC/t/httpd.sh"
 
 command -v flock >/dev/null || skip_all "no flock (util-linux)"
-MK=$OWT_SRC/contrib/owt.mk
+MK=$OWT_SRC/contrib/install/owt.mk
 cd "$T" || exit 3
 
 # The pages: each sample speech cut in three, paragraphs of four
@@ -348,7 +348,7 @@ for p in c:C other:O a:A c:again b:B; do
 done >$u.part/pages
 printf '{"url":"%s/z' "$B" >>$u.part/pages
 for p in a b c; do printf '{"url":"%s","outcome":"ok"}\n' "$B/$p"; done >$u.part/log
-run env FETCH_FLAGS=--allow-private sh "$OWT_SRC/contrib/owt-stage" fetch $u
+run env FETCH_FLAGS=--allow-private sh "$OWT_SRC/contrib/install/owt-stage" fetch $u
 is "$rc" 0 "owt-stage fetch resumes a unit with nothing left to fetch"
 for p in a:A:1 b:B:2 c:C:3; do
 	q=${p#*:}

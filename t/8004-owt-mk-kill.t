@@ -1,5 +1,5 @@
 #!/bin/sh
-# contrib/owt.mk killed right after each rename and each link of an
+# contrib/install/owt.mk killed right after each rename and each link of an
 # incremental build, in turn, every one (not a sample): the rerun exits 0
 # and gives the dataset and the summary of the same build uninterrupted,
 # byte for byte, every fetch unit's outcome log and no temporary file (a
@@ -15,7 +15,7 @@
 
 command -v flock >/dev/null || skip_all "no flock (util-linux)"
 command -v setsid >/dev/null || skip_all "no setsid (util-linux)"
-MK=$OWT_SRC/contrib/owt.mk
+MK=$OWT_SRC/contrib/install/owt.mk
 cd "$T" || exit 3
 
 # Twelve pages, a third of a speech each, and a page the server lacks.
@@ -144,14 +144,14 @@ same fresh.summary want.summary "and the same summary"
 u=st/x.txt.0-of-1
 mkdir -p st
 sed -n 1,2p all.txt >$u.urls
-run env FETCH_FLAGS=--allow-private sh "$OWT_SRC/contrib/owt-stage" fetch $u
+run env FETCH_FLAGS=--allow-private sh "$OWT_SRC/contrib/install/owt-stage" fetch $u
 is "$rc" 0 "owt-stage fetch of a unit of two URLs"
 mkdir $u.part
 printf '{"url":"%s","outcome":"ok"}\n' "$B/old.html" >$u.part/log
 printf '{"url":"%s","text":"old"}\n' "$B/old.html" >$u.part/pages
 touch -d '-1 minute' $u.part/log $u.part/pages
 sed -n 1,3p all.txt >$u.urls
-run env FETCH_FLAGS=--allow-private sh "$OWT_SRC/contrib/owt-stage" fetch $u
+run env FETCH_FLAGS=--allow-private sh "$OWT_SRC/contrib/install/owt-stage" fetch $u
 is "$rc" 0 "the unit fetched again with a third URL"
 is "$(sed 's/^{"url":"\([^"]*\)".*/\1/' $u.log | sort | tr '\n' ' ')" \
     "$(sort $u.urls | tr '\n' ' ')" "its outcomes are those of its three URLs"

@@ -1,4 +1,4 @@
-/* comm-test - lib/comm.c's collectives, run by t/0006-comm.t alone and under mpirun */
+/* comm-test - lib/comm/comm.c's collectives, run by t/0006-comm.t alone and under mpirun */
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "comm.h"
-#include "util.h"
+#include "comm/comm.h"
+#include "core/util.h"
 
 #include "rank.h"
 

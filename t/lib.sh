@@ -76,7 +76,7 @@ need_shared() {
 }
 
 # The variables by which mpirun, PMI and srun tell a process its rank
-# (lib/comm.c's comm_launch).
+# (lib/comm/comm.c's comm_launch).
 launcher_vars="OMPI_COMM_WORLD_SIZE OMPI_COMM_WORLD_RANK PMI_SIZE PMI_RANK
 SLURM_STEP_NUM_TASKS SLURM_PROCID PMIX_RANK"
 

@@ -1,13 +1,13 @@
-/* pipe-test - lib/pipeline.c's 1F1B schedule with a toy model, run by t/6101-dist.t under mpirun */
+/* pipe-test - lib/dist/pipeline.c's 1F1B schedule with a toy model, run by t/6101-dist.t under mpirun */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "comm.h"
-#include "pipeline.h"
-#include "util.h"
+#include "comm/comm.h"
+#include "dist/pipeline.h"
+#include "core/util.h"
 
 #include "rank.h"
 

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "comm.h"
-#include "util.h"
+#include "comm/comm.h"
+#include "core/util.h"
 
 /*
  * t/comm-test.c, t/train-test.c and t/pipe-test.c include this. The last

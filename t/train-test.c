@@ -1,4 +1,4 @@
-/* train-test - lib/train.c's data parallelism and layout-free checkpoints, run by t/6101-dist.t alone and under mpirun */
+/* train-test - lib/train/train.c's data parallelism and layout-free checkpoints, run by t/6101-dist.t alone and under mpirun */
 #include <inttypes.h>
 #include <omp.h>
 #include <signal.h>
@@ -7,15 +7,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "blas.h"
-#include "ckpt.h"
-#include "comm.h"
-#include "dist.h"
-#include "gpt.h"
-#include "gpt_data.h"
-#include "json.h"
-#include "train.h"
-#include "util.h"
+#include "model/blas.h"
+#include "model/ckpt.h"
+#include "comm/comm.h"
+#include "dist/dist.h"
+#include "model/gpt.h"
+#include "train/gpt_data.h"
+#include "core/json.h"
+#include "train/train.h"
+#include "core/util.h"
 
 #include "rank.h"
 

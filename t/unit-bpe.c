@@ -1,12 +1,12 @@
-/* unit-bpe.c - lib/bpe: the default vocabulary, pieces, ids, decoding, threads */
+/* unit-bpe.c - lib/tok/bpe: the default vocabulary, pieces, ids, decoding, threads */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "bpe.h"
-#include "uniclass.h"
-#include "util.h"
+#include "tok/bpe.h"
+#include "tok/uniclass.h"
+#include "core/util.h"
 #include "unit.h"
 
 static struct bpe *v;

@@ -20,11 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "blas.h"
-#include "gpt.h"
-#include "gpt_data.h"
-#include "train.h"
-#include "util.h"
+#include "model/blas.h"
+#include "model/gpt.h"
+#include "train/gpt_data.h"
+#include "train/train.h"
+#include "core/util.h"
 #include "unit.h"
 
 #ifndef OWT_CUDA
@@ -35,7 +35,7 @@ main(void)
 	return 0;
 }
 #else
-#include "gpt_device.h"
+#include "model/gpt_device.h"
 #include "owtcuda.h"
 
 static const struct owtcuda *cuda;	/* the plugin, as the programs open it */

@@ -3,13 +3,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clean.h"
-#include "decontam.h"
-#include "dedup.h"
-#include "dedup_report.h"
-#include "signature.h"
+#include "text/clean.h"
+#include "text/decontam.h"
+#include "text/dedup.h"
+#include "text/dedup_report.h"
+#include "text/signature.h"
 #include "unit.h"
-#include "utf8.h"
+#include "core/utf8.h"
 
 static char tmpdir[256];
 

@@ -1,10 +1,10 @@
-/* unit-dist - lib/dist.c: Megatron's rank layout and each rank's part of the model */
+/* unit-dist - lib/dist/dist.c: Megatron's rank layout and each rank's part of the model */
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist.h"
+#include "dist/dist.h"
 #include "unit.h"
-#include "util.h"
+#include "core/util.h"
 
 static char err[256];
 static int code;

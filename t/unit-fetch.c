@@ -5,13 +5,13 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "charset.h"
-#include "crawl.h"
-#include "extract.h"
-#include "fetch.h"
-#include "robots.h"
-#include "urlfilter.h"
-#include "util.h"
+#include "web/charset.h"
+#include "web/crawl.h"
+#include "web/extract.h"
+#include "web/fetch.h"
+#include "web/robots.h"
+#include "web/urlfilter.h"
+#include "core/util.h"
 #include "unit.h"
 
 static void

@@ -7,20 +7,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "blas.h"
-#include "ckpt.h"
-#include "ckpt_args.h"
-#include "comm.h"
-#include "dist.h"
-#include "gpt.h"
-#include "gpt_data.h"
-#include "mt19937.h"
-#include "sampler.h"
-#include "schedule.h"
-#include "json.h"
-#include "train.h"
-#include "train_log.h"
-#include "util.h"
+#include "model/blas.h"
+#include "model/ckpt.h"
+#include "train/ckpt_args.h"
+#include "comm/comm.h"
+#include "dist/dist.h"
+#include "model/gpt.h"
+#include "train/gpt_data.h"
+#include "train/mt19937.h"
+#include "train/sampler.h"
+#include "train/schedule.h"
+#include "core/json.h"
+#include "train/train.h"
+#include "train/train_log.h"
+#include "core/util.h"
 #include "unit.h"
 
 /* A small model: every code path, fast under the sanitizers. */
@@ -1485,7 +1485,7 @@ test_sampler(void)
 	OK(sidx[9] == 6 && sidx[7] == 2, "blend: each dataset's samples in order");
 }
 
-/* ---- Megatron's order: t/data/megatron-order.txt (contrib/megatron-order.py) ---- */
+/* ---- Megatron's order: t/data/megatron-order.txt (contrib/oracle/megatron-order.py) ---- */
 
 #define VEC_DS 10000000u	/* token t of sequence s of dataset d: */
 #define VEC_SEQ 1000u		/* d VEC_DS + s VEC_SEQ + t */
@@ -1938,7 +1938,7 @@ test_data(const char *dir)
 }
 
 /*
- * The PyTorch comparison's C half (contrib/gpt2-torch.py check DIR):
+ * The PyTorch comparison's C half (contrib/oracle/gpt2-torch.py check DIR):
  * initial weights, logits, loss and gradients of one batch, then two
  * training iterations of two micro-batches each with clipping, and the
  * weights after them.
@@ -2378,7 +2378,7 @@ test_accumulate(void)
 }
 
 /*
- * A part's layout: the split shapes of lib/dist.h, the tensors a stage
+ * A part's layout: the split shapes of lib/dist/dist.h, the tensors a stage
  * holds, the vocabulary rows, the output layer's gradient on the last
  * stage only, the activations a slot and the scratch take; and the
  * parts that are not one.
@@ -2536,7 +2536,7 @@ test_pipeline_order(void)
 /*
  * The squared difference and the squared reference over the elements rank
  * holds of buffer part (a part's flat buffer) and whole (the whole
- * model's), matched through lib/dist.h's runs; with exact, the count of
+ * model's), matched through lib/dist/dist.h's runs; with exact, the count of
  * elements that differ instead of the difference.
  */
 static void
@@ -2570,7 +2570,7 @@ part_diff(const struct dist *d, const struct gpt *pm, const float *part,
 		}
 }
 
-/* A layout's groups, from lib/dist.h. */
+/* A layout's groups, from lib/dist/dist.h. */
 struct layout {
 	struct comm *world, *tp, *pp, *dp, *emb;
 	struct dist d;

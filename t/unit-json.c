@@ -2,9 +2,9 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "input.h"
-#include "json.h"
-#include "util.h"
+#include "core/input.h"
+#include "core/json.h"
+#include "core/util.h"
 #include "unit.h"
 
 /*

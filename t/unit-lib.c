@@ -8,14 +8,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "batch.h"
-#include "input.h"
-#include "outfile.h"
-#include "par.h"
-#include "shuffle.h"
-#include "tok.h"
-#include "utf8.h"
-#include "util.h"
+#include "core/batch.h"
+#include "core/input.h"
+#include "core/outfile.h"
+#include "core/par.h"
+#include "merge/shuffle.h"
+#include "tok/tok.h"
+#include "core/utf8.h"
+#include "core/util.h"
 #include "unit.h"
 
 static void

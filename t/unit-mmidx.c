@@ -5,8 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "mmidx.h"
-#include "util.h"
+#include "tok/mmidx.h"
+#include "core/util.h"
 #include "unit.h"
 
 /* megatron-compat.md 1.6: document mode, vocabulary 50257. */

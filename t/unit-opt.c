@@ -1,10 +1,10 @@
-/* unit-opt.c - options declared once (lib/opt.h): usage, -h, parsing, every value error, owt_options */
+/* unit-opt.c - options declared once (lib/core/opt.h): usage, -h, parsing, every value error, owt_options */
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "opt.h"
-#include "util.h"
+#include "core/opt.h"
+#include "core/util.h"
 #include "unit.h"
 
 static struct {

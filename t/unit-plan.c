@@ -1,12 +1,12 @@
-/* unit-plan - lib/gpt_plan.c: --dry-run's figures against what the model allocates, and the published formulas */
+/* unit-plan - lib/dist/gpt_plan.c: --dry-run's figures against what the model allocates, and the published formulas */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm.h"
-#include "gpt_plan.h"
+#include "comm/comm.h"
+#include "dist/gpt_plan.h"
 #include "unit.h"
-#include "util.h"
+#include "core/util.h"
 
 static char err[256];
 static int code;
@@ -24,7 +24,7 @@ tiny(int tp, int pp, int dp, int micro, int global)
 }
 
 /*
- * Allocate rank class k's part as gpt-train does (lib/train.c: the part,
+ * Allocate rank class k's part as gpt-train does (lib/train/train.c: the part,
  * its slots, the recomputation, the batch, the gradients, the
  * accumulation over the rank's micro-batches, AdamW's moments) and
  * compare gpt_alloc_bytes with the plan's figures, exactly.

@@ -3,15 +3,15 @@
 #include <omp.h>
 #include <stdlib.h>
 
-#include "blas.h"
-#include "bpe.h"
-#include "gemv.h"
-#include "gen.h"
-#include "gen_queue.h"
-#include "gpt.h"
-#include "gpt_infer.h"
-#include "json.h"
-#include "util.h"
+#include "model/blas.h"
+#include "tok/bpe.h"
+#include "model/gemv.h"
+#include "gen/gen.h"
+#include "gen/gen_queue.h"
+#include "model/gpt.h"
+#include "model/gpt_infer.h"
+#include "core/json.h"
+#include "core/util.h"
 #include "unit.h"
 
 static uint64_t rng_state = 11;

@@ -4,8 +4,8 @@
 
 #include <yajl/yajl_parse.h>
 
-#include "input.h"
-#include "textfix.h"
+#include "core/input.h"
+#include "text/textfix.h"
 #include "unit.h"
 
 /* Outputs of ftfy.fix_text (6.3.1, default TextFixerConfig). */

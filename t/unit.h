@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "buf.h"
+#include "core/buf.h"
 
 static int unit_n, unit_failed;
 

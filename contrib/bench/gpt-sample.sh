@@ -1,5 +1,5 @@
 # gpt-sample: generation speed at the GPT-2 124M shape against the PyTorch
-# reference with a key/value cache (contrib/gpt2-torch.py bench-sample:
+# reference with a key/value cache (contrib/oracle/gpt2-torch.py bench-sample:
 # preallocated cache written in place, greedy), side by side at the same
 # thread count: batch 1 and 8, fp32 and --int8, 16-token prompts and 64
 # new tokens each. Both sides time the decoding steps after the prompt
@@ -35,7 +35,7 @@ bench() {	# batch, then gpt-sample options
 		tps "$BW/g.err" >>"$BW/g.tps"
 		if [ "$ref" = yes ]; then
 			env OMP_NUM_THREADS="$THREADS" "$py" \
-			    "$OWT_SRC/contrib/gpt2-torch.py" bench-sample \
+			    "$OWT_SRC/contrib/oracle/gpt2-torch.py" bench-sample \
 			    --threads "$THREADS" --batch "$b" --prompt 16 \
 			    --tokens 64 >"$BW/t.out"
 			sed -n 's/^tokens_per_s //p' "$BW/t.out" >>"$BW/t.tps"
@@ -49,7 +49,7 @@ bench() {	# batch, then gpt-sample options
 
 echo "GPT-2 124M shape, $THREADS threads, median of $REPS runs, 64 new tokens per sample:"
 if [ "$ref" = yes ]; then
-	echo "  pytorch: $("$py" "$OWT_SRC/contrib/gpt2-torch.py" bench --steps 1 --layers 1 --hidden 8 --heads 1 --vocab 16 --threads "$THREADS" | sed -n 's/^torch //p')"
+	echo "  pytorch: $("$py" "$OWT_SRC/contrib/oracle/gpt2-torch.py" bench --steps 1 --layers 1 --hidden 8 --heads 1 --vocab 16 --threads "$THREADS" | sed -n 's/^torch //p')"
 fi
 bench 1
 bench 1 --int8

@@ -10,7 +10,7 @@
 # RSS of the largest process, and whether the losses equal one process's
 # (they must: DP with one micro-batch per rank and PP are bit-identical;
 # TP within 2e-5 of each value, its sums being split over ranks).
-# The runs use build/t/train-test, lib/train.c's driver (the same
+# The runs use build/t/train-test, lib/train/train.c's driver (the same
 # iteration gpt-train runs), until gpt-train takes the parallel flags.
 #
 # First, gpt-train --dry-run's figures (no data, no device, no MPI) for

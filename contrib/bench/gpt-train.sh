@@ -1,6 +1,6 @@
 # gpt-train: milliseconds per training iteration (forward, backward,
 # clipping, AdamW) against the PyTorch reference doing the same work
-# (contrib/gpt2-torch.py bench), side by side at the same thread count, on
+# (contrib/oracle/gpt2-torch.py bench), side by side at the same thread count, on
 # the small configuration (4 layers, 128 channels, 4 heads) and the GPT-2
 # 124M shape, both with batch 4 of 64 tokens and the 50257-token
 # vocabulary. Each side's number is the median iteration after the first;
@@ -34,7 +34,7 @@ bench() {	# name, steps, model options (gpt-train spelling)
 		gpt_ms "$BW/g.jsonl" >>"$BW/g.ms"
 		if [ "$ref" = yes ]; then
 			measure "$BW/t.time" env OMP_NUM_THREADS="$THREADS" "$py" \
-			    "$OWT_SRC/contrib/gpt2-torch.py" bench \
+			    "$OWT_SRC/contrib/oracle/gpt2-torch.py" bench \
 			    --threads "$THREADS" --steps "$steps" --seq 64 \
 			    --batch 4 $torch_opts >"$BW/t.out"
 			sed -n 's/^ms_per_step //p' "$BW/t.out" >>"$BW/t.ms"
@@ -53,7 +53,7 @@ bench() {	# name, steps, model options (gpt-train spelling)
 echo "machine: $(nproc) processors, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "gpt-train: $(gpt-train --mock-data --train-iters 1 --num-layers 1 --hidden-size 8 --num-attention-heads 1 --seq-length 8 --vocab-size 16 --eval-iters 0 --workers "$THREADS" 2>&1 | sed -n 's/^gpt-train: cpu backend, //p')"
 if [ "$ref" = yes ]; then
-	echo "pytorch: $("$py" "$OWT_SRC/contrib/gpt2-torch.py" bench --steps 1 --layers 1 --hidden 8 --heads 1 --vocab 16 --threads "$THREADS" | sed -n 's/^torch //p')"
+	echo "pytorch: $("$py" "$OWT_SRC/contrib/oracle/gpt2-torch.py" bench --steps 1 --layers 1 --hidden 8 --heads 1 --vocab 16 --threads "$THREADS" | sed -n 's/^torch //p')"
 else
 	echo "pytorch: not available (python3-torch), gpt-train alone"
 fi

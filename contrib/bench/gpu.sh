@@ -11,14 +11,14 @@
 #     datasheet, and the line printed names the figure used),
 #     peak GPU memory, and the profile of where the time goes
 #     (OWT_CUDA_PROFILE); PyTorch: the same model and step, bf16 autocast,
-#     fused attention (contrib/gpt2-torch.py bench --cuda 1 --bf16 1);
+#     fused attention (contrib/oracle/gpt2-torch.py bench --cuda 1 --bf16 1);
 #   gpt-sample, the same shape, 256 new tokens at batch 1 and 8: tokens/s
 #     in fp32, bf16 and int8; PyTorch: a key/value cache, fp32;
 # and t/6004: Hugging Face transformers (in that machine's image) loads a
 # gpt-train checkpoint and computes gpt-sample's losses.
 #
 # Run from the repository root on the GPU machine:
-#   sh contrib/gpu-kit.sh          (here, once: yajl, zlib, zstd to carry)
+#   sh contrib/build/gpu-kit.sh    (here, once: yajl, zlib, zstd to carry)
 #   device run: sh contrib/bench/gpu.sh, carrying .gpu-kit
 # With OUT set, $OUT gets gpu.txt (what it prints), check-gpu.log and
 # logs.tar.gz (every run's log and --log-json). Without a
@@ -102,7 +102,7 @@ for prec in bf16 fp32; do
 	eval "tps_$prec=$tps"
 done
 if [ $torch = yes ]; then
-	"$py" contrib/gpt2-torch.py bench --cuda 1 --bf16 1 --layers "$LAYERS" \
+	"$py" contrib/oracle/gpt2-torch.py bench --cuda 1 --bf16 1 --layers "$LAYERS" \
 	    --hidden "$HIDDEN" --heads "$HEADS" --seq "$SEQ" --batch "$MB" --steps 20 \
 	    >"$LOG/torch-train.log" 2>&1
 	t=$(sed -n 's/^tokens_per_s //p' "$LOG/torch-train.log")
@@ -135,7 +135,7 @@ for batch in 1 8; do
 		echo "  batch $batch, $mode: ${r:-failed} tokens/s"
 	done
 	if [ $torch = yes ]; then
-		t=$("$py" contrib/gpt2-torch.py bench-sample --cuda 1 --batch $batch \
+		t=$("$py" contrib/oracle/gpt2-torch.py bench-sample --cuda 1 --batch $batch \
 		    --layers "$LAYERS" --hidden "$HIDDEN" --heads "$HEADS" \
 		    --tokens 256 2>&1 | sed -n 's/^tokens_per_s //p')
 		echo "  batch $batch, pytorch fp32 with a key/value cache: ${t:-failed} tokens/s"

@@ -36,6 +36,6 @@ torch_ref() {
 	: "${THREADS:=2}"
 	py=/usr/bin/python3
 	ref=yes
-	sh "$OWT_SRC/contrib/deps.sh" libopenblas0-openmp python3-torch || ref=no
+	sh "$OWT_SRC/contrib/build/deps.sh" libopenblas0-openmp python3-torch || ref=no
 	"$py" -c 'import torch' 2>/dev/null || ref=no
 }

@@ -18,7 +18,7 @@ extraction_quality() {
 	D=$OWT_SHARED/data/extraction-dev
 	ev=$D/evaluate.py
 	py=/usr/bin/python3
-	sh "$OWT_SRC/contrib/deps.sh" python3-readability >/dev/null 2>&1 || :
+	sh "$OWT_SRC/contrib/build/deps.sh" python3-readability >/dev/null 2>&1 || :
 	rl=yes
 	"$py" -c 'import readability' 2>/dev/null || rl=no
 	score() {

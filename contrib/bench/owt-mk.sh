@@ -1,5 +1,5 @@
 #!/bin/sh
-# owt-mk.sh - contrib/owt.mk (issue 19): wall and CPU time of a 4-shard
+# owt-mk.sh - contrib/install/owt.mk (issue 19): wall and CPU time of a 4-shard
 # build with make -j2 against the one-shot pipeline on the same loopback
 # pages (both fetch, clean, dedup, shuffle, encode and pack the same URL
 # lists from t/httpd), and the cost of a no-op rerun. The pages: the demo's
@@ -38,7 +38,7 @@ cat urls/*.txt | owt-fetch -q $F --connections 1 --workers 0 >one.pages &&
     bpe-encode -q --append-eod one.shuffled | idx-pack -q -o one
 EOF
 cat >mk.sh <<EOF
-make -s --no-print-directory -j2 -f "$OWT_SRC/contrib/owt.mk" URLS=urls \\
+make -s --no-print-directory -j2 -f "$OWT_SRC/contrib/install/owt.mk" URLS=urls \\
     OUT=out SHARDS=4 NAME=b FETCH_FLAGS="$F" >/dev/null 2>&1
 EOF
 timed() {	# OUT CMD...: append "wall cpu" (CPU of every process it waited for)

@@ -27,9 +27,9 @@ mkdir -p urls docs
 } >urls/site.txt
 cp -R "$DATA/speeches" "$DATA/kjv.jsonl.gz" "$DATA/crawl-extra.jsonl" docs/
 fetch="--allow-private --delay 0 --per-host 4"
-set -- -f "$OWT_SRC/contrib/owt.mk" URLS=urls DOCS=docs OUT=data SHARDS=2 \
+set -- -f "$OWT_SRC/contrib/install/owt.mk" URLS=urls DOCS=docs OUT=data SHARDS=2 \
     NAME=owt FETCH_FLAGS="$fetch"
-echo "\$ make -f $OWT_SRC/contrib/owt.mk URLS=urls DOCS=docs OUT=data SHARDS=2 NAME=owt FETCH_FLAGS='$fetch' -j2"
+echo "\$ make -f $OWT_SRC/contrib/install/owt.mk URLS=urls DOCS=docs OUT=data SHARDS=2 NAME=owt FETCH_FLAGS='$fetch' -j2"
 make --no-print-directory "$@" -j2
 kill $httpd
 wait $httpd 2>/dev/null || :

@@ -1,7 +1,7 @@
 # 40-train: a small GPT-2 (4 layers, 128 channels) trained for about a
 # minute on the sample corpus ($DEMO/data/owt_text_document, the
 # recipe's dataset from stage 20);
-# the log shows the loss falling, contrib/plot-loss.sh draws it.
+# the log shows the loss falling, contrib/install/plot-loss.sh draws it.
 set -eu
 data="--data-path $DEMO/data/owt_text_document"
 if [ ! -f "$DEMO/data/owt_text_document.idx" ]; then
@@ -21,7 +21,7 @@ echo "training loss: $first at the first log line, $last at the last"
 awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a) }' ||
     { echo "60-train: the loss did not fall" >&2; exit 1; }
 if command -v gnuplot >/dev/null; then
-	sh "$OWT_SRC/contrib/plot-loss.sh" "$DEMO/train.jsonl" "$DEMO/train-loss.png" >/dev/null &&
+	sh "$OWT_SRC/contrib/install/plot-loss.sh" "$DEMO/train.jsonl" "$DEMO/train-loss.png" >/dev/null &&
 	    echo "loss curve: $DEMO/train-loss.png"
 fi
 echo "checkpoint: $DEMO/ckpt/iter_$(printf %07d "$(cat "$DEMO/ckpt/latest_checkpointed_iteration.txt")") (Hugging Face safetensors + config.json)"

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mmidx.h"
+#include "tok/mmidx.h"
 
 /*
  * Input: a little-endian u16 n, then n bytes of .idx (fewer if the input

@@ -1,10 +1,10 @@
-/* fake-nccl - the NCCL entry points lib/comm_nccl.c uses, over MPI in host memory (t/0008-comm-nccl.t) */
+/* fake-nccl - the NCCL entry points lib/comm/comm_nccl.c uses, over MPI in host memory (t/0008-comm-nccl.t) */
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
 
 /*
- * lib/comm.c's NCCL path (joining groups through an id sent over MPI,
+ * lib/comm/comm.c's NCCL path (joining groups through an id sent over MPI,
  * batches of grouped sends and receives, the adds and copies of struct
  * comm_device) run without a GPU: t/0008 builds this with mpicc and
  * loads it as $OWT_NCCL into comm-test, whose "device" memory is host

@@ -1,0 +1,445 @@
+/* util.c - exit codes, diagnostics, checked allocation, the process */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/opt.h"
+#include "core/util.h"
+
+const char *owt_prog = "owt";
+
+/*
+ * lib/core/input.c's check of OWT_MAX_LINE, where the program reads input: a
+ * weak reference does not pull input.o (and zlib, zstd) into a program
+ * that has no other use for it (gpt-train).
+ */
+extern int input_maxline(size_t *max, char *err, size_t errsize, int *code)
+    __attribute__((weak));
+
+void
+owt_setprog(const char *argv0)
+{
+	char err[256];
+	const char *s;
+	size_t max;
+	int code;
+
+	if (argv0 != NULL && *argv0 != '\0') {
+		s = strrchr(argv0, '/');
+		owt_prog = s ? s + 1 : argv0;
+	}
+	if (input_maxline && input_maxline(&max, err, sizeof err, &code) < 0)
+		owt_die(code, "%s", err);
+}
+
+/* The length of the control character at s (C0, DEL, C1 in UTF-8), or 0. */
+static int
+ctl_len(const char *s)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	if ((*u < 0x20 && *u != '\0') || *u == 0x7f)
+		return 1;
+	return *u == 0xc2 && u[1] >= 0x80 && u[1] <= 0x9f ? 2 : 0;
+}
+
+void
+owt_put_escaped(FILE *f, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	const char *p;
+	char e[4] = { '\\', 'x' };
+	int k = 0;
+
+	for (;;) {
+		for (p = s; *p != '\0' && (k = ctl_len(p)) == 0; p++)
+			;
+		fwrite(s, 1, (size_t)(p - s), f);
+		if (*p == '\0')
+			return;
+		if (*p == '\t' || *p == '\n' || *p == '\r') {
+			e[1] = *p == '\t' ? 't' : *p == '\n' ? 'n' : 'r';
+			fwrite(e, 1, 2, f);
+			e[1] = 'x';
+		} else
+			for (s = p; s < p + k; s++) {
+				e[2] = hex[(unsigned char)*s >> 4];
+				e[3] = hex[*s & 0xf];
+				fwrite(e, 1, 4, f);
+			}
+		s = p + k;
+	}
+}
+
+/*
+ * Messages quote input (URLs, file names, lines): its control bytes are
+ * escaped so that a hostile line cannot drive the terminal. The line is
+ * written under stderr's lock, whole among threads.
+ */
+static void
+vwarn(const char *fmt, va_list ap, int errnum)
+{
+	char small[2048], *msg = small;
+	va_list aq;
+	int n;
+
+	va_copy(aq, ap);
+	n = vsnprintf(small, sizeof small, fmt, aq);
+	va_end(aq);
+	if (n < 0)
+		small[0] = '\0';
+	if (n >= (int)sizeof small && (msg = malloc((size_t)n + 1)) != NULL)
+		vsnprintf(msg, (size_t)n + 1, fmt, ap);
+	else
+		msg = small;	/* cut short if memory runs out */
+	flockfile(stderr);
+	fprintf(stderr, "%s: ", owt_prog);
+	owt_put_escaped(stderr, msg);
+	if (errnum)
+		fprintf(stderr, ": %s", strerror(errnum));
+	fputc('\n', stderr);
+	funlockfile(stderr);
+	if (msg != small)
+		free(msg);
+}
+
+void
+owt_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarn(fmt, ap, 0);
+	va_end(ap);
+}
+
+void
+owt_die(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarn(fmt, ap, 0);
+	va_end(ap);
+	exit(code);
+}
+
+void
+owt_warn_errno(const char *fmt, ...)
+{
+	va_list ap;
+	int e = errno;
+
+	va_start(ap, fmt);
+	vwarn(fmt, ap, e);
+	va_end(ap);
+}
+
+void
+owt_die_errno(int code, const char *fmt, ...)
+{
+	va_list ap;
+	int e = errno;
+
+	va_start(ap, fmt);
+	vwarn(fmt, ap, e);
+	va_end(ap);
+	exit(code);
+}
+
+void
+owt_fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarn(fmt, ap, 0);
+	va_end(ap);
+	exit(XSYS);
+}
+
+void
+owt_fatal_threads(int n, int e)
+{
+	owt_fatal("cannot start %d thread%s: %s", n, n == 1 ? "" : "s",
+	    strerror(e));
+}
+
+static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
+
+static void *
+hold(void *arg)
+{
+	pthread_mutex_lock(&held);
+	pthread_mutex_unlock(&held);
+	return arg;
+}
+
+void
+owt_threads_check(int n, size_t stack)
+{
+	pthread_attr_t attr;
+	pthread_t *t;
+	int i, k, e = 0;
+
+	if (n <= 1)
+		return;
+	t = xcalloc((size_t)n - 1, sizeof *t);
+	pthread_attr_init(&attr);
+	if (stack && (e = pthread_attr_setstacksize(&attr, stack)) != 0)
+		owt_fatal("cannot set a stack of %zu bytes: %s", stack,
+		    strerror(e));
+	/* held, so that no stack is freed and reused for the next */
+	pthread_mutex_lock(&held);
+	for (k = 0; k < n - 1; k++)
+		if ((e = pthread_create(&t[k], &attr, hold, NULL)) != 0)
+			break;
+	pthread_mutex_unlock(&held);
+	for (i = 0; i < k; i++)
+		pthread_join(t[i], NULL);
+	pthread_attr_destroy(&attr);
+	free(t);
+	if (e != 0)
+		owt_fatal_threads(n, e);
+}
+
+static int
+vfail(char *err, size_t errsize, int *code, int cls, int errnum,
+    const char *fmt, va_list ap)
+{
+	int n;
+
+	if (code != NULL)
+		*code = cls;
+	if (errsize == 0)
+		return -1;
+	n = vsnprintf(err, errsize, fmt, ap);
+	if (n < 0)
+		err[0] = '\0';
+	else if (errnum && (size_t)n < errsize)
+		snprintf(err + n, errsize - (size_t)n, ": %s", strerror(errnum));
+	return -1;
+}
+
+int
+owt_fail(char *err, size_t errsize, int *code, int cls, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfail(err, errsize, code, cls, 0, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int
+owt_fail_errno(char *err, size_t errsize, int *code, int cls,
+    const char *fmt, ...)
+{
+	va_list ap;
+	int e = errno;
+
+	va_start(ap, fmt);
+	vfail(err, errsize, code, cls, e, fmt, ap);
+	va_end(ap);
+	errno = e;
+	return -1;
+}
+
+void *
+xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (p == NULL)
+		owt_die(XSYS, "out of memory allocating %zu bytes", n);
+	return p;
+}
+
+void *
+xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (p == NULL)
+		owt_die(XSYS, "out of memory allocating %zu x %zu bytes", n, size);
+	return p;
+}
+
+void *
+xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (p == NULL)
+		owt_die(XSYS, "out of memory allocating %zu bytes", n);
+	return p;
+}
+
+void *
+xgrow(void *p, size_t *cap, size_t need, size_t elsize)
+{
+	size_t c = *cap;
+
+	if (need <= c)
+		return p;
+	if (c < 16)
+		c = 16;
+	while (c < need) {
+		if (c > SIZE_MAX / 2 / elsize)
+			owt_die(XSYS, "out of memory: array of %zu elements", need);
+		c *= 2;
+	}
+	*cap = c;
+	return xrealloc(p, c * elsize);
+}
+
+char *
+xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *
+xstrndup(const char *s, size_t n)
+{
+	char *p = xmalloc(n + 1);
+
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+int
+owt_options(const struct opt_prog *p, int argc, char **argv, char *given)
+{
+	struct buf b = { 0 };
+	char err[1024], *own = NULL;
+	size_t i;
+	int code, ind, r;
+
+	if (given == NULL)
+		given = own = xcalloc(p->n, 1);
+	r = opt_parse(p, argc, argv, given, &ind, err, sizeof err, &code);
+	if (r == OPT_HELP) {
+		opt_usage(p, &b);
+		opt_help(p, &b);
+		fwrite(b.p, 1, b.len, stdout);
+		exit(owt_finish(XOK));
+	}
+	if (r == OPT_VERSION)
+		exit(owt_version());
+	if (r < 0) {
+		if (err[0] != '\0')
+			owt_die(code, "%s", err);
+		opt_usage(p, &b);
+		fputs(b.p, stderr);
+		exit(code);
+	}
+	for (i = 0; i < p->n; i++)
+		if (given[i] && p->opt[i].type == OPT_NOTE &&
+		    (p->quiet == NULL || !*p->quiet)) {
+			opt_note(&p->opt[i], err, sizeof err);
+			owt_warn("%s", err);
+		}
+	free(own);
+	return ind;
+}
+
+void
+owt_die_sigpipe(void)
+{
+	sigset_t set;
+
+	signal(SIGPIPE, SIG_DFL);
+	sigemptyset(&set);
+	sigaddset(&set, SIGPIPE);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	raise(SIGPIPE);
+	_exit(XSYS);
+}
+
+int
+owt_close_stdout(void)
+{
+	int bad = ferror(stdout);
+
+	if (fclose(stdout) != 0) {
+		if (errno == EPIPE)
+			owt_die_sigpipe();
+		bad = 1;
+	}
+	if (bad) {
+		if (bad && errno == 0)
+			errno = EIO;
+		owt_warn_errno("write error on standard output");
+		return XSYS;
+	}
+	return XOK;
+}
+
+int
+owt_finish(int status)
+{
+	int s = owt_close_stdout();
+
+	return s != XOK ? s : status;
+}
+
+int
+owt_help(const char *usage_line, const char *options_help)
+{
+	fputs(usage_line, stdout);
+	fputs(options_help, stdout);
+	return owt_finish(XOK);
+}
+
+void
+owt_usage(const char *usage_line)
+{
+	fputs(usage_line, stderr);
+	exit(XUSAGE);
+}
+
+int
+owt_version(void)
+{
+	printf("%s %s\n", owt_prog, OWT_VERSION);
+	return owt_finish(XOK);
+}
+
+void
+owt_no_tty_stdout(void)
+{
+	if (isatty(STDOUT_FILENO))
+		owt_die(XUSAGE, "refusing to write binary data to a terminal");
+}
+
+int
+owt_ncpu(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > 1024 ? 1024 : (int)n;
+}
+
+double
+owt_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+uint64_t
+owt_mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}

@@ -1,0 +1,149 @@
+/* util.h - exit codes, diagnostics, checked allocation, the process */
+#ifndef OWT_UTIL_H
+#define OWT_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit status of every program (DESIGN.md, "Conventions"). */
+enum {
+	XOK = 0,	/* success */
+	XDATA = 1,	/* bad input data */
+	XUSAGE = 2,	/* usage error */
+	XSYS = 3	/* system failure: I/O, memory, device */
+};
+
+#define OWT_VERSION "0.1.0"
+
+#if defined(__GNUC__)
+#define OWT_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define OWT_NORETURN __attribute__((noreturn))
+#else
+#define OWT_PRINTF(a, b)
+#define OWT_NORETURN
+#endif
+
+/* The program name used as the prefix of every diagnostic. */
+extern const char *owt_prog;
+/*
+ * Set owt_prog from argv[0], first thing in main. It also checks the
+ * environment the library reads, once, so that library code need not
+ * exit: in a program that reads input (lib/core/input.c), a bad OWT_MAX_LINE
+ * exits XUSAGE with its message.
+ */
+void owt_setprog(const char *argv0);
+
+/*
+ * "prog: message\n" on stderr, the control bytes of message (from input
+ * quoted in it) escaped as by owt_put_escaped.
+ */
+void owt_warn(const char *fmt, ...) OWT_PRINTF(1, 2);
+/* As owt_warn, then exit(code). */
+void owt_die(int code, const char *fmt, ...) OWT_PRINTF(2, 3) OWT_NORETURN;
+/* As owt_warn, with ": strerror(errno)" appended. */
+void owt_warn_errno(const char *fmt, ...) OWT_PRINTF(1, 2);
+void owt_die_errno(int code, const char *fmt, ...) OWT_PRINTF(2, 3) OWT_NORETURN;
+/*
+ * The one way library code exits: as owt_die(XSYS, ...), for what no
+ * caller can handle (out of memory or threads, a broken invariant).
+ */
+void owt_fatal(const char *fmt, ...) OWT_PRINTF(1, 2) OWT_NORETURN;
+/*
+ * owt_fatal for n threads that could not all start, e pthread_create's
+ * error: "cannot start N threads: why", exit 3.
+ */
+void owt_fatal_threads(int n, int e) OWT_NORETURN;
+/*
+ * Exit as owt_fatal_threads unless n threads, the caller among them, can
+ * run now: n - 1 threads of stack bytes (0: the default) are started,
+ * held until the last has started, and joined. For a pool that cannot
+ * report a failure of its own, started just after: OpenMP's, whose
+ * libgomp exits 1 with its own message (blas_init).
+ */
+void owt_threads_check(int n, size_t stack);
+
+/*
+ * The error convention of lib/: a function that can fail takes
+ * (..., char *err, size_t errsize, int *code) last and returns -1 (or
+ * NULL) with the message in err (cut to fit) and the exit class (XDATA,
+ * XUSAGE or XSYS) in *code. owt_fail writes both (code may be NULL) and
+ * returns -1; owt_fail_errno appends ": strerror(errno)", errno as it was
+ * on entry. A buffer of OWT_ERRSIZE holds every message lib/ writes.
+ */
+#define OWT_ERRSIZE 1024
+int owt_fail(char *err, size_t errsize, int *code, int cls,
+    const char *fmt, ...) OWT_PRINTF(5, 6);
+int owt_fail_errno(char *err, size_t errsize, int *code, int cls,
+    const char *fmt, ...) OWT_PRINTF(5, 6);
+
+/*
+ * Write s with its control characters escaped: \t, \n and \r as such,
+ * the other C0 bytes and DEL as \xHH (ESC is \x1b), the C1 controls in
+ * UTF-8 (U+0080..U+009F) as their two bytes (\xc2\x9b). Other bytes,
+ * backslashes included, pass unchanged.
+ */
+void owt_put_escaped(FILE *f, const char *s);
+
+/* Allocation that exits with XSYS when memory runs out. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+/* Grow an array to hold at least need elements; doubles the capacity. */
+void *xgrow(void *p, size_t *cap, size_t need, size_t elsize);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+
+/*
+ * Flush and close stdout, and check that every write succeeded.
+ * Returns XOK, or XSYS after printing why (a full disk, a closed pipe).
+ */
+int owt_close_stdout(void);
+/*
+ * End as a write to a closed pipe ends a program by default: killed by
+ * SIGPIPE, quietly (status 141 in the shell). For a program that ignores
+ * SIGPIPE (owt-fetch: libcurl's sockets) and gets EPIPE on its output.
+ */
+void owt_die_sigpipe(void) OWT_NORETURN;
+/* Exit status of a run: XSYS if stdout failed, else status. */
+int owt_finish(int status);
+
+/*
+ * A program's options from its table (lib/core/opt.h): parsed into their
+ * targets and given[] (may be NULL); returns the index of the first
+ * operand. -h prints the usage line and the options on stdout and exits
+ * 0; --version prints "prog VERSION" and exits 0; an unknown option or a
+ * missing argument (getopt's message) prints the usage line on stderr,
+ * and a bad value "prog: --x: 'v' is not ...", exiting XUSAGE. Each
+ * OPT_NOTE option given gets its log line (not under *p->quiet).
+ */
+struct opt_prog;
+int owt_options(const struct opt_prog *p, int argc, char **argv, char *given);
+
+/*
+ * The same by hand, for programs without a table: -h prints the usage
+ * line and the options on stdout and returns the exit status; a usage
+ * error prints the usage line on stderr and exits XUSAGE; --version
+ * prints "prog VERSION" and returns the exit status.
+ */
+int owt_help(const char *usage_line, const char *options_help);
+void owt_usage(const char *usage_line) OWT_NORETURN;
+int owt_version(void);
+
+/* Refuse to write binary data to a terminal (exit XUSAGE). */
+void owt_no_tty_stdout(void);
+
+/* The number of online processors, at least 1. */
+int owt_ncpu(void);
+/* Monotonic seconds. */
+double owt_now(void);
+
+/* splitmix64: the project's seeded mixing function and counter-based PRNG. */
+uint64_t owt_mix64(uint64_t x);
+
+/* Most callers of the above use these too. */
+#include "core/buf.h"
+#include "core/tally.h"
+
+#endif

@@ -1,0 +1,319 @@
+/* gen.c - text generation and scoring with GPT-2: Megatron's sampling, a batched decoding loop, perplexity in windows */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen/gen.h"
+#include "core/util.h"
+
+void
+gen_pick_init(struct gen_pick_buf *b, int V)
+{
+	b->z = xmalloc((size_t)V * sizeof *b->z);
+	b->w = xmalloc((size_t)V * sizeof *b->w);
+	b->id = xmalloc((size_t)V * sizeof *b->id);
+	b->V = V;
+}
+
+void
+gen_pick_free(struct gen_pick_buf *b)
+{
+	free(b->z);
+	free(b->w);
+	free(b->id);
+	memset(b, 0, sizeof *b);
+}
+
+double
+gen_uniform(uint64_t seed, uint64_t s, uint64_t k)
+{
+	uint64_t x = owt_mix64(owt_mix64(seed ^ owt_mix64(s + 1)) + k);
+
+	return (double)(x >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static void
+swap(struct gen_pick_buf *b, int i, int j)
+{
+	int32_t t = b->id[i];
+
+	b->id[i] = b->id[j];
+	b->id[j] = t;
+}
+
+/*
+ * Of the candidates id[0..n) (values z[id], weights w[id]) in descending
+ * order of value, the value of the first one at which the running sum of
+ * weights exceeds target; -INFINITY when none does. Quickselect with a
+ * three-way partition: expected time linear in n, ties stay together.
+ */
+static float
+crossing(struct gen_pick_buf *b, int n, double target)
+{
+	double before = 0;
+	int lo = 0, hi = n;
+	uint64_t r = 0x9e3779b97f4a7c15ULL;
+
+	while (lo < hi) {
+		float pv = b->z[b->id[lo + (int)((r = owt_mix64(r)) %
+		    (uint64_t)(hi - lo))]];
+		int gt = lo, eq = lo, i;
+		double mgt = 0, meq = 0;
+
+		/* [lo, gt) > pv, [gt, eq) == pv, [eq, i) < pv */
+		for (i = lo; i < hi; i++) {
+			float v = b->z[b->id[i]];
+
+			if (v > pv) {
+				swap(b, i, eq);
+				swap(b, eq++, gt++);
+			} else if (v == pv) {
+				swap(b, i, eq++);
+			}
+		}
+		for (i = lo; i < gt; i++)
+			mgt += b->w[b->id[i]];
+		for (i = gt; i < eq; i++)
+			meq += b->w[b->id[i]];
+		if (before + mgt > target) {
+			hi = gt;
+		} else if (before + mgt + meq > target) {
+			return pv;
+		} else {
+			before += mgt + meq;
+			lo = eq;
+		}
+	}
+	return -INFINITY;
+}
+
+int32_t
+gen_pick(const struct gen_opts *o, const float *logits, int V, double u,
+    struct gen_pick_buf *b)
+{
+	float max = -INFINITY, thr = -INFINITY, t;
+	double total = 0, acc;
+	int i, n, best = 0;
+
+	for (i = 0; i < V; i++)
+		if (logits[i] > logits[best])
+			best = i;
+	if (o->greedy || o->temperature == 0 || o->top_k == 1)
+		return best;
+	t = (float)o->temperature;
+	for (i = 0; i < V; i++) {
+		b->z[i] = logits[i] / t;
+		max = b->z[i] > max ? b->z[i] : max;
+	}
+	if (o->top_k > 0 && o->top_k < V) {
+		for (i = 0; i < V; i++) {
+			b->id[i] = i;
+			b->w[i] = 1;
+		}
+		thr = crossing(b, V, o->top_k - 1);
+	}
+	for (i = n = 0; i < V; i++) {
+		b->w[i] = b->z[i] >= thr ? exp((double)b->z[i] - max) : 0;
+		total += b->w[i];
+		if (b->z[i] >= thr)
+			b->id[n++] = i;
+	}
+	if (o->top_p > 0) {
+		float p = crossing(b, n, o->top_p * total);
+
+		if (p > thr) {
+			thr = p;
+			for (i = 0, total = 0; i < V; i++)
+				if (b->z[i] < thr)
+					b->w[i] = 0;
+				else
+					total += b->w[i];
+		}
+	}
+	acc = 0;
+	for (i = 0; i < V; i++) {
+		if (b->w[i] == 0)
+			continue;
+		best = i;
+		acc += b->w[i];
+		if (acc > u * total)
+			break;
+	}
+	return best;
+}
+
+void
+gen_init(struct gen *g, struct gpt_infer *inf, const struct gen_opts *o,
+    gen_token_fn *fn, void *arg)
+{
+	int V = inf->m->cfg.vocab;
+
+	memset(g, 0, sizeof *g);
+	g->inf = inf;
+	g->o = *o;
+	g->fn = fn;
+	g->arg = arg;
+	g->slot = xcalloc((size_t)inf->S, sizeof *g->slot);
+	g->logits = xmalloc((size_t)inf->S * V * sizeof *g->logits);
+	g->ids = xmalloc((size_t)inf->S * sizeof *g->ids);
+	g->seq = xmalloc((size_t)inf->S * sizeof *g->seq);
+	gen_pick_init(&g->pick, V);
+}
+
+void
+gen_free(struct gen *g)
+{
+	free(g->slot);
+	free(g->logits);
+	free(g->ids);
+	free(g->seq);
+	gen_pick_free(&g->pick);
+	memset(g, 0, sizeof *g);
+}
+
+int
+gen_has_room(const struct gen *g)
+{
+	return g->running < g->inf->S;
+}
+
+/* Prompt and text at most this many tokens. */
+static int
+context(const struct gen *g)
+{
+	int T = g->inf->m->cfg.maxpos;
+
+	return g->o.ctx > 0 && g->o.ctx < T ? g->o.ctx : T;
+}
+
+static void
+finish(struct gen *g, struct gen_seq *s, int why)
+{
+	s->end = why;
+	g->slot[s->slot] = NULL;
+	g->running--;
+	g->fn(g->arg, s, -1);
+}
+
+/* Draw s's next token from logits (V), and end s when it is over. */
+static void
+draw(struct gen *g, struct gen_seq *s, const float *logits)
+{
+	int V = g->inf->m->cfg.vocab;
+	int32_t tok;
+
+	if (g->o.nvocab > 0 && g->o.nvocab < V)
+		V = g->o.nvocab;
+	tok = gen_pick(&g->o, logits, V, gen_uniform(g->o.seed,
+	    s->stream, (uint64_t)s->ngen), &g->pick);
+	if (tok == g->o.eod) {
+		finish(g, s, GEN_EOD);
+		return;
+	}
+	s->ngen++;
+	s->last = tok;
+	g->fn(g->arg, s, tok);
+	if (s->ngen >= g->o.max_new)
+		finish(g, s, GEN_LENGTH);
+	else if (s->nprompt + s->ngen >= context(g))
+		finish(g, s, GEN_CONTEXT);
+}
+
+int
+gen_start(struct gen *g, struct gen_seq *s, const int32_t *prompt, int n,
+    char *err, size_t errsize, int *code)
+{
+	int T = context(g), k;
+	int32_t *seq;
+
+	if (n >= T || n > g->inf->N)
+		return owt_fail(err, errsize, code, XDATA, "a prompt of %d "
+		    "tokens leaves no room in a context of %d", n, T);
+	for (k = 0; g->slot[k] != NULL; k++)
+		;
+	s->slot = k;
+	s->nprompt = n;
+	s->ngen = 0;
+	s->end = GEN_RUNNING;
+	g->slot[k] = s;
+	g->running++;
+	if (g->o.max_new == 0) {
+		finish(g, s, GEN_LENGTH);
+		return 0;
+	}
+	gpt_infer_reset(g->inf, k);
+	seq = xmalloc((size_t)n * sizeof *seq);
+	for (k = 0; k < n; k++)
+		seq[k] = s->slot;
+	if (gpt_infer_step(g->inf, n, prompt, seq, 1, err, errsize, code) < 0)
+		owt_fatal("gen_start: %s: a bug", err);	/* checked above */
+	free(seq);
+	gpt_infer_logits(g->inf, 1, g->logits);
+	draw(g, s, g->logits);
+	return 0;
+}
+
+int
+gen_step(struct gen *g)
+{
+	struct gen_seq *run[g->inf->S > 0 ? g->inf->S : 1];
+	int V = g->inf->m->cfg.vocab, n = 0, k;
+	char err[OWT_ERRSIZE];
+	int code;
+
+	for (k = 0; k < g->inf->S; k++)
+		if (g->slot[k] != NULL) {
+			run[n] = g->slot[k];
+			g->ids[n] = run[n]->last;
+			g->seq[n++] = k;
+		}
+	if (n == 0)
+		return 0;
+	/* draw ends a sample before its slot is full */
+	if (gpt_infer_step(g->inf, n, g->ids, g->seq, n, err, sizeof err,
+	    &code) < 0)
+		owt_fatal("gen_step: %s: a bug", err);
+	gpt_infer_logits(g->inf, n, g->logits);
+	for (k = 0; k < n; k++)
+		draw(g, run[k], g->logits + (size_t)k * V);
+	return g->running;
+}
+
+void
+gen_stop(struct gen *g, struct gen_seq *s)
+{
+	if (s->end == GEN_RUNNING)
+		finish(g, s, GEN_STOPPED);
+}
+
+void
+gen_score(struct gpt_infer *g, const int32_t *tok, int n, int T, int stride,
+    double *nll, int *count)
+{
+	int s = 0, done = 1, e, k;
+	float *loss = xmalloc((size_t)T * sizeof *loss);
+	int32_t *seq = xcalloc((size_t)T, sizeof *seq);
+	char err[OWT_ERRSIZE];
+	int code;
+
+	*nll = 0;
+	*count = 0;
+	while (done < n) {
+		e = n - s < T ? n : s + T;
+		if (e > done) {
+			gpt_infer_reset(g, 0);
+			if (gpt_infer_step(g, e - 1 - s, tok + s, seq, e - done,
+			    err, sizeof err, &code) < 0)	/* windows fit */
+				owt_fatal("gen_score: %s: a bug", err);
+			gpt_infer_losses(g, e - done, tok + done, loss);
+			for (k = 0; k < e - done; k++)
+				*nll += loss[k];
+			*count += e - done;
+			done = e;
+		}
+		s += stride;
+	}
+	free(loss);
+	free(seq);
+}

@@ -1,0 +1,562 @@
+/* gen_queue.c - prompts and samples in input order; their records and --score's */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gen/gen_queue.h"
+#include "core/json.h"
+#include "core/util.h"
+
+/* One input record and the samples drawn from it. */
+struct gen_queue_prompt {
+	char *line;		/* the JSONL record, or NULL for a text line */
+	size_t len;
+	char *text;		/* the text line, or the record's prompt */
+	size_t tlen;
+	int empty;		/* no prompt: the context is EOD */
+	struct bpe_ids ids;
+	int refs;		/* samples not yet written */
+};
+
+struct gen_queue_sample {
+	struct gen_seq seq;	/* first: gen's callback gets it */
+	struct gen_queue_prompt *p;
+	int index;		/* among the prompt's samples */
+	int ended;
+	struct bpe_ids out;	/* the tokens generated */
+	size_t shown;		/* tokens written so far (text, streaming) */
+	struct gen_queue_sample *next;
+};
+
+#define PY_BAD 0x110000	/* not a code point: an invalid subpart */
+
+/*
+ * The code point that starts s[0..n) (n > 0) as Python's UTF-8 decoder
+ * with errors="replace", Megatron's detokenizer, reads it: U+FFFD for
+ * each maximal invalid subpart (a truncated sequence is one, a stray
+ * byte another), returned as PY_BAD. *used gets the bytes read.
+ */
+static uint32_t
+py_next(const unsigned char *s, size_t n, size_t *used)
+{
+	unsigned c = s[0], lo = 0x80, hi = 0xbf, need, k;
+	uint32_t cp;
+
+	*used = 1;
+	if (c < 0x80)
+		return c;
+	if (c >= 0xc2 && c <= 0xdf) {
+		need = 1;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		need = 2;
+		cp = c & 0x0f;
+		lo = c == 0xe0 ? 0xa0 : 0x80;
+		hi = c == 0xed ? 0x9f : 0xbf;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		need = 3;
+		cp = c & 0x07;
+		lo = c == 0xf0 ? 0x90 : 0x80;
+		hi = c == 0xf4 ? 0x8f : 0xbf;
+	} else {
+		return PY_BAD;
+	}
+	for (k = 1; k <= need; k++) {
+		if (k >= n || s[k] < lo || s[k] > hi)
+			return PY_BAD;
+		cp = cp << 6 | (s[k] & 0x3f);
+		*used = k + 1;
+		lo = 0x80;
+		hi = 0xbf;
+	}
+	return cp;
+}
+
+void
+gen_queue_py_text(struct buf *b, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, k;
+
+	while (i < n) {
+		if (py_next(u + i, n - i, &k) == PY_BAD)
+			buf_adds(b, "\357\277\275");
+		else
+			buf_add(b, s + i, k);
+		i += k;
+	}
+}
+
+void
+gen_queue_py_json(struct buf *b, const char *s, size_t n)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, k;
+	uint32_t cp;
+
+	buf_addc(b, '"');
+	while (i < n) {
+		if ((cp = py_next(u + i, n - i, &k)) == PY_BAD)
+			cp = 0xfffd;
+		i += k;
+		switch (cp) {
+		case '"': buf_adds(b, "\\\""); continue;
+		case '\\': buf_adds(b, "\\\\"); continue;
+		case '\n': buf_adds(b, "\\n"); continue;
+		case '\r': buf_adds(b, "\\r"); continue;
+		case '\t': buf_adds(b, "\\t"); continue;
+		case '\b': buf_adds(b, "\\b"); continue;
+		case '\f': buf_adds(b, "\\f"); continue;
+		}
+		if (cp >= 0x20 && cp < 0x7f)
+			buf_addc(b, (char)cp);
+		else if (cp < 0x10000)
+			buf_printf(b, "\\u%04x", (unsigned)cp);
+		else
+			buf_printf(b, "\\u%04x\\u%04x",
+			    (unsigned)(0xd800 + ((cp - 0x10000) >> 10)),
+			    (unsigned)(0xdc00 + ((cp - 0x10000) & 0x3ff)));
+	}
+	buf_addc(b, '"');
+}
+
+void
+gen_queue_init(struct gen_queue *q, const struct gen_queue_opts *o,
+    struct bpe *vocab, struct bpe_state *bs, FILE *out)
+{
+	memset(q, 0, sizeof *q);
+	q->o = *o;
+	if (q->o.nsamples < 1)
+		q->o.nsamples = 1;
+	q->vocab = vocab;
+	q->bs = bs;
+	q->out = out;
+	json_rec_init(&q->rec, &q->o.key, 1);
+}
+
+/* Write n bytes, remembering the first error. */
+static void
+put(struct gen_queue *q, const void *p, size_t n, int flush)
+{
+	if (n > 0)
+		fwrite(p, 1, n, q->out);
+	if (flush)
+		fflush(q->out);
+	if (ferror(q->out) && q->werrno == 0)
+		q->werrno = errno ? errno : EIO;
+}
+
+/* Write the tokens of s not yet written (text mode), and flush. */
+static void
+stream(struct gen_queue *q, struct gen_queue_sample *s)
+{
+	struct buf b = { 0 };
+
+	if (s->shown == s->out.n)
+		return;
+	bpe_decode(q->vocab, s->out.v + s->shown, s->out.n - s->shown, &b);
+	put(q, b.p, b.len, 1);
+	buf_free(&b);
+	s->shown = s->out.n;
+}
+
+/* s's JSONL record into b: the prompt's record with the sample's fields. */
+static void
+jsonl_sample(struct gen_queue *q, struct gen_queue_sample *s, struct buf *b)
+{
+	struct buf line = { 0 }, text = { 0 }, raw = { 0 }, ids = { 0 };
+	struct buf pids = { 0 };
+	struct json_w w;
+	struct json_edit ed[7];
+	char num[3][24], err[256];
+	size_t ned = 0, k;
+	int eod = s->seq.end == GEN_EOD;
+
+	bpe_decode(q->vocab, s->out.v, s->out.n, &raw);
+	json_string_lossy(&text, raw.p ? raw.p : "", raw.len);
+	snprintf(num[0], sizeof num[0], "%zu", s->p->empty ? 0 : s->p->ids.n);
+	snprintf(num[1], sizeof num[1], "%d", s->seq.ngen);
+	snprintf(num[2], sizeof num[2], "%d", s->index);
+	ed[ned++] = (struct json_edit){ "text", text.p, text.len };
+	ed[ned++] = (struct json_edit){ "prompt_tokens", num[0],
+	    strlen(num[0]) };
+	ed[ned++] = (struct json_edit){ "tokens", num[1], strlen(num[1]) };
+	ed[ned++] = (struct json_edit){ "finished", eod ? "true" : "false",
+	    eod ? 4 : 5 };
+	if (q->o.nsamples > 1)
+		ed[ned++] = (struct json_edit){ "sample", num[2],
+		    strlen(num[2]) };
+	if (q->o.ids) {
+		json_ids(&pids, s->p->ids.v, s->p->ids.n);
+		json_ids(&ids, s->out.v, s->out.n);
+		ed[ned++] = (struct json_edit){ "prompt_ids", pids.p, pids.len };
+		ed[ned++] = (struct json_edit){ "ids", ids.p, ids.len };
+	}
+	if (s->p->line) {	/* the record, its fields edited */
+		if (json_rec_parse(&q->rec, s->p->line, s->p->len, err,
+		    sizeof err) != 0)
+			owt_fatal("gen_queue: a record parsed when read: %s",
+			    err);
+		json_rec_write(b, &q->rec, ed, ned);
+	} else {		/* a text prompt: a record of its own */
+		json_w_init(&w, b, JSON_COMPACT);
+		json_w_obj(&w);
+		json_w_key(&w, "prompt");
+		json_string_lossy(&line, s->p->text, s->p->tlen);
+		json_w_raw(&w, line.p, line.len);
+		for (k = 0; k < ned; k++) {
+			json_w_key(&w, ed[k].key);
+			json_w_raw(&w, ed[k].json, ed[k].len);
+		}
+		json_w_end(&w);
+		buf_addc(b, '\n');
+	}
+	buf_free(&raw);
+	buf_free(&line);
+	buf_free(&text);
+	buf_free(&ids);
+	buf_free(&pids);
+}
+
+/* Write a finished sample in q's format. */
+static void
+write_sample(struct gen_queue *q, struct gen_queue_sample *s)
+{
+	struct buf b = { 0 }, raw = { 0 }, text = { 0 };
+	struct json_w w;
+	uint32_t eod = bpe_eod(q->vocab);
+	int ended = s->seq.end == GEN_EOD;
+
+	switch (q->o.format) {
+	case GEN_QUEUE_TEXT:
+		stream(q, s);
+		put(q, "\n", 1, 1);
+		return;
+	case GEN_QUEUE_JSONL:
+		jsonl_sample(q, s, &b);
+		break;
+	case GEN_QUEUE_MEGATRON:
+		bpe_decode(q->vocab, s->out.v, s->out.n, &raw);
+		if (ended)
+			bpe_decode(q->vocab, &eod, 1, &raw);
+		buf_adds(&b, "\nContext:");
+		buf_add(&b, s->p->text, s->p->tlen);
+		buf_adds(&b, "\n\n\nMegatron-LM:");
+		gen_queue_py_text(&b, raw.p ? raw.p : "", raw.len);
+		buf_addc(&b, '\n');
+		break;
+	case GEN_QUEUE_UNCOND:
+		bpe_decode(q->vocab, s->out.v, s->out.n, &raw);
+		json_w_init(&w, &b, JSON_SPACED);
+		json_w_obj(&w);
+		json_w_key(&w, "text");
+		gen_queue_py_json(&text, raw.p ? raw.p : "", raw.len);
+		json_w_raw(&w, text.p, text.len);
+		json_w_key(&w, "length");
+		json_w_int(&w, s->seq.ngen);
+		json_w_key(&w, "finished");
+		json_w_bool(&w, ended);
+		json_w_end(&w);
+		buf_addc(&b, '\n');
+		break;
+	}
+	put(q, b.p, b.len, q->o.flush);
+	buf_free(&b);
+	buf_free(&raw);
+	buf_free(&text);
+}
+
+static void
+free_sample(struct gen_queue_sample *s)
+{
+	if (--s->p->refs == 0) {
+		free(s->p->line);
+		free(s->p->text);
+		free(s->p->ids.v);
+		free(s->p);
+	}
+	free(s->out.v);
+	free(s);
+}
+
+/* Write the finished samples at the head of the queue, in input order. */
+static void
+write_ready(struct gen_queue *q)
+{
+	while (q->head && q->head->ended) {
+		struct gen_queue_sample *s = q->head;
+
+		write_sample(q, s);
+		q->head = s->next;
+		if (q->head == NULL)
+			q->tail = NULL;
+		free_sample(s);
+	}
+	if (q->head && q->o.format == GEN_QUEUE_TEXT)
+		stream(q, q->head);
+}
+
+static void
+on_token(void *arg, struct gen_seq *seq, int32_t tok)
+{
+	struct gen_queue *q = arg;
+	struct gen_queue_sample *s = (struct gen_queue_sample *)seq;
+
+	if (tok >= 0) {
+		if (s->out.n == s->out.cap)
+			s->out.v = xgrow(s->out.v, &s->out.cap, s->out.n + 1,
+			    sizeof *s->out.v);
+		s->out.v[s->out.n++] = (uint32_t)tok;
+		q->ntokens++;
+		if (s == q->head && q->o.format == GEN_QUEUE_TEXT)
+			stream(q, s);
+		return;
+	}
+	s->ended = 1;
+	if (s == q->head)
+		write_ready(q);
+}
+
+void
+gen_queue_model(struct gen_queue *q, struct gpt_infer *inf,
+    const struct gen_opts *o)
+{
+	gen_init(&q->gen, inf, o, on_token, q);
+}
+
+void
+gen_queue_free(struct gen_queue *q)
+{
+	struct gen_queue_sample *s, *next;
+
+	for (s = q->head; s; s = next) {
+		next = s->next;
+		free_sample(s);
+	}
+	q->head = q->tail = q->unstarted = NULL;
+	if (q->gen.inf)
+		gen_free(&q->gen);
+	json_rec_free(&q->rec);
+	free(q->sids.v);
+	buf_free(&q->sbuf);
+}
+
+int
+gen_queue_add(struct gen_queue *q, const char *line, size_t len,
+    unsigned long lineno, char *err, size_t errsize)
+{
+	const char *text = line, *why;
+	size_t tlen, n;
+	struct gen_queue_prompt *p;
+	int i, T = q->gen.inf ? q->gen.o.ctx : 0;
+
+	if (q->o.format == GEN_QUEUE_MEGATRON) {
+		if (memmem(line, len, "stop", 4) != NULL)
+			return 1;
+	} else if (lineno == 1) {
+		q->jsonl_in = len > 0 && line[0] == '{';
+		if (q->jsonl_in && q->o.format == GEN_QUEUE_TEXT)
+			q->o.format = GEN_QUEUE_JSONL;
+	}
+	if (len > 0 && line[len - 1] == '\r' && !q->jsonl_in)
+		len--;
+	tlen = len;
+	if (q->jsonl_in) {
+		if (json_rec_parse(&q->rec, line, len, err, errsize) != 0)
+			return -1;
+		if ((text = json_rec_str(&q->rec, q->o.key, &tlen, &why)) == NULL) {
+			snprintf(err, errsize, "'%s' is %s", q->o.key, why);
+			return -1;
+		}
+	}
+	p = xcalloc(1, sizeof *p);
+	if ((p->empty = tlen == 0 && q->o.format != GEN_QUEUE_MEGATRON)) {
+		p->ids.v = xmalloc(sizeof *p->ids.v);
+		p->ids.v[p->ids.n++] = bpe_eod(q->vocab);
+	} else if (q->o.format == GEN_QUEUE_MEGATRON) {
+		char *nl = xmalloc(tlen + 1);	/* readlines keeps it */
+
+		memcpy(nl, text, tlen);
+		nl[tlen] = '\n';
+		bpe_encode(q->bs, nl, tlen + 1, &p->ids);
+		free(nl);
+	} else {
+		bpe_encode(q->bs, text, tlen, &p->ids);
+	}
+	if (T > 0 && (n = p->ids.n) >= (size_t)T) {
+		free(p->ids.v);
+		free(p);
+		snprintf(err, errsize, "a prompt of %zu tokens leaves no room "
+		    "in a context of %d", n, T);
+		return -1;
+	}
+	p->text = xstrndup(text, tlen);
+	p->tlen = tlen;
+	if (q->jsonl_in) {
+		p->line = xstrndup(line, len);
+		p->len = len;
+	}
+	q->nprompts++;
+	for (i = 0; i < q->o.nsamples; i++) {
+		struct gen_queue_sample *s = xcalloc(1, sizeof *s);
+
+		s->p = p;
+		s->index = i;
+		s->seq.stream = (q->nprompts - 1) * (uint64_t)q->o.nsamples + i;
+		p->refs++;
+		q->nsamples++;
+		if (q->tail)
+			q->tail->next = s;
+		else
+			q->head = s;
+		q->tail = s;
+		if (q->unstarted == NULL)
+			q->unstarted = s;
+	}
+	return 0;
+}
+
+/* The next line of in: 1, 0 at its end, or -1 with in's error. */
+static int
+next_line(struct input *in, char **line, size_t *len, char *err,
+    size_t errsize, int *code)
+{
+	int r = input_line(in, line, len);
+
+	if (r < 0)
+		return owt_fail(err, errsize, code, in->errcode, "%s", in->err);
+	return r;
+}
+
+/* The line just read is bad: "FILE:LINE: why", XDATA. */
+static int
+bad_line(const struct input *in, const char *why, char *err, size_t errsize,
+    int *code)
+{
+	return owt_fail(err, errsize, code, XDATA, "%s:%lu: %s", in->name,
+	    in->lineno, why);
+}
+
+int
+gen_queue_read(struct gen_queue *q, struct input *in, char *err,
+    size_t errsize, int *code)
+{
+	char *line, why[512];
+	size_t len;
+	int r;
+
+	if ((r = next_line(in, &line, &len, err, errsize, code)) <= 0)
+		return r;
+	if ((r = gen_queue_add(q, line, len, in->lineno, why,
+	    sizeof why)) < 0)
+		return bad_line(in, why, err, errsize, code);
+	return r == 0;
+}
+
+int
+gen_queue_wants(const struct gen_queue *q)
+{
+	return q->unstarted == NULL && gen_has_room(&q->gen);
+}
+
+int
+gen_queue_step(struct gen_queue *q)
+{
+	char err[OWT_ERRSIZE];
+	int code;
+
+	while (q->unstarted && gen_has_room(&q->gen)) {
+		struct gen_queue_sample *s = q->unstarted;
+
+		q->unstarted = s->next;
+		if (gen_start(&q->gen, &s->seq, (const int32_t *)s->p->ids.v,
+		    (int)s->p->ids.n, err, sizeof err, &code) < 0)
+			owt_fatal("gen_queue: a prompt checked when read: %s",
+			    err);
+	}
+	if (q->gen.running == 0 && q->unstarted == NULL)
+		return 0;
+	gen_step(&q->gen);
+	return 1;
+}
+
+void
+gen_queue_stop(struct gen_queue *q)
+{
+	int k;
+
+	for (k = 0; k < q->gen.inf->S; k++)
+		if (q->gen.slot[k])
+			gen_stop(&q->gen, q->gen.slot[k]);
+}
+
+int
+gen_queue_score_rec(struct gen_queue *q, struct gpt_infer *inf, int T,
+    int stride, const char *line, size_t len, struct buf *out, char *err,
+    size_t errsize)
+{
+	struct bpe_ids *ids = &q->sids;
+	struct json_edit ed[4];
+	const char *text, *why;
+	char v[3][32];
+	size_t tlen;
+	double nll;
+	int count;
+
+	if (json_rec_parse(&q->rec, line, len, err, errsize) != 0)
+		return -1;
+	if ((text = json_rec_str(&q->rec, q->o.key, &tlen, &why)) == NULL) {
+		snprintf(err, errsize, "'%s' is %s", q->o.key, why);
+		return -1;
+	}
+	ids->n = 0;
+	bpe_encode(q->bs, text, tlen, ids);
+	ids->v = xgrow(ids->v, &ids->cap, ids->n + 1, sizeof *ids->v);
+	ids->v[ids->n++] = bpe_eod(q->vocab);
+	gen_score(inf, (const int32_t *)ids->v, (int)ids->n, T, stride, &nll,
+	    &count);
+	if (count > 0 && isfinite(nll)) {
+		snprintf(v[0], sizeof v[0], "%.9g", nll / count);
+		snprintf(v[1], sizeof v[1], "%.9g", exp(nll / count));
+	} else {	/* no tokens, or NaN and inf, which JSON lacks */
+		strcpy(v[0], "null");
+		strcpy(v[1], "null");
+	}
+	snprintf(v[2], sizeof v[2], "%d", count);
+	ed[0] = (struct json_edit){ "nll", v[0], strlen(v[0]) };
+	ed[1] = (struct json_edit){ "ppl", v[1], strlen(v[1]) };
+	ed[2] = (struct json_edit){ "tokens", v[2], strlen(v[2]) };
+	if (q->o.ids) {
+		q->sbuf.len = 0;
+		json_ids(&q->sbuf, ids->v, ids->n);
+		ed[3] = (struct json_edit){ "ids", q->sbuf.p, q->sbuf.len };
+	}
+	out->len = 0;
+	json_rec_write(out, &q->rec, ed, q->o.ids ? 4 : 3);
+	q->nrec++;
+	if (count > 0 && !isfinite(nll)) {
+		q->nonfinite++;
+	} else {
+		q->nscored += (unsigned long long)count;
+		q->nll += nll;
+	}
+	return 0;
+}
+
+int
+gen_queue_score_read(struct gen_queue *q, struct gpt_infer *inf, int T,
+    int stride, struct input *in, struct buf *out, char *err,
+    size_t errsize, int *code)
+{
+	char *line, why[512];
+	size_t len;
+	int r;
+
+	if ((r = next_line(in, &line, &len, err, errsize, code)) <= 0)
+		return r;
+	if (gen_queue_score_rec(q, inf, T, stride, line, len, out, why,
+	    sizeof why) < 0)
+		return bad_line(in, why, err, errsize, code);
+	return 1;
+}
