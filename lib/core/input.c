@@ -58,6 +58,27 @@ input_maxline(size_t *max, char *err, size_t errsize, int *code)
 	return 0;
 }
 
+static int
+maxline_check(char *err, size_t errsize, int *code)
+{
+	size_t max;
+
+	return input_maxline(&max, err, errsize, code);
+}
+
+/*
+ * OWT_MAX_LINE checked at start-up (owt_setprog), before any input is
+ * opened, in the programs that link this file: registered from here,
+ * so that util.c names nothing of input.c.
+ */
+static void __attribute__((constructor))
+maxline_register(void)
+{
+	static struct owt_start_check c = { maxline_check, NULL };
+
+	owt_start_check_add(&c);
+}
+
 int
 input_ready(const struct input *in)
 {

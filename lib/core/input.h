@@ -119,7 +119,8 @@ ssize_t input_read(struct input *in, void *dst, size_t n);
 /*
  * The line limit from OWT_MAX_LINE, or INPUT_MAX_LINE: 0, or -1 with
  * "OWT_MAX_LINE: 'V' is out of range 1024..2147483648" (XUSAGE). Every
- * program that reads input checks it once at start-up (owt_setprog).
+ * program that reads input checks it once at start-up (owt_setprog, through
+ * the start check this file registers).
  */
 int input_maxline(size_t *max, char *err, size_t errsize, int *code);
 

@@ -1,4 +1,4 @@
-/* opt.c - a program's options declared once: getopt's table, usage, -h and checks */
+/* opt.c - a program's options declared once: getopt's table, usage, -h and checks; owt_options, the front end */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -421,4 +421,40 @@ opt_help(const struct opt_prog *p, struct buf *b)
 		buf_printf(b, "%s\n", p->opt[i].help ? p->opt[i].help : "");
 	}
 	buf_free(&name);
+}
+
+int
+owt_options(const struct opt_prog *p, int argc, char **argv, char *given)
+{
+	struct buf b = { 0 };
+	char err[1024], *own = NULL;
+	size_t i;
+	int code, ind, r;
+
+	if (given == NULL)
+		given = own = xcalloc(p->n, 1);
+	r = opt_parse(p, argc, argv, given, &ind, err, sizeof err, &code);
+	if (r == OPT_HELP) {
+		opt_usage(p, &b);
+		opt_help(p, &b);
+		fwrite(b.p, 1, b.len, stdout);
+		exit(owt_finish(XOK));
+	}
+	if (r == OPT_VERSION)
+		exit(owt_version());
+	if (r < 0) {
+		if (err[0] != '\0')
+			owt_die(code, "%s", err);
+		opt_usage(p, &b);
+		fputs(b.p, stderr);
+		exit(code);
+	}
+	for (i = 0; i < p->n; i++)
+		if (given[i] && p->opt[i].type == OPT_NOTE &&
+		    (p->quiet == NULL || !*p->quiet)) {
+			opt_note(&p->opt[i], err, sizeof err);
+			owt_warn("%s", err);
+		}
+	free(own);
+	return ind;
 }

@@ -87,6 +87,18 @@ struct opt_prog {
 };
 
 /*
+ * The programs' front end: a program's options from its table, parsed
+ * into their targets and given[] (may be NULL); returns the index of the
+ * first operand. -h prints the usage line and the options on stdout and
+ * exits 0; --version prints "prog VERSION" and exits 0; an unknown option
+ * or a missing argument (getopt's message) prints the usage line on
+ * stderr, and a bad value "prog: --x: 'v' is not ...", exiting XUSAGE.
+ * Each OPT_NOTE option given gets its log line (not under *p->quiet).
+ * Named as util.h's owt_* process functions it calls: it exits.
+ */
+int owt_options(const struct opt_prog *p, int argc, char **argv, char *given);
+
+/*
  * Parse argv by the table (getopt_long: options and operands may mix,
  * "--" ends the options). given[i] (n of them, zeroed by the caller; or
  * NULL) is set for every option given, an alias's on the entry it

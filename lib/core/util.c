@@ -7,33 +7,34 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/opt.h"
 #include "core/util.h"
 
 const char *owt_prog = "owt";
 
-/*
- * lib/core/input.c's check of OWT_MAX_LINE, where the program reads input: a
- * weak reference does not pull input.o (and zlib, zstd) into a program
- * that has no other use for it (gpt-train).
- */
-extern int input_maxline(size_t *max, char *err, size_t errsize, int *code)
-    __attribute__((weak));
+static struct owt_start_check *start_checks;
+
+void
+owt_start_check_add(struct owt_start_check *c)
+{
+	c->next = start_checks;
+	start_checks = c;
+}
 
 void
 owt_setprog(const char *argv0)
 {
+	struct owt_start_check *c;
 	char err[256];
 	const char *s;
-	size_t max;
 	int code;
 
 	if (argv0 != NULL && *argv0 != '\0') {
 		s = strrchr(argv0, '/');
 		owt_prog = s ? s + 1 : argv0;
 	}
-	if (input_maxline && input_maxline(&max, err, sizeof err, &code) < 0)
-		owt_die(code, "%s", err);
+	for (c = start_checks; c != NULL; c = c->next)
+		if (c->check(err, sizeof err, &code) < 0)
+			owt_die(code, "%s", err);
 }
 
 /* The length of the control character at s (C0, DEL, C1 in UTF-8), or 0. */
@@ -311,42 +312,6 @@ xstrndup(const char *s, size_t n)
 	memcpy(p, s, n);
 	p[n] = '\0';
 	return p;
-}
-
-int
-owt_options(const struct opt_prog *p, int argc, char **argv, char *given)
-{
-	struct buf b = { 0 };
-	char err[1024], *own = NULL;
-	size_t i;
-	int code, ind, r;
-
-	if (given == NULL)
-		given = own = xcalloc(p->n, 1);
-	r = opt_parse(p, argc, argv, given, &ind, err, sizeof err, &code);
-	if (r == OPT_HELP) {
-		opt_usage(p, &b);
-		opt_help(p, &b);
-		fwrite(b.p, 1, b.len, stdout);
-		exit(owt_finish(XOK));
-	}
-	if (r == OPT_VERSION)
-		exit(owt_version());
-	if (r < 0) {
-		if (err[0] != '\0')
-			owt_die(code, "%s", err);
-		opt_usage(p, &b);
-		fputs(b.p, stderr);
-		exit(code);
-	}
-	for (i = 0; i < p->n; i++)
-		if (given[i] && p->opt[i].type == OPT_NOTE &&
-		    (p->quiet == NULL || !*p->quiet)) {
-			opt_note(&p->opt[i], err, sizeof err);
-			owt_warn("%s", err);
-		}
-	free(own);
-	return ind;
 }
 
 void

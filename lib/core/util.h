@@ -28,12 +28,23 @@ enum {
 /* The program name used as the prefix of every diagnostic. */
 extern const char *owt_prog;
 /*
- * Set owt_prog from argv[0], first thing in main. It also checks the
- * environment the library reads, once, so that library code need not
- * exit: in a program that reads input (lib/core/input.c), a bad OWT_MAX_LINE
- * exits XUSAGE with its message.
+ * Set owt_prog from argv[0], first thing in main. It also runs the start
+ * checks, the environment the library reads checked once so that library
+ * code need not exit: the first that fails exits with its class and
+ * message (in a program that reads input, lib/core/input.c's: a bad
+ * OWT_MAX_LINE exits XUSAGE).
  */
 void owt_setprog(const char *argv0);
+/*
+ * A module's start check, registered by a constructor in its file so that
+ * it runs where the module is linked in, and util.c names nothing of it.
+ * check returns 0, or -1 with the message in err and the class in *code.
+ */
+struct owt_start_check {
+	int (*check)(char *err, size_t errsize, int *code);
+	struct owt_start_check *next;
+};
+void owt_start_check_add(struct owt_start_check *c);
 
 /*
  * "prog: message\n" on stderr, the control bytes of message (from input
@@ -108,18 +119,6 @@ int owt_close_stdout(void);
 void owt_die_sigpipe(void) OWT_NORETURN;
 /* Exit status of a run: XSYS if stdout failed, else status. */
 int owt_finish(int status);
-
-/*
- * A program's options from its table (lib/core/opt.h): parsed into their
- * targets and given[] (may be NULL); returns the index of the first
- * operand. -h prints the usage line and the options on stdout and exits
- * 0; --version prints "prog VERSION" and exits 0; an unknown option or a
- * missing argument (getopt's message) prints the usage line on stderr,
- * and a bad value "prog: --x: 'v' is not ...", exiting XUSAGE. Each
- * OPT_NOTE option given gets its log line (not under *p->quiet).
- */
-struct opt_prog;
-int owt_options(const struct opt_prog *p, int argc, char **argv, char *given);
 
 /*
  * The same by hand, for programs without a table: -h prints the usage

@@ -17,7 +17,8 @@ void blas_sgemm(int ta, int tb, int M, int N, int K, float alpha,
 /*
  * owt's own kernel for processors with AVX-512 (sgemm512.c): about twice
  * OpenBLAS 0.3.21's speed where OpenBLAS runs its AVX2 kernels. It keeps
- * packing buffers per OpenMP thread: call it from one thread at a time.
+ * packing buffers per OpenMP thread: call it from one thread at a time,
+ * and only where sgemm512_available() (elsewhere it is owt_fatal).
  */
 int sgemm512_available(void);
 void sgemm512(int ta, int tb, int M, int N, int K, float alpha,

@@ -274,12 +274,12 @@ sgemm512_available(void)
 	return 0;
 }
 
+/* Never called: sgemm512_available says no (blas.h). */
 void
 sgemm512(int ta, int tb, int M, int N, int K, float alpha, const float *A,
     int lda, const float *B, int ldb, float beta, float *C, int ldc)
 {
-	blas_sgemm_builtin(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C,
-	    ldc);
+	owt_fatal("sgemm512: built without AVX-512");
 }
 
 #endif

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "text/clean.h"
+#include "text/clean_reason.h"
 #include "text/dedup_report.h"
 #include "core/json.h"
 #include "core/jsonl.h"
