@@ -36,7 +36,7 @@ die(int code, const char *msg)
 static void
 pack(char **files, int nfiles)
 {
-	char err[OWT_ERRSIZE];
+	char err[2 * OWT_ERRSIZE];	/* a message may name two files */
 	int i, code;
 
 	for (i = 0; i < (nfiles ? nfiles : 1); i++) {
@@ -98,7 +98,7 @@ check(const char *prefix)
 static int
 dataset(const char *prefix, struct buf *out)
 {
-	char err[OWT_ERRSIZE];
+	char err[2 * OWT_ERRSIZE];	/* --merge's: the writer's, then the prefix */
 	int code;
 
 	switch (opt.mode) {
@@ -107,7 +107,7 @@ dataset(const char *prefix, struct buf *out)
 			die(code, err);
 		return XOK;
 	case M_CAT:
-		if (pack_cat(&opt.cat, prefix, out, stdout, err, sizeof err,
+		if (pack_cat(&opt.cat, prefix, out, stdout, err, OWT_ERRSIZE,
 		    &code) < 0) {
 			if (ferror(stdout))
 				exit(owt_finish(XSYS));
@@ -116,7 +116,7 @@ dataset(const char *prefix, struct buf *out)
 		}
 		return XOK;
 	case M_INFO:
-		if (pack_info(prefix, out, err, sizeof err, &code) < 0)
+		if (pack_info(prefix, out, err, OWT_ERRSIZE, &code) < 0)
 			die(code, err);
 		fwrite(out->p, 1, out->len, stdout);
 		out->len = 0;
