@@ -49,6 +49,9 @@ printf '{"adlr_id":"P-0000000001","text":"t","z":0}\n' >want
 same want out "--add-id replaces an existing id in place"
 is "$rc" 1 "a record without text exits 1 under -k"
 like err '^jsonl-merge: ids.jsonl:2: missing .text. field$' "missing text is reported with file and line"
+run jsonl-merge -q -k --add-id 'a"b\c' ids.jsonl
+printf '{"adlr_id":"a\\"b\\\\c-0000000001","text":"t","z":0}\n' >want
+same want out "--add-id writes its prefix as a JSON string (quotes and backslashes escaped)"
 
 printf '{"body":"b"}\n' >keys.jsonl
 run jsonl-merge -q --json-keys body keys.jsonl
