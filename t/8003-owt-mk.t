@@ -22,26 +22,7 @@ cd "$T" || exit 3
 # forbids.
 mkdir -p www/members urls
 printf 'User-agent: *\nDisallow: /members/\n' >www/robots.txt
-for f in "$OWT_SRC"/contrib/demo/data/speeches/*.txt; do
-	b=${f##*/}
-	awk -v out="www/${b%.txt}" -v title="${b%.txt}" '
-	function esc(s) { gsub(/&/, "\\&amp;", s); gsub(/</, "\\&lt;", s); gsub(/>/, "\\&gt;", s); return s }
-	{
-		m = split(esc($0), s, /\. /)
-		for (i = 1; i <= m; i += 4)
-			p[++n] = s[i] ". " s[i + 1] ". " s[i + 2] ". " s[i + 3] "."
-	}
-	END {
-		for (part = 0; part < 3; part++) {
-			f = out "-" part ".html"
-			printf "<html><head><title>%s part %d</title></head><body><div class=\"article\">\n", title, part >f
-			for (i = int(part * n / 3) + 1; i <= int((part + 1) * n / 3); i++)
-				printf "<p>%s</p>\n", p[i] >f
-			printf "</div></body></html>\n" >f
-			close(f)
-		}
-	}' "$f"
-done
+speech_pages www "$OWT_SRC"/contrib/demo/data/speeches/*.txt
 cp www/address-01-0.html www/members/secret.html
 cp www/address-02-1.html www/copy.html
 sed 's/the /a /' www/address-03-2.html >www/near.html

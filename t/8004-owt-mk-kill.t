@@ -20,26 +20,7 @@ cd "$T" || exit 3
 
 # Twelve pages, a third of a speech each, and a page the server lacks.
 mkdir -p www urls docs
-for f in "$OWT_SRC"/contrib/demo/data/speeches/address-0[1-4].txt; do
-	b=${f##*/}
-	awk -v out="www/${b%.txt}" -v title="${b%.txt}" '
-	function esc(s) { gsub(/&/, "\\&amp;", s); gsub(/</, "\\&lt;", s); gsub(/>/, "\\&gt;", s); return s }
-	{
-		m = split(esc($0), s, /\. /)
-		for (i = 1; i <= m; i += 4)
-			p[++n] = s[i] ". " s[i + 1] ". " s[i + 2] ". " s[i + 3] "."
-	}
-	END {
-		for (part = 0; part < 3; part++) {
-			f = out "-" part ".html"
-			printf "<html><head><title>%s part %d</title></head><body><div class=\"article\">\n", title, part >f
-			for (i = int(part * n / 3) + 1; i <= int((part + 1) * n / 3); i++)
-				printf "<p>%s</p>\n", p[i] >f
-			printf "</div></body></html>\n" >f
-			close(f)
-		}
-	}' "$f"
-done
+speech_pages www "$OWT_SRC"/contrib/demo/data/speeches/address-0[1-4].txt
 httpd_start www -t 900
 ls www | sed "s|^|$B/|" >all.txt
 { sed -n 1,5p all.txt; echo "$B/missing.html"; } >urls/b.txt
