@@ -58,14 +58,15 @@ UNIT_SRCS := $(sort $(wildcard t/*.c))
 # GPU_ONLY=1 (make check-gpu): the GPU machine has a C compiler and the
 # CUDA toolkit but no package registry, so only what the GPU tests run is
 # built: the model library and the four programs that make and use a
-# model. yajl, zlib and zstd come from pkg-config or, where it finds
+# model. yajl, zlib, zstd and PCRE2 come from pkg-config or, where it finds
 # none, from .gpu-kit/ (headers and static libraries that
 # contrib/gpu-kit.sh copies from this machine's Debian packages).
 GPU_PROGS = bpe-encode idx-pack gpt-train gpt-sample
 GPU_LIB = batch blas bpe buf ckpt ckpt_args comm comm_nccl dist gemv gen \
 	gen_queue gpt gpt_cpu gpt_data gpt_device gpt_infer gpt_plan input json jsonl \
-	mmidx mt19937 opt outfile par pipeline progress safetensors sampler \
-	schedule sgemm512 tally tok train train_log train_run uniclass utf8 util
+	mmidx mt19937 opt outfile par pipeline pretok progress safetensors \
+	sampler schedule sgemm512 tally tiktoken tok tokenizer train train_log \
+	train_run uniclass utf8 util
 ifeq ($(GPU_ONLY),1)
 PROGS := $(GPU_PROGS)
 LIB_OBJS := $(GPU_LIB:%=$(B)/lib/%.o)
@@ -74,7 +75,8 @@ UNIT_SRCS := t/unit-cuda.c
 ifneq ($(wildcard .gpu-kit/include),)
 OWT_CPPFLAGS += -I$(CURDIR)/.gpu-kit/include
 KIT_LIBS = $(CURDIR)/.gpu-kit/lib/libyajl_s.a \
-	$(CURDIR)/.gpu-kit/lib/libzstd.a $(CURDIR)/.gpu-kit/lib/libz.a
+	$(CURDIR)/.gpu-kit/lib/libzstd.a $(CURDIR)/.gpu-kit/lib/libz.a \
+	$(CURDIR)/.gpu-kit/lib/libpcre2-8.a
 endif
 endif
 UNITS := $(patsubst t/%.c,$(B)/t/%,$(UNIT_SRCS))
