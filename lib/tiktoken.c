@@ -84,16 +84,36 @@ struct tiktoken {
 	uint32_t nvocab, eod;
 	char *blob;		/* every token's bytes */
 	uint32_t *off;		/* token id: blob[off[id] .. off[id + 1]) */
-	uint32_t *slot;		/* rank + 1 by hash of its bytes; 0: empty */
+	/*
+	 * By hash of a rank's bytes: the hash's top 32 bits, then rank + 1
+	 * (0: empty), so that most probes for bytes that are no token end
+	 * without reading the token's bytes.
+	 */
+	uint64_t *slot;
 	uint32_t mask;
 	uint32_t byte[256];	/* the rank of each single byte */
 	struct pretok *split;
 };
 
-/* One thread's scratch: the pieces' matches and a piece's merge. */
+/*
+ * A merged piece of at most CACHE_LEN bytes and CACHE_IDS ids, kept by
+ * the hash of its bytes (one entry a hash, the last one merged): the
+ * words that recur are merged once.
+ */
+#define CACHE_LEN 22
+#define CACHE_IDS 10
+#define CACHE_ENTRIES (1u << 15)	/* 2 MB a thread */
+struct cache_ent {
+	uint8_t len, n;
+	char b[CACHE_LEN];
+	uint32_t id[CACHE_IDS];
+};
+
+/* One thread's scratch: the pieces' matches, a piece's merge, the cache. */
 struct tiktoken_state {
 	const struct tiktoken *t;
 	struct pretok_state *split;
+	struct cache_ent *cache;
 	uint32_t *next, *prev, *rank, *tok;
 	uint64_t *heap;
 	size_t cap;
@@ -133,13 +153,15 @@ hash(const unsigned char *p, size_t n)
 static inline uint32_t
 lookup(const struct tiktoken *t, const char *p, size_t n)
 {
-	uint64_t i = hash((const unsigned char *)p, n);
-	uint32_t r;
+	uint64_t h = hash((const unsigned char *)p, n), i, v;
+	uint32_t r, tag = (uint32_t)(h >> 32);
 
-	for (;; i++) {
-		if ((r = t->slot[i & t->mask]) == 0)
+	for (i = h;; i++) {
+		if ((v = t->slot[i & t->mask]) == 0)
 			return NONE;
-		r--;
+		if ((uint32_t)(v >> 32) != tag)
+			continue;
+		r = (uint32_t)v - 1;
 		if (t->off[r + 1] - t->off[r] == n &&
 		    memcmp(t->blob + t->off[r], p, n) == 0)
 			return r;
@@ -217,7 +239,7 @@ build(struct tiktoken *t, struct entry *e, size_t n, const struct buf *raw,
 {
 	uint32_t id, r;
 	size_t i, at = 0, nslot;
-	uint64_t h;
+	uint64_t h, i2;
 
 	qsort(e, n, sizeof *e, by_id);
 	t->nvocab = e[n - 1].id + 1;
@@ -245,10 +267,10 @@ build(struct tiktoken *t, struct entry *e, size_t n, const struct buf *raw,
 		if ((r = lookup(t, t->blob + t->off[id], e[i].len)) != NONE)
 			return owt_fail(err, errsize, code, XDATA, "%s: ranks %u "
 			    "and %u are the same bytes", path, r, id);
-		for (h = hash((const unsigned char *)t->blob + t->off[id],
-		    e[i].len); t->slot[h & t->mask]; h++)
+		h = hash((const unsigned char *)t->blob + t->off[id], e[i].len);
+		for (i2 = h; t->slot[i2 & t->mask]; i2++)
 			;
-		t->slot[h & t->mask] = id + 1;
+		t->slot[i2 & t->mask] = (h >> 32) << 32 | (id + 1);
 	}
 	for (i = 0; i < 256; i++) {
 		char c = (char)i;
@@ -426,6 +448,7 @@ tiktoken_state_new(const struct tiktoken *t)
 
 	s->t = t;
 	s->split = pretok_state_new(t->split);
+	s->cache = xcalloc(CACHE_ENTRIES, sizeof *s->cache);
 	return s;
 }
 
@@ -449,6 +472,7 @@ tiktoken_state_free(struct tiktoken_state *s)
 		return;
 	pretok_state_free(s->split);
 	state_scratch_free(s);
+	free(s->cache);
 	free(s);
 }
 
@@ -548,7 +572,8 @@ tiktoken_encode(struct tiktoken_state *s, const char *text, size_t len,
     struct bpe_ids *out)
 {
 	const struct tiktoken *t = s->t;
-	size_t at, n, before = out->n;
+	struct cache_ent *c;
+	size_t at, n, before = out->n, from;
 	uint32_t r;
 
 	for (at = 0; at < len; at += n) {
@@ -560,8 +585,28 @@ tiktoken_encode(struct tiktoken_state *s, const char *text, size_t len,
 		if (r != NONE) {
 			out->v = xgrow(out->v, &out->cap, out->n + 1, sizeof *out->v);
 			out->v[out->n++] = r;
-		} else {
+			continue;
+		}
+		if (n > CACHE_LEN) {
 			merge(s, text + at, n, out);
+			continue;
+		}
+		c = &s->cache[hash((const unsigned char *)text + at, n) &
+		    (CACHE_ENTRIES - 1)];
+		if (c->len == n && memcmp(c->b, text + at, n) == 0) {
+			out->v = xgrow(out->v, &out->cap, out->n + c->n,
+			    sizeof *out->v);
+			memcpy(out->v + out->n, c->id, c->n * sizeof *c->id);
+			out->n += c->n;
+			continue;
+		}
+		from = out->n;
+		merge(s, text + at, n, out);
+		if (out->n - from <= CACHE_IDS) {
+			c->len = (uint8_t)n;
+			c->n = (uint8_t)(out->n - from);
+			memcpy(c->b, text + at, n);
+			memcpy(c->id, out->v + from, c->n * sizeof *c->id);
 		}
 	}
 	/* A long piece's scratch is not kept for the next. */
