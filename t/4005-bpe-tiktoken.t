@@ -109,6 +109,17 @@ perl "$E/tok2ids" <out >got
 printf '13225 2375 199999\n177519 199999\n' >want
 same want got "an id above 65,535 (177519) in the stream"
 
+# llama3 by its 128000 ranks (o200k_base's first, for want of Meta's
+# file: the specials and the sizes are what is checked here, not ids).
+head -n 128000 o200k_base.tiktoken >l3.tiktoken
+run bpe-encode -q --append-eod $tt --tokenizer-model l3.tiktoken h.jsonl
+od -An -tx1 -N16 out | tr -d ' \n' >got
+is "$(cat got)" "4f5754544f4b020400f5010001f40100" "llama3: n_vocab 128256, EOD <|end_of_text|> 128001"
+echo '13225 128009 2375 128255 128000' | mktok 128256 128001 >l3.tok
+run bpe-encode -dq $tt --tokenizer-model l3.tiktoken l3.tok
+is "$(cat out)" '{"text":"Hello<|eot_id|> world<|reserved_special_token_246|><|begin_of_text|>"}' \
+    "llama3: -d names its special tokens as Llama 3.1 does"
+
 # Invalid text is refused as for GPT-2 (tiktoken takes only Unicode text;
 # JavaScript's would have U+FFFD where JSON has a lone surrogate).
 printf '{"text":"a\377b"}\n' >inv.jsonl
