@@ -371,6 +371,7 @@ tiktoken_load(const char *path, const char *encoding, char *err,
 	}
 	if (encoding != NULL)
 		t->enc = encoding_named(encoding);
+	/* by size: r50k_base, not gpt2, its twin, which must be named */
 	for (i = 0; t->enc == NULL && i < N(encodings); i++)
 		if (encodings[i].nranks == n && i != 0)
 			t->enc = &encodings[i];
