@@ -59,13 +59,14 @@ UNIT_SRCS := $(sort $(wildcard t/*.c))
 # GPU_ONLY=1 (make check-gpu): the GPU machine has a C compiler and the
 # CUDA toolkit but no package registry, so only what the GPU tests run is
 # built: the model library and the four programs that make and use a
-# model. yajl, zlib and zstd come from pkg-config or, where it finds
+# model. yajl, zlib, zstd and PCRE2 come from pkg-config or, where it finds
 # none, from .gpu-kit/ (headers and static libraries that
 # contrib/build/gpu-kit.sh copies from this machine's Debian packages).
 GPU_PROGS = bpe-encode idx-pack gpt-train gpt-sample
 GPU_LIB = core/batch core/buf core/input core/json core/jsonl core/opt \
 	core/outfile core/par core/plugin core/progress core/tally core/utf8 core/util \
-	comm/comm comm/comm_nccl tok/bpe tok/mmidx tok/tok tok/uniclass \
+	comm/comm comm/comm_nccl tok/bpe tok/mmidx tok/pack tok/pretok tok/tiktoken tok/tok \
+	tok/tokenizer tok/uniclass \
 	model/blas model/ckpt model/gemv model/gpt model/gpt_cpu model/gpt_device \
 	model/gpt_infer model/safetensors model/sgemm512 dist/dist dist/gpt_plan \
 	dist/pipeline train/ckpt_args train/gpt_data train/mt19937 train/sampler \
@@ -79,7 +80,8 @@ UNIT_SRCS := t/unit-cuda.c
 ifneq ($(wildcard .gpu-kit/include),)
 OWT_CPPFLAGS += -I$(CURDIR)/.gpu-kit/include
 KIT_LIBS = $(CURDIR)/.gpu-kit/lib/libyajl_s.a \
-	$(CURDIR)/.gpu-kit/lib/libzstd.a $(CURDIR)/.gpu-kit/lib/libz.a
+	$(CURDIR)/.gpu-kit/lib/libzstd.a $(CURDIR)/.gpu-kit/lib/libz.a \
+	$(CURDIR)/.gpu-kit/lib/libpcre2-8.a
 endif
 endif
 UNITS := $(patsubst t/%.c,$(B)/t/%,$(UNIT_SRCS))

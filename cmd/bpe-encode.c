@@ -1,4 +1,4 @@
-/* bpe-encode - turn JSONL text into GPT-2 token ids (owt-tok(5)), and back */
+/* bpe-encode - turn JSONL text into GPT-2 or tiktoken ids (owt-tok(5)), and back */
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "core/batch.h"
-#include "tok/bpe.h"
 #include "core/input.h"
 #include "core/json.h"
 #include "tok/mmidx.h"
@@ -14,6 +13,7 @@
 #include "core/outfile.h"
 #include "core/progress.h"
 #include "tok/tok.h"
+#include "tok/tokenizer.h"
 #include "core/utf8.h"
 #include "core/util.h"
 
@@ -47,7 +47,8 @@ enum {
 static struct {
 	int decode, keep_going, quiet, progress, append_eod, workers;
 	int log_interval;	/* 0: none */
-	const char *vocab, *merges, *input, *prefix;
+	const char *input, *prefix;
+	struct tokenizer_opts tk;
 	const char *keys[MAXKEYS];
 	size_t nkeys;
 } opt;
@@ -130,7 +131,7 @@ static const struct opt opts[] = {
 	{ .name = "log-interval", .arg = "n", .type = OPT_INT,
 	    .p = &opt.log_interval, .min = 1, .max = 1 << 30,
 	    .help = "say how far every n records, as Megatron does" },
-	{ .name = "merge-file", .arg = "file", .type = OPT_STR, .p = &opt.merges,
+	{ .name = "merge-file", .arg = "file", .type = OPT_STR, .p = &opt.tk.merges,
 	    .help = "the merges (vocab.bpe) of another vocabulary" },
 	{ .name = "output-prefix", .arg = "prefix", .type = OPT_STR,
 	    .p = &opt.prefix,
@@ -141,10 +142,16 @@ static const struct opt opts[] = {
 	    .help = "show progress even when stderr is not a terminal" },
 	{ .name = "split-sentences", .type = OPT_FUNC, .check = refuse,
 	    .help = "Megatron's: refused (sentences)" },
-	{ .name = "tokenizer-type", .arg = "GPT2BPETokenizer", .type = OPT_STR,
-	    .check = bpe_check_tokenizer, .help = "the only one" },
+	{ .name = "tiktoken-pattern", .arg = "name", .type = OPT_STR,
+	    .p = &opt.tk.pattern, .check = tiktoken_check_name,
+	    .help = "TikTokenizer's encoding (by the rank file's size)" },
+	{ .name = "tokenizer-model", .arg = "file", .type = OPT_STR,
+	    .p = &opt.tk.model, .help = "TikTokenizer's .tiktoken rank file" },
+	{ .name = "tokenizer-type", .arg = "type", .type = OPT_STR,
+	    .p = &opt.tk.type, .check = tokenizer_check_type,
+	    .help = "GPT2BPETokenizer (the default) or TikTokenizer" },
 	OPT_ROW_VERSION,
-	{ .name = "vocab-file", .arg = "file", .type = OPT_STR, .p = &opt.vocab,
+	{ .name = "vocab-file", .arg = "file", .type = OPT_STR, .p = &opt.tk.vocab,
 	    .help = "the tokens (encoder.json) of another vocabulary" },
 	{ .name = "workers", .arg = "n", .type = OPT_INT, .p = &opt.workers,
 	    .min = 1, .max = 1024, .help = "encoding threads (all cores)" },
@@ -153,7 +160,7 @@ static const struct opt opts[] = {
 static const struct opt_prog options = { "bpe-encode", opts,
     sizeof opts / sizeof *opts, "[file ...]", 25, &opt.quiet };
 
-static struct bpe *vocab;
+static struct tokenizer *vocab;
 /* --output-prefix: a dataset a key. */
 static struct mmidx_writer *dset;
 static char **dname;		/* their prefixes */
@@ -172,7 +179,7 @@ enum { B_DOC, B_TOK, B_SUM, B_EMPTY, B_BYTES };
 
 /* A worker's own state. */
 struct worker {
-	struct bpe_state *bpe;
+	struct tokenizer_state *tk;
 	struct json_rec rec;
 	struct bpe_ids ids;
 	struct tok_count c;	/* the documents of the batch being encoded */
@@ -184,7 +191,7 @@ worker_init(void *arg)
 	struct worker *w = xcalloc(1, sizeof *w);
 
 	(void)arg;
-	w->bpe = bpe_state_new(vocab, CACHE_BYTES / (size_t)opt.workers);
+	w->tk = tokenizer_state_new(vocab, CACHE_BYTES / (size_t)opt.workers);
 	json_rec_init(&w->rec, opt.keys, opt.nkeys);
 	return w;
 }
@@ -194,7 +201,7 @@ worker_fini(void *state)
 {
 	struct worker *w = state;
 
-	bpe_state_free(w->bpe);
+	tokenizer_state_free(w->tk);
 	json_rec_free(&w->rec);
 	free(w->ids.v);
 	free(w);
@@ -239,7 +246,7 @@ encode_line(struct batch *b, struct worker *w, size_t i)
 		}
 	for (k = 0; k < opt.nkeys; k++) {
 		w->ids.n = 0;
-		bpe_encode(w->bpe, text[k], tlen[k], &w->ids);
+		tokenizer_encode(w->tk, text[k], tlen[k], &w->ids);
 		b->count[B_BYTES] += tlen[k];
 		/* Megatron-LM v2.5: an empty text is no document, EOD or not. */
 		if (w->ids.n == 0) {
@@ -412,7 +419,7 @@ encode(int argc, char **argv)
 	char err[1024];
 	int code, k;
 
-	tok_hdr_init(&hdr, bpe_nvocab(vocab), bpe_eod(vocab));
+	tok_hdr_init(&hdr, tokenizer_nvocab(vocab), tokenizer_eod(vocab));
 	if (opt.append_eod && hdr.eod == TOK_NOEOD)
 		owt_die(XUSAGE, "--append-eod: the vocabulary has no <|endoftext|>");
 	if (opt.prefix) {
@@ -449,15 +456,16 @@ decode(int argc, char **argv)
 	struct tok_reader r;
 	struct buf text = { 0 }, out = { 0 };
 	const uint32_t *ids;
-	size_t n, bad;
+	size_t n, bad = 0, none;
 	int i, k;
 
 	for (i = first; i < argc || (i == first && argc == first); i++) {
 		if (tok_open(&r, i < argc ? argv[i] : "-") < 0)
 			goto fault;
-		if (r.h.vocab != bpe_nvocab(vocab)) {
+		if (r.h.vocab != tokenizer_nvocab(vocab)) {
 			owt_warn("%s: the stream's vocabulary has %u tokens, the "
-			    "loaded one %u", r.in.name, r.h.vocab, bpe_nvocab(vocab));
+			    "loaded one %u", r.in.name, r.h.vocab,
+			    tokenizer_nvocab(vocab));
 			count[C_TRUNC].n++;
 			goto next;
 		}
@@ -466,11 +474,16 @@ decode(int argc, char **argv)
 			if (n > 0 && r.h.eod != TOK_NOEOD && ids[n - 1] == r.h.eod)
 				n--;
 			text.len = 0;
-			bpe_decode(vocab, ids, n, &text);
-			if ((bad = utf8_valid(text.p, text.len)) != text.len) {
+			/* tiktoken's ids between its ranks and specials: none */
+			if ((none = tokenizer_decode(vocab, ids, n, &text)) != n)
+				owt_warn("%s: document %llu: id %u is no token",
+				    r.in.name, (unsigned long long)r.ndocs,
+				    ids[none]);
+			else if ((bad = utf8_valid(text.p, text.len)) != text.len)
 				owt_warn("%s: document %llu: the tokens are not UTF-8 "
 				    "text (byte %zu)", r.in.name,
 				    (unsigned long long)r.ndocs, bad + 1);
+			if (none != n || bad != text.len) {
 				count[C_DECODE].n++;
 				status = XDATA;
 				if (!opt.keep_going) {
@@ -556,7 +569,7 @@ main(int argc, char **argv)
 #endif
 	opt.workers = owt_ncpu();
 	first = owt_options(&options, argc, argv, NULL);
-	if ((opt.vocab == NULL) != (opt.merges == NULL))
+	if ((opt.tk.vocab == NULL) != (opt.tk.merges == NULL))
 		owt_die(XUSAGE, "--vocab-file and --merge-file go together");
 	/* preprocess_data.py's "--json-keys text title": operands are keys. */
 	if (opt.input != NULL && first < argc) {
@@ -573,7 +586,7 @@ main(int argc, char **argv)
 		owt_die(XUSAGE, "--output-prefix: not with -d");
 	if (opt.input != NULL && opt.decode)
 		owt_die(XUSAGE, "--input: not with -d");
-	if ((vocab = bpe_load(opt.vocab, opt.merges, err, sizeof err, &code)) == NULL)
+	if ((vocab = tokenizer_load(&opt.tk, err, sizeof err, &code)) == NULL)
 		owt_die(code, "%s", err);
 	progress_init(&prog, opt.quiet ? -1 : opt.progress, "documents");
 	if (opt.decode)
@@ -583,6 +596,6 @@ main(int argc, char **argv)
 	progress_done(&prog);
 	if (!opt.quiet)
 		summary(progress_elapsed(&prog));
-	bpe_free(vocab);
+	tokenizer_free(vocab);
 	return owt_finish(status);
 }

@@ -374,6 +374,8 @@ cp data/owt.bin data/mine.bin && cp data/owt.idx data/mine.idx
 tiny="--seq-length 16 --micro-batch-size 2 --train-iters 2 --eval-iters 0 --workers 1 -q --save ft"
 ex gpt-train.1 'gpt-train --load gpt2 --finetune --data-path data/mine --lr 1e-4 ...'
 is "$(cat ft/latest_checkpointed_iteration.txt)" 2 "fine-tuning counts from iteration 0: 2 done"
+notrun bpe-encode.1 'bpe-encode --tokenizer-type TikTokenizer \' \
+    "needs OpenAI's rank file; t/4005-bpe-tiktoken.t makes it from npm tiktoken's and runs these flags"
 notrun gpt-train.1 'gpt-train --data-path data/owt --train-iters 20000 \' \
     "GPT-2 124M for 20000 iterations: days on a CPU"
 notrun gpt-train.1 'gpt-train --data-path data/owt --hidden-dropout 0 \' \

@@ -82,6 +82,76 @@ ratios() {
 	echo "$(ratio "$(median "$2" 1)" "$(median "$1" 1)")x wall, $(ratio "$(median "$2" 3)" "$(median "$1" 3)")x CPU"
 }
 
+# TikTokenizer (issue 29): cl100k_base against tiktoken-node (native) and
+# npm tiktoken (WASM), o200k_base against npm tiktoken (tiktoken-node has
+# none); one core, distinct text read once, TREPS (3) runs alternating.
+# bpe-encode's CPU time is its whole process (start-up, the rank file,
+# the pattern's compile, JSON); the references' is their encode calls
+# alone (process.cpuUsage around them), the text parsed beforehand.
+# PART=tiktoken runs this part alone.
+cat >"$BW/ref-tt.js" <<'EOF'
+const fs = require('fs');
+const [kind, enc, file, countfile] = process.argv.slice(2);
+let encode;
+if (kind === 'node') {
+	const e = require('tiktoken-node').getEncoding(enc);
+	encode = (t) => e.encode(t);
+} else {
+	const e = require('tiktoken').get_encoding(enc);
+	encode = (t) => e.encode_ordinary(t);
+}
+const texts = fs.readFileSync(file, 'utf8').split('\n').filter((l) => l)
+    .map((l) => JSON.parse(l).text);
+let n = 0;
+const c0 = process.cpuUsage();
+for (const t of texts)
+	n += encode(t).length;
+const c = process.cpuUsage(c0);
+fs.writeFileSync(countfile, n + ' ' + (c.user + c.system) / 1e6 + '\n');
+EOF
+# tiktoken_bench FILE WHAT
+tiktoken_bench() {
+	: "${TREPS:=3}"
+	tb=$(wc -c <"$1")
+	echo "TikTokenizer: one core (taskset -c 0), $2, $tb bytes; CPU seconds, bpe-encode's whole process against the references' encode calls alone; median of $TREPS alternating runs"
+	for e in cl100k_base o200k_base; do
+		NODE_PATH=$BW/node_modules node "$OWT_SRC/contrib/oracle/tiktoken-ranks.js" $e "$BW"
+		tt="--tokenizer-type TikTokenizer --tokenizer-model $BW/$e.tiktoken"
+		tn=$(bpe-encode $tt "$1" 2>&1 >/dev/null | sed -n 's/.* documents, \([0-9]*\) tokens.*/\1/p')
+		: >"$BW/tb"; : >"$BW/tw"; : >"$BW/tn"
+		for i in $(seq "$TREPS"); do
+			timed "$BW/tb" taskset -c 0 bpe-encode -q --workers 1 $tt "$1" >/dev/null
+			taskset -c 0 env NODE_PATH="$BW/node_modules" node "$BW/ref-tt.js" wasm $e "$1" "$BW/c"
+			echo "0 0 $(cut -d' ' -f2 "$BW/c")" >>"$BW/tw"
+			cw=$(cut -d' ' -f1 "$BW/c")
+			[ $e = cl100k_base ] || continue
+			taskset -c 0 env NODE_PATH="$BW/node_modules" node "$BW/ref-tt.js" node $e "$1" "$BW/c"
+			echo "0 0 $(cut -d' ' -f2 "$BW/c")" >>"$BW/tn"
+			cn=$(cut -d' ' -f1 "$BW/c")
+		done
+		cb=$(median "$BW/tb" 3)
+		cw=$(median "$BW/tw" 3)
+		line="  $e: bpe-encode $cb s ($(mbps "$tb" "$cb") MB/s CPU, $(($(median "$BW/tb" 2) / 1024)) MB RSS); tiktoken 1.0.22 (WASM) $cw s: $(ratio "$cw" "$cb")x"
+		[ $e = cl100k_base ] &&
+		    line="$line; tiktoken-node 0.0.7 $(median "$BW/tn" 3) s: $(ratio "$(median "$BW/tn" 3)" "$cb")x (target >= 10x)"
+		echo "$line"
+		n=$(cut -d' ' -f1 "$BW/c")
+		[ "$n" = "$tn" ] && echo "    token counts agree: $tn" ||
+		    echo "    TOKEN COUNTS DIFFER: bpe-encode $tn, the reference $n"
+	done
+}
+if [ "${PART:-all}" = tiktoken ]; then
+	[ $ref = 1 ] || exit 0
+	echo "load $(cut -d' ' -f1 /proc/loadavg) on $ncpu cores; $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
+	distinct=${DISTINCT:-$OWT_BUILD/bench/distinct.jsonl}
+	if [ ! -s "$distinct" ] && [ -z "${DISTINCT:-}" ]; then
+		mkdir -p "$(dirname "$distinct")"
+		sh "$OWT_SRC/contrib/bench/make-distinct.sh" "$distinct" 20 || :
+	fi
+	tiktoken_bench "$distinct" "Debian's translations, manual pages and documentation (make-distinct.sh)"
+	exit 0
+fi
+
 echo "median of $REPS runs, each pair back to back; load $(cut -d' ' -f1 /proc/loadavg) on $ncpu cores; $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
 echo "MB/s of JSONL input by wall-clock time and by CPU time (user + system)"
 # headline FILE WHAT: one core, FILE read once, HREPS runs alternating.
@@ -184,6 +254,9 @@ fi
 pieces() {	# pieces N SIZE FILE
 	perl -e 'srand(7); for (1 .. $ARGV[0]) { print "{\"text\":\"", join("", map { chr(97 + int rand 26) } 1 .. $ARGV[1]), "\"}\n" }' "$@"
 }
+[ $ref = 1 ] && [ -s "${distinct:-}" ] &&
+    tiktoken_bench "$distinct" "Debian's translations, manual pages and documentation (make-distinct.sh)"
+
 echo "one piece without white space (random a-z), seconds per MB, one core:"
 for spec in "100 10240" "10 102400" "1 1048576"; do
 	set -- $spec

@@ -1,0 +1,641 @@
+/* tiktoken.c - tiktoken's BPE over a .tiktoken rank file: the public encodings, encode, decode */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/input.h"
+#include "core/opt.h"
+#include "tok/pretok.h"
+#include "tok/tiktoken.h"
+
+#define NONE 0xffffffffu
+#define MAXRANK (1u << 24)	/* far above any public encoding's */
+
+/* tiktoken's patterns, as its registry (npm tiktoken 1.0.22) spells them. */
+#define PAT_R50K "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| " \
+	"?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"
+#define PAT_CL100K "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?" \
+	"\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|" \
+	"\\s+(?!\\S)|\\s+"
+#define PAT_O200K "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}" \
+	"\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|" \
+	"[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+" \
+	"[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|" \
+	"\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|" \
+	"\\s+(?!\\S)|\\s+"
+
+struct special {
+	const char *text;
+	uint32_t id;
+};
+
+static const struct special sp_r50k[] = { { "<|endoftext|>", 50256 } };
+static const struct special sp_cl100k[] = {
+	{ "<|endoftext|>", 100257 }, { "<|fim_prefix|>", 100258 },
+	{ "<|fim_middle|>", 100259 }, { "<|fim_suffix|>", 100260 },
+	{ "<|endofprompt|>", 100276 },
+};
+static const struct special sp_o200k[] = {
+	{ "<|endoftext|>", 199999 }, { "<|endofprompt|>", 200018 },
+};
+/*
+ * Llama 3.1's (Meta's llama-models tokenizer.py): these eleven from
+ * 128000, then <|reserved_special_token_N|> from N = 2 up to 128255.
+ */
+static const char *const llama3_named[] = {
+	"<|begin_of_text|>", "<|end_of_text|>", "<|reserved_special_token_0|>",
+	"<|reserved_special_token_1|>", "<|finetune_right_pad_id|>",
+	"<|step_id|>", "<|start_header_id|>", "<|end_header_id|>",
+	"<|eom_id|>", "<|eot_id|>", "<|python_tag|>",
+};
+#define LLAMA3_BASE 128000
+#define LLAMA3_NSPECIAL 256
+
+struct encoding {
+	const char *name, *pattern;
+	uint32_t nranks;	/* in its rank file */
+	uint32_t nvocab;
+	const char *eod;
+	const struct special *sp;	/* NULL: Llama 3's, made at load */
+	size_t nsp;
+};
+
+#define N(a) (sizeof a / sizeof *a)
+static const struct encoding encodings[] = {
+	{ "gpt2", PAT_R50K, 50256, 50257, "<|endoftext|>", sp_r50k, N(sp_r50k) },
+	{ "r50k_base", PAT_R50K, 50256, 50257, "<|endoftext|>", sp_r50k,
+	    N(sp_r50k) },
+	{ "p50k_base", PAT_R50K, 50280, 50281, "<|endoftext|>", sp_r50k,
+	    N(sp_r50k) },
+	{ "cl100k_base", PAT_CL100K, 100256, 100277, "<|endoftext|>",
+	    sp_cl100k, N(sp_cl100k) },
+	{ "o200k_base", PAT_O200K, 199998, 200019, "<|endoftext|>", sp_o200k,
+	    N(sp_o200k) },
+	{ "llama3", PAT_CL100K, 128000, LLAMA3_BASE + LLAMA3_NSPECIAL,
+	    "<|end_of_text|>", NULL, LLAMA3_NSPECIAL },
+};
+
+const char tiktoken_names[] =
+    "gpt2 r50k_base p50k_base cl100k_base o200k_base llama3";
+
+struct tiktoken {
+	const struct encoding *enc;
+	uint32_t nvocab, eod;
+	char *blob;		/* every token's bytes */
+	uint32_t *off;		/* token id: blob[off[id] .. off[id + 1]) */
+	/*
+	 * By hash of a rank's bytes: the hash's top 32 bits, then rank + 1
+	 * (0: empty), so that most probes for bytes that are no token end
+	 * without reading the token's bytes.
+	 */
+	uint64_t *slot;
+	uint32_t mask;
+	uint32_t byte[256];	/* the rank of each single byte */
+	struct pretok *split;
+};
+
+/*
+ * A merged piece of at most CACHE_LEN bytes and CACHE_IDS ids, kept by
+ * the hash of its bytes (one entry a hash, the last one merged): the
+ * words that recur are merged once.
+ */
+#define CACHE_LEN 22
+#define CACHE_IDS 10
+#define CACHE_ENTRIES (1u << 15)	/* 2 MB a thread */
+struct cache_ent {
+	uint8_t len, n;
+	char b[CACHE_LEN];
+	uint32_t id[CACHE_IDS];
+};
+
+/* One thread's scratch: the pieces' matches, a piece's merge, the cache. */
+struct tiktoken_state {
+	const struct tiktoken *t;
+	struct pretok_state *split;
+	struct cache_ent *cache;
+	uint32_t *next, *prev, *rank, *tok;
+	uint64_t *heap;
+	size_t cap;
+};
+
+int
+tiktoken_check_name(const struct opt *o, const char *arg, char *err,
+    size_t errsize)
+{
+	struct opt w = *o;
+
+	w.words = tiktoken_names;
+	return opt_check_word(&w, arg, err, errsize);
+}
+
+static inline uint64_t
+hash(const unsigned char *p, size_t n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
+
+	for (; n >= 8; p += 8, n -= 8) {
+		memcpy(&w, p, 8);
+		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+		h ^= h >> 31;
+	}
+	if (n > 0) {
+		w = 0;
+		memcpy(&w, p, n);
+		h = (h ^ w) * 0x94d049bb133111ebull;
+	}
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 32);
+}
+
+/* The rank of bytes p[0..n), or NONE. */
+static inline uint32_t
+lookup(const struct tiktoken *t, const char *p, size_t n)
+{
+	uint64_t h = hash((const unsigned char *)p, n), i, v;
+	uint32_t r, tag = (uint32_t)(h >> 32);
+
+	for (i = h;; i++) {
+		if ((v = t->slot[i & t->mask]) == 0)
+			return NONE;
+		if ((uint32_t)(v >> 32) != tag)
+			continue;
+		r = (uint32_t)v - 1;
+		if (t->off[r + 1] - t->off[r] == n &&
+		    memcmp(t->blob + t->off[r], p, n) == 0)
+			return r;
+	}
+}
+
+static int
+b64val(int c)
+{
+	return c >= 'A' && c <= 'Z' ? c - 'A' : c >= 'a' && c <= 'z' ?
+	    c - 'a' + 26 : c >= '0' && c <= '9' ? c - '0' + 52 : c == '+' ? 62 :
+	    c == '/' ? 63 : -1;
+}
+
+/* Standard base64 s[0..n) (padded) appended to out; -1 when it is not. */
+static int
+b64decode(const char *s, size_t n, struct buf *out)
+{
+	unsigned v = 0;
+	int bits = 0, d;
+	size_t i;
+
+	if (n == 0 || n % 4 != 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (s[i] == '=') {
+			if (i < n - 2 || (i == n - 2 && s[n - 1] != '='))
+				return -1;
+			break;
+		}
+		if ((d = b64val((unsigned char)s[i])) < 0)
+			return -1;
+		v = v << 6 | (unsigned)d;
+		if ((bits += 6) >= 8) {
+			bits -= 8;
+			buf_addc(out, (char)(v >> bits & 0xff));
+		}
+	}
+	return 0;
+}
+
+/* A token as read: its id, its bytes in the raw buffer, whether a rank. */
+struct entry {
+	uint32_t id, at, len;
+	int rank;
+};
+
+static int
+by_id(const void *a, const void *b)
+{
+	uint32_t x = ((const struct entry *)a)->id, y = ((const struct entry *)b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
+static const struct encoding *
+encoding_named(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < N(encodings); i++)
+		if (strcmp(encodings[i].name, name) == 0)
+			return &encodings[i];
+	return NULL;
+}
+
+/*
+ * The table of every token, ranks and specials, from the entries (bytes
+ * in raw), checked: one token an id; the ranks, and they alone, in the
+ * hash table, each of other bytes than the others.
+ */
+static int
+build(struct tiktoken *t, struct entry *e, size_t n, const struct buf *raw,
+    const char *path, char *err, size_t errsize, int *code)
+{
+	uint32_t id, r;
+	size_t i, at = 0, nslot;
+	uint64_t h, i2;
+
+	qsort(e, n, sizeof *e, by_id);
+	t->nvocab = e[n - 1].id + 1;
+	t->off = xcalloc((size_t)t->nvocab + 1, sizeof *t->off);
+	t->blob = xmalloc(raw->len + 1);
+	for (i = 0, id = 0; i < n; i++) {
+		if (i > 0 && e[i].id == e[i - 1].id)
+			return owt_fail(err, errsize, code, XDATA, "%s: rank %u "
+			    "is given twice, or is a special token of %s", path,
+			    e[i].id, t->enc->name);
+		for (; id <= e[i].id; id++)
+			t->off[id] = (uint32_t)at;
+		memcpy(t->blob + at, raw->p + e[i].at, e[i].len);
+		at += e[i].len;
+	}
+	t->off[t->nvocab] = (uint32_t)at;
+	for (nslot = 1024; nslot < 2 * n; nslot *= 2)
+		;
+	t->slot = xcalloc(nslot, sizeof *t->slot);
+	t->mask = (uint32_t)(nslot - 1);
+	for (i = 0; i < n; i++) {
+		if (!e[i].rank)
+			continue;
+		id = e[i].id;
+		if ((r = lookup(t, t->blob + t->off[id], e[i].len)) != NONE)
+			return owt_fail(err, errsize, code, XDATA, "%s: ranks %u "
+			    "and %u are the same bytes", path, r, id);
+		h = hash((const unsigned char *)t->blob + t->off[id], e[i].len);
+		for (i2 = h; t->slot[i2 & t->mask]; i2++)
+			;
+		t->slot[i2 & t->mask] = (h >> 32) << 32 | (id + 1);
+	}
+	for (i = 0; i < 256; i++) {
+		char c = (char)i;
+
+		if ((t->byte[i] = lookup(t, &c, 1)) == NONE)
+			return owt_fail(err, errsize, code, XDATA, "%s: byte "
+			    "0x%02zx has no rank", path, i);
+	}
+	return 0;
+}
+
+/* The id of special token text: not a rank's. */
+static uint32_t
+lookup_special(const struct tiktoken *t, const char *text)
+{
+	size_t n = strlen(text);
+	uint32_t id;
+
+	for (id = 0; id < t->nvocab; id++)
+		if (t->off[id + 1] - t->off[id] == n &&
+		    memcmp(t->blob + t->off[id], text, n) == 0 &&
+		    lookup(t, text, n) != id)
+			return id;
+	return NONE;
+}
+
+/* Add the encoding's special tokens to the entries, their bytes to raw. */
+static size_t
+add_specials(const struct encoding *enc, struct entry *e, size_t n,
+    struct buf *raw)
+{
+	char name[64];
+	size_t i;
+
+	for (i = 0; i < enc->nsp; i++) {
+		if (enc->sp != NULL)
+			snprintf(name, sizeof name, "%s", enc->sp[i].text);
+		else if (i < N(llama3_named))
+			snprintf(name, sizeof name, "%s", llama3_named[i]);
+		else
+			snprintf(name, sizeof name, "<|reserved_special_token_%zu|>",
+			    i - N(llama3_named) + 2);
+		e[n].id = enc->sp != NULL ? enc->sp[i].id : LLAMA3_BASE + (uint32_t)i;
+		e[n].at = (uint32_t)raw->len;
+		e[n].len = (uint32_t)strlen(name);
+		e[n].rank = 0;
+		buf_add(raw, name, e[n].len);
+		n++;
+	}
+	return n;
+}
+
+struct tiktoken *
+tiktoken_load(const char *path, const char *encoding, char *err,
+    size_t errsize, int *code)
+{
+	struct tiktoken *t = xcalloc(1, sizeof *t);
+	struct input in;
+	struct buf raw = { 0 };
+	struct entry *e = NULL;
+	size_t n = 0, cap = 0, i;
+	char *line, *sp, *end;
+	size_t len;
+	unsigned long rank;
+	int k, ok = 0;
+
+	if (input_open(&in, path) < 0) {
+		owt_fail(err, errsize, code, in.errcode, "%s", in.err);
+		free(t);
+		return NULL;
+	}
+	while ((k = input_line(&in, &line, &len)) > 0) {
+		if (len == 0)
+			continue;
+		if ((sp = memchr(line, ' ', len)) == NULL || sp == line ||
+		    sp[1] < '0' || sp[1] > '9' || (rank = strtoul(sp + 1, &end,
+		    10), end != line + len) || rank >= MAXRANK) {
+			owt_fail(err, errsize, code, XDATA, "%s:%lu: not \"BASE64 "
+			    "RANK\"", in.name, in.lineno);
+			goto out;
+		}
+		e = xgrow(e, &cap, n + 1, sizeof *e);
+		e[n].at = (uint32_t)raw.len;
+		if (b64decode(line, (size_t)(sp - line), &raw) < 0) {
+			owt_fail(err, errsize, code, XDATA, "%s:%lu: '%.*s' is "
+			    "not base64", in.name, in.lineno, (int)(sp - line),
+			    line);
+			goto out;
+		}
+		e[n].id = (uint32_t)rank;
+		e[n].len = (uint32_t)raw.len - e[n].at;
+		e[n].rank = 1;
+		n++;
+	}
+	if (k < 0) {
+		owt_fail(err, errsize, code, in.errcode, "%s", in.err);
+		goto out;
+	}
+	if (encoding != NULL)
+		t->enc = encoding_named(encoding);
+	/* by size: r50k_base, not gpt2, its twin, which must be named */
+	for (i = 0; t->enc == NULL && i < N(encodings); i++)
+		if (encodings[i].nranks == n && i != 0)
+			t->enc = &encodings[i];
+	if (t->enc == NULL) {
+		owt_fail(err, errsize, code, XUSAGE, "%s: %zu ranks: no "
+		    "encoding has that many (--tiktoken-pattern names one)",
+		    in.name, n);
+		goto out;
+	}
+	if (n != t->enc->nranks) {
+		owt_fail(err, errsize, code, XDATA, "%s: %zu ranks, where %s "
+		    "has %u", in.name, n, t->enc->name, t->enc->nranks);
+		goto out;
+	}
+	e = xgrow(e, &cap, n + t->enc->nsp, sizeof *e);
+	n = add_specials(t->enc, e, n, &raw);
+	if (build(t, e, n, &raw, in.name, err, errsize, code) < 0)
+		goto out;
+	if (t->nvocab != t->enc->nvocab) {
+		owt_fail(err, errsize, code, XDATA, "%s: ids up to %u, where %s "
+		    "has %u", in.name, t->nvocab - 1, t->enc->name,
+		    t->enc->nvocab);
+		goto out;
+	}
+	t->eod = lookup_special(t, t->enc->eod);
+	if ((t->split = pretok_compile(t->enc->pattern, err, errsize,
+	    code)) == NULL)
+		goto out;
+	ok = 1;
+out:
+	input_close(&in);
+	buf_free(&raw);
+	free(e);
+	if (!ok) {
+		tiktoken_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+void
+tiktoken_free(struct tiktoken *t)
+{
+	if (t == NULL)
+		return;
+	pretok_free(t->split);
+	free(t->blob);
+	free(t->off);
+	free(t->slot);
+	free(t);
+}
+
+const char *
+tiktoken_name(const struct tiktoken *t)
+{
+	return t->enc->name;
+}
+
+uint32_t
+tiktoken_nvocab(const struct tiktoken *t)
+{
+	return t->nvocab;
+}
+
+uint32_t
+tiktoken_eod(const struct tiktoken *t)
+{
+	return t->eod;
+}
+
+struct tiktoken_state *
+tiktoken_state_new(const struct tiktoken *t)
+{
+	struct tiktoken_state *s = xcalloc(1, sizeof *s);
+
+	s->t = t;
+	s->split = pretok_state_new(t->split);
+	s->cache = xcalloc(CACHE_ENTRIES, sizeof *s->cache);
+	return s;
+}
+
+static void
+state_scratch_free(struct tiktoken_state *s)
+{
+	free(s->next);
+	free(s->prev);
+	free(s->rank);
+	free(s->tok);
+	free(s->heap);
+	s->next = s->prev = s->rank = s->tok = NULL;
+	s->heap = NULL;
+	s->cap = 0;
+}
+
+void
+tiktoken_state_free(struct tiktoken_state *s)
+{
+	if (s == NULL)
+		return;
+	pretok_state_free(s->split);
+	state_scratch_free(s);
+	free(s->cache);
+	free(s);
+}
+
+/* The min-heap of (rank << 32 | position): push and pop. */
+static inline void
+heap_push(uint64_t *h, size_t *n, uint64_t v)
+{
+	size_t i = (*n)++, up;
+
+	for (; i > 0 && h[up = (i - 1) / 2] > v; i = up)
+		h[i] = h[up];
+	h[i] = v;
+}
+
+static inline uint64_t
+heap_pop(uint64_t *h, size_t *n)
+{
+	uint64_t top = h[0], v = h[--*n];
+	size_t i = 0, c;
+
+	while ((c = 2 * i + 1) < *n) {
+		if (c + 1 < *n && h[c + 1] < h[c])
+			c++;
+		if (h[c] >= v)
+			break;
+		h[i] = h[c];
+		i = c;
+	}
+	h[i] = v;
+	return top;
+}
+
+/*
+ * tiktoken's byte_pair_merge of p[0..n) (n >= 2), its ids appended to
+ * out. The parts are a list (next, prev) of starts; rank[i] is the rank
+ * of part i joined with the next, NONE where there is none. The lowest,
+ * leftmost first, comes off a heap of (rank, start); an entry whose part
+ * has another rank now is out of date and passed over.
+ */
+static void
+merge(struct tiktoken_state *s, const char *p, size_t n, struct bpe_ids *out)
+{
+	const struct tiktoken *t = s->t;
+	size_t i, j, k, nh = 0;
+	uint32_t r;
+	uint64_t top;
+
+	if (n + 1 > s->cap) {
+		state_scratch_free(s);
+		s->cap = n + 1;
+		s->next = xcalloc(s->cap, sizeof *s->next);
+		s->prev = xcalloc(s->cap, sizeof *s->prev);
+		s->rank = xcalloc(s->cap, sizeof *s->rank);
+		s->tok = xcalloc(s->cap, sizeof *s->tok);
+		/* n - 1 pairs, then two more at most for each merge */
+		s->heap = xcalloc(3 * s->cap, sizeof *s->heap);
+	}
+	for (i = 0; i < n; i++) {
+		s->next[i] = (uint32_t)i + 1;
+		s->prev[i] = (uint32_t)i - 1;
+		s->tok[i] = t->byte[(unsigned char)p[i]];
+		s->rank[i] = i + 1 < n ? lookup(t, p + i, 2) : NONE;
+		if (s->rank[i] != NONE)
+			heap_push(s->heap, &nh, (uint64_t)s->rank[i] << 32 | i);
+	}
+	while (nh > 0) {
+		top = heap_pop(s->heap, &nh);
+		i = (uint32_t)top;
+		r = (uint32_t)(top >> 32);
+		if (s->rank[i] != r)
+			continue;
+		/* Part i takes in part j, its next. */
+		j = s->next[i];
+		s->tok[i] = r;
+		s->next[i] = s->next[j];
+		s->rank[j] = NONE;
+		if (s->next[j] < n)
+			s->prev[s->next[j]] = (uint32_t)i;
+		k = s->next[i];
+		s->rank[i] = k < n ? lookup(t, p + i, s->next[k] - i) : NONE;
+		if (s->rank[i] != NONE)
+			heap_push(s->heap, &nh, (uint64_t)s->rank[i] << 32 | i);
+		if (i > 0) {
+			k = s->prev[i];
+			s->rank[k] = lookup(t, p + k, s->next[i] - k);
+			if (s->rank[k] != NONE)
+				heap_push(s->heap, &nh, (uint64_t)s->rank[k] << 32 | k);
+		}
+	}
+	out->v = xgrow(out->v, &out->cap, out->n + n, sizeof *out->v);
+	for (i = 0; i < n; i = s->next[i])
+		out->v[out->n++] = s->tok[i];
+}
+
+size_t
+tiktoken_encode(struct tiktoken_state *s, const char *text, size_t len,
+    struct bpe_ids *out)
+{
+	const struct tiktoken *t = s->t;
+	struct cache_ent *c;
+	size_t at, n, before = out->n, from;
+	uint32_t r;
+
+	for (at = 0; at < len; at += n) {
+		n = pretok_next(s->split, text, len, at);
+		if (n == 1)
+			r = t->byte[(unsigned char)text[at]];
+		else
+			r = lookup(t, text + at, n);
+		if (r != NONE) {
+			out->v = xgrow(out->v, &out->cap, out->n + 1, sizeof *out->v);
+			out->v[out->n++] = r;
+			continue;
+		}
+		if (n > CACHE_LEN) {
+			merge(s, text + at, n, out);
+			continue;
+		}
+		c = &s->cache[hash((const unsigned char *)text + at, n) &
+		    (CACHE_ENTRIES - 1)];
+		if (c->len == n && memcmp(c->b, text + at, n) == 0) {
+			out->v = xgrow(out->v, &out->cap, out->n + c->n,
+			    sizeof *out->v);
+			memcpy(out->v + out->n, c->id, c->n * sizeof *c->id);
+			out->n += c->n;
+			continue;
+		}
+		from = out->n;
+		merge(s, text + at, n, out);
+		if (out->n - from <= CACHE_IDS) {
+			c->len = (uint8_t)n;
+			c->n = (uint8_t)(out->n - from);
+			memcpy(c->b, text + at, n);
+			memcpy(c->id, out->v + from, c->n * sizeof *c->id);
+		}
+	}
+	/* A long piece's scratch is not kept for the next. */
+	if (s->cap > 4096)
+		state_scratch_free(s);
+	return out->n - before;
+}
+
+const char *
+tiktoken_token(const struct tiktoken *t, uint32_t id, size_t *len)
+{
+	if (id >= t->nvocab || t->off[id + 1] == t->off[id])
+		return NULL;
+	*len = t->off[id + 1] - t->off[id];
+	return t->blob + t->off[id];
+}
+
+size_t
+tiktoken_decode(const struct tiktoken *t, const uint32_t *ids, size_t n,
+    struct buf *out)
+{
+	const char *p;
+	size_t i, len;
+
+	for (i = 0; i < n; i++) {
+		if ((p = tiktoken_token(t, ids[i], &len)) == NULL)
+			return i;
+		buf_add(out, p, len);
+	}
+	return n;
+}

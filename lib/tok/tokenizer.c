@@ -1,0 +1,141 @@
+/* tokenizer.c - Megatron's --tokenizer-type by name: GPT-2's BPE or tiktoken's, one face */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/opt.h"
+#include "tok/tokenizer.h"
+
+/* Megatron-Core's types that owt knows but has not built. */
+static const char *const later[] = {
+	"HuggingFaceTokenizer", "GPTSentencePieceTokenizer", "Llama2Tokenizer",
+	"SentencePieceTokenizer",
+};
+
+int
+tokenizer_check_type(const struct opt *o, const char *arg, char *err,
+    size_t errsize)
+{
+	size_t i;
+
+	if (strcmp(arg, "GPT2BPETokenizer") == 0 ||
+	    strcmp(arg, "TikTokenizer") == 0) {
+		if (o->p)
+			*(const char **)o->p = arg;
+		return 0;
+	}
+	for (i = 0; i < sizeof later / sizeof *later; i++)
+		if (strcmp(arg, later[i]) == 0) {
+			snprintf(err, errsize, "--%s: '%s' is not built yet (there "
+			    "are GPT2BPETokenizer and TikTokenizer)", o->name, arg);
+			return -1;
+		}
+	snprintf(err, errsize, "--%s: '%s' is not GPT2BPETokenizer or "
+	    "TikTokenizer", o->name, arg);
+	return -1;
+}
+
+struct tokenizer *
+tokenizer_load(const struct tokenizer_opts *o, char *err, size_t errsize,
+    int *code)
+{
+	struct tokenizer *t = xcalloc(1, sizeof *t);
+
+	if (o->type != NULL && strcmp(o->type, "TikTokenizer") == 0) {
+		t->type = TOKENIZER_TIKTOKEN;
+		if (o->model == NULL)
+			goto usage_model;
+		if (o->vocab != NULL || o->merges != NULL) {
+			owt_fail(err, errsize, code, XUSAGE, "--vocab-file and "
+			    "--merge-file: not with TikTokenizer (its "
+			    "--tokenizer-model is the rank file)");
+			goto fail;
+		}
+		if ((t->tt = tiktoken_load(o->model, o->pattern, err, errsize,
+		    code)) == NULL)
+			goto fail;
+		return t;
+	}
+	t->type = TOKENIZER_GPT2BPE;
+	if (o->model != NULL) {
+		owt_fail(err, errsize, code, XUSAGE, "--tokenizer-model: not "
+		    "with GPT2BPETokenizer (--vocab-file and --merge-file)");
+		goto fail;
+	}
+	if (o->pattern != NULL) {
+		owt_fail(err, errsize, code, XUSAGE, "--tiktoken-pattern: only "
+		    "with --tokenizer-type TikTokenizer");
+		goto fail;
+	}
+	if ((t->bpe = bpe_load(o->vocab, o->merges, err, errsize, code)) == NULL)
+		goto fail;
+	return t;
+usage_model:
+	owt_fail(err, errsize, code, XUSAGE, "--tokenizer-type TikTokenizer "
+	    "needs --tokenizer-model FILE (a .tiktoken rank file)");
+fail:
+	free(t);
+	return NULL;
+}
+
+void
+tokenizer_free(struct tokenizer *t)
+{
+	if (t == NULL)
+		return;
+	bpe_free(t->bpe);
+	tiktoken_free(t->tt);
+	free(t);
+}
+
+uint32_t
+tokenizer_nvocab(const struct tokenizer *t)
+{
+	return t->tt ? tiktoken_nvocab(t->tt) : bpe_nvocab(t->bpe);
+}
+
+uint32_t
+tokenizer_eod(const struct tokenizer *t)
+{
+	return t->tt ? tiktoken_eod(t->tt) : bpe_eod(t->bpe);
+}
+
+struct tokenizer_state *
+tokenizer_state_new(const struct tokenizer *t, size_t cache)
+{
+	struct tokenizer_state *s = xcalloc(1, sizeof *s);
+
+	s->t = t;
+	if (t->tt)
+		s->tt = tiktoken_state_new(t->tt);
+	else
+		s->bpe = bpe_state_new(t->bpe, cache);
+	return s;
+}
+
+void
+tokenizer_state_free(struct tokenizer_state *s)
+{
+	if (s == NULL)
+		return;
+	bpe_state_free(s->bpe);
+	tiktoken_state_free(s->tt);
+	free(s);
+}
+
+size_t
+tokenizer_encode(struct tokenizer_state *s, const char *text, size_t len,
+    struct bpe_ids *out)
+{
+	if (s->bpe)
+		return bpe_encode(s->bpe, text, len, out);
+	return tiktoken_encode(s->tt, text, len, out);
+}
+
+size_t
+tokenizer_decode(const struct tokenizer *t, const uint32_t *ids, size_t n,
+    struct buf *out)
+{
+	return t->tt ? tiktoken_decode(t->tt, ids, n, out) :
+	    bpe_decode(t->bpe, ids, n, out);
+}

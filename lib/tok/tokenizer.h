@@ -1,0 +1,73 @@
+/* tokenizer.h - Megatron's --tokenizer-type by name: GPT-2's BPE or tiktoken's, one face */
+#ifndef OWT_TOKENIZER_H
+#define OWT_TOKENIZER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tok/bpe.h"
+#include "tok/tiktoken.h"
+
+/*
+ * Megatron-Core's names: GPT2BPETokenizer (bpe.h: --vocab-file and
+ * --merge-file, or the built-in GPT-2) and TikTokenizer (tiktoken.h: a
+ * .tiktoken rank file, --tokenizer-model, and --tiktoken-pattern). Its
+ * HuggingFaceTokenizer, GPTSentencePieceTokenizer, Llama2Tokenizer and
+ * SentencePieceTokenizer are known and refused as not built yet.
+ */
+enum { TOKENIZER_GPT2BPE, TOKENIZER_TIKTOKEN };
+
+struct tokenizer_opts {
+	const char *type;	/* NULL: GPT2BPETokenizer */
+	const char *model;	/* --tokenizer-model */
+	const char *vocab, *merges;	/* --vocab-file, --merge-file */
+	const char *pattern;	/* --tiktoken-pattern */
+};
+
+struct tokenizer {
+	int type;
+	struct bpe *bpe;
+	struct tiktoken *tt;
+};
+
+struct tokenizer_state {
+	const struct tokenizer *t;
+	struct bpe_state *bpe;
+	struct tiktoken_state *tt;
+};
+
+/*
+ * An opt.h check for --tokenizer-type: 0 for a type that is built, or -1
+ * with "--NAME: 'ARG' is not built yet ..." for Megatron's others, and
+ * "--NAME: 'ARG' is not GPT2BPETokenizer or TikTokenizer" for the rest.
+ */
+struct opt;
+int tokenizer_check_type(const struct opt *o, const char *arg, char *err,
+    size_t errsize);
+
+/*
+ * Load the tokenizer that o names. NULL with *code and err: XUSAGE for
+ * options that do not go with the type (--tokenizer-model, --vocab-file,
+ * --tiktoken-pattern), else as bpe_load and tiktoken_load.
+ */
+struct tokenizer *tokenizer_load(const struct tokenizer_opts *o, char *err,
+    size_t errsize, int *code);
+void tokenizer_free(struct tokenizer *t);
+
+/* The number of ids (all below it), and the EOD id (BPE_NOID: none). */
+uint32_t tokenizer_nvocab(const struct tokenizer *t);
+uint32_t tokenizer_eod(const struct tokenizer *t);
+
+/* Per thread; cache is bpe_state_new's (GPT-2's piece cache). */
+struct tokenizer_state *tokenizer_state_new(const struct tokenizer *t,
+    size_t cache);
+void tokenizer_state_free(struct tokenizer_state *s);
+
+/* Append the ids of text[0..len) to out; returns how many. */
+size_t tokenizer_encode(struct tokenizer_state *s, const char *text,
+    size_t len, struct bpe_ids *out);
+/* Append the bytes of ids[0..n); n, or the index of the first no token. */
+size_t tokenizer_decode(const struct tokenizer *t, const uint32_t *ids,
+    size_t n, struct buf *out);
+
+#endif

@@ -1,0 +1,118 @@
+/* unit-pretok.c - lib/pretok: the classes against Unicode 16 (lib/uniclass), \s, gaps, refusals */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tok/pretok.h"
+#include "tok/uniclass.h"
+#include "unit.h"
+#include "core/util.h"
+
+static size_t
+utf8_put(uint32_t cp, char *s)
+{
+	if (cp < 0x80) {
+		s[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		s[0] = (char)(0xc0 | cp >> 6);
+		s[1] = (char)(0x80 | (cp & 63));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		s[0] = (char)(0xe0 | cp >> 12);
+		s[1] = (char)(0x80 | (cp >> 6 & 63));
+		s[2] = (char)(0x80 | (cp & 63));
+		return 3;
+	}
+	s[0] = (char)(0xf0 | cp >> 18);
+	s[1] = (char)(0x80 | (cp >> 12 & 63));
+	s[2] = (char)(0x80 | (cp >> 6 & 63));
+	s[3] = (char)(0x80 | (cp & 63));
+	return 4;
+}
+
+/*
+ * Every code point: in the pattern's class exactly where lib/uniclass
+ * (Unicode 16.0.0, tiktoken's tables) has it in cls. The pattern is
+ * "C+|(?s:.)": the character twice is one piece where it is in C, two
+ * where it is not.
+ */
+static void
+check_class(const char *pattern, unsigned cls, const char *what)
+{
+	char err[OWT_ERRSIZE], s[8];
+	struct pretok *p;
+	struct pretok_state *st;
+	uint32_t cp, bad = 0, first = 0;
+	size_t n;
+	int code, in;
+
+	if ((p = pretok_compile(pattern, err, sizeof err, &code)) == NULL) {
+		OK(0, "%s: %s", what, err);
+		return;
+	}
+	st = pretok_state_new(p);
+	for (cp = 0; cp < 0x110000; cp++) {
+		if (cp >= 0xd800 && cp <= 0xdfff)
+			continue;
+		n = utf8_put(cp, s);
+		memcpy(s + n, s, n);
+		in = pretok_next(st, s, 2 * n, 0) == 2 * n;
+		if (in != (uniclass(cp) == cls)) {
+			if (bad++ == 0)
+				first = cp;
+		}
+	}
+	OK(bad == 0, "%s: every code point as Unicode 16 has it (%u differ, "
+	    "the first U+%04X)", what, bad, first);
+	pretok_state_free(st);
+	pretok_free(p);
+}
+
+int
+main(void)
+{
+	char err[OWT_ERRSIZE];
+	struct pretok *p;
+	struct pretok_state *st;
+	const char *t;
+	int code = 0;
+
+	check_class("\\p{L}+|(?s:.)", UC_LETTER, "\\p{L}");
+	check_class("\\p{N}+|(?s:.)", UC_NUMBER, "\\p{N}");
+	check_class("\\s+|(?s:.)", UC_SPACE, "\\s");
+	check_class("[\\s]+|(?s:.)", UC_SPACE, "[\\s]");
+
+	/* GPT-2's pattern: the pieces of a text with U+0085 and U+FEFF. */
+	p = pretok_compile("'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| "
+	    "?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+", err, sizeof err, &code);
+	OK(p != NULL, "GPT-2's pattern compiles");
+	st = pretok_state_new(p);
+	t = "a\302\205\302\205b\357\273\277 c";	/* a NEL NEL b BOM space c */
+	OK(pretok_next(st, t, strlen(t), 0) == 1, "a");
+	OK(pretok_next(st, t, strlen(t), 1) == 2, "the first U+0085 alone: "
+	    "white space before a letter leaves the last one");
+	OK(pretok_next(st, t, strlen(t), 3) == 2, "the second alone: only a "
+	    "space joins a word");
+	OK(pretok_next(st, t, strlen(t), 6) == 3, "U+FEFF is no white space");
+	/* Invalid UTF-8 matches nothing: a piece of its own. */
+	t = "ab\377\376cd";
+	OK(pretok_next(st, t, 6, 0) == 2 && pretok_next(st, t, 6, 2) == 2 &&
+	    pretok_next(st, t, 6, 4) == 2, "invalid bytes are a piece between "
+	    "the matches");
+	pretok_state_free(st);
+	pretok_free(p);
+
+	OK(pretok_compile("(a", err, sizeof err, &code) == NULL &&
+	    code == XUSAGE, "a bad pattern is refused (exit class 2)");
+	SAMES(err, "pattern '(a': missing closing parenthesis",
+	    "and PCRE2 says why");
+	OK(pretok_compile("[^\\S]", err, sizeof err, &code) == NULL,
+	    "\\S inside a class is refused");
+	SAMES(err, "pattern '[^\\S]': \\S inside a class is not supported",
+	    "and says so");
+	return unit_done();
+}
