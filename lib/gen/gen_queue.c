@@ -89,39 +89,6 @@ gen_queue_py_text(struct buf *b, const char *s, size_t n)
 }
 
 void
-gen_queue_py_json(struct buf *b, const char *s, size_t n)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0, k;
-	uint32_t cp;
-
-	buf_addc(b, '"');
-	while (i < n) {
-		if ((cp = py_next(u + i, n - i, &k)) == PY_BAD)
-			cp = 0xfffd;
-		i += k;
-		switch (cp) {
-		case '"': buf_adds(b, "\\\""); continue;
-		case '\\': buf_adds(b, "\\\\"); continue;
-		case '\n': buf_adds(b, "\\n"); continue;
-		case '\r': buf_adds(b, "\\r"); continue;
-		case '\t': buf_adds(b, "\\t"); continue;
-		case '\b': buf_adds(b, "\\b"); continue;
-		case '\f': buf_adds(b, "\\f"); continue;
-		}
-		if (cp >= 0x20 && cp < 0x7f)
-			buf_addc(b, (char)cp);
-		else if (cp < 0x10000)
-			buf_printf(b, "\\u%04x", (unsigned)cp);
-		else
-			buf_printf(b, "\\u%04x\\u%04x",
-			    (unsigned)(0xd800 + ((cp - 0x10000) >> 10)),
-			    (unsigned)(0xdc00 + ((cp - 0x10000) & 0x3ff)));
-	}
-	buf_addc(b, '"');
-}
-
-void
 gen_queue_init(struct gen_queue *q, const struct gen_queue_opts *o,
     struct bpe *vocab, struct bpe_state *bs, FILE *out)
 {
@@ -248,11 +215,11 @@ write_sample(struct gen_queue *q, struct gen_queue_sample *s)
 		break;
 	case GEN_QUEUE_UNCOND:
 		bpe_decode(q->vocab, s->out.v, s->out.n, &raw);
-		json_w_init(&w, &b, JSON_SPACED);
+		json_w_init(&w, &b, JSON_SPACED | JSON_ASCII);
 		json_w_obj(&w);
 		json_w_key(&w, "text");
-		gen_queue_py_json(&text, raw.p ? raw.p : "", raw.len);
-		json_w_raw(&w, text.p, text.len);
+		gen_queue_py_text(&text, raw.p ? raw.p : "", raw.len);
+		json_w_str(&w, text.p, text.len);
 		json_w_key(&w, "length");
 		json_w_int(&w, s->seq.ngen);
 		json_w_key(&w, "finished");
