@@ -1157,8 +1157,8 @@ json_w_init(struct json_w *w, struct buf *b, int style)
 {
 	memset(w, 0, sizeof *w);
 	w->b = b;
-	w->style = style & ~JSON_ASCII;
-	w->flags = style & JSON_ASCII;
+	w->style = style & ~(JSON_ASCII | JSON_LOSSY);
+	w->flags = style & (JSON_ASCII | JSON_LOSSY);
 }
 
 void

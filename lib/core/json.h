@@ -126,8 +126,8 @@ void json_ids(struct buf *b, const uint32_t *ids, size_t n);
  *	JSON_PRETTY	one member a line, indented by two spaces a level;
  *			arrays, and what they hold, inline as in SPACED
  *			(config.json's "architectures": ["GPT2LMHeadModel"])
- * A style may add JSON_ASCII: keys and strings escaped as json_string_as
- * does with it. Inside an object each value follows its json_w_key. No
+ * A style may add JSON_ASCII and JSON_LOSSY: keys and strings escaped as
+ * json_string_as does with them. Inside an object each value follows its json_w_key. No
  * newline is written after the top-level value.
  */
 enum { JSON_COMPACT, JSON_SPACED, JSON_PRETTY };
@@ -135,7 +135,7 @@ enum { JSON_COMPACT, JSON_SPACED, JSON_PRETTY };
 struct json_w {
 	struct buf *b;
 	int style;		/* JSON_COMPACT, SPACED or PRETTY */
-	int flags;		/* JSON_ASCII or 0 */
+	int flags;		/* JSON_ASCII, JSON_LOSSY */
 	int depth;		/* open objects and arrays */
 	int inl;		/* PRETTY: the outer open array's depth, or 0 */
 	int afterkey;		/* a key was written; its value comes next */
