@@ -455,6 +455,7 @@ decode(int argc, char **argv)
 {
 	struct tok_reader r;
 	struct buf text = { 0 }, out = { 0 };
+	struct json_w w;
 	const uint32_t *ids;
 	size_t n, bad = 0, none;
 	int i, k;
@@ -492,11 +493,12 @@ decode(int argc, char **argv)
 				}
 				continue;
 			}
-			buf_addc(&out, '{');
-			json_string(&out, opt.keys[0], strlen(opt.keys[0]));
-			buf_addc(&out, ':');
-			json_string(&out, text.p, text.len);
-			buf_add(&out, "}\n", 2);
+			json_w_init(&w, &out, JSON_COMPACT);
+			json_w_obj(&w);
+			json_w_key(&w, opt.keys[0]);
+			json_w_str(&w, text.p, text.len);
+			json_w_end(&w);
+			buf_addc(&out, '\n');
 			ndoc++;
 			nbytes += text.len;
 			if (out.len >= BATCH_BYTES) {

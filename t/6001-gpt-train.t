@@ -37,6 +37,7 @@ is "$(cat err)" "" "nothing on stderr"
 is "$(sed -n 1p log.jsonl | sed 's/: [-0-9.e+]*/: N/g')" \
     '{"iteration": N, "loss": N, "lr": N, "grad_norm": N, "tokens_per_s": N, "elapsed_s": N}' \
     "--log-json training rows have the six keys"
+json_lines log.jsonl "every --log-json line is JSON"
 is "$(grep -c '"valid_loss"' log.jsonl) $(grep -c '"test_loss"' log.jsonl)" "3 1" \
     "validation at 20 and 40 and at the end, test at the end"
 # Iteration 10 runs at sample 72: 32 samples of warmup, decay to 320, so

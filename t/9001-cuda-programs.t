@@ -98,6 +98,8 @@ else
 	not_ok "fp16 from loss scale 2^32: skipped $skipped, last loss $last (first $first)"
 fi
 like fp16.json '"loss_scale": ' "fp16: the loss scale is logged"
+# A skipped iteration's norm is inf: null, not %g's "inf", which JSON lacks.
+json_lines fp16.json "fp16: every --log-json line is JSON ($skipped iterations skipped)"
 
 # Checkpoints: GPU to CPU and back.
 run gpt-train $common --train-iters 20 --device cuda --fp32 --exit-interval 10 --save half

@@ -15,6 +15,9 @@
 #                       address space) or where the limits cannot be set
 # none_left PREFIX DESC pass when no file PREFIX.* (a dataset or a
 #                       temporary) exists
+# json_lines FILE DESC  pass when every line of FILE is one JSON value, as
+#                       Python's json.loads reads it (no NaN nor Infinity);
+#                       skipped without /usr/bin/python3
 # await FILE ERE [SECS] wait until a line of FILE matches ERE, at most SECS
 #                       seconds (20); the tests after it tell what came
 # ok DESC / not_ok DESC / skip DESC
@@ -214,6 +217,28 @@ none_left() {
 		ls "$1".* | sed 's/^/#   left: /'
 	else
 		ok "$2"
+	fi
+}
+
+json_lines() {
+	if [ ! -x /usr/bin/python3 ]; then
+		skip "no /usr/bin/python3: $2"
+		return
+	fi
+	if /usr/bin/python3 -c '
+import json, sys
+def bad(s):
+    raise ValueError("not JSON: " + s)
+for n, l in enumerate(open(sys.argv[1], encoding="utf-8"), 1):
+    try:
+        json.loads(l, parse_constant=bad)
+    except ValueError as e:
+        print("#   line %d: %s" % (n, e))
+        sys.exit(1)
+' "$1"; then
+		ok "$2"
+	else
+		not_ok "$2"
 	fi
 }
 

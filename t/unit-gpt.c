@@ -488,6 +488,9 @@ test_train_log(void)
 		.loss_sum = 3 * 10.8251, .advanced = 3, .skipped = 2, .nan = 1,
 	};
 	struct buf b = { 0 };
+	struct json_val *v;
+	char err[128];
+	int code;
 
 	train_log_line(&b, &l);
 	buf_addc(&b, '\0');
@@ -524,6 +527,29 @@ test_train_log(void)
 	train_log_validation(&b, "x", 25);
 	OK(strstr(b.p, "lm loss PPL: 4.851652E+08 | ") != NULL,
 	    "train_log_validation: the perplexity of min(20, loss)");
+
+	/* l: one iteration skipped, none advanced */
+	b.len = 0;
+	train_log_json(&b, &l, 5.9999e-5, INFINITY, 32768, 1234.56, 2.5);
+	SAMES(b.p, "{\"iteration\": 10, \"loss\": null, \"lr\": 5.9999e-05, "
+	    "\"grad_norm\": null, \"loss_scale\": 32768, \"skipped\": 1, "
+	    "\"tokens_per_s\": 1234.6, \"elapsed_s\": 2.500}",
+	    "train_log_json: an fp16 overflow's norm of inf and no loss are null");
+	v = json_doc_parse(b.p, b.len, err, sizeof err, &code);
+	OK(v != NULL && json_doc_get(v, "grad_norm")->type == JV_NULL,
+	    "train_log_json: the row parses as JSON");
+	json_doc_free(v);
+	b.len = 0;
+	l.advanced = 3;
+	l.loss_sum = 3 * 10.8251;
+	train_log_json(&b, &l, 1e-4, NAN, 0, 100, 0.0004);
+	SAMES(b.p, "{\"iteration\": 10, \"loss\": 10.8251, \"lr\": 0.0001, "
+	    "\"grad_norm\": null, \"tokens_per_s\": 100.0, \"elapsed_s\": 0.000}",
+	    "train_log_json: the mean loss; no scaler, no loss_scale nor skipped");
+	b.len = 0;
+	train_log_json(&b, &l, 1e-4, 3.14159, 0, 100, 1);
+	OK(strstr(b.p, "\"grad_norm\": 3.14159,") != NULL,
+	    "train_log_json: a finite norm by %%.9g");
 	buf_free(&b);
 }
 

@@ -409,6 +409,41 @@ test_writer(void)
 	json_w_end(&w);
 	SAMES(b.p, "{\"a\":1,\"b\":2}",
 	    "writer: raw members first, then a key; empty ones add nothing");
+
+	b.len = 0;
+	buf_addc(&b, '{');
+	json_w_members(&w, &b, JSON_COMPACT);
+	json_w_key(&w, "a");
+	json_w_int(&w, 1);
+	json_w_key(&w, "b");
+	json_w_null(&w);
+	buf_addc(&b, '}');
+	SAMES(b.p, "{\"a\":1,\"b\":null}",
+	    "writer: members of an object with none yet, the first without ','");
+
+	b.len = 0;
+	json_w_nested(&w, &b, JSON_PRETTY, 1);
+	json_w_obj(&w);
+	json_w_key(&w, "x");
+	json_w_int(&w, 1);
+	json_w_key(&w, "y");
+	json_w_arr(&w);
+	json_w_strz(&w, "z");
+	json_w_end(&w);
+	json_w_end(&w);
+	SAMES(b.p, "{\n    \"x\": 1,\n    \"y\": [\"z\"]\n  }",
+	    "writer: a value at depth 1 of a pretty document, indented as there");
+
+	b.len = 0;
+	json_w_init(&w, &b, JSON_SPACED | JSON_ASCII);
+	json_w_obj(&w);
+	json_w_key(&w, "\xc3\xa9");
+	json_w_strz(&w, "\xe2\x82\xac\n");
+	json_w_key(&w, "n");
+	json_w_num(&w, "%.9g", -INFINITY);
+	json_w_end(&w);
+	SAMES(b.p, "{\"\\u00e9\": \"\\u20ac\\n\", \"n\": null}",
+	    "writer: JSON_SPACED | JSON_ASCII, keys and strings escaped");
 	buf_free(&b);
 }
 
@@ -429,6 +464,23 @@ test_strings(void)
 	SAMES(b.p, "\"a\xef\xbf\xbd" "b\xef\xbf\xbdz\xef\xbf\xbd\"",
 	    "json_string_lossy: a bad byte, a cut sequence and one cut at the "
 	    "end each become U+FFFD");
+	b.len = 0;
+	/* what json.dumps(s) writes, checked with python3 */
+	json_string_as(&b, "a\"\\\n\x7f\x01~ \xc3\xa9\xe2\x82\xac\xef\xbf\xbf"
+	    "\xf0\x9f\x98\x80\xf4\x8f\xbf\xbf", 24, JSON_ASCII);
+	SAMES(b.p, "\"a\\\"\\\\\\n\\u007f\\u0001~ \\u00e9\\u20ac\\uffff"
+	    "\\ud83d\\ude00\\udbff\\udfff\"",
+	    "json_string_as JSON_ASCII: json.dumps' ensure_ascii, lower-case "
+	    "hex, surrogate pairs above U+FFFF");
+	b.len = 0;
+	json_string_as(&b, "a\xff\xc3\xa9\xe2\x82", 6, JSON_ASCII);
+	SAMES(b.p, "\"a\\ufffd\\u00e9\\ufffd\"",
+	    "json_string_as JSON_ASCII: invalid UTF-8 as json_string_lossy, "
+	    "escaped");
+	b.len = 0;
+	json_string_as(&b, "\xc3\xa9\x7f", 3, JSON_LOSSY);
+	SAMES(b.p, "\"\xc3\xa9\x7f\"",
+	    "json_string_as JSON_LOSSY: valid UTF-8 and DEL kept");
 	b.len = 0;
 	json_string_lossy(&b, "", 0);
 	SAMES(b.p, "\"\"", "json_string_lossy: empty");

@@ -645,12 +645,13 @@ test_py(void)
 	static const char in[] = "a\"\\\n\t\001\177\303\251\342\202\254"
 	    "\360\237\230\200\377\342\202A\355\240\200\360\220\200\357\277\275"
 	    "\200\200\300\257\364\220\200\200\340\200";
-	struct buf b = { 0 };
+	struct buf b = { 0 }, t = { 0 };
 	const char *want;
 	size_t k;
 
 	/* the bytes and what Python 3 makes of them: checked with python3 */
-	gen_queue_py_json(&b, in, sizeof in - 1);
+	gen_queue_py_text(&t, in, sizeof in - 1);
+	json_string_as(&b, t.p, t.len, JSON_ASCII);
 	want = "\"a\\\"\\\\\\n\\t\\u0001\\u007f\\u00e9\\u20ac\\ud83d\\ude00"
 	    "\\ufffd\\ufffdA\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd"
 	    "\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\"";
@@ -664,6 +665,7 @@ test_py(void)
 	    memcmp(b.p + 16, "\357\277\275\357\277\275A", 7) == 0,
 	    "the same text in UTF-8");
 	buf_free(&b);
+	buf_free(&t);
 }
 
 int

@@ -1049,23 +1049,65 @@ json_doc_free(struct json_val *v)
 
 /* ---- strings ---- */
 
+/* The code point of the valid UTF-8 sequence u[0..k) */
+static uint32_t
+decode(const unsigned char *u, size_t k)
+{
+	uint32_t cp = k == 1 ? u[0] : u[0] & (0x7f >> k);
+	size_t j;
+
+	for (j = 1; j < k; j++)
+		cp = cp << 6 | (u[j] & 0x3f);
+	return cp;
+}
+
 void
-json_string(struct buf *b, const char *s, size_t n)
+json_string_as(struct buf *b, const char *s, size_t n, int flags)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t i, run = 0;
-	unsigned char c;
+	const unsigned char *u = (const unsigned char *)s;
+	struct buf t = { 0 };
+	size_t i, k, run = 0;
+	uint32_t cp;
+	int ascii = flags & JSON_ASCII;
 
+	if ((flags & (JSON_LOSSY | JSON_ASCII)) && utf8_valid(s, n) != n) {
+		for (i = 0; i < n; ) {
+			k = utf8_valid(s + i, n - i);
+			buf_add(&t, s + i, k);
+			if ((i += k) < n) {
+				buf_adds(&t, "\357\277\275");
+				while (++i < n && (u[i] & 0xc0) == 0x80)
+					;
+			}
+		}
+		json_string_as(b, t.p, t.len, flags & ~JSON_LOSSY);
+		buf_free(&t);
+		return;
+	}
 	buf_reserve(b, n + 2);
 	buf_addc(b, '"');
 	for (i = 0; i < n; i++) {
-		c = (unsigned char)s[i];
-		if (c >= 0x20 && c != '"' && c != '\\')
+		if (u[i] >= 0x20 && u[i] != '"' && u[i] != '\\' &&
+		    (!ascii || u[i] < 0x7f))
 			continue;
 		buf_add(b, s + run, i - run);
 		run = i + 1;
+		if (u[i] >= 0x80) {	/* JSON_ASCII: UTF-16 escapes */
+			k = utf8_seqlen(u + i, n - i);
+			cp = decode(u + i, k);
+			if (cp >= 0x10000) {
+				cp -= 0x10000;
+				buf_printf(b, "\\u%04x", 0xd800 + (unsigned)(cp >> 10));
+				cp = 0xdc00 + (cp & 0x3ff);
+			}
+			buf_printf(b, "\\u%04x", (unsigned)cp);
+			run = i + k;
+			i += k - 1;
+			continue;
+		}
 		buf_addc(b, '\\');
-		switch (c) {
+		switch (u[i]) {
 		case '"': buf_addc(b, '"'); break;
 		case '\\': buf_addc(b, '\\'); break;
 		case '\n': buf_addc(b, 'n'); break;
@@ -1075,8 +1117,8 @@ json_string(struct buf *b, const char *s, size_t n)
 		case '\f': buf_addc(b, 'f'); break;
 		default:
 			buf_add(b, "u00", 3);
-			buf_addc(b, hex[c >> 4]);
-			buf_addc(b, hex[c & 15]);
+			buf_addc(b, hex[u[i] >> 4]);
+			buf_addc(b, hex[u[i] & 15]);
 		}
 	}
 	buf_add(b, s + run, n - run);
@@ -1084,26 +1126,15 @@ json_string(struct buf *b, const char *s, size_t n)
 }
 
 void
+json_string(struct buf *b, const char *s, size_t n)
+{
+	json_string_as(b, s, n, 0);
+}
+
+void
 json_string_lossy(struct buf *b, const char *s, size_t n)
 {
-	struct buf t = { 0 };
-	size_t i = 0, k;
-
-	if (utf8_valid(s, n) == n) {
-		json_string(b, s, n);
-		return;
-	}
-	while (i < n) {
-		k = utf8_valid(s + i, n - i);
-		buf_add(&t, s + i, k);
-		if ((i += k) < n) {
-			buf_adds(&t, "\357\277\275");
-			while (++i < n && ((unsigned char)s[i] & 0xc0) == 0x80)
-				;
-		}
-	}
-	json_string(b, t.p, t.len);
-	buf_free(&t);
+	json_string_as(b, s, n, JSON_LOSSY);
 }
 
 void
@@ -1126,7 +1157,8 @@ json_w_init(struct json_w *w, struct buf *b, int style)
 {
 	memset(w, 0, sizeof *w);
 	w->b = b;
-	w->style = style;
+	w->style = style & ~(JSON_ASCII | JSON_LOSSY);
+	w->flags = style & (JSON_ASCII | JSON_LOSSY);
 }
 
 void
@@ -1135,6 +1167,21 @@ json_w_within(struct json_w *w, struct buf *b, int style)
 	json_w_init(w, b, style);
 	w->depth = 1;
 	w->more = BIT(1);
+}
+
+void
+json_w_members(struct json_w *w, struct buf *b, int style)
+{
+	json_w_init(w, b, style);
+	w->depth = 1;
+}
+
+void
+json_w_nested(struct json_w *w, struct buf *b, int style, int depth)
+{
+	json_w_init(w, b, style);
+	w->depth = depth;
+	w->afterkey = depth > 0;
 }
 
 /* Whether level d is written inline (SPACED's separators in PRETTY). */
@@ -1221,7 +1268,7 @@ void
 json_w_key(struct json_w *w, const char *key)
 {
 	sep(w);
-	json_string(w->b, key, strlen(key));
+	json_string_as(w->b, key, strlen(key), w->flags);
 	if (w->style == JSON_COMPACT)
 		buf_addc(w->b, ':');
 	else
@@ -1233,7 +1280,7 @@ void
 json_w_str(struct json_w *w, const char *s, size_t n)
 {
 	sep(w);
-	json_string(w->b, s, n);
+	json_string_as(w->b, s, n, w->flags);
 }
 
 void

@@ -97,9 +97,23 @@ struct json_val *json_doc_parse(const char *s, size_t len, char *err,
 const struct json_val *json_doc_get(const struct json_val *v, const char *key);
 void json_doc_free(struct json_val *v);
 
-/* Append s[0..n) as a JSON string literal (UTF-8 kept, controls escaped). */
+/*
+ * Flags of json_string_as, and of a writer's style (JSON_SPACED | JSON_ASCII).
+ *	JSON_ASCII	every character outside printable ASCII as \uXXXX,
+ *			lower-case, a surrogate pair above U+FFFF: Python's
+ *			json.dumps (ensure_ascii); an invalid UTF-8 sequence
+ *			is U+FFFD, as under JSON_LOSSY
+ *	JSON_LOSSY	each invalid UTF-8 sequence written as U+FFFD
+ */
+enum { JSON_ASCII = 4, JSON_LOSSY = 8 };
+
+/*
+ * Append s[0..n) as a JSON string literal: '"', '\\' and controls
+ * escaped, UTF-8 kept unless flags say otherwise. The one escaper.
+ */
+void json_string_as(struct buf *b, const char *s, size_t n, int flags);
+/* json_string_as with flags 0, and with JSON_LOSSY */
 void json_string(struct buf *b, const char *s, size_t n);
-/* The same with each invalid UTF-8 sequence written as U+FFFD. */
 void json_string_lossy(struct buf *b, const char *s, size_t n);
 /* ids as an array: "[1, 2, 3]". */
 void json_ids(struct buf *b, const uint32_t *ids, size_t n);
@@ -112,14 +126,16 @@ void json_ids(struct buf *b, const uint32_t *ids, size_t n);
  *	JSON_PRETTY	one member a line, indented by two spaces a level;
  *			arrays, and what they hold, inline as in SPACED
  *			(config.json's "architectures": ["GPT2LMHeadModel"])
- * Inside an object each value follows its json_w_key. No newline is
- * written after the top-level value.
+ * A style may add JSON_ASCII and JSON_LOSSY: keys and strings escaped as
+ * json_string_as does with them. Inside an object each value follows its json_w_key. No
+ * newline is written after the top-level value.
  */
 enum { JSON_COMPACT, JSON_SPACED, JSON_PRETTY };
 
 struct json_w {
 	struct buf *b;
-	int style;
+	int style;		/* JSON_COMPACT, SPACED or PRETTY */
+	int flags;		/* JSON_ASCII, JSON_LOSSY */
 	int depth;		/* open objects and arrays */
 	int inl;		/* PRETTY: the outer open array's depth, or 0 */
 	int afterkey;		/* a key was written; its value comes next */
@@ -133,6 +149,17 @@ void json_w_init(struct json_w *w, struct buf *b, int style);
  * has members already: the first key gets its ','. End nothing with it.
  */
 void json_w_within(struct json_w *w, struct buf *b, int style);
+/*
+ * A writer for members of an object that has none yet, whose '{' the
+ * caller writes (or has written) and whose '}' too. End nothing with it.
+ */
+void json_w_members(struct json_w *w, struct buf *b, int style);
+/*
+ * A writer for one value that another writer of the same style puts
+ * at depth (its key written there), as text: JSON_PRETTY indents it as
+ * if that writer wrote it.
+ */
+void json_w_nested(struct json_w *w, struct buf *b, int style, int depth);
 void json_w_obj(struct json_w *w);
 void json_w_arr(struct json_w *w);
 void json_w_end(struct json_w *w);

@@ -89,39 +89,6 @@ gen_queue_py_text(struct buf *b, const char *s, size_t n)
 }
 
 void
-gen_queue_py_json(struct buf *b, const char *s, size_t n)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t i = 0, k;
-	uint32_t cp;
-
-	buf_addc(b, '"');
-	while (i < n) {
-		if ((cp = py_next(u + i, n - i, &k)) == PY_BAD)
-			cp = 0xfffd;
-		i += k;
-		switch (cp) {
-		case '"': buf_adds(b, "\\\""); continue;
-		case '\\': buf_adds(b, "\\\\"); continue;
-		case '\n': buf_adds(b, "\\n"); continue;
-		case '\r': buf_adds(b, "\\r"); continue;
-		case '\t': buf_adds(b, "\\t"); continue;
-		case '\b': buf_adds(b, "\\b"); continue;
-		case '\f': buf_adds(b, "\\f"); continue;
-		}
-		if (cp >= 0x20 && cp < 0x7f)
-			buf_addc(b, (char)cp);
-		else if (cp < 0x10000)
-			buf_printf(b, "\\u%04x", (unsigned)cp);
-		else
-			buf_printf(b, "\\u%04x\\u%04x",
-			    (unsigned)(0xd800 + ((cp - 0x10000) >> 10)),
-			    (unsigned)(0xdc00 + ((cp - 0x10000) & 0x3ff)));
-	}
-	buf_addc(b, '"');
-}
-
-void
 gen_queue_init(struct gen_queue *q, const struct gen_queue_opts *o,
     struct bpe *vocab, struct bpe_state *bs, FILE *out)
 {
@@ -165,34 +132,45 @@ stream(struct gen_queue *q, struct gen_queue_sample *s)
 static void
 jsonl_sample(struct gen_queue *q, struct gen_queue_sample *s, struct buf *b)
 {
-	struct buf line = { 0 }, text = { 0 }, raw = { 0 }, ids = { 0 };
-	struct buf pids = { 0 };
+	struct buf raw = { 0 }, v = { 0 };
 	struct json_w w;
 	struct json_edit ed[7];
-	char num[3][24], err[256];
-	size_t ned = 0, k;
-	int eod = s->seq.end == GEN_EOD;
+	const char *key[7];
+	char err[256];
+	size_t at[8], ned = 0, k;
 
+	/* the values one after another in v, key[k]'s from at[k] */
 	bpe_decode(q->vocab, s->out.v, s->out.n, &raw);
-	json_string_lossy(&text, raw.p ? raw.p : "", raw.len);
-	snprintf(num[0], sizeof num[0], "%zu", s->p->empty ? 0 : s->p->ids.n);
-	snprintf(num[1], sizeof num[1], "%d", s->seq.ngen);
-	snprintf(num[2], sizeof num[2], "%d", s->index);
-	ed[ned++] = (struct json_edit){ "text", text.p, text.len };
-	ed[ned++] = (struct json_edit){ "prompt_tokens", num[0],
-	    strlen(num[0]) };
-	ed[ned++] = (struct json_edit){ "tokens", num[1], strlen(num[1]) };
-	ed[ned++] = (struct json_edit){ "finished", eod ? "true" : "false",
-	    eod ? 4 : 5 };
-	if (q->o.nsamples > 1)
-		ed[ned++] = (struct json_edit){ "sample", num[2],
-		    strlen(num[2]) };
-	if (q->o.ids) {
-		json_ids(&pids, s->p->ids.v, s->p->ids.n);
-		json_ids(&ids, s->out.v, s->out.n);
-		ed[ned++] = (struct json_edit){ "prompt_ids", pids.p, pids.len };
-		ed[ned++] = (struct json_edit){ "ids", ids.p, ids.len };
+	json_w_init(&w, &v, JSON_COMPACT | JSON_LOSSY);
+	key[ned] = "text";
+	at[ned++] = v.len;
+	json_w_str(&w, raw.p ? raw.p : "", raw.len);
+	key[ned] = "prompt_tokens";
+	at[ned++] = v.len;
+	json_w_u64(&w, s->p->empty ? 0 : s->p->ids.n);
+	key[ned] = "tokens";
+	at[ned++] = v.len;
+	json_w_int(&w, s->seq.ngen);
+	key[ned] = "finished";
+	at[ned++] = v.len;
+	json_w_bool(&w, s->seq.end == GEN_EOD);
+	if (q->o.nsamples > 1) {
+		key[ned] = "sample";
+		at[ned++] = v.len;
+		json_w_int(&w, s->index);
 	}
+	if (q->o.ids) {
+		key[ned] = "prompt_ids";
+		at[ned++] = v.len;
+		json_ids(&v, s->p->ids.v, s->p->ids.n);
+		key[ned] = "ids";
+		at[ned++] = v.len;
+		json_ids(&v, s->out.v, s->out.n);
+	}
+	at[ned] = v.len;
+	for (k = 0; k < ned; k++)
+		ed[k] = (struct json_edit){ key[k], v.p + at[k],
+		    at[k + 1] - at[k] };
 	if (s->p->line) {	/* the record, its fields edited */
 		if (json_rec_parse(&q->rec, s->p->line, s->p->len, err,
 		    sizeof err) != 0)
@@ -200,11 +178,10 @@ jsonl_sample(struct gen_queue *q, struct gen_queue_sample *s, struct buf *b)
 			    err);
 		json_rec_write(b, &q->rec, ed, ned);
 	} else {		/* a text prompt: a record of its own */
-		json_w_init(&w, b, JSON_COMPACT);
+		json_w_init(&w, b, JSON_COMPACT | JSON_LOSSY);
 		json_w_obj(&w);
 		json_w_key(&w, "prompt");
-		json_string_lossy(&line, s->p->text, s->p->tlen);
-		json_w_raw(&w, line.p, line.len);
+		json_w_str(&w, s->p->text, s->p->tlen);
 		for (k = 0; k < ned; k++) {
 			json_w_key(&w, ed[k].key);
 			json_w_raw(&w, ed[k].json, ed[k].len);
@@ -213,10 +190,7 @@ jsonl_sample(struct gen_queue *q, struct gen_queue_sample *s, struct buf *b)
 		buf_addc(b, '\n');
 	}
 	buf_free(&raw);
-	buf_free(&line);
-	buf_free(&text);
-	buf_free(&ids);
-	buf_free(&pids);
+	buf_free(&v);
 }
 
 /* Write a finished sample in q's format. */
@@ -248,11 +222,11 @@ write_sample(struct gen_queue *q, struct gen_queue_sample *s)
 		break;
 	case GEN_QUEUE_UNCOND:
 		bpe_decode(q->vocab, s->out.v, s->out.n, &raw);
-		json_w_init(&w, &b, JSON_SPACED);
+		json_w_init(&w, &b, JSON_SPACED | JSON_ASCII);
 		json_w_obj(&w);
 		json_w_key(&w, "text");
-		gen_queue_py_json(&text, raw.p ? raw.p : "", raw.len);
-		json_w_raw(&w, text.p, text.len);
+		gen_queue_py_text(&text, raw.p ? raw.p : "", raw.len);
+		json_w_str(&w, text.p, text.len);
 		json_w_key(&w, "length");
 		json_w_int(&w, s->seq.ngen);
 		json_w_key(&w, "finished");
@@ -498,9 +472,9 @@ gen_queue_score_rec(struct gen_queue *q, struct gpt_infer *inf, int T,
 {
 	struct bpe_ids *ids = &q->sids;
 	struct json_edit ed[4];
+	struct json_w w;
 	const char *text, *why;
-	char v[3][32];
-	size_t tlen;
+	size_t tlen, at[3];
 	double nll;
 	int count;
 
@@ -516,22 +490,22 @@ gen_queue_score_rec(struct gen_queue *q, struct gpt_infer *inf, int T,
 	ids->v[ids->n++] = bpe_eod(q->vocab);
 	gen_score(inf, (const int32_t *)ids->v, (int)ids->n, T, stride, &nll,
 	    &count);
-	if (count > 0 && isfinite(nll)) {
-		snprintf(v[0], sizeof v[0], "%.9g", nll / count);
-		snprintf(v[1], sizeof v[1], "%.9g", exp(nll / count));
-	} else {	/* no tokens, or NaN and inf, which JSON lacks */
-		strcpy(v[0], "null");
-		strcpy(v[1], "null");
-	}
-	snprintf(v[2], sizeof v[2], "%d", count);
-	ed[0] = (struct json_edit){ "nll", v[0], strlen(v[0]) };
-	ed[1] = (struct json_edit){ "ppl", v[1], strlen(v[1]) };
-	ed[2] = (struct json_edit){ "tokens", v[2], strlen(v[2]) };
-	if (q->o.ids) {
-		q->sbuf.len = 0;
+	/* null: no tokens (0 / 0), or NaN and inf, which JSON lacks */
+	q->sbuf.len = 0;
+	json_w_init(&w, &q->sbuf, JSON_COMPACT);
+	json_w_num(&w, "%.9g", count > 0 ? nll / count : NAN);
+	at[0] = q->sbuf.len;
+	json_w_num(&w, "%.9g", count > 0 ? exp(nll / count) : NAN);
+	at[1] = q->sbuf.len;
+	json_w_int(&w, count);
+	at[2] = q->sbuf.len;
+	if (q->o.ids)
 		json_ids(&q->sbuf, ids->v, ids->n);
-		ed[3] = (struct json_edit){ "ids", q->sbuf.p, q->sbuf.len };
-	}
+	ed[0] = (struct json_edit){ "nll", q->sbuf.p, at[0] };
+	ed[1] = (struct json_edit){ "ppl", q->sbuf.p + at[0], at[1] - at[0] };
+	ed[2] = (struct json_edit){ "tokens", q->sbuf.p + at[1], at[2] - at[1] };
+	ed[3] = (struct json_edit){ "ids", q->sbuf.p + at[2],
+	    q->sbuf.len - at[2] };
 	out->len = 0;
 	json_rec_write(out, &q->rec, ed, q->o.ids ? 4 : 3);
 	q->nrec++;

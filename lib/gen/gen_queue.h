@@ -129,11 +129,9 @@ int gen_queue_score_read(struct gen_queue *q, struct gpt_infer *inf, int T,
 /*
  * s[0..n) as Python's bytes.decode("utf-8", "replace") reads it, the way
  * Megatron's detokenizer does: U+FFFD for each maximal invalid subpart
- * (a truncated sequence is one, each stray byte another); appended to b
- * in UTF-8 (py_text), or as json.dumps writes that str (py_json): ASCII
- * with \uXXXX escapes, lower-case, surrogate pairs above U+FFFF.
+ * (a truncated sequence is one, each stray byte another), appended to b
+ * in UTF-8. json.dumps of that str is the writer's JSON_ASCII (json.h).
  */
 void gen_queue_py_text(struct buf *b, const char *s, size_t n);
-void gen_queue_py_json(struct buf *b, const char *s, size_t n);
 
 #endif

@@ -292,7 +292,7 @@ save_files(const char *tmp, struct gpt *m, const float *params,
 	struct safetensors_out *t, *t2;
 	struct buf b = { 0 };
 	struct json_w w;
-	char path[4200], meta[64];
+	char path[4200], step[24];
 	float *host = xmalloc(m->nparams * sizeof *host);
 	float *host2 = NULL;
 	char *cfg;
@@ -328,10 +328,16 @@ save_files(const char *tmp, struct gpt *m, const float *params,
 		t2 = ckpt_tensors(m, mv, "exp_avg_sq.", &n);
 		memcpy(t + n, t2, n * sizeof *t);
 		free(t2);
-		snprintf(meta, sizeof meta, "\"step\":\"%" PRIu64 "\"", m->step);
+		snprintf(step, sizeof step, "%" PRIu64, m->step);
+		json_w_members(&w, &b, JSON_COMPACT);
+		json_w_key(&w, "step");
+		json_w_strz(&w, step);	/* safetensors' metadata: strings only */
 		snprintf(path, sizeof path, "%s/optimizer.safetensors", tmp);
-		if (safetensors_write(path, meta, t, 2 * n, err, errsize) < 0)
+		r = safetensors_write(path, b.p, t, 2 * n, err, errsize);
+		buf_free(&b);
+		if (r < 0)
 			goto out;
+		r = -1;
 	}
 	json_w_init(&w, &b, JSON_PRETTY);
 	json_w_obj(&w);

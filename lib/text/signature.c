@@ -17,21 +17,26 @@ signature_name(const struct json_rec *jr, const char *file,
     size_t *wholen, size_t *ref, size_t *reflen)
 {
 	const struct json_field *f;
+	struct json_w w;
 	char at[4096];
 	size_t i, start = dst->len;
 	int k;
 
-	buf_printf(dst, "\"file\":%s,\"line\":%lu", file_json, lineno);
+	json_w_members(&w, dst, JSON_COMPACT);
+	json_w_key(&w, "file");
+	json_w_raw(&w, file_json, strlen(file_json));
+	json_w_key(&w, "line");
+	json_w_u64(&w, lineno);
 	*reflen = 0;
 	for (i = 0; i < 3; i++) {
 		if ((f = json_rec_get(jr, name_keys[i])) == NULL)
 			continue;
-		buf_printf(dst, ",\"%s\":", name_keys[i]);
+		json_w_key(&w, name_keys[i]);
 		if (*reflen == 0) {
 			*ref = dst->len;
 			*reflen = f->vend - f->vstart;
 		}
-		buf_add(dst, jr->line + f->vstart, f->vend - f->vstart);
+		json_w_raw(&w, jr->line + f->vstart, f->vend - f->vstart);
 	}
 	*wholen = dst->len - start;
 	if (*reflen == 0) {
@@ -133,10 +138,14 @@ void
 signature_write(struct buf *b, const char *who, size_t wholen,
     const struct dedup_sig *s)
 {
-	buf_addc(b, '{');
-	buf_add(b, who, wholen);
+	struct json_w w;
+
+	json_w_init(&w, b, JSON_COMPACT);
+	json_w_obj(&w);
+	json_w_raw_members(&w, who, wholen);
 	signature_hashes_write(b, s);
-	buf_adds(b, "}\n");
+	json_w_end(&w);
+	buf_addc(b, '\n');
 }
 
 int
@@ -148,19 +157,20 @@ signature_read(const struct json_rec *jr, struct buf *info, size_t *who,
 		"url" };
 	const struct json_field *f;
 	const char *why, *file;
+	struct json_w w;
 	size_t i, n, start = info->len;
 
 	*reflen = 0;
+	json_w_members(&w, info, JSON_COMPACT);
 	for (i = 0; i < 5; i++) {
 		if ((f = json_rec_get(jr, keys[i])) == NULL)
 			continue;
-		buf_printf(info, "%s\"%s\":", info->len > start ? "," : "",
-		    keys[i]);
+		json_w_key(&w, keys[i]);
 		if (i >= 2 && *reflen == 0) {
 			*ref = info->len;
 			*reflen = f->vend - f->vstart;
 		}
-		buf_add(info, jr->line + f->vstart, f->vend - f->vstart);
+		json_w_raw(&w, jr->line + f->vstart, f->vend - f->vstart);
 	}
 	*who = start;
 	*wholen = info->len - start;

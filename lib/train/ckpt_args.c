@@ -299,10 +299,12 @@ char *
 ckpt_args_json(const struct opt_prog *p)
 {
 	struct buf b = { 0 };
+	struct json_w w;
 	size_t i;
-	int first = 1;
 
-	buf_addc(&b, '{');
+	/* "args" of trainer_state.json, a member of its pretty top level */
+	json_w_nested(&w, &b, JSON_PRETTY, 1);
+	json_w_obj(&w);
 	for (i = 0; i < p->n; i++) {
 		const struct opt *d = &p->opt[i];
 
@@ -311,18 +313,14 @@ ckpt_args_json(const struct opt_prog *p)
 		if (d->type == OPT_U64 && *(uint64_t *)d->p == 0 &&
 		    d->tag == CKPT_ARGS_KEEP)
 			continue;	/* unset: --train-samples */
-		buf_printf(&b, "%s\n    \"%s\": ", first ? "" : ",", d->name);
-		first = 0;
+		json_w_key(&w, d->name);
 		switch (d->type) {
-		case OPT_INT: buf_printf(&b, "%d", *(int *)d->p); break;
-		case OPT_U64: buf_printf(&b, "%" PRIu64, *(uint64_t *)d->p); break;
-		case OPT_DOUBLE: buf_printf(&b, "%.17g", *(double *)d->p); break;
-		case OPT_STR:
-			json_string(&b, *(const char **)d->p,
-			    strlen(*(const char **)d->p));
-			break;
+		case OPT_INT: json_w_int(&w, *(int *)d->p); break;
+		case OPT_U64: json_w_u64(&w, *(uint64_t *)d->p); break;
+		case OPT_DOUBLE: json_w_num(&w, "%.17g", *(double *)d->p); break;
+		case OPT_STR: json_w_strz(&w, *(const char **)d->p); break;
 		}
 	}
-	buf_printf(&b, "\n  }");
+	json_w_end(&w);
 	return b.p;
 }

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/json.h"
 #include "train/train_log.h"
 
 /*
@@ -30,6 +31,36 @@ train_log_line(struct buf *b, const struct train_log *l)
 	buf_printf(b, " number of skipped iterations: %3" PRIu64 " |",
 	    l->skipped);
 	buf_printf(b, " number of nan iterations: %3" PRIu64 " |", l->nan);
+}
+
+void
+train_log_json(struct buf *b, const struct train_log *l, double lr,
+    double grad_norm, double scale, double tps, double elapsed)
+{
+	struct json_w w;
+
+	json_w_init(&w, b, JSON_SPACED);
+	json_w_obj(&w);
+	json_w_key(&w, "iteration");
+	json_w_u64(&w, l->iteration);
+	json_w_key(&w, "loss");
+	json_w_num(&w, "%.9g", l->advanced ? l->loss_sum /
+	    (double)l->advanced : NAN);
+	json_w_key(&w, "lr");
+	json_w_num(&w, "%.9g", lr);
+	json_w_key(&w, "grad_norm");
+	json_w_num(&w, "%.9g", grad_norm);
+	if (scale > 0) {
+		json_w_key(&w, "loss_scale");
+		json_w_num(&w, "%.17g", scale);
+		json_w_key(&w, "skipped");
+		json_w_u64(&w, l->skipped);
+	}
+	json_w_key(&w, "tokens_per_s");
+	json_w_num(&w, "%.1f", tps);
+	json_w_key(&w, "elapsed_s");
+	json_w_num(&w, "%.3f", elapsed);
+	json_w_end(&w);
 }
 
 void

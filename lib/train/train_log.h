@@ -34,6 +34,16 @@ struct train_log {
 void train_log_line(struct buf *b, const struct train_log *l);
 
 /*
+ * The interval's --log-json row, without a newline: {"iteration": N,
+ * "loss": the mean (null when every iteration was skipped), "lr": lr,
+ * "grad_norm": norm, "loss_scale": scale, "skipped": n (both only when
+ * scale > 0, fp16's scaler), "tokens_per_s": tps, "elapsed_s": elapsed}.
+ * A number JSON lacks, the norm of an fp16 overflow, is null.
+ */
+void train_log_json(struct buf *b, const struct train_log *l, double lr,
+    double grad_norm, double scale, double tps, double elapsed);
+
+/*
  * Megatron's validation block, three lines: dashes, " validation loss at
  * PREFIX | lm loss value: ... | lm loss PPL: ... | ", dashes.
  */

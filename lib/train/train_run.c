@@ -7,6 +7,7 @@
 
 #include "tok/bpe.h"
 #include "core/buf.h"
+#include "core/json.h"
 #include "train/schedule.h"
 #include "train/train_log.h"
 #include "train/train_run.h"
@@ -51,26 +52,20 @@ say(struct train_run *r, char *err, size_t errsize, int *code,
 	return rv;
 }
 
+/* A --log-json line: the writer's object in b, then a newline; b freed. */
 static int
-log_json(struct train_run *r, char *err, size_t errsize, int *code,
-    const char *fmt, ...) OWT_PRINTF(5, 6);
-
-static int
-log_json(struct train_run *r, char *err, size_t errsize, int *code,
-    const char *fmt, ...)
+log_json(struct train_run *r, struct buf *b, char *err, size_t errsize,
+    int *code)
 {
-	va_list ap;
+	int rv = 0;
 
-	if (r->json == NULL)
-		return 0;
-	va_start(ap, fmt);
-	vfprintf(r->json, fmt, ap);
-	va_end(ap);
-	fputc('\n', r->json);
-	if (fflush(r->json) != 0)
-		return owt_fail_errno(err, errsize, code, XSYS,
+	buf_addc(b, '\n');
+	if (r->json != NULL && (fwrite(b->p, 1, b->len, r->json) != b->len ||
+	    fflush(r->json) != 0))
+		rv = owt_fail_errno(err, errsize, code, XSYS,
 		    "%s: write error", r->json_name);
-	return 0;
+	buf_free(b);
+	return rv;
 }
 
 int
@@ -217,6 +212,8 @@ evaluate(struct train_run *r, const struct sample_src *src, uint64_t first,
     int *code)
 {
 	struct buf b = { 0 };
+	struct json_w w;
+	char key[32];
 	double loss;
 	int rv;
 
@@ -228,8 +225,15 @@ evaluate(struct train_run *r, const struct sample_src *src, uint64_t first,
 	buf_free(&b);
 	if (rv < 0)
 		return -1;
-	return log_json(r, err, errsize, code, "{\"iteration\": %" PRIu64
-	    ", \"%s_loss\": %.9g}", r->tr->st.iteration, what, loss);
+	snprintf(key, sizeof key, "%s_loss", what);
+	json_w_init(&w, &b, JSON_SPACED);
+	json_w_obj(&w);
+	json_w_key(&w, "iteration");
+	json_w_u64(&w, r->tr->st.iteration);
+	json_w_key(&w, key);
+	json_w_num(&w, "%.9g", loss);
+	json_w_end(&w);
+	return log_json(r, &b, err, errsize, code);
 }
 
 /* The next validation batches, when there are any. */
@@ -301,7 +305,7 @@ log_line(struct train_run *r, struct train_log *lg,
 	const struct trainer *tr = r->tr;
 	double now = owt_now(), n = (double)(lg->advanced + lg->skipped);
 	double tps = n * r->global * tr->T / (now - *tlast);
-	char scale[96] = "", loss[32];
+	struct buf b = { 0 };
 
 	lg->iteration = tr->st.iteration;
 	lg->consumed = tr->st.consumed_train;
@@ -314,16 +318,9 @@ log_line(struct train_run *r, struct train_log *lg,
 	buf_addc(line, '\n');
 	if (log_out(r, line, err, errsize, code) < 0)
 		return -1;
-	if (s->loss_scale > 0)
-		snprintf(scale, sizeof scale, ", \"loss_scale\": %.17g, "
-		    "\"skipped\": %" PRIu64, tr->st.loss_scale, lg->skipped);
-	/* null: every iteration skipped */
-	snprintf(loss, sizeof loss, lg->advanced ? "%.9g" : "null",
-	    lg->loss_sum / (double)(lg->advanced ? lg->advanced : 1));
-	if (log_json(r, err, errsize, code, "{\"iteration\": %" PRIu64 ", "
-	    "\"loss\": %s, \"lr\": %.9g, \"grad_norm\": %.9g%s, "
-	    "\"tokens_per_s\": %.1f, \"elapsed_s\": %.3f}", tr->st.iteration,
-	    loss, s->lr, s->grad_norm, scale, tps, now - t0) < 0)
+	train_log_json(&b, lg, s->lr, s->grad_norm, s->loss_scale > 0 ?
+	    tr->st.loss_scale : 0, tps, now - t0);
+	if (log_json(r, &b, err, errsize, code) < 0)
 		return -1;
 	lg->loss_sum = 0;
 	lg->advanced = lg->skipped = lg->nan = 0;
