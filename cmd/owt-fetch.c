@@ -7,6 +7,7 @@
 #include <curl/curl.h>
 
 #include "fetch.h"
+#include "fetch_warc.h"
 #include "opt.h"
 #include "outfile.h"
 #include "util.h"
@@ -145,6 +146,7 @@ summary(struct fetch *f, double secs)
 	tally_print("outcomes", f->count, CR_NOUTCOMES);
 	if (f->count[CR_FILTERED].n)
 		tally_print("filtered", f->reasons + 1, URL_NREASONS - 1);
+	fetch_warc_summary(f);
 }
 
 int

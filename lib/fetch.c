@@ -24,6 +24,7 @@
 
 #include "batch.h"
 #include "fetch.h"
+#include "fetch_warc.h"
 #include "outfile.h"
 
 /* Log lines held before they are written, at most, and the seconds between flushes. */
@@ -88,7 +89,14 @@ fetch_item_free(struct fetch *f, struct fetch_item *it)
 	buf_free(&it->meta.date);
 	buf_free(&it->meta.lang);
 	buf_free(&it->out);
+	fetch_warc_rec_free(it->warc);
 	free(it);
+}
+
+struct fetch_item *
+fetch_item_new(struct fetch *f)
+{
+	return item_new(f);
 }
 
 /* A bad line or file of the input, as an item. */
@@ -111,9 +119,16 @@ bad_item(struct fetch *f, int reason, const char *fmt, ...)
 	return it;
 }
 
+struct fetch_item *
+fetch_bad_item(struct fetch *f, int reason, const char *msg)
+{
+	return bad_item(f, reason, "%s", msg);
+}
+
 /*
  * The next input line (without '\n'), over all operands: 1; 0 at the end
- * or on a read error (f->failed); -1 with *bad, a bad file or line.
+ * or on a read error (f->failed); -1 with *bad, a bad file or line; 2, a
+ * WARC archive opened (fetch_warc_item reads it).
  */
 static int
 next_line(struct fetch *f, char **line, size_t *len, struct fetch_item **bad)
@@ -126,6 +141,10 @@ next_line(struct fetch *f, char **line, size_t *len, struct fetch_item **bad)
 			if (f->cur + 1 >= (f->npaths > 0 ? f->npaths : 1))
 				return 0;
 			f->cur++;
+			/* --extract: an archive operand gives records, not lines. */
+			if (f->o->extract && f->npaths > 0 && (k = fetch_warc_open(f,
+			    f->paths[f->cur], 1, bad)) != 0)
+				return k < 0 ? -1 : 2;
 			if (input_open(in, f->npaths > 0 ? f->paths[f->cur] : "-") < 0) {
 				if (in->errcode == XSYS) {
 					fail(f, XSYS, "%s", in->err);
@@ -160,19 +179,24 @@ struct fetch_item *
 fetch_item_next(struct fetch *f)
 {
 	const char *key = f->o->extract ? "file" : "url";
-	struct fetch_item *it;
+	struct fetch_item *it, *bad;
 	char *line, err[512];
 	size_t len;
 	int k;
 
-	while (!(f->stop && *f->stop) && !f->failed &&
-	    (k = next_line(f, &line, &len, &it)) != 0) {
+	while (!(f->stop && *f->stop) && !f->failed) {
 		const char *u, *why;
 		size_t ulen;
 		int r;
 
+		if (fetch_warc_active(f) && (it = fetch_warc_item(f)) != NULL)
+			return it;
+		if ((k = next_line(f, &line, &len, &it)) == 0)
+			break;
 		if (k < 0)
 			return it;
+		if (k == 2)
+			continue;
 		if (f->lineno++ % f->o->shard[1] != f->o->shard[0])
 			continue;
 		while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\t' ||
@@ -210,6 +234,14 @@ fetch_item_next(struct fetch *f)
 			it->url = xstrndup(line, len);
 		}
 		it->job.url = it->url;
+		/* A line naming an archive: its records, in place of the line. */
+		if (f->o->extract && (r = fetch_warc_open(f, it->url, 0,
+		    &bad)) != 0) {
+			fetch_item_free(f, it);
+			if (r < 0)
+				return bad;
+			continue;
+		}
 		return it;
 	}
 	return NULL;
@@ -239,7 +271,7 @@ fetch_filter(struct fetch *f, struct fetch_item *it)
  * by the JSON writer (each a top-level value of its own).
  */
 struct fields {
-	struct json_edit ed[12];
+	struct json_edit ed[16];
 	size_t n;
 	struct buf vals;
 	struct json_w w;
@@ -352,6 +384,16 @@ fetch_write_page(const struct fetch_opts *o, const struct fetch_item *it,
 	add_num(&fl, "bytes", it->bytes);
 	if (it->file && !o->extract)
 		add_str(&fl, "file", it->file, strlen(it->file));
+	if (it->warc != NULL) {
+		if (j->status)
+			add_num(&fl, "http_status", j->status);
+		if (j->fetched_at)
+			add_time(&fl, "fetched_at", j->fetched_at);
+		add_str(&fl, "warc_record_id", it->warc->id, it->warc->id ?
+		    strlen(it->warc->id) : 0);
+		add_str(&fl, "warc_file", it->warc->file, strlen(it->warc->file));
+		add_num(&fl, "warc_offset", (double)it->warc->offset);
+	}
 	put_fields(&fl, rec, it->line, it->len, out);
 }
 
@@ -473,7 +515,10 @@ fetch_extract(const struct fetch_opts *o, struct fetch_item *it,
 		return;
 	if (o->extract) {
 		j->start = t0;
-		read_page(o, it);
+		if (it->warc != NULL)
+			fetch_warc_payload(o, it);
+		else
+			read_page(o, it);
 		if (it->bad)
 			return;
 	}
@@ -487,7 +532,9 @@ fetch_extract(const struct fetch_opts *o, struct fetch_item *it,
 		buf_free(&j->body);
 		return;
 	}
-	if (extract_page(j->body.p ? j->body.p : "", j->body.len, j->content_type,
+	if (it->warc != NULL && it->warc->type == WARC_CONVERSION)
+		;	/* WET: the record's text is the text */
+	else if (extract_page(j->body.p ? j->body.p : "", j->body.len, j->content_type,
 	    &it->title, &it->text, &it->meta, &it->enc, xerr, sizeof xerr,
 	    &code) < 0) {
 		j->outcome = CR_BAD_HTML;
@@ -974,6 +1021,7 @@ fetch_free(struct fetch *f)
 	if (f->in_open)
 		input_close(&f->in);
 	f->in_open = 0;
+	fetch_warc_free(f);
 	if (f->logfd >= 0)
 		close(f->logfd);
 	f->logfd = -1;
