@@ -1,3 +1,3 @@
 PKGS_owt-fetch = yajl zlib libzstd libcurl tidy libpsl libidn2 libbrotlidec
 DEB_PKGS += libcurl4-openssl-dev libtidy-dev libpsl-dev libidn2-dev publicsuffix iproute2 \
-	libbrotli-dev
+	libbrotli-dev wget
