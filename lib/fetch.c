@@ -25,6 +25,7 @@
 #include "batch.h"
 #include "fetch.h"
 #include "fetch_warc.h"
+#include "warc_write.h"
 #include "outfile.h"
 
 /* Log lines held before they are written, at most, and the seconds between flushes. */
@@ -80,6 +81,8 @@ fetch_item_free(struct fetch *f, struct fetch_item *it)
 	free(it->job.final_url);
 	free(it->job.content_type);
 	buf_free(&it->job.body);
+	buf_free(&it->job.wreq);
+	buf_free(&it->job.wresp);
 	free(it->line);
 	free(it->ctype);
 	free(it->file);
@@ -635,6 +638,10 @@ finish(struct fetch *f, struct batch *b, struct fetch_item *it)
 		return;
 	}
 	f->nbytes += it->bytes;
+	if (f->ww != NULL && fetch_warc_meta(f, it, oc) < 0) {
+		fail(f, XSYS, "%s", f->ww->err);
+		return;
+	}
 	if (oc == CR_OK)
 		buf_add(&b->out, it->out.p, it->out.len);
 	if (f->logfd >= 0)
@@ -798,6 +805,9 @@ crawl_done(void *arg, struct crawl_job *j)
 	struct fetch *f = arg;
 
 	f->incrawl--;
+	if (f->ww != NULL && !f->failed &&
+	    fetch_warc_write(f, (struct fetch_item *)j) < 0)
+		fail(f, XSYS, "%s", f->ww->err);
 	put(f, (struct fetch_item *)j);
 }
 
@@ -990,6 +1000,9 @@ fetch_open(struct fetch *f, const struct fetch_opts *o, char *const *paths,
 	if (o->resume && fetch_resume_load(&f->done, o->resume, err, errsize,
 	    code) < 0)
 		return -1;
+	if (o->warc_file && !o->extract && !o->filter_only &&
+	    fetch_warc_writer_open(f, err, errsize, code) < 0)
+		return -1;
 	if (o->log) {
 		flags = O_WRONLY | O_CREAT;
 		flags |= o->resume && strcmp(o->resume, o->log) == 0 ?
@@ -1006,6 +1019,8 @@ fetch_close(struct fetch *f, char *err, size_t errsize, int *code)
 {
 	int fd = f->logfd;
 
+	if (fetch_warc_writer_close(f, err, errsize, code) < 0)
+		return -1;
 	f->logfd = -1;
 	if (fd >= 0 && close(fd) != 0)
 		return owt_fail_errno(err, errsize, code, XSYS,
@@ -1022,6 +1037,11 @@ fetch_free(struct fetch *f)
 		input_close(&f->in);
 	f->in_open = 0;
 	fetch_warc_free(f);
+	if (f->ww != NULL) {
+		warc_writer_free(f->ww);
+		free(f->ww);
+		f->ww = NULL;
+	}
 	if (f->logfd >= 0)
 		close(f->logfd);
 	f->logfd = -1;

@@ -25,6 +25,7 @@
 struct batch_loop;
 struct fetch_warc;
 struct fetch_warc_rec;
+struct warc_writer;
 
 struct fetch_opts {
 	int extract;		/* read saved pages (lines name files), not URLs */
@@ -33,6 +34,7 @@ struct fetch_opts {
 	int keep_going, quiet, progress;
 	int workers;		/* extraction threads (0: inline) */
 	const char *html_dir;	/* keep each fetched page there, or NULL */
+	const char *warc_file;	/* archive every exchange in PREFIX.warc.gz, or NULL */
 	const char *blacklist;	/* more blacklisted domains, or NULL */
 	const char *log;	/* every URL's outcome as JSONL, or NULL */
 	const char *resume;	/* skip the URLs this log has, or NULL */
@@ -59,6 +61,7 @@ struct fetch_item {
 	const char *enc;
 	size_t bytes;
 	struct fetch_warc_rec *warc;	/* a WARC record's (fetch_warc.h), or NULL */
+	char warc_id[48];	/* --warc-file: its response record's id */
 	struct buf out;		/* its page record, made on a worker */
 	int kept;		/* --filter-only: kept, its line is written */
 	int bad;		/* 0, XDATA (a bad line or unreadable page) or XSYS */
@@ -89,6 +92,7 @@ struct fetch {
 	struct input in;
 	unsigned long long lineno;	/* lines of all operands, for --shard */
 	struct fetch_warc *warc;	/* --extract: WARC archives read (fetch_warc.c) */
+	struct warc_writer *ww;		/* --warc-file (fetch_warc.c) */
 	unsigned long long nread;	/* items read */
 
 	/* counts for the summary */

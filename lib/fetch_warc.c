@@ -12,9 +12,11 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "charset.h"
 #include "fetch_warc.h"
+#include "warc_write.h"
 
 /* Room for the HTTP head in a block, beyond --max-bytes of payload. */
 #define HEAD_SLACK ((size_t)256 << 10)
@@ -310,4 +312,238 @@ fetch_warc_free(struct fetch *f)
 	free(w->files);
 	free(w);
 	f->warc = NULL;
+}
+
+/* ---- writing (--warc-file) ---- */
+
+int
+fetch_warc_writer_open(struct fetch *f, char *err, size_t errsize, int *code)
+{
+	const struct fetch_opts *o = f->o;
+	struct buf info = { 0 };
+	const char *sfx[] = { ".warc.gz", ".warc.gz.open" };
+	char path[4096];
+	size_t i;
+
+	/* Never overwrite an archive, nor what a killed run left. */
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof path, "%s%s", o->warc_file, sfx[i]);
+		if (access(path, F_OK) == 0)
+			return owt_fail(err, errsize, code, XUSAGE, "--warc-file: "
+			    "'%s' exists: give another prefix", path);
+	}
+	buf_printf(&info, "software: owt-fetch/%s\r\nformat: WARC File Format 1.1\r\n"
+	    "robots: %s\r\nhttp-header-user-agent: %s\r\n"
+	    "max-bytes: %zu\r\ntimeout: %g\r\nretries: %d\r\ndelay: %g\r\n"
+	    "per-host: %d\r\n", OWT_VERSION,
+	    o->c.ignore_robots ? "ignore" : "obey", o->c.agent ? o->c.agent : "",
+	    o->c.max_bytes, o->c.timeout, o->c.retries, o->c.delay,
+	    o->c.per_host);
+	f->ww = xcalloc(1, sizeof *f->ww);
+	if (warc_writer_open(f->ww, o->warc_file, info.p) < 0) {
+		buf_free(&info);
+		return owt_fail(err, errsize, code, XSYS, "%s", f->ww->err);
+	}
+	buf_free(&info);
+	return 0;
+}
+
+/* The next head of a run of heads: [*pos, end) up to its empty line. */
+static int
+next_head(const struct buf *b, size_t *pos, const char **h, size_t *n)
+{
+	size_t e;
+
+	if (*pos >= b->len)
+		return 0;
+	*h = b->p + *pos;
+	if ((e = warc_head_end(*h, b->len - *pos)) == 0)
+		e = b->len - *pos;
+	*n = e;
+	*pos += e;
+	return 1;
+}
+
+/* The value of header field name in head h[0..n), trimmed, into v (size vs). */
+static int
+head_field(const char *h, size_t n, const char *name, char *v, size_t vs)
+{
+	size_t nl = strlen(name), i = 0, k;
+	const char *e;
+
+	while (i < n) {
+		e = memchr(h + i, '\n', n - i);
+		k = e ? (size_t)(e - (h + i)) : n - i;
+		if (k > nl && h[i + nl] == ':' && strncasecmp(h + i, name, nl) == 0) {
+			const char *s = h + i + nl + 1, *t = h + i + k;
+
+			while (s < t && (*s == ' ' || *s == '\t'))
+				s++;
+			while (t > s && (t[-1] == '\r' || t[-1] == ' '))
+				t--;
+			snprintf(v, vs, "%.*s", (int)(t - s), s);
+			return 1;
+		}
+		i += k + 1;
+	}
+	return 0;
+}
+
+int
+fetch_warc_write(struct fetch *f, struct fetch_item *it)
+{
+	struct crawl_job *j = &it->job;
+	struct warc_writer *w = f->ww;
+	size_t rp = 0, sp = 0, qn, sn = 0, plen;
+	const char *q, *s = NULL;
+	char scheme[8], host[512], path[2048], loc[16], reqid[48], fields[1024];
+	char pdg[40], trunc[64], err[256];
+	struct warc_http h;
+	struct buf dec = { 0 };
+	int last;
+
+	it->warc_id[0] = '\0';
+	if (j->wresp.len == 0)
+		return 0;
+	snprintf(scheme, sizeof scheme, "%s", strncmp(j->url, "https:", 6) == 0 ?
+	    "https" : "http");
+	while (next_head(&j->wresp, &sp, &s, &sn)) {
+		struct iovec rv[2], qv[1];
+		struct warc_out rq, rs;
+
+		/* Interim 1xx heads belong to the exchange that follows. */
+		if (sn > 9 && s[9] == '1' && sp < j->wresp.len)
+			continue;
+		last = sp >= j->wresp.len;
+		if (!next_head(&j->wreq, &rp, &q, &qn)) {
+			q = "";
+			qn = 0;
+		}
+		/* The hop's URL: its request line and Host, its scheme. */
+		path[0] = host[0] = '\0';
+		sscanf(q, "%*s %2047s", path);
+		head_field(q, qn, "Host", host, sizeof host);
+		snprintf(fields, sizeof fields, "%s://%s%s", scheme, host, path);
+		{
+			char uri[sizeof fields];
+
+			memcpy(uri, fields, sizeof uri);
+			qv[0].iov_base = (void *)q;
+			qv[0].iov_len = qn;
+			rq = (struct warc_out){ "request", uri, j->fetched_at ?
+			    j->fetched_at : time(NULL), "application/http; msgtype=request",
+			    NULL, qv, 1 };
+			if (warc_writer_put(w, &rq, reqid) < 0)
+				return -1;
+			rv[0].iov_base = (void *)s;
+			rv[0].iov_len = sn;
+			rv[1].iov_base = last ? j->body.p : NULL;
+			rv[1].iov_len = last ? j->body.len : 0;
+			trunc[0] = pdg[0] = '\0';
+			if (last && j->outcome == CR_OK) {
+				struct iovec pv = { j->body.p, j->body.len };
+
+				/* The payload digest is of the body without chunks. */
+				if (warc_http_parse(s, sn, &h, err, sizeof err) == 0 &&
+				    h.chunked && j->body.len > 0) {
+					size_t n = j->body.len;
+
+					buf_add(&dec, j->body.p, n);
+					if (warc_dechunk(dec.p, &n, err, sizeof err) == 0)
+						dec.len = n;
+					pv.iov_base = dec.p;
+					pv.iov_len = dec.len;
+				}
+				warc_digest(&pv, 1, pdg);
+			} else if (!head_field(s, sn, "Content-Length", loc,
+			    sizeof loc) || strcmp(loc, "0") != 0) {
+				snprintf(trunc, sizeof trunc, "WARC-Truncated: %s\r\n",
+				    j->outcome == CR_TOO_LARGE ? "length" :
+				    j->outcome == CR_TIMEOUT ? "time" : "unspecified");
+			}
+			plen = (size_t)snprintf(fields, sizeof fields,
+			    "WARC-Concurrent-To: %s\r\n", reqid);
+			if (last && j->ip[0])
+				plen += (size_t)snprintf(fields + plen, sizeof fields - plen,
+				    "WARC-IP-Address: %s\r\n", j->ip);
+			if (pdg[0])
+				plen += (size_t)snprintf(fields + plen, sizeof fields - plen,
+				    "WARC-Payload-Digest: %s\r\n", pdg);
+			snprintf(fields + plen, sizeof fields - plen, "%s", trunc);
+			rs = (struct warc_out){ "response", uri, rq.date,
+			    "application/http; msgtype=response", fields, rv, 2 };
+			if (warc_writer_put(w, &rs, last ? it->warc_id : NULL) < 0) {
+				buf_free(&dec);
+				return -1;
+			}
+		}
+		/* An absolute Location may change the scheme of the next hop. */
+		if (head_field(s, sn, "Location", loc, sizeof loc) &&
+		    (strncasecmp(loc, "https:", 6) == 0 ||
+		    strncasecmp(loc, "http:", 5) == 0))
+			snprintf(scheme, sizeof scheme, "%s",
+			    loc[4] == 's' || loc[4] == 'S' ? "https" : "http");
+	}
+	/* What is extracted is the payload: chunks and codings undone. */
+	if (j->outcome == CR_OK && s != NULL &&
+	    warc_http_parse(s, sn, &h, err, sizeof err) == 0) {
+		if (dec.len > 0 || (h.chunked && j->body.len == 0)) {
+			buf_free(&j->body);
+			j->body = dec;
+			memset(&dec, 0, sizeof dec);
+		}
+		if (h.coding != WARC_CE_IDENTITY) {
+			struct buf out = { 0 };
+
+			if (warc_decode(h.coding, j->body.p, j->body.len,
+			    f->o->c.max_bytes, &out, err, sizeof err) != 0) {
+				j->outcome = CR_ERROR;
+				snprintf(j->error, sizeof j->error, "%s", err);
+			}
+			buf_free(&j->body);
+			j->body = out;
+		}
+	}
+	buf_free(&dec);
+	return 0;
+}
+
+int
+fetch_warc_meta(struct fetch *f, const struct fetch_item *it, int outcome)
+{
+	struct buf b = { 0 };
+	char fields[128];
+	struct iovec v;
+	struct warc_out r;
+	int k;
+
+	if (it->warc_id[0] == '\0')
+		return 0;
+	buf_printf(&b, "outcome: %s\r\n", crawl_outcome[outcome]);
+	if (outcome != CR_OK)
+		buf_printf(&b, "error: %s\r\n", it->job.error);
+	v.iov_base = b.p;
+	v.iov_len = b.len;
+	snprintf(fields, sizeof fields, "WARC-Concurrent-To: %s\r\n", it->warc_id);
+	r = (struct warc_out){ "metadata", it->job.url, it->job.fetched_at ?
+	    it->job.fetched_at : time(NULL), "application/warc-fields", fields,
+	    &v, 1 };
+	k = warc_writer_put(f->ww, &r, NULL);
+	buf_free(&b);
+	return k;
+}
+
+int
+fetch_warc_writer_close(struct fetch *f, char *err, size_t errsize, int *code)
+{
+	int k = 0;
+
+	if (f->ww == NULL)
+		return 0;
+	if (warc_writer_close(f->ww) < 0)
+		k = owt_fail(err, errsize, code, XSYS, "%s", f->ww->err);
+	warc_writer_free(f->ww);
+	free(f->ww);
+	f->ww = NULL;
+	return k;
 }

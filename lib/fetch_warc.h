@@ -43,6 +43,21 @@ void fetch_warc_payload(const struct fetch_opts *o, struct fetch_item *it);
 /* Print the records skipped by type, and the archives cut short (stderr). */
 void fetch_warc_summary(const struct fetch *f);
 void fetch_warc_free(struct fetch *f);
+
+/*
+ * --warc-file: open PREFIX.warc.gz.open with its warcinfo record (0, or
+ * -1 with err, XSYS); write an item's exchanges as request and response
+ * records (each redirect hop; the body as received), then leave its body
+ * as the payload to extract (chunks and content coding undone) and the
+ * response's id in it->warc_id; the metadata record of its outcome;
+ * close and rename. 0, or -1 with f->ww->err (XSYS).
+ */
+int fetch_warc_writer_open(struct fetch *f, char *err, size_t errsize,
+    int *code);
+int fetch_warc_write(struct fetch *f, struct fetch_item *it);
+int fetch_warc_meta(struct fetch *f, const struct fetch_item *it, int outcome);
+int fetch_warc_writer_close(struct fetch *f, char *err, size_t errsize,
+    int *code);
 void fetch_warc_rec_free(struct fetch_warc_rec *w);
 
 #endif
