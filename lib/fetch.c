@@ -83,6 +83,7 @@ fetch_item_free(struct fetch *f, struct fetch_item *it)
 	buf_free(&it->job.body);
 	buf_free(&it->job.wreq);
 	buf_free(&it->job.wresp);
+	buf_free(&it->warc_gz);
 	free(it->line);
 	free(it->ctype);
 	free(it->file);
@@ -516,6 +517,8 @@ fetch_extract(const struct fetch_opts *o, struct fetch_item *it,
 
 	if (it->url == NULL || it->kept || j->outcome < 0)
 		return;
+	if (o->warc_file != NULL && !o->extract)
+		fetch_warc_build(o, it);
 	if (o->extract) {
 		j->start = t0;
 		if (it->warc != NULL)
@@ -805,9 +808,6 @@ crawl_done(void *arg, struct crawl_job *j)
 	struct fetch *f = arg;
 
 	f->incrawl--;
-	if (f->ww != NULL && !f->failed &&
-	    fetch_warc_write(f, (struct fetch_item *)j) < 0)
-		fail(f, XSYS, "%s", f->ww->err);
 	put(f, (struct fetch_item *)j);
 }
 

@@ -62,6 +62,7 @@ struct fetch_item {
 	size_t bytes;
 	struct fetch_warc_rec *warc;	/* a WARC record's (fetch_warc.h), or NULL */
 	char warc_id[48];	/* --warc-file: its response record's id */
+	struct buf warc_gz;	/* --warc-file: its records, made on a worker */
 	struct buf out;		/* its page record, made on a worker */
 	int kept;		/* --filter-only: kept, its line is written */
 	int bad;		/* 0, XDATA (a bad line or unreadable page) or XSYS */

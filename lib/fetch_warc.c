@@ -389,11 +389,21 @@ head_field(const char *h, size_t n, const char *name, char *v, size_t vs)
 	return 0;
 }
 
-int
-fetch_warc_write(struct fetch *f, struct fetch_item *it)
+/* Make a record into it->warc_gz, after those made before. */
+static void
+add_record(struct fetch_item *it, const struct warc_out *r, char *id)
+{
+	struct buf gz = { 0 };
+
+	warc_record_gz(r, id, &gz);
+	buf_add(&it->warc_gz, gz.p, gz.len);
+	buf_free(&gz);
+}
+
+void
+fetch_warc_build(const struct fetch_opts *o, struct fetch_item *it)
 {
 	struct crawl_job *j = &it->job;
-	struct warc_writer *w = f->ww;
 	size_t rp = 0, sp = 0, qn, sn = 0, plen;
 	const char *q, *s = NULL;
 	char scheme[8], host[512], path[2048], loc[16], reqid[48], fields[1024];
@@ -404,7 +414,7 @@ fetch_warc_write(struct fetch *f, struct fetch_item *it)
 
 	it->warc_id[0] = '\0';
 	if (j->wresp.len == 0)
-		return 0;
+		return;
 	snprintf(scheme, sizeof scheme, "%s", strncmp(j->url, "https:", 6) == 0 ?
 	    "https" : "http");
 	while (next_head(&j->wresp, &sp, &s, &sn)) {
@@ -433,8 +443,7 @@ fetch_warc_write(struct fetch *f, struct fetch_item *it)
 			rq = (struct warc_out){ "request", uri, j->fetched_at ?
 			    j->fetched_at : time(NULL), "application/http; msgtype=request",
 			    NULL, qv, 1 };
-			if (warc_writer_put(w, &rq, reqid) < 0)
-				return -1;
+			add_record(it, &rq, reqid);
 			rv[0].iov_base = (void *)s;
 			rv[0].iov_len = sn;
 			rv[1].iov_base = last ? j->body.p : NULL;
@@ -472,10 +481,7 @@ fetch_warc_write(struct fetch *f, struct fetch_item *it)
 			snprintf(fields + plen, sizeof fields - plen, "%s", trunc);
 			rs = (struct warc_out){ "response", uri, rq.date,
 			    "application/http; msgtype=response", fields, rv, 2 };
-			if (warc_writer_put(w, &rs, last ? it->warc_id : NULL) < 0) {
-				buf_free(&dec);
-				return -1;
-			}
+			add_record(it, &rs, last ? it->warc_id : NULL);
 		}
 		/* An absolute Location may change the scheme of the next hop. */
 		if (head_field(s, sn, "Location", loc, sizeof loc) &&
@@ -496,7 +502,7 @@ fetch_warc_write(struct fetch *f, struct fetch_item *it)
 			struct buf out = { 0 };
 
 			if (warc_decode(h.coding, j->body.p, j->body.len,
-			    f->o->c.max_bytes, &out, err, sizeof err) != 0) {
+			    o->c.max_bytes, &out, err, sizeof err) != 0) {
 				j->outcome = CR_ERROR;
 				snprintf(j->error, sizeof j->error, "%s", err);
 			}
@@ -505,7 +511,6 @@ fetch_warc_write(struct fetch *f, struct fetch_item *it)
 		}
 	}
 	buf_free(&dec);
-	return 0;
 }
 
 int
@@ -517,6 +522,10 @@ fetch_warc_meta(struct fetch *f, const struct fetch_item *it, int outcome)
 	struct warc_out r;
 	int k;
 
+	/* The exchanges first, as the worker made them. */
+	if (it->warc_gz.len > 0 && warc_writer_write(f->ww, it->warc_gz.p,
+	    it->warc_gz.len) < 0)
+		return -1;
 	if (it->warc_id[0] == '\0')
 		return 0;
 	buf_printf(&b, "outcome: %s\r\n", crawl_outcome[outcome]);

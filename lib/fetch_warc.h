@@ -46,15 +46,17 @@ void fetch_warc_free(struct fetch *f);
 
 /*
  * --warc-file: open PREFIX.warc.gz.open with its warcinfo record (0, or
- * -1 with err, XSYS); write an item's exchanges as request and response
- * records (each redirect hop; the body as received), then leave its body
- * as the payload to extract (chunks and content coding undone) and the
- * response's id in it->warc_id; the metadata record of its outcome;
- * close and rename. 0, or -1 with f->ww->err (XSYS).
+ * -1 with err: XUSAGE when the archive or its .open file exists, else
+ * XSYS). On a worker, fetch_warc_build makes an item's exchanges into
+ * request and response records (each redirect hop; the body as received)
+ * in it->warc_gz, the response's id in it->warc_id, then leaves its body
+ * as the payload to extract (chunks and content coding undone). In the
+ * item's turn, fetch_warc_meta writes them and the metadata record of its
+ * outcome (0, or -1 with f->ww->err, XSYS). Then close and rename.
  */
 int fetch_warc_writer_open(struct fetch *f, char *err, size_t errsize,
     int *code);
-int fetch_warc_write(struct fetch *f, struct fetch_item *it);
+void fetch_warc_build(const struct fetch_opts *o, struct fetch_item *it);
 int fetch_warc_meta(struct fetch *f, const struct fetch_item *it, int outcome);
 int fetch_warc_writer_close(struct fetch *f, char *err, size_t errsize,
     int *code);

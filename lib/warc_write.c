@@ -76,14 +76,14 @@ wfail(struct warc_writer *w)
 	return -1;
 }
 
-int
-warc_writer_put(struct warc_writer *w, const struct warc_out *r, char *id)
+void
+warc_record_gz(const struct warc_out *r, char *id, struct buf *out)
 {
 	char uuid[48], dg[40], date[32];
+	struct buf rec = { 0 };
 	struct tm tm;
 	z_stream z;
-	size_t len = 0, off;
-	ssize_t k;
+	size_t len = 0;
 	int i;
 
 	for (i = 0; i < r->nblock; i++)
@@ -94,44 +94,59 @@ warc_writer_put(struct warc_writer *w, const struct warc_out *r, char *id)
 	warc_digest(r->block, r->nblock, dg);
 	gmtime_r(&r->date, &tm);
 	strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	w->rec.len = 0;
-	buf_printf(&w->rec, "WARC/1.1\r\nWARC-Type: %s\r\nWARC-Record-ID: %s\r\n"
+	buf_printf(&rec, "WARC/1.1\r\nWARC-Type: %s\r\nWARC-Record-ID: %s\r\n"
 	    "WARC-Date: %s\r\n", r->type, uuid, date);
 	if (r->uri != NULL)
-		buf_printf(&w->rec, "WARC-Target-URI: %s\r\n", r->uri);
+		buf_printf(&rec, "WARC-Target-URI: %s\r\n", r->uri);
 	if (r->fields != NULL)
-		buf_adds(&w->rec, r->fields);
+		buf_adds(&rec, r->fields);
 	if (r->ctype != NULL)
-		buf_printf(&w->rec, "Content-Type: %s\r\n", r->ctype);
-	buf_printf(&w->rec, "WARC-Block-Digest: %s\r\nContent-Length: %zu\r\n\r\n",
+		buf_printf(&rec, "Content-Type: %s\r\n", r->ctype);
+	buf_printf(&rec, "WARC-Block-Digest: %s\r\nContent-Length: %zu\r\n\r\n",
 	    dg, len);
 	for (i = 0; i < r->nblock; i++)
-		buf_add(&w->rec, r->block[i].iov_base, r->block[i].iov_len);
-	buf_add(&w->rec, "\r\n\r\n", 4);
+		buf_add(&rec, r->block[i].iov_base, r->block[i].iov_len);
+	buf_add(&rec, "\r\n\r\n", 4);
 
 	memset(&z, 0, sizeof z);
 	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 		owt_fatal("cannot initialise zlib");
-	w->gz.len = 0;
-	buf_reserve(&w->gz, deflateBound(&z, w->rec.len));
-	z.next_in = (unsigned char *)w->rec.p;
-	z.avail_in = (uInt)w->rec.len;
-	z.next_out = (unsigned char *)w->gz.p;
-	z.avail_out = (uInt)(w->gz.cap - 1);
+	out->len = 0;
+	buf_reserve(out, deflateBound(&z, rec.len));
+	z.next_in = (unsigned char *)rec.p;
+	z.avail_in = (uInt)rec.len;
+	z.next_out = (unsigned char *)out->p;
+	z.avail_out = (uInt)(out->cap - 1);
 	if (deflate(&z, Z_FINISH) != Z_STREAM_END)
 		owt_fatal("deflate did not finish a record");
-	w->gz.len = z.total_out;
+	out->len = z.total_out;
 	deflateEnd(&z);
-	for (off = 0; off < w->gz.len; off += (size_t)k) {
-		k = write(w->fd, w->gz.p + off, w->gz.len - off);
+	buf_free(&rec);
+}
+
+int
+warc_writer_write(struct warc_writer *w, const void *p, size_t n)
+{
+	size_t off;
+	ssize_t k;
+
+	for (off = 0; off < n; off += (size_t)k) {
+		k = write(w->fd, (const char *)p + off, n - off);
 		if (k < 0 && errno == EINTR)
 			k = 0;
 		else if (k <= 0)
 			return wfail(w);
 	}
-	w->off += w->gz.len;
-	w->nrec++;
+	w->off += n;
 	return 0;
+}
+
+int
+warc_writer_put(struct warc_writer *w, const struct warc_out *r, char *id)
+{
+	warc_record_gz(r, id, &w->gz);
+	w->nrec++;
+	return warc_writer_write(w, w->gz.p, w->gz.len);
 }
 
 int
@@ -185,7 +200,6 @@ warc_writer_free(struct warc_writer *w)
 	w->fd = -1;
 	free(w->path);
 	free(w->open);
-	buf_free(&w->rec);
 	buf_free(&w->gz);
 	w->path = w->open = NULL;
 }

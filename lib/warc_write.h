@@ -16,7 +16,7 @@ struct warc_writer {
 	int fd;
 	uint64_t off;		/* bytes written */
 	unsigned long long nrec;
-	struct buf rec, gz;
+	struct buf gz;
 	char err[OWT_ERRSIZE];
 };
 
@@ -44,6 +44,14 @@ int warc_writer_open(struct warc_writer *w, const char *prefix,
  * Content-Length. 0, or -1 with w->err.
  */
 int warc_writer_put(struct warc_writer *w, const struct warc_out *r, char *id);
+/*
+ * Make one record as warc_writer_put does, as a gzip member into out (its
+ * content replaced); id[48] gets its id when not NULL. No I/O, no shared
+ * state: the extraction workers make records.
+ */
+void warc_record_gz(const struct warc_out *r, char *id, struct buf *out);
+/* Append whole gzip members to the archive: 0, or -1 with w->err. */
+int warc_writer_write(struct warc_writer *w, const void *p, size_t n);
 /* Sync, close and rename to PREFIX.warc.gz: 0, or -1 with w->err. */
 int warc_writer_close(struct warc_writer *w);
 void warc_writer_free(struct warc_writer *w);
