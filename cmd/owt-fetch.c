@@ -7,6 +7,7 @@
 #include <curl/curl.h>
 
 #include "web/fetch.h"
+#include "web/fetch_warc.h"
 #include "core/opt.h"
 #include "core/outfile.h"
 #include "core/util.h"
@@ -99,6 +100,9 @@ static const struct opt opts[] = {
 	    .p = &opt.c.agent,
 	    .help = "the User-Agent header (owt-fetch/VERSION)" },
 	OPT_ROW_VERSION,
+	{ .name = "warc-file", .arg = "prefix", .type = OPT_STR,
+	    .p = &opt.warc_file,
+	    .help = "archive every exchange in prefix.warc.gz" },
 	{ .name = "window", .arg = "n", .type = OPT_INT, .p = &window,
 	    .min = 1, .max = 1 << 24,
 	    .help = "URLs read and not yet written, at most (16384)" },
@@ -145,6 +149,7 @@ summary(struct fetch *f, double secs)
 	tally_print("outcomes", f->count, CR_NOUTCOMES);
 	if (f->count[CR_FILTERED].n)
 		tally_print("filtered", f->reasons + 1, URL_NREASONS - 1);
+	fetch_warc_summary(f);
 }
 
 int
@@ -162,11 +167,15 @@ main(int argc, char **argv)
 	first = owt_options(&options, argc, argv, NULL);
 	if (opt.extract + opt.filter_only > 1)
 		owt_die(XUSAGE, "--extract and --filter-only exclude each other");
+	if (opt.warc_file && opt.extract + opt.filter_only > 0)
+		owt_die(XUSAGE, "--warc-file archives a crawl: not with %s",
+		    opt.extract ? "--extract" : "--filter-only");
 	if (opt.c.agent == NULL) {
 		snprintf(agent, sizeof agent, "owt-fetch/%s", OWT_VERSION);
 		opt.c.agent = agent;
 	}
 	opt.c.low_speed = (long)low_speed;
+	opt.c.warc = opt.warc_file != NULL;
 	opt.c.window = (size_t)window;
 	if (opt.c.low_speed_time > opt.c.timeout)
 		opt.c.low_speed_time = opt.c.timeout < 1 ? 1 : (long)opt.c.timeout;
@@ -193,8 +202,11 @@ main(int argc, char **argv)
 	}
 	progress_done(&f.prog);
 	/* A bad line without -k ends the run at once, without a summary. */
-	if (status == XDATA && !opt.keep_going)
+	if (status == XDATA && !opt.keep_going) {
+		if (fetch_close(&f, err, sizeof err, &code) < 0)
+			owt_die(code, "%s", err);
 		exit(owt_finish(XDATA));
+	}
 	if (!opt.quiet)
 		summary(&f, progress_elapsed(&f.prog));
 	if (fetch_close(&f, err, sizeof err, &code) < 0)

@@ -160,6 +160,21 @@ like err 'shapes.jsonl:3: invalid JSON' "two objects on a line are rejected"
 like err 'shapes.jsonl:4: invalid JSON' "trailing garbage is rejected"
 like err 'shapes.jsonl:5: empty line$' "a blank line is reported"
 
+# zstd --long=31 (as the Reddit dumps are): a frame that declares a 2 GiB
+# window, past zstd's default decoding limit of 128 MB. Through a pipe the
+# size is unknown, so even a small input gets the large window.
+seq 1 2000 | sed 's/.*/{"text":"line &"}/' >long.jsonl
+zstd -q --long=31 --ultra -22 <long.jsonl >long.jsonl.zst
+zstd -lv long.jsonl.zst >zinfo 2>&1
+like zinfo 'Window Size: 2.00 GiB' "the fixture's frame declares a 2 GiB window"
+run jsonl-merge -q long.jsonl.zst
+is "$rc" 0 "a zstd --long=31 frame is read"
+same long.jsonl out "and gives the records back exactly"
+zstd -q --long=31 <long.jsonl | head -c 300 >cut.jsonl.zst
+run jsonl-merge -q cut.jsonl.zst
+is "$rc" 1 "a truncated --long=31 frame exits 1"
+like err '^jsonl-merge: cut.jsonl.zst:[0-9]+: truncated zstd data$' "and says it is truncated"
+
 # Usage errors.
 run jsonl-merge --memory 10 d
 is "$rc" 2 "--memory below 1M is a usage error"

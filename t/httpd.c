@@ -343,6 +343,17 @@ route(struct req *r)
 	if (strcmp(p, "bomb") == 0)
 		return respond(r, 200, "text/html", "Content-Encoding: gzip\r\n",
 		    bomb, bomb_len);
+	if (strcmp(p, "chunked") == 0) {
+		/* A page in three chunks (Transfer-Encoding: chunked). */
+		static const char m[] = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
+		    "Transfer-Encoding: chunked\r\n\r\n"
+		    "2f\r\n<html><head><title>Chunked</title></head><body>\r\n"
+		    "75\r\n<p>This page came in chunks, three of them, as HTTP/1.1 "
+		    "allows when a server does not know the length in advance.</p>\r\n"
+		    "e\r\n</body></html>\r\n0\r\n\r\n";
+
+		return send_all(r->fd, m, sizeof m - 1);
+	}
 	return respond(r, 404, "text/html", NULL, "<p>no such case</p>", 19);
 }
 

@@ -1,6 +1,9 @@
 # owt-fetch: crawl + extraction against t/httpd on loopback, side by side with
 # curl --parallel fetching the same URLs without extraction, and with
-# owt-fetch --extract on the same pages saved to disk. Pages: the
+# owt-fetch --extract on the same pages saved to disk, and as a WARC archive
+# that wget writes crawling them (a record a gzip member; issue 28's target:
+# >= 0.95 of the pages per second from saved files); and the crawl with
+# --warc-file beside the crawl without (target <= 1.05 of its wall time). Pages: the
 # extraction-dev sets of ../shared (751 real pages, each URL 3 times with a
 # different query), else the demo's speeches. Then peak RSS at 256
 # connections.
@@ -107,6 +110,7 @@ awk '{ print "url = \"" $0 "\"\noutput = \"/dev/null\"" }' "$BW/urls" >"$BW/curl
 flags="-q --allow-private --ignore-robots --delay 0 --per-host 64 --connections 64"
 owt-fetch $flags --html-dir "$BW/saved" --log "$BW/log" "$BW/urls" >/dev/null
 ls "$BW/saved"/*.gz >"$BW/files"
+wget -q -i "$BW/urls" -P "$BW/wget" --warc-file="$BW/site" 2>/dev/null || :
 saved=$(wc -l <"$BW/files" | tr -d ' ')
 bytes=$(sed 's/.*"bytes":\([0-9]*\).*/\1/' "$BW/log" | awk '{ s += $1 } END { print s }')
 # Wall seconds, then CPU seconds (user + system) in a third column.
@@ -119,9 +123,14 @@ measure_cpu() {
 load=$(cut -d ' ' -f 1 /proc/loadavg)
 for i in $(seq "$REPS"); do
 	measure_cpu "$BW/crawl" owt-fetch $flags "$BW/urls" >/dev/null
+	measure_cpu "$BW/crawlw" owt-fetch $flags --warc-file "$BW/crawl$i" "$BW/urls" >/dev/null
 	measure_cpu "$BW/curl" curl -s -Z --parallel-max 64 --compressed -K "$BW/curl.cfg" 2>/dev/null
 	measure_cpu "$BW/extract" owt-fetch -q --extract "$BW/files" >/dev/null
+	measure_cpu "$BW/warc" owt-fetch -q --extract "$BW/site.warc.gz" >/dev/null
 done
+t_warc=$(median "$BW/warc" 1)
+t_crawlw=$(median "$BW/crawlw" 1)
+c_crawlw=$(median "$BW/crawlw" 3)
 t_crawl=$(median "$BW/crawl" 1)
 t_curl=$(median "$BW/curl" 1)
 t_ext=$(median "$BW/extract" 1)
@@ -132,6 +141,10 @@ echo "pages: $src; $n URLs, $saved saved, $bytes bytes decompressed; $(nproc) co
 echo "owt-fetch (fetch + extract, 64 connections): $(rate "$n" "$t_crawl") pages/s, $(mbps "$bytes" "$t_crawl") MB/s ($t_crawl s, RSS $(($(median "$BW/crawl" 2) / 1024)) MB)"
 echo "curl --parallel (fetch only, 64):            $(rate "$n" "$t_curl") pages/s, $(mbps "$bytes" "$t_curl") MB/s ($t_curl s)"
 echo "owt-fetch --extract (same pages from disk):  $(rate "$saved" "$t_ext") pages/s, $(mbps "$bytes" "$t_ext") MB/s ($t_ext s)"
+echo "owt-fetch --extract (wget's WARC of them):  $(rate "$saved" "$t_warc") pages/s ($t_warc s, $(wc -c <"$BW/site.warc.gz" | tr -d ' ') bytes of .warc.gz)"
+echo "ratio pages/s WARC / saved files: $(ratio "$t_ext" "$t_warc") (target >= 0.95)"
+echo "owt-fetch --warc-file (crawl, archived, gzip level 6): $(rate "$n" "$t_crawlw") pages/s ($t_crawlw s, CPU $c_crawlw s, $(wc -c <"$BW/crawl1.warc.gz" | tr -d ' ') bytes of .warc.gz)"
+echo "ratio crawl with / without --warc-file: wall $(ratio "$t_crawlw" "$t_crawl") (target <= 1.05), CPU $(ratio "$c_crawlw" "$c_crawl")"
 echo "ratio crawl / extract-from-disk time: $(ratio "$t_crawl" "$t_ext") (target <= 1.25)"
 echo "ratio crawl / curl time: $(ratio "$t_crawl" "$t_curl")"
 echo "CPU time: crawl $c_crawl s = $(rate "$n" "$c_crawl") pages per CPU-second, $(rate "$((n * $(nproc)))" "$c_crawl") pages/s on $(nproc) idle cores; extract $c_ext s = $(rate "$saved" "$c_ext") pages per CPU-second"

@@ -179,7 +179,14 @@ input_open(struct input *in, const char *path)
 	} else if (in->rawlen >= 4 && memcmp(in->raw, zstdmagic, 4) == 0) {
 		in->kind = IN_ZSTD;
 		in->zs = ZSTD_createDStream();
-		if (in->zs == NULL || ZSTD_isError(ZSTD_initDStream(in->zs))) {
+		/*
+		 * Frames of zstd --long=31 (the Reddit dumps) declare a 2 GiB
+		 * window; the default limit is 128 MB. The memory is only
+		 * taken when a frame declares it.
+		 */
+		if (in->zs == NULL || ZSTD_isError(ZSTD_initDStream(in->zs)) ||
+		    ZSTD_isError(ZSTD_DCtx_setParameter(in->zs,
+		    ZSTD_d_windowLogMax, INPUT_ZSTD_WINDOWLOG))) {
 			snprintf(in->err, sizeof in->err, "%s: cannot initialise "
 			    "zstd", in->name);
 			goto fail;

@@ -16,6 +16,9 @@
  */
 #define INPUT_MAX_LINE (256UL << 20)
 
+/* The largest zstd window accepted: 2^31 bytes, what zstd --long=31 writes. */
+#define INPUT_ZSTD_WINDOWLOG 31
+
 enum { IN_PLAIN, IN_GZIP, IN_ZSTD };
 
 /* Why a file, line or record was rejected; input_bad_name[] names them in summaries. */

@@ -200,6 +200,28 @@ on_write(char *p, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
+/* o.warc: each response head as received, hop after hop. */
+static size_t
+on_header(char *p, size_t size, size_t nmemb, void *arg)
+{
+	struct crawl_job *j = arg;
+
+	buf_add(&j->wresp, p, size * nmemb);
+	return size * nmemb;
+}
+
+/* o.warc: each request head as sent. */
+static int
+on_debug(CURL *e, curl_infotype type, char *p, size_t n, void *arg)
+{
+	struct crawl_job *j = arg;
+
+	(void)e;
+	if (type == CURLINFO_HEADER_OUT)
+		buf_add(&j->wreq, p, n);
+	return 0;
+}
+
 /* ---- hosts ---- */
 
 /* "scheme://name:port" of an absolute http(s) URL into key; 0 or -1. */
@@ -497,7 +519,19 @@ start(struct crawl *c, struct crawl_job *j)
 	curl_easy_setopt(e, CURLOPT_MAXREDIRS, (long)CRAWL_MAX_REDIRS);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+	if (c->o.warc && !j->robots) {
+		/* The archive holds the body as sent: no content coding asked. */
+		j->wreq.len = j->wresp.len = 0;
+		curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
+		curl_easy_setopt(e, CURLOPT_HTTP_TRANSFER_DECODING, 0L);
+		curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+		curl_easy_setopt(e, CURLOPT_HEADERDATA, j);
+		curl_easy_setopt(e, CURLOPT_DEBUGFUNCTION, on_debug);
+		curl_easy_setopt(e, CURLOPT_DEBUGDATA, j);
+		curl_easy_setopt(e, CURLOPT_VERBOSE, 1L);
+	} else {
+		curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+	}
 	curl_easy_setopt(e, CURLOPT_USERAGENT, c->o.agent);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(c->o.connect_timeout * 1e3));
@@ -716,6 +750,12 @@ finished(struct crawl *c, CURLMsg *m)
 
 	curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&j);
 	h = j->host;
+	if (c->o.warc && !j->robots) {
+		char *ip = NULL;
+
+		curl_easy_getinfo(e, CURLINFO_PRIMARY_IP, &ip);
+		snprintf(j->ip, sizeof j->ip, "%s", ip ? ip : "");
+	}
 	classify(j, rc, curl_easy_strerror(rc));
 	curl_easy_getinfo(e, CURLINFO_RETRY_AFTER, &retry_after);
 	curl_multi_remove_handle(c->multi, e);

@@ -44,6 +44,11 @@ struct crawl_opt {
 	size_t window;		/* URLs read ahead of the transfers */
 	int allow_private;
 	int ignore_robots;
+	/*
+	 * Keep each exchange for a WARC archive (job.wreq, wresp, ip): HTTP/1.1,
+	 * no Accept-Encoding, the body as received (chunked framing kept).
+	 */
+	int warc;
 	const char *agent;	/* User-Agent header */
 	const char *robots_token;	/* the name robots.txt groups are matched on */
 	void *resolve;		/* struct curl_slist of "host:port:address" */
@@ -64,6 +69,9 @@ struct crawl_job {
 	double ms;		/* milliseconds from the first try to the end */
 	time_t fetched_at;
 	int tries;
+	/* o.warc: the last try's request and response heads, each hop's in turn */
+	struct buf wreq, wresp;
+	char ip[64];		/* the last connection's address */
 
 	/* the crawler's */
 	struct crawl_job *next;

@@ -24,6 +24,8 @@
 
 #include "core/batch.h"
 #include "web/fetch.h"
+#include "web/fetch_warc.h"
+#include "web/warc_write.h"
 #include "core/outfile.h"
 
 /* Log lines held before they are written, at most, and the seconds between flushes. */
@@ -79,6 +81,9 @@ fetch_item_free(struct fetch *f, struct fetch_item *it)
 	free(it->job.final_url);
 	free(it->job.content_type);
 	buf_free(&it->job.body);
+	buf_free(&it->job.wreq);
+	buf_free(&it->job.wresp);
+	buf_free(&it->warc_gz);
 	free(it->line);
 	free(it->ctype);
 	free(it->file);
@@ -88,7 +93,14 @@ fetch_item_free(struct fetch *f, struct fetch_item *it)
 	buf_free(&it->meta.date);
 	buf_free(&it->meta.lang);
 	buf_free(&it->out);
+	fetch_warc_rec_free(it->warc);
 	free(it);
+}
+
+struct fetch_item *
+fetch_item_new(struct fetch *f)
+{
+	return item_new(f);
 }
 
 /* A bad line or file of the input, as an item. */
@@ -111,9 +123,16 @@ bad_item(struct fetch *f, int reason, const char *fmt, ...)
 	return it;
 }
 
+struct fetch_item *
+fetch_bad_item(struct fetch *f, int reason, const char *msg)
+{
+	return bad_item(f, reason, "%s", msg);
+}
+
 /*
  * The next input line (without '\n'), over all operands: 1; 0 at the end
- * or on a read error (f->failed); -1 with *bad, a bad file or line.
+ * or on a read error (f->failed); -1 with *bad, a bad file or line; 2, a
+ * WARC archive opened (fetch_warc_item reads it).
  */
 static int
 next_line(struct fetch *f, char **line, size_t *len, struct fetch_item **bad)
@@ -126,6 +145,10 @@ next_line(struct fetch *f, char **line, size_t *len, struct fetch_item **bad)
 			if (f->cur + 1 >= (f->npaths > 0 ? f->npaths : 1))
 				return 0;
 			f->cur++;
+			/* --extract: an archive operand gives records, not lines. */
+			if (f->o->extract && f->npaths > 0 && (k = fetch_warc_open(f,
+			    f->paths[f->cur], 1, bad)) != 0)
+				return k < 0 ? -1 : 2;
 			if (input_open(in, f->npaths > 0 ? f->paths[f->cur] : "-") < 0) {
 				if (in->errcode == XSYS) {
 					fail(f, XSYS, "%s", in->err);
@@ -160,19 +183,24 @@ struct fetch_item *
 fetch_item_next(struct fetch *f)
 {
 	const char *key = f->o->extract ? "file" : "url";
-	struct fetch_item *it;
+	struct fetch_item *it, *bad;
 	char *line, err[512];
 	size_t len;
 	int k;
 
-	while (!(f->stop && *f->stop) && !f->failed &&
-	    (k = next_line(f, &line, &len, &it)) != 0) {
+	while (!(f->stop && *f->stop) && !f->failed) {
 		const char *u, *why;
 		size_t ulen;
 		int r;
 
+		if (fetch_warc_active(f) && (it = fetch_warc_item(f)) != NULL)
+			return it;
+		if ((k = next_line(f, &line, &len, &it)) == 0)
+			break;
 		if (k < 0)
 			return it;
+		if (k == 2)
+			continue;
 		if (f->lineno++ % f->o->shard[1] != f->o->shard[0])
 			continue;
 		while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\t' ||
@@ -210,6 +238,14 @@ fetch_item_next(struct fetch *f)
 			it->url = xstrndup(line, len);
 		}
 		it->job.url = it->url;
+		/* A line naming an archive: its records, in place of the line. */
+		if (f->o->extract && (r = fetch_warc_open(f, it->url, 0,
+		    &bad)) != 0) {
+			fetch_item_free(f, it);
+			if (r < 0)
+				return bad;
+			continue;
+		}
 		return it;
 	}
 	return NULL;
@@ -239,7 +275,7 @@ fetch_filter(struct fetch *f, struct fetch_item *it)
  * by the JSON writer (each a top-level value of its own).
  */
 struct fields {
-	struct json_edit ed[12];
+	struct json_edit ed[16];
 	size_t n;
 	struct buf vals;
 	struct json_w w;
@@ -352,6 +388,16 @@ fetch_write_page(const struct fetch_opts *o, const struct fetch_item *it,
 	add_num(&fl, "bytes", it->bytes);
 	if (it->file && !o->extract)
 		add_str(&fl, "file", it->file, strlen(it->file));
+	if (it->warc != NULL) {
+		if (j->status)
+			add_num(&fl, "http_status", j->status);
+		if (j->fetched_at)
+			add_time(&fl, "fetched_at", j->fetched_at);
+		add_str(&fl, "warc_record_id", it->warc->id, it->warc->id ?
+		    strlen(it->warc->id) : 0);
+		add_str(&fl, "warc_file", it->warc->file, strlen(it->warc->file));
+		add_num(&fl, "warc_offset", (double)it->warc->offset);
+	}
 	put_fields(&fl, rec, it->line, it->len, out);
 }
 
@@ -471,9 +517,14 @@ fetch_extract(const struct fetch_opts *o, struct fetch_item *it,
 
 	if (it->url == NULL || it->kept || j->outcome < 0)
 		return;
+	if (o->warc_file != NULL && !o->extract)
+		fetch_warc_build(o, it);
 	if (o->extract) {
 		j->start = t0;
-		read_page(o, it);
+		if (it->warc != NULL)
+			fetch_warc_payload(o, it);
+		else
+			read_page(o, it);
 		if (it->bad)
 			return;
 	}
@@ -487,7 +538,9 @@ fetch_extract(const struct fetch_opts *o, struct fetch_item *it,
 		buf_free(&j->body);
 		return;
 	}
-	if (extract_page(j->body.p ? j->body.p : "", j->body.len, j->content_type,
+	if (it->warc != NULL && it->warc->type == WARC_CONVERSION)
+		;	/* WET: the record's text is the text */
+	else if (extract_page(j->body.p ? j->body.p : "", j->body.len, j->content_type,
 	    &it->title, &it->text, &it->meta, &it->enc, xerr, sizeof xerr,
 	    &code) < 0) {
 		j->outcome = CR_BAD_HTML;
@@ -588,6 +641,10 @@ finish(struct fetch *f, struct batch *b, struct fetch_item *it)
 		return;
 	}
 	f->nbytes += it->bytes;
+	if (f->ww != NULL && fetch_warc_meta(f, it, oc) < 0) {
+		fail(f, XSYS, "%s", f->ww->err);
+		return;
+	}
 	if (oc == CR_OK)
 		buf_add(&b->out, it->out.p, it->out.len);
 	if (f->logfd >= 0)
@@ -943,6 +1000,9 @@ fetch_open(struct fetch *f, const struct fetch_opts *o, char *const *paths,
 	if (o->resume && fetch_resume_load(&f->done, o->resume, err, errsize,
 	    code) < 0)
 		return -1;
+	if (o->warc_file && !o->extract && !o->filter_only &&
+	    fetch_warc_writer_open(f, err, errsize, code) < 0)
+		return -1;
 	if (o->log) {
 		flags = O_WRONLY | O_CREAT;
 		flags |= o->resume && strcmp(o->resume, o->log) == 0 ?
@@ -959,6 +1019,8 @@ fetch_close(struct fetch *f, char *err, size_t errsize, int *code)
 {
 	int fd = f->logfd;
 
+	if (fetch_warc_writer_close(f, err, errsize, code) < 0)
+		return -1;
 	f->logfd = -1;
 	if (fd >= 0 && close(fd) != 0)
 		return owt_fail_errno(err, errsize, code, XSYS,
@@ -974,6 +1036,12 @@ fetch_free(struct fetch *f)
 	if (f->in_open)
 		input_close(&f->in);
 	f->in_open = 0;
+	fetch_warc_free(f);
+	if (f->ww != NULL) {
+		warc_writer_free(f->ww);
+		free(f->ww);
+		f->ww = NULL;
+	}
 	if (f->logfd >= 0)
 		close(f->logfd);
 	f->logfd = -1;

@@ -14,11 +14,18 @@
 #include "web/urlset.h"
 #include "core/util.h"
 
-/* Why an input line was bad, past input_bad_name[]: a missing or non-string field. */
+/*
+ * Why an input line was bad, past input_bad_name[]: a missing or
+ * non-string field; a corrupt or truncated WARC record.
+ */
 #define FETCH_BAD_FIELD BAD_NREASONS
-#define FETCH_NBAD (BAD_NREASONS + 1)
+#define FETCH_BAD_WARC (BAD_NREASONS + 1)
+#define FETCH_NBAD (BAD_NREASONS + 2)
 
 struct batch_loop;
+struct fetch_warc;
+struct fetch_warc_rec;
+struct warc_writer;
 
 struct fetch_opts {
 	int extract;		/* read saved pages (lines name files), not URLs */
@@ -27,6 +34,7 @@ struct fetch_opts {
 	int keep_going, quiet, progress;
 	int workers;		/* extraction threads (0: inline) */
 	const char *html_dir;	/* keep each fetched page there, or NULL */
+	const char *warc_file;	/* archive every exchange in PREFIX.warc.gz, or NULL */
 	const char *blacklist;	/* more blacklisted domains, or NULL */
 	const char *log;	/* every URL's outcome as JSONL, or NULL */
 	const char *resume;	/* skip the URLs this log has, or NULL */
@@ -52,6 +60,9 @@ struct fetch_item {
 	struct extract_meta meta;
 	const char *enc;
 	size_t bytes;
+	struct fetch_warc_rec *warc;	/* a WARC record's (fetch_warc.h), or NULL */
+	char warc_id[48];	/* --warc-file: its response record's id */
+	struct buf warc_gz;	/* --warc-file: its records, made on a worker */
 	struct buf out;		/* its page record, made on a worker */
 	int kept;		/* --filter-only: kept, its line is written */
 	int bad;		/* 0, XDATA (a bad line or unreadable page) or XSYS */
@@ -81,6 +92,8 @@ struct fetch {
 	int npaths, cur, in_open;
 	struct input in;
 	unsigned long long lineno;	/* lines of all operands, for --shard */
+	struct fetch_warc *warc;	/* --extract: WARC archives read (fetch_warc.c) */
+	struct warc_writer *ww;		/* --warc-file (fetch_warc.c) */
 	unsigned long long nread;	/* items read */
 
 	/* counts for the summary */
@@ -142,6 +155,9 @@ unsigned long long fetch_nbad(const struct fetch *f);
  */
 struct fetch_item *fetch_item_next(struct fetch *f);
 void fetch_item_free(struct fetch *f, struct fetch_item *it);
+/* A new item of the input; a bad one, with reason and msg (fetch_warc.c's). */
+struct fetch_item *fetch_item_new(struct fetch *f);
+struct fetch_item *fetch_bad_item(struct fetch *f, int reason, const char *msg);
 /* Filter an item: 0 to fetch it (job.url its normal form), else 1 (filtered). */
 int fetch_filter(struct fetch *f, struct fetch_item *it);
 

@@ -1,0 +1,85 @@
+#!/bin/sh
+# owt-fetch --warc-file: a crawl of a loopback site archived as
+# PREFIX.warc.gz (a redirect's two hops, a 404, a chunked page); owt-fetch
+# --extract on it gives the crawl's texts, and webrecorder's warcio (npm,
+# t/warcio) reads every record, recomputes every digest and finds each
+# response joined to its request and each outcome to its response.
+. "${OWT_SRC:-.}/t/lib.sh"
+. "$OWT_SRC/t/httpd.sh"
+. "$OWT_SRC/t/warc.sh"
+
+cd "$T" || exit 3
+mkdir www
+for p in harbour mountain forest; do
+	warc_page "The $p page" "$p" >"www/$p.html"
+done
+printf '<html><body><p>Caf\351 cr\350me br\373l\351e, served as latin1, with enough words to be an article here.</p></body></html>' >www/latin1.html
+httpd_start www
+printf '%s\n' "$B/harbour.html" "$B/__owt/redirect?to=/mountain.html" \
+    "$B/forest.html" "$B/latin1.html?ct=text/html%3Bcharset%3Diso-8859-1" \
+    "$B/__owt/chunked" "$B/__owt/status/404" >urls
+
+run owt-fetch --allow-private --ignore-robots --delay 0 --ordered \
+    --warc-file site --log log urls
+is "$rc" 0 "a crawl with --warc-file exits 0"
+like err '^owt-fetch: outcomes: 5 ok, 1 http$' "5 pages and a 404"
+mv out crawl.jsonl
+ok_file=no
+[ -s site.warc.gz ] && [ ! -e site.warc.gz.open ] && ok_file=yes
+is "$ok_file" yes "site.warc.gz is written, the .open name is gone"
+
+run owt-fetch --extract site.warc.gz
+is "$rc" 0 "--extract reads it back"
+like err '^owt-fetch: outcomes: 5 ok, 2 http$' "the pages, the 404 and the redirect hop"
+like err '^owt-fetch: WARC records skipped: 1 warcinfo, 7 request, 6 metadata$' \
+    "a warcinfo, 7 requests (6 URLs, a redirect hop), 6 outcomes"
+# title and text, sorted (the redirect's record is its last hop's URL)
+tt() {
+	sed -E 's/^\{"url":"[^"]*","title":("([^"\\]|\\.)*"),"text":("([^"\\]|\\.)*").*/\1 \3/' "$1" | sort
+}
+tt crawl.jsonl >want
+tt out >got
+same want got "the archive gives the crawl's titles and texts"
+like out '"title":"Chunked","text":"This page came in chunks,' \
+    "a chunked body is archived as received and extracted undone"
+like out '"text":"Café crème brûlée,.*"charset":"WINDOWS-1252"' \
+    "the charset of the archived header"
+
+run owt-fetch --warc-file x --extract site.warc.gz
+is "$rc" 2 "--warc-file with --extract is a usage error"
+like err '^owt-fetch: --warc-file archives a crawl: not with --extract$' "and says so"
+printf '%s/harbour.html\n' "$B" >one
+run owt-fetch -q --allow-private --ignore-robots --warc-file site one
+is "$rc" 2 "an existing archive is not overwritten"
+like err "^owt-fetch: --warc-file: 'site.warc.gz' exists: give another prefix$" \
+    "and says so"
+: >left.warc.gz.open
+run owt-fetch -q --allow-private --ignore-robots --warc-file left one
+is "$rc" 2 "nor the .open file of a killed run"
+run owt-fetch -q --allow-private --ignore-robots --warc-file nodir/x one
+is "$rc" 3 "an archive that cannot be created exits 3"
+like err "^owt-fetch: cannot create 'nodir/x.warc.gz.open': No such file or directory$" \
+    "and names it"
+
+# warcio, from the registry (t/warcio/package-lock.json); skipped offline.
+mkdir warcio
+cp "$OWT_SRC/t/warcio/package.json" "$OWT_SRC/t/warcio/package-lock.json" \
+    "$OWT_SRC/t/warcio/check.mjs" warcio/
+if command -v node >/dev/null && command -v npm >/dev/null &&
+    (cd warcio && timeout 120 npm ci --no-audit --no-fund >npm.log 2>&1); then
+	run node warcio/check.mjs site.warc.gz
+	is "$rc" 0 "warcio reads every record"
+	like out '^records 21$' "21 records: warcinfo, 7 requests, 7 responses, 6 metadata"
+	is "$(grep -c ' block=ok ' out)" 21 "every WARC-Block-Digest verifies"
+	is "$(grep -c ' payload=ok ' out)" 5 "every WARC-Payload-Digest verifies (the 5 pages)"
+	unlike out ' (block|payload|pair)=bad' "no digest or pairing is wrong"
+	is "$(grep -c '^response .* pair=ok$' out)" 7 \
+	    "each response is WARC-Concurrent-To its request"
+	is "$(grep -c '^metadata .* pair=ok$' out)" 6 \
+	    "each URL's outcome is WARC-Concurrent-To its response"
+	is "$(grep -c '^metadata' out)" "$(wc -l <log | tr -d ' ')" \
+	    "as many outcomes as lines in the crawl log"
+else
+	skip "warcio: npm ci failed (no registry?)"
+fi
+done_testing
