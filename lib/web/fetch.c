@@ -51,83 +51,7 @@ fail(struct fetch *f, int code, const char *fmt, ...)
 	f->failed = f->stopping = 1;
 }
 
-/* ---- items ---- */
-
-static struct fetch_item *
-item_new(struct fetch *f)
-{
-	struct fetch_item *it = xcalloc(1, sizeof *it);
-
-	it->seq = f->nread++;
-	it->next = f->live;
-	if (f->live)
-		f->live->prev = it;
-	f->live = it;
-	return it;
-}
-
-void
-fetch_item_free(struct fetch *f, struct fetch_item *it)
-{
-	if (it->prev)
-		it->prev->next = it->next;
-	else if (f->live == it)
-		f->live = it->next;
-	if (it->next)
-		it->next->prev = it->prev;
-	if (it->job.url != it->url)
-		free(it->job.url);
-	free(it->url);
-	free(it->job.final_url);
-	free(it->job.content_type);
-	buf_free(&it->job.body);
-	buf_free(&it->job.wreq);
-	buf_free(&it->job.wresp);
-	buf_free(&it->warc_gz);
-	free(it->line);
-	free(it->ctype);
-	free(it->file);
-	free(it->msg);
-	buf_free(&it->title);
-	buf_free(&it->text);
-	buf_free(&it->meta.date);
-	buf_free(&it->meta.lang);
-	buf_free(&it->out);
-	fetch_warc_rec_free(it->warc);
-	free(it);
-}
-
-struct fetch_item *
-fetch_item_new(struct fetch *f)
-{
-	return item_new(f);
-}
-
-/* A bad line or file of the input, as an item. */
-static struct fetch_item *
-bad_item(struct fetch *f, int reason, const char *fmt, ...) OWT_PRINTF(3, 4);
-
-static struct fetch_item *
-bad_item(struct fetch *f, int reason, const char *fmt, ...)
-{
-	struct fetch_item *it = item_new(f);
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	it->bad = XDATA;
-	it->reason = reason;
-	it->msg = xstrdup(msg);
-	return it;
-}
-
-struct fetch_item *
-fetch_bad_item(struct fetch *f, int reason, const char *msg)
-{
-	return bad_item(f, reason, "%s", msg);
-}
+/* ---- items: fetch_item.c ---- */
 
 /*
  * The next input line (without '\n'), over all operands: 1; 0 at the end
@@ -154,7 +78,7 @@ next_line(struct fetch *f, char **line, size_t *len, struct fetch_item **bad)
 					fail(f, XSYS, "%s", in->err);
 					return 0;
 				}
-				*bad = bad_item(f, in->reason, "%s", in->err);
+				*bad = fetch_item_bad(f, in->reason, "%s", in->err);
 				return -1;
 			}
 			f->in_open = 1;
@@ -166,7 +90,7 @@ next_line(struct fetch *f, char **line, size_t *len, struct fetch_item **bad)
 				fail(f, XSYS, "%s", in->err);
 				return 0;
 			}
-			*bad = bad_item(f, in->reason, "%s", in->err);
+			*bad = fetch_item_bad(f, in->reason, "%s", in->err);
 			/* The rest of corrupt compressed data cannot be read. */
 			if (in->reason == BAD_COMPRESSED) {
 				input_close(in);
@@ -212,17 +136,17 @@ fetch_item_next(struct fetch *f)
 			continue;
 		if (*line == '{') {
 			if ((r = json_rec_parse(&f->rec, line, len, err, sizeof err)) != 0)
-				return bad_item(f, r, "%s:%lu: %s", f->in.name,
+				return fetch_item_bad(f, r, "%s:%lu: %s", f->in.name,
 				    f->in.lineno, err);
 			if ((u = json_rec_str(&f->rec, key, &ulen, &why)) == NULL)
-				return bad_item(f, FETCH_BAD_FIELD, "%s:%lu: %s '%s' "
+				return fetch_item_bad(f, FETCH_BAD_FIELD, "%s:%lu: %s '%s' "
 				    "field", f->in.name, f->in.lineno, why, key);
 			if (f->o->resume && urlset_has(&f->done, u,
 			    strnlen(u, ulen))) {
 				f->nresumed++;
 				continue;
 			}
-			it = item_new(f);
+			it = fetch_item_new(f);
 			it->line = xstrndup(line, len);
 			it->len = len;
 			it->url = xstrndup(u, ulen);
@@ -234,7 +158,7 @@ fetch_item_next(struct fetch *f)
 				f->nresumed++;
 				continue;
 			}
-			it = item_new(f);
+			it = fetch_item_new(f);
 			it->url = xstrndup(line, len);
 		}
 		it->job.url = it->url;

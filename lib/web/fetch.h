@@ -155,9 +155,10 @@ unsigned long long fetch_nbad(const struct fetch *f);
  */
 struct fetch_item *fetch_item_next(struct fetch *f);
 void fetch_item_free(struct fetch *f, struct fetch_item *it);
-/* A new item of the input; a bad one, with reason and msg (fetch_warc.c's). */
+/* A new item of the input; a bad one, with reason and msg (fetch_item.c). */
 struct fetch_item *fetch_item_new(struct fetch *f);
-struct fetch_item *fetch_bad_item(struct fetch *f, int reason, const char *msg);
+struct fetch_item *fetch_item_bad(struct fetch *f, int reason, const char *fmt,
+    ...) OWT_PRINTF(3, 4);
 /* Filter an item: 0 to fetch it (job.url its normal form), else 1 (filtered). */
 int fetch_filter(struct fetch *f, struct fetch_item *it);
 

@@ -59,7 +59,7 @@ fetch_warc_open(struct fetch *f, const char *path, int sharded,
 	w->files = xgrow(w->files, &w->filecap, w->nfiles + 1, sizeof *w->files);
 	w->file = w->files[w->nfiles++] = xstrdup(path);
 	if (warc_open(&w->r, w->file, NULL, 0, w->file) < 0) {
-		*bad = fetch_bad_item(f, BAD_OPEN, w->r.err);
+		*bad = fetch_item_bad(f, BAD_OPEN, "%s", w->r.err);
 		if (w->r.errcode == XSYS)
 			(*bad)->bad = XSYS;
 		return -1;
@@ -145,7 +145,7 @@ fetch_warc_item(struct fetch *f)
 			}
 		}
 		/* A corrupt or truncated record: the rest cannot be trusted. */
-		it = fetch_bad_item(f, FETCH_BAD_WARC, w->r.err);
+		it = fetch_item_bad(f, FETCH_BAD_WARC, "%s", w->r.err);
 		if (w->r.errcode == XSYS)
 			it->bad = XSYS;
 		w->ncut++;
@@ -283,17 +283,6 @@ fetch_warc_summary(const struct fetch *f)
 	if (w->ncut)
 		fprintf(stderr, "%s: %llu WARC files cut short at a bad record\n",
 		    owt_prog, w->ncut);
-}
-
-void
-fetch_warc_rec_free(struct fetch_warc_rec *w)
-{
-	if (w == NULL)
-		return;
-	free(w->id);
-	free(w->ptype);
-	free(w->ctype);
-	free(w);
 }
 
 void

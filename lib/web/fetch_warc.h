@@ -60,6 +60,5 @@ void fetch_warc_build(const struct fetch_opts *o, struct fetch_item *it);
 int fetch_warc_meta(struct fetch *f, const struct fetch_item *it, int outcome);
 int fetch_warc_writer_close(struct fetch *f, char *err, size_t errsize,
     int *code);
-void fetch_warc_rec_free(struct fetch_warc_rec *w);
 
 #endif
