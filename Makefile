@@ -65,8 +65,15 @@ GPU_PROGS = bpe-encode idx-pack gpt-train gpt-sample
 GPU_LIB = batch blas bpe buf ckpt ckpt_args comm comm_nccl dist gemv gen \
 	gen_queue gpt gpt_cpu gpt_data gpt_device gpt_infer gpt_plan input json jsonl \
 	mmidx mt19937 opt outfile par pipeline progress safetensors sampler \
-	schedule sgemm512 tally tok train train_log train_run uniclass utf8 util
+	schedule serve serve_api sgemm512 tally tok train train_log train_run \
+	uniclass utf8 util
 ifeq ($(GPU_ONLY),1)
+# Where pkg-config knows no libmicrohttpd (the GPU machine), gpt-sample
+# is built without --listen (lib/serve.c's OWT_NO_MHD).
+ifneq ($(shell pkg-config --exists libmicrohttpd 2>/dev/null && echo y),y)
+PKGS_gpt-sample := $(filter-out libmicrohttpd,$(PKGS_gpt-sample))
+$(B)/lib/serve.o: OWT_CPPFLAGS += -DOWT_NO_MHD
+endif
 PROGS := $(GPU_PROGS)
 LIB_OBJS := $(GPU_LIB:%=$(B)/lib/%.o)
 BINS := $(addprefix $(B)/bin/,$(PROGS))

@@ -3,11 +3,13 @@
 #include <math.h>
 #include <omp.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "blas.h"
+#include "buf.h"
 #include "bpe.h"
 #include "ckpt.h"
 #include "ckpt_args.h"
@@ -30,7 +32,7 @@ static struct {
 	double temperature, top_p;
 	uint64_t seed;
 	const char *device, *genfile, *key, *load, *merges, *vocab, *input;
-	const char *output, *listen, *name;
+	const char *output, *listen, *name, *keyfile;
 } opt = {
 	.batch = 4, .out_len = 1024, .temperature = 1.0, .parallel = 4,
 	.queue = 64, .drain = 30,
@@ -54,6 +56,9 @@ static const struct opt opts[] = {
 	    "skip bad records (still exit 1)"),
 	OPT_ROW_QUIET(&opt.quiet,
 	    "no log or summary on stderr"),
+	{ .name = "api-key-file", .arg = "file", .type = OPT_STR,
+	    .p = &opt.keyfile,
+	    .help = "--listen: requests need Authorization: Bearer (file)" },
 	{ .name = "device", .arg = "dev", .type = OPT_STR, .p = &opt.device,
 	    .help = "auto, cpu or cuda ($OWT_DEVICE, else auto)" },
 	{ .name = "drain-timeout", .arg = "s", .type = OPT_DOUBLE,
@@ -179,7 +184,7 @@ serving(void)
 	    "sample-output-file", "score", "interactive", "greedy",
 	    "num-samples", "ids", "json-keys", "score-stride", "keep-going" };
 	static const char *const server[] = { "parallel", "queue",
-	    "served-model-name", "drain-timeout" };
+	    "served-model-name", "drain-timeout", "api-key-file" };
 	size_t i;
 	int k;
 
@@ -457,6 +462,31 @@ model_name(void)
 	return name;
 }
 
+/* The key of --api-key-file: its first line. */
+static char *
+api_key(void)
+{
+	struct buf b = { 0 };
+	char chunk[512];
+	size_t n;
+	FILE *f;
+
+	if (opt.keyfile == NULL)
+		return NULL;
+	if ((f = fopen(opt.keyfile, "r")) == NULL)
+		owt_die_errno(XSYS, "cannot open '%s'", opt.keyfile);
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+		buf_add(&b, chunk, n);
+	if (ferror(f))
+		owt_die_errno(XSYS, "%s: read error", opt.keyfile);
+	fclose(f);
+	b.len = strcspn(b.p ? b.p : "", "\r\n");
+	if (b.len == 0)
+		owt_die(XDATA, "%s: no key on its first line", opt.keyfile);
+	b.p[b.len] = '\0';
+	return b.p;
+}
+
 /* --listen: the port bound first (/health answers 503), then the model. */
 static void
 serve_model(void)
@@ -464,7 +494,7 @@ serve_model(void)
 	struct serve_opts so = {
 		.listen = opt.listen, .name = model_name(),
 		.parallel = opt.parallel, .queue = opt.queue, .ctx = opt.seq,
-		.drain = opt.drain, .quiet = opt.quiet,
+		.drain = opt.drain, .quiet = opt.quiet, .key = api_key(),
 	};
 	struct serve *sv;
 	struct gpt m;
@@ -489,6 +519,7 @@ serve_model(void)
 	serve_run(sv, &inf);
 	say("stopped");
 	serve_close(sv);
+	free((char *)so.key);
 	gpt_infer_free(&inf);
 	gpt_free(&m);
 }

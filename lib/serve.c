@@ -14,16 +14,77 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <microhttpd.h>
-
 #include "gen.h"
 #include "json.h"
 #include "serve.h"
 #include "serve_api.h"
 #include "util.h"
 
+#ifdef OWT_NO_MHD
+/* A build without libmicrohttpd (the Makefile's GPU_ONLY without it). */
+struct serve *
+serve_open(const struct serve_opts *o, const struct bpe *vocab, char *err,
+    size_t errsize, int *code)
+{
+	(void)o;
+	(void)vocab;
+	return owt_fail(err, errsize, code, XUSAGE, "--listen: this "
+	    "gpt-sample was built without libmicrohttpd"), NULL;
+}
+
+const char *
+serve_addr(const struct serve *sv)
+{
+	(void)sv;
+	return "";
+}
+
+int
+serve_run(struct serve *sv, struct gpt_infer *inf)
+{
+	(void)sv;
+	(void)inf;
+	return -1;
+}
+
+void
+serve_close(struct serve *sv)
+{
+	(void)sv;
+}
+#else
+#include <microhttpd.h>
+
 #define SERVE_MAX_BODY (1 << 20)	/* bytes of a request body */
 #define SERVE_TIMEOUT 60		/* seconds a connection may idle */
+
+/* The paths /metrics counts requests by. */
+enum { SERVE_EP_COMPLETIONS, SERVE_EP_API, SERVE_EP_MODELS, SERVE_EP_HEALTH,
+	SERVE_EP_METRICS, SERVE_EP_OTHER, SERVE_NEP };
+static const char *const serve_ep[SERVE_NEP] = { "/v1/completions", "/api",
+	"/v1/models", "/health", "/metrics", "other" };
+
+/* A Prometheus histogram of seconds. */
+#define SERVE_NB 12
+static const double serve_bounds[SERVE_NB] = { 0.005, 0.01, 0.025, 0.05,
+	0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30 };
+struct serve_hist {
+	unsigned long long n[SERVE_NB + 1];	/* the last: above all */
+	unsigned long long count;
+	double sum;
+};
+
+static void
+hist_add(struct serve_hist *h, double v)
+{
+	int i = 0;
+
+	while (i < SERVE_NB && v > serve_bounds[i])
+		i++;
+	h->n[i]++;
+	h->count++;
+	h->sum += v;
+}
 
 /*
  * Two threads: libmicrohttpd's, which reads requests, parses them
@@ -53,12 +114,20 @@ struct serve {
 	struct gen gen;		/* the loop's, its thread's */
 	struct serve_req **run;	/* requests with samples to run */
 	int nrun, caprun;
+	/* /metrics, under lock */
+	struct { int ep, status; unsigned long long n; } byst[64];
+	int nbyst;
+	unsigned long long ptokens, gtokens;
+	int busy, kv;		/* slots running, positions they hold */
+	struct serve_hist ttft, tbt, total;
+	double *tlast;		/* (S) a slot's last token's time */
 };
 
 /* A connection's state. */
 struct conn {
 	struct buf body;
 	int toobig;
+	int ep;			/* SERVE_EP_* */
 	struct serve_req *req;	/* a reference */
 };
 
@@ -340,6 +409,82 @@ models(struct serve *sv, struct buf *b)
 	buf_add(b, "\n", 1);
 }
 
+static void
+hist_write(struct buf *b, const char *name, const char *help,
+    const struct serve_hist *h)
+{
+	unsigned long long n = 0;
+	char line[160];
+	int i;
+
+	snprintf(line, sizeof line, "# HELP %s %s\n# TYPE %s histogram\n",
+	    name, help, name);
+	buf_adds(b, line);
+	for (i = 0; i <= SERVE_NB; i++) {
+		n += h->n[i];
+		if (i < SERVE_NB)
+			snprintf(line, sizeof line, "%s_bucket{le=\"%g\"} %llu\n",
+			    name, serve_bounds[i], n);
+		else
+			snprintf(line, sizeof line, "%s_bucket{le=\"+Inf\"} "
+			    "%llu\n", name, n);
+		buf_adds(b, line);
+	}
+	snprintf(line, sizeof line, "%s_sum %.6f\n%s_count %llu\n", name,
+	    h->sum, name, h->count);
+	buf_adds(b, line);
+}
+
+/* Prometheus' text format. */
+static void
+metrics(struct serve *sv, struct buf *b)
+{
+	char line[200];
+	int i;
+
+	pthread_mutex_lock(&sv->lock);
+	buf_adds(b, "# HELP owt_requests_total HTTP requests answered, by "
+	    "path and status (0: no answer sent).\n"
+	    "# TYPE owt_requests_total counter\n");
+	for (i = 0; i < sv->nbyst; i++) {
+		snprintf(line, sizeof line, "owt_requests_total{path=\"%s\","
+		    "status=\"%d\"} %llu\n", serve_ep[sv->byst[i].ep],
+		    sv->byst[i].status, sv->byst[i].n);
+		buf_adds(b, line);
+	}
+	snprintf(line, sizeof line, "# HELP owt_prompt_tokens_total Prompt "
+	    "tokens fed.\n# TYPE owt_prompt_tokens_total counter\n"
+	    "owt_prompt_tokens_total %llu\n", sv->ptokens);
+	buf_adds(b, line);
+	snprintf(line, sizeof line, "# HELP owt_generated_tokens_total Tokens "
+	    "generated.\n# TYPE owt_generated_tokens_total counter\n"
+	    "owt_generated_tokens_total %llu\n", sv->gtokens);
+	buf_adds(b, line);
+	snprintf(line, sizeof line, "# HELP owt_queue_length Requests "
+	    "waiting for a slot.\n# TYPE owt_queue_length gauge\n"
+	    "owt_queue_length %d\n", sv->nqueue);
+	buf_adds(b, line);
+	snprintf(line, sizeof line, "# HELP owt_slots_busy Slots running a "
+	    "sample.\n# TYPE owt_slots_busy gauge\nowt_slots_busy %d\n",
+	    sv->busy);
+	buf_adds(b, line);
+	snprintf(line, sizeof line, "# HELP owt_slots Slots (--parallel)."
+	    "\n# TYPE owt_slots gauge\nowt_slots %d\n", sv->o.parallel);
+	buf_adds(b, line);
+	snprintf(line, sizeof line, "# HELP owt_kv_cache_positions Key/value "
+	    "cache positions in use, of slots times the context.\n"
+	    "# TYPE owt_kv_cache_positions gauge\n"
+	    "owt_kv_cache_positions %d\n", sv->kv);
+	buf_adds(b, line);
+	hist_write(b, "owt_time_to_first_token_seconds", "From a request's "
+	    "arrival to a sample's first token.", &sv->ttft);
+	hist_write(b, "owt_time_per_output_token_seconds", "Between a "
+	    "sample's tokens.", &sv->tbt);
+	hist_write(b, "owt_request_duration_seconds", "From a request's "
+	    "arrival to its end.", &sv->total);
+	pthread_mutex_unlock(&sv->lock);
+}
+
 static enum MHD_Result
 handle(void *cls, struct MHD_Connection *c, const char *url,
     const char *method, const char *version, const char *data, size_t *size,
@@ -354,7 +499,10 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 
 	(void)version;
 	if (cs == NULL) {
-		*ptr = xcalloc(1, sizeof *cs);
+		*ptr = cs = xcalloc(1, sizeof *cs);
+		for (cs->ep = 0; cs->ep < SERVE_EP_OTHER &&
+		    strcmp(url, serve_ep[cs->ep]) != 0; cs->ep++)
+			;
 		return MHD_YES;
 	}
 	if (*size > 0) {
@@ -367,6 +515,17 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 	}
 	if (cs->req != NULL)	/* resumed with its answer */
 		return reply_done(sv, c, cs->req);
+	if (sv->o.key != NULL && cs->ep != SERVE_EP_HEALTH) {
+		const char *a = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+		    "Authorization");
+
+		if (a == NULL || strncmp(a, "Bearer ", 7) != 0 ||
+		    strcmp(a + 7, sv->o.key) != 0)
+			return reply_error(sv, c, cs->ep == SERVE_EP_API ?
+			    SERVE_MEGATRON : SERVE_OPENAI, 401, method,
+			    a == NULL ? "no API key: send Authorization: "
+			    "Bearer KEY" : "Incorrect API key provided");
+	}
 	if (strcmp(url, "/health") == 0 && get) {
 		json_w_init(&w, &b, JSON_COMPACT);
 		json_w_obj(&w);
@@ -380,14 +539,15 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 	} else if (strcmp(url, "/v1/models") == 0 && get) {
 		models(sv, &b);
 		ret = reply_json(c, 200, &b);
+	} else if (strcmp(url, "/metrics") == 0 && get) {
+		metrics(sv, &b);
+		ret = reply(c, 200, b.p, b.len, "text/plain; version=0.0.4", 0);
 	} else if (strcmp(url, "/v1/completions") == 0 &&
 	    strcmp(method, "POST") == 0) {
 		ret = generate(sv, c, cs, SERVE_OPENAI, "POST /v1/completions");
 	} else if (strcmp(url, "/api") == 0 && strcmp(method, "PUT") == 0) {
 		ret = generate(sv, c, cs, SERVE_MEGATRON, "PUT /api");
-	} else if (strcmp(url, "/api") == 0 || strcmp(url, "/health") == 0 ||
-	    strcmp(url, "/v1/models") == 0 ||
-	    strcmp(url, "/v1/completions") == 0) {
+	} else if (cs->ep != SERVE_EP_OTHER) {
 		ret = reply_error(sv, c, strcmp(url, "/api") == 0 ?
 		    SERVE_MEGATRON : SERVE_OPENAI, 405, method,
 		    "the method is not allowed here");
@@ -408,17 +568,32 @@ completed(void *cls, struct MHD_Connection *c, void **ptr,
 	struct serve *sv = cls;
 	struct conn *cs = *ptr;
 
-	(void)c;
+	const union MHD_ConnectionInfo *ci;
+	int status, i;
+
 	(void)why;
 	if (cs == NULL)
 		return;
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_HTTP_STATUS);
+	status = ci != NULL ? (int)ci->http_status : 0;
+	pthread_mutex_lock(&sv->lock);
+	for (i = 0; i < sv->nbyst && (sv->byst[i].ep != cs->ep ||
+	    sv->byst[i].status != status); i++)
+		;
+	if (i < (int)(sizeof sv->byst / sizeof *sv->byst)) {
+		if (i == sv->nbyst) {
+			sv->byst[i].ep = cs->ep;
+			sv->byst[i].status = status;
+			sv->nbyst++;
+		}
+		sv->byst[i].n++;
+	}
 	if (cs->req != NULL) {
-		pthread_mutex_lock(&sv->lock);
 		cs->req->gone = 1;
 		cs->req->conn = NULL;
 		unref(cs->req);
-		pthread_mutex_unlock(&sv->lock);
 	}
+	pthread_mutex_unlock(&sv->lock);
 	buf_free(&cs->body);
 	free(cs);
 	*ptr = NULL;
@@ -530,6 +705,7 @@ over(struct serve *sv, struct serve_req *r)
 		serve_api_answer(r);
 	r->done = 1;
 	log_req(sv, r);
+	hist_add(&sv->total, owt_now() - r->t0);
 	resume(r);
 }
 
@@ -544,6 +720,14 @@ on_token(void *arg, struct gen_seq *g, int32_t tok)
 
 	pthread_mutex_lock(&sv->lock);
 	if (tok >= 0) {
+		double now = owt_now();
+
+		sv->gtokens++;
+		if (g->ngen == 1)
+			hist_add(&sv->ttft, now - r->t0);
+		else
+			hist_add(&sv->tbt, now - sv->tlast[g->slot]);
+		sv->tlast[g->slot] = now;
 		if (!r->gone)
 			stop = serve_api_token(s, tok, g->logits);
 		resume(r);
@@ -644,6 +828,7 @@ admit(struct serve *sv)
 		r = sv->run[i];
 		s = &r->seq[r->next++];
 		s->started = 1;
+		sv->ptokens += (unsigned long long)s->nprompt;
 		serve_api_begin(s);
 		resume(r);
 		pthread_mutex_unlock(&sv->lock);
@@ -666,6 +851,10 @@ prune(struct serve *sv)
 	int i;
 
 	pthread_mutex_lock(&sv->lock);
+	sv->busy = sv->gen.running;
+	for (i = sv->kv = 0; i < sv->gen.inf->S; i++)
+		if (sv->gen.slot[i] != NULL)
+			sv->kv += sv->gen.inf->len[i];
 	for (i = 0; i < sv->nrun; i++)
 		if (sv->run[i]->ndone == sv->run[i]->nseq) {
 			unref(sv->run[i]);
@@ -711,6 +900,7 @@ serve_run(struct serve *sv, struct gpt_infer *inf)
 		sv->ctx = inf->N + 1;
 	go.ctx = sv->ctx;
 	gen_init(&sv->gen, inf, &go, on_token, sv);
+	sv->tlast = xcalloc((size_t)inf->S, sizeof *sv->tlast);
 	sv->api.vocab = sv->vocab;
 	sv->api.bs = sv->bs;
 	sv->api.model = sv->o.name;
@@ -784,6 +974,8 @@ serve_run(struct serve *sv, struct gpt_infer *inf)
 		nanosleep(&ts, NULL);
 	}
 	gen_free(&sv->gen);
+	free(sv->tlast);
+	sv->tlast = NULL;
 	return 0;
 }
 
@@ -801,3 +993,4 @@ serve_close(struct serve *sv)
 	pthread_cond_destroy(&sv->wake);
 	free(sv);
 }
+#endif

@@ -14,6 +14,8 @@ struct serve_opts {
 	int queue;		/* requests waiting at most; past it 429 */
 	int ctx;		/* prompt and text at most this many tokens */
 	double drain;		/* SIGTERM: seconds running requests may take */
+	const char *key;	/* Bearer key every path but /health needs, or
+				   NULL: none (Authorization is ignored) */
 	int quiet;		/* no line per request on stderr */
 };
 

@@ -32,7 +32,8 @@ serve_api_error(struct buf *b, int kind, int status, const char *msg)
 	json_w_strz(&w, msg);
 	json_w_key(&w, "type");
 	json_w_strz(&w, status == 429 || status == 503 ? "server_error" :
-	    status == 404 ? "not_found_error" : "invalid_request_error");
+	    status == 404 ? "not_found_error" : status == 401 ?
+	    "authentication_error" : "invalid_request_error");
 	json_w_key(&w, "param");
 	json_w_null(&w);
 	json_w_key(&w, "code");

@@ -119,6 +119,15 @@ post after '{"prompt":"And","max_tokens":3}'
 is "$(cat after.code)" 200 "after a hang-up mid-stream, the one slot answers"
 like hup.log '^gpt-sample: POST /v1/completions 200 \(client gone\): 1 sample, 1 prompt and [0-9]{1,2} generated tokens' \
     "the hung-up stream stopped within steps"
+run curl -s "$url/metrics"
+cp out metrics
+like metrics '^owt_slots_busy 0$' "/metrics: no slot busy after the hang-up"
+like metrics '^owt_requests_total\{path="/v1/completions",status="200"\} [12]$' \
+    "/metrics: requests by path and status"
+like metrics '^owt_generated_tokens_total [0-9]+$' "/metrics: generated tokens"
+like metrics '^owt_time_to_first_token_seconds_bucket\{le="\+Inf"\} 2$' \
+    "/metrics: a histogram of the time to the first token"
+like metrics '^# TYPE owt_request_duration_seconds histogram$' "/metrics: Prometheus' TYPE lines"
 
 # The queue: one running, one waiting, the rest 429 with Retry-After.
 serve_stop
@@ -149,6 +158,25 @@ wait $jobs
 is "$serve_rc" 0 "SIGTERM with requests: exit 0"
 is "$(cat first.code) $(cat second.code)" "200 503" "SIGTERM: running finished, queued 503"
 like first '"completion_tokens":900,' "SIGTERM: the running request got all its tokens"
+
+# --api-key-file: Bearer on every path but /health.
+fails 2 "^gpt-sample: --api-key-file needs --listen$" "--api-key-file without --listen" \
+    gpt-sample --load ck --api-key-file nothing
+fails 3 "^gpt-sample: cannot open 'nothing': No such file or directory$" \
+    "a missing --api-key-file" gpt-sample --load ck --listen 0 --api-key-file nothing
+printf 's3cret\n' >key.txt
+serve_start key --api-key-file key.txt
+run curl -s -o k1 -w '%{http_code}' "$url/health"
+is "$(cat out)" 200 "--api-key-file: /health stays open"
+run curl -s -o k2 -w '%{http_code}' "$url/v1/models"
+is "$(cat out)" 401 "--api-key-file: no key, 401"
+run curl -s -o k3 -w '%{http_code}' -H 'Authorization: Bearer wrong' "$url/v1/models"
+is "$(cat out)" 401 "--api-key-file: a wrong key, 401"
+like k3 '^\{"error":\{"message":"Incorrect API key provided","type":"authentication_error"' \
+    "--api-key-file: OpenAI's error"
+run curl -s -o k4 -w '%{http_code}' -H 'Authorization: Bearer s3cret' "$url/v1/models"
+is "$(cat out)" 200 "--api-key-file: the key, 200"
+serve_stop
 
 # [::1]
 if gpt-sample --load ck --workers 1 --listen '[::1]:0' 2>v6.log & v6=$!; await v6.log 'ready as|cannot' 30; grep -q 'ready as' v6.log; then
