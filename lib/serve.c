@@ -60,9 +60,11 @@ serve_close(struct serve *sv)
 
 /* The paths /metrics counts requests by. */
 enum { SERVE_EP_COMPLETIONS, SERVE_EP_API, SERVE_EP_MODELS, SERVE_EP_HEALTH,
-	SERVE_EP_METRICS, SERVE_EP_OTHER, SERVE_NEP };
+	SERVE_EP_METRICS, SERVE_EP_TOKENIZE, SERVE_EP_DETOKENIZE, SERVE_EP_OTHER,
+	SERVE_NEP };
 static const char *const serve_ep[SERVE_NEP] = { "/v1/completions", "/api",
-	"/v1/models", "/health", "/metrics", "other" };
+	"/v1/models", "/health", "/metrics", "/tokenize", "/detokenize",
+	"other" };
 
 /* A Prometheus histogram of seconds. */
 #define SERVE_NB 12
@@ -485,6 +487,91 @@ metrics(struct serve *sv, struct buf *b)
 	pthread_mutex_unlock(&sv->lock);
 }
 
+/*
+ * vLLM's POST /tokenize ({"prompt": text} -> tokens, count,
+ * max_model_len) and /detokenize ({"tokens": ids} -> prompt), answered
+ * on libmicrohttpd's thread.
+ */
+static enum MHD_Result
+tokenize(struct serve *sv, struct MHD_Connection *c, struct conn *cs,
+    int de)
+{
+	const char *what = de ? "POST /detokenize" : "POST /tokenize";
+	struct json_val *doc, *v;
+	struct bpe_ids ids = { 0 };
+	struct buf b = { 0 };
+	struct json_w w;
+	enum MHD_Result ret;
+	char why[256];
+	size_t i;
+
+	if (cs->toobig)
+		return reply_error(sv, c, SERVE_OPENAI, 413, what, "the request "
+		    "body is over 1 MiB");
+	if ((doc = json_doc_parse(cs->body.p ? cs->body.p : "", cs->body.len,
+	    why, sizeof why, NULL)) == NULL || doc->type != JV_MAP) {
+		json_doc_free(doc);
+		return reply_error(sv, c, SERVE_OPENAI, 400, what, "the request "
+		    "body must be a JSON object");
+	}
+	v = (struct json_val *)json_doc_get(doc, de ? "tokens" : "prompt");
+	if (!de && (v == NULL || v->type != JV_STRING)) {
+		json_doc_free(doc);
+		return reply_error(sv, c, SERVE_OPENAI, 400, what, "prompt: "
+		    "must be a string");
+	}
+	if (de && (v == NULL || v->type != JV_ARRAY)) {
+		json_doc_free(doc);
+		return reply_error(sv, c, SERVE_OPENAI, 400, what, "tokens: "
+		    "must be a list of token ids");
+	}
+	json_w_init(&w, &b, JSON_COMPACT);
+	json_w_obj(&w);
+	if (de) {
+		struct buf text = { 0 }, lossy = { 0 };
+		uint32_t id;
+
+		for (i = 0; i < v->nkids; i++) {
+			if (v->kids[i].type != JV_NUMBER || v->kids[i].num < 0 ||
+			    v->kids[i].num >= bpe_nvocab(sv->vocab) ||
+			    v->kids[i].num != floor(v->kids[i].num)) {
+				buf_free(&text);
+				buf_free(&b);
+				json_doc_free(doc);
+				return reply_error(sv, c, SERVE_OPENAI, 400, what,
+				    "tokens: must be a list of token ids");
+			}
+			id = (uint32_t)v->kids[i].num;
+			bpe_decode(sv->vocab, &id, 1, &text);
+		}
+		json_w_key(&w, "prompt");
+		lossy.len = 0;
+		json_string_lossy(&lossy, text.p ? text.p : "", text.len);
+		json_w_raw(&w, lossy.p, lossy.len);
+		json_w_end(&w);
+		buf_free(&lossy);
+		buf_free(&text);
+	} else {
+		bpe_encode(sv->bs, v->str, strlen(v->str), &ids);
+		json_w_key(&w, "count");
+		json_w_u64(&w, ids.n);
+		json_w_key(&w, "max_model_len");
+		json_w_int(&w, sv->ctx);
+		json_w_key(&w, "tokens");
+		json_w_arr(&w);
+		for (i = 0; i < ids.n; i++)
+			json_w_u64(&w, ids.v[i]);
+		json_w_end(&w);
+		json_w_end(&w);
+		free(ids.v);
+	}
+	buf_add(&b, "\n", 1);
+	json_doc_free(doc);
+	ret = reply_json(c, 200, &b);
+	buf_free(&b);
+	return ret;
+}
+
 static enum MHD_Result
 handle(void *cls, struct MHD_Connection *c, const char *url,
     const char *method, const char *version, const char *data, size_t *size,
@@ -547,6 +634,9 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 		ret = generate(sv, c, cs, SERVE_OPENAI, "POST /v1/completions");
 	} else if (strcmp(url, "/api") == 0 && strcmp(method, "PUT") == 0) {
 		ret = generate(sv, c, cs, SERVE_MEGATRON, "PUT /api");
+	} else if ((cs->ep == SERVE_EP_TOKENIZE || cs->ep ==
+	    SERVE_EP_DETOKENIZE) && strcmp(method, "POST") == 0) {
+		ret = tokenize(sv, c, cs, cs->ep == SERVE_EP_DETOKENIZE);
 	} else if (cs->ep != SERVE_EP_OTHER) {
 		ret = reply_error(sv, c, strcmp(url, "/api") == 0 ?
 		    SERVE_MEGATRON : SERVE_OPENAI, 405, method,

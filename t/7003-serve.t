@@ -64,6 +64,24 @@ like s '^data: .*"choices":\[\],"usage":\{"prompt_tokens":4,"completion_tokens":
     "a stream: usage with include_usage"
 is "$(tail -n 2 s | head -n 1)" "data: [DONE]" "a stream ends with data: [DONE]"
 
+# Long streams of a barely trained model, which draws tokens of
+# characters of several bytes: the pieces make the answer's text (t/7006
+# holds back half a character token by token).
+i=0 diff=0 multi=0
+while [ $i -lt 6 ]; do
+	post u$i "{\"prompt\":\"The\",\"max_tokens\":200,\"seed\":$((100 + i))}"
+	post us$i "{\"prompt\":\"The\",\"max_tokens\":200,\"seed\":$((100 + i)),\"stream\":true}"
+	sed -n 's/.*"choices":\[{"text":"\(.*\)","index":0,"logprobs".*/\1/p' u$i | tr -d '\n' >x
+	sed -n 's/^data: {.*"choices":\[{"text":"\(.*\)","index":0,"logprobs":null,"finish_reason":[a-z"]*}\]}$/\1/p' us$i |
+	    tr -d '\n' >y
+	cmp -s x y || diff=$((diff + 1))
+	LC_ALL=C grep -q "$(printf '[\200-\377]')" x && multi=$((multi + 1))
+	i=$((i + 1))
+done
+is "$diff" 0 "6 streams of 200 tokens: the pieces make the answers' texts"
+[ "$multi" -ge 1 ] && ok "$multi of the 6 texts hold characters of several bytes" ||
+    not_ok "none of the 6 texts holds characters of several bytes"
+
 # Continuous batching: the same answers alone and 16 at once.
 i=0 jobs=
 while [ $i -lt 16 ]; do
@@ -86,6 +104,17 @@ while [ $i -lt 16 ]; do
 	i=$((i + 1))
 done
 is $diff 0 "16 concurrent seeded requests: the answers of each sent alone"
+
+# /tokenize and /detokenize, vLLM's.
+run curl -s -X POST "$url/tokenize" -d '{"prompt":"And the LORD said"}'
+is "$(cat out)" '{"count":4,"max_model_len":1024,"tokens":[1870,262,35750,531]}' \
+    "/tokenize: GPT-2's ids"
+run curl -s -X POST "$url/detokenize" -d '{"tokens":[1870,262,35750,531,38251]}'
+is "$(cat out)" "$(printf '{"prompt":"And the LORD said \303\251"}')" "/detokenize: the text"
+run curl -s -X POST "$url/detokenize" -d '{"tokens":[1870,127]}'
+is "$(cat out)" "$(printf '{"prompt":"And\357\277\275"}')" "/detokenize: half a character as U+FFFD"
+run curl -s -o tk -w '%{http_code}' -X POST "$url/tokenize" -d '{"prompt":5}'
+is "$(cat out)" 400 "/tokenize: a number, 400"
 
 # Errors, in OpenAI's form.
 post e1 '{"prompt":'
