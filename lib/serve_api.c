@@ -721,7 +721,7 @@ stream_text(struct serve_seq *s, int final)
 
 	if (e <= s->sent && !final)
 		return;
-	json_string_lossy(&t, s->text.p + s->sent, e - s->sent);
+	json_string_lossy(&t, s->text.p ? s->text.p + s->sent : "", e - s->sent);
 	stream_chunk(s, t.p, t.len, final);
 	buf_free(&t);
 	s->sent = e;
@@ -749,8 +749,9 @@ serve_api_token(struct serve_seq *s, int32_t tok, const float *logits)
 	n = s->ids.n++;
 	s->ids.v[n] = (uint32_t)tok;
 	if (r->logprobs)
-		s->lp[n] = logprob(logits, r->V, tok, r->ntop,
-		    s->topid + n * r->ntop, s->toplp + n * r->ntop);
+		s->lp[n] = logprob(logits, r->V, tok, r->ntop, r->ntop ?
+		    s->topid + n * r->ntop : NULL, r->ntop ? s->toplp + n *
+		    r->ntop : NULL);
 	if ((b = bpe_token(r->vocab, (uint32_t)tok, &len)) != NULL)
 		buf_add(&s->text, b, len);
 	if (r->kind == SERVE_MEGATRON) {
@@ -764,7 +765,7 @@ serve_api_token(struct serve_seq *s, int32_t tok, const float *logits)
 			stop = tok == r->stop_token;
 		return s->stopped = stop;
 	}
-	for (i = 0; i < r->nstop; i++) {
+	for (i = 0; i < r->nstop && s->text.len > 0; i++) {
 		size_t sl = strlen(r->stop[i]), from = old >= sl ? old - sl + 1
 		    : 0;
 		char *at = memmem(s->text.p + from, s->text.len - from,
