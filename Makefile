@@ -71,8 +71,14 @@ GPU_LIB = core/batch core/buf core/input core/json core/jsonl core/opt \
 	model/gpt_infer model/safetensors model/sgemm512 dist/dist dist/gpt_plan \
 	dist/pipeline train/ckpt_args train/gpt_data train/mt19937 train/sampler \
 	train/schedule train/train train/train_log train/train_run gen/gen \
-	gen/gen_queue
+	gen/gen_queue gen/serve gen/serve_api
 ifeq ($(GPU_ONLY),1)
+# Where pkg-config knows no libmicrohttpd (the GPU machine), gpt-sample
+# is built without --listen (lib/serve.c's OWT_NO_MHD).
+ifneq ($(shell pkg-config --exists libmicrohttpd 2>/dev/null && echo y),y)
+PKGS_gpt-sample := $(filter-out libmicrohttpd,$(PKGS_gpt-sample))
+$(B)/lib/gen/serve.o: OWT_CPPFLAGS += -DOWT_NO_MHD
+endif
 PROGS := $(GPU_PROGS)
 LIB_OBJS := $(GPU_LIB:%=$(B)/lib/%.o)
 BINS := $(addprefix $(B)/bin/,$(PROGS))

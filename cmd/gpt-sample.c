@@ -3,11 +3,13 @@
 #include <math.h>
 #include <omp.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "model/blas.h"
+#include "core/buf.h"
 #include "tok/bpe.h"
 #include "model/ckpt.h"
 #include "train/ckpt_args.h"
@@ -18,18 +20,22 @@
 #include "model/gpt_infer.h"
 #include "core/input.h"
 #include "core/opt.h"
+#include "gen/serve.h"
 #include "core/util.h"
 
 static struct {
 	int keep_going, quiet, greedy, ids, int8, interactive, score, prec;
 	int batch, nsamples, out_len, stride, top_k, workers, seq;
+	int parallel, queue;
+	double drain;
 	int shape[4];		/* --num-layers ...: ckpt_args_config checks them */
 	double temperature, top_p;
 	uint64_t seed;
 	const char *device, *genfile, *key, *load, *merges, *vocab, *input;
-	const char *output;
+	const char *output, *listen, *name, *keyfile;
 } opt = {
-	.batch = 4, .out_len = 1024, .temperature = 1.0,
+	.batch = 4, .out_len = 1024, .temperature = 1.0, .parallel = 4,
+	.queue = 64, .drain = 30,
 	.seed = 1234, .prec = GPT_PREC_DEFAULT,
 };
 
@@ -50,8 +56,14 @@ static const struct opt opts[] = {
 	    "skip bad records (still exit 1)"),
 	OPT_ROW_QUIET(&opt.quiet,
 	    "no log or summary on stderr"),
+	{ .name = "api-key-file", .arg = "file", .type = OPT_STR,
+	    .p = &opt.keyfile,
+	    .help = "--listen: requests need Authorization: Bearer (file)" },
 	{ .name = "device", .arg = "dev", .type = OPT_STR, .p = &opt.device,
 	    .help = "auto, cpu or cuda ($OWT_DEVICE, else auto)" },
+	{ .name = "drain-timeout", .arg = "s", .type = OPT_DOUBLE,
+	    .p = &opt.drain, .max = 1e6,
+	    .help = "--listen: SIGTERM lets requests run s seconds (30)" },
 	{ .name = "fp16", .type = OPT_MODE, .p = &opt.prec, .value = GPT_FP16,
 	    .help = "fp16 matrix products (cuda; on the cpu fp32)" },
 	/* After --fp16: "--fp16, --bf16 and --fp32 exclude each other" */
@@ -75,6 +87,9 @@ static const struct opt opts[] = {
 	{ .name = "json-keys", .arg = "key", .type = OPT_STR, .p = &opt.key,
 	    .help = "the prompt field (prompt), with --score the text field "
 	    "(text)" },
+	{ .name = "listen", .arg = "[addr:]port", .type = OPT_STR,
+	    .p = &opt.listen,
+	    .help = "serve HTTP (loopback unless addr); see SERVING" },
 	{ .name = "load", .arg = "dir", .type = OPT_STR, .p = &opt.load,
 	    .flags = OPT_REQUIRED,
 	    .help = "an owt checkpoint or a Hugging Face GPT-2 directory" },
@@ -98,8 +113,14 @@ static const struct opt opts[] = {
 	{ .name = "out-seq-length", .arg = "n", .type = OPT_INT,
 	    .p = &opt.out_len, .max = 1 << 30,
 	    .help = "tokens to generate at most (1024)" },
+	{ .name = "parallel", .arg = "n", .type = OPT_INT, .p = &opt.parallel,
+	    .min = 1, .max = 64,
+	    .help = "--listen: samples decoded together (4)" },
 	{ .name = "pipeline-model-parallel-size", .arg = "n", .type = OPT_NOTE,
 	    .help = "accepted for Megatron's scripts; no effect" },
+	{ .name = "queue", .arg = "n", .type = OPT_INT, .p = &opt.queue,
+	    .max = 1 << 20,
+	    .help = "--listen: requests waiting at most, then 429 (64)" },
 	{ .name = "recompute", .type = OPT_NOTE,
 	    .help = "accepted for Megatron's scripts; no effect" },
 	{ .name = "sample-input-file", .arg = "file", .type = OPT_STR,
@@ -113,6 +134,9 @@ static const struct opt opts[] = {
 	{ .name = "score-stride", .arg = "n", .type = OPT_INT, .p = &opt.stride,
 	    .min = 1, .max = 1 << 30,
 	    .help = "--score: windows start n tokens apart (half the context)" },
+	{ .name = "served-model-name", .arg = "name", .type = OPT_STR,
+	    .p = &opt.name,
+	    .help = "--listen: the model's name (--load's last component)" },
 	{ .name = "seed", .arg = "n", .type = OPT_U64, .p = &opt.seed,
 	    .max = 4294967295.0, .help = "seed of the draws (1234)" },
 	{ .name = "seq-length", .arg = "n", .type = OPT_INT, .p = &opt.seq,
@@ -148,6 +172,38 @@ static const struct opt_prog options = { "gpt-sample", opts, NOPTS, NULL, 30,
     &opt.quiet };
 static char given[NOPTS];
 
+/*
+ * --listen: each protocol's fields choose the sampling, so the options
+ * that would are refused; the serving options need it.
+ */
+static void
+serving(void)
+{
+	static const char *const sampling[] = { "temperature", "top-k",
+	    "top-p", "out-seq-length", "seed", "genfile", "sample-input-file",
+	    "sample-output-file", "score", "interactive", "greedy",
+	    "num-samples", "ids", "json-keys", "score-stride", "keep-going" };
+	static const char *const server[] = { "parallel", "queue",
+	    "served-model-name", "drain-timeout", "api-key-file" };
+	size_t i;
+	int k;
+
+	for (i = 0; i < sizeof sampling / sizeof *sampling; i++)
+		if (opt.listen && given[k = opt_find(&options, sampling[i])])
+			owt_die(XUSAGE, "--%s and --listen exclude each other: "
+			    "requests choose", opts[k].name);
+	for (i = 0; i < sizeof server / sizeof *server; i++)
+		if (!opt.listen && given[k = opt_find(&options, server[i])])
+			owt_die(XUSAGE, "--%s needs --listen", opts[k].name);
+	if (opt.listen && given[opt_find(&options, "micro-batch-size")] &&
+	    !given[opt_find(&options, "parallel")]) {
+		if (opt.batch > 64)
+			owt_die(XUSAGE, "--micro-batch-size %d: --listen takes "
+			    "at most 64", opt.batch);
+		opt.parallel = opt.batch;	/* Megatron's scripts' name */
+	}
+}
+
 static void
 parse(int argc, char **argv)
 {
@@ -166,6 +222,7 @@ parse(int argc, char **argv)
 		    "other");
 	if (opt.key == NULL)
 		opt.key = opt.score ? "text" : "prompt";
+	serving();
 }
 
 /*
@@ -387,6 +444,86 @@ load(struct gpt *m)
 	    cfg.nhead, cfg.maxpos, cfg.vocab, gpt_nparams(&cfg));
 }
 
+/* --served-model-name, else the last component of --load as given. */
+static const char *
+model_name(void)
+{
+	static char name[256];
+	size_t n = strlen(opt.load), e;
+
+	if (opt.name != NULL)
+		return opt.name;
+	while (n > 1 && opt.load[n - 1] == '/')
+		n--;
+	e = n;
+	while (n > 0 && opt.load[n - 1] != '/')
+		n--;
+	snprintf(name, sizeof name, "%.*s", (int)(e - n), opt.load + n);
+	return name;
+}
+
+/* The key of --api-key-file: its first line. */
+static char *
+api_key(void)
+{
+	struct buf b = { 0 };
+	char chunk[512];
+	size_t n;
+	FILE *f;
+
+	if (opt.keyfile == NULL)
+		return NULL;
+	if ((f = fopen(opt.keyfile, "r")) == NULL)
+		owt_die_errno(XSYS, "cannot open '%s'", opt.keyfile);
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+		buf_add(&b, chunk, n);
+	if (ferror(f))
+		owt_die_errno(XSYS, "%s: read error", opt.keyfile);
+	fclose(f);
+	b.len = strcspn(b.p ? b.p : "", "\r\n");
+	if (b.len == 0)
+		owt_die(XDATA, "%s: no key on its first line", opt.keyfile);
+	b.p[b.len] = '\0';
+	return b.p;
+}
+
+/* --listen: the port bound first (/health answers 503), then the model. */
+static void
+serve_model(void)
+{
+	struct serve_opts so = {
+		.listen = opt.listen, .name = model_name(),
+		.parallel = opt.parallel, .queue = opt.queue, .ctx = opt.seq,
+		.drain = opt.drain, .quiet = opt.quiet, .key = api_key(),
+	};
+	struct serve *sv;
+	struct gpt m;
+	struct gpt_infer inf;
+	char err[1024];
+	int code, T, NL;
+
+	if ((sv = serve_open(&so, vocab, err, sizeof err, &code)) == NULL)
+		owt_die(code, "%s", err);
+	say("listening on http://%s", serve_addr(sv));
+	load(&m);
+	say("%s%s", gpt_device_desc(&dev, opt.workers),
+	    opt.int8 ? "; int8 weights" : "");
+	T = opt.seq ? opt.seq : m.cfg.maxpos;
+	NL = opt.parallel > 64 ? opt.parallel : 64;
+	infer_init(&inf, &m, opt.parallel, T - 1 > opt.parallel ? T - 1 :
+	    opt.parallel, NL < T - 1 ? NL : T - 1 > opt.parallel ? T - 1 :
+	    opt.parallel);
+	say("%d slots of %d positions, %.1f MB of key/value cache each; "
+	    "ready as '%s'", opt.parallel, m.cfg.maxpos, 2.0 * m.cfg.nlayer *
+	    m.cfg.maxpos * m.cfg.nembd * sizeof(float) / 1e6, so.name);
+	serve_run(sv, &inf);
+	say("stopped");
+	serve_close(sv);
+	free((char *)so.key);
+	gpt_infer_free(&inf);
+	gpt_free(&m);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -409,6 +546,12 @@ main(int argc, char **argv)
 		opt.workers = owt_ncpu();
 	omp_set_num_threads(opt.workers);
 	blas_init(opt.workers);
+	if (opt.listen) {
+		serve_model();
+		bpe_state_free(bs);
+		bpe_free(vocab);
+		return owt_finish(status);
+	}
 	load(&model);
 	say("%s%s", gpt_device_desc(&dev, opt.workers),
 	    opt.int8 ? "; int8 weights" : "");

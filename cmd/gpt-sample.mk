@@ -1,6 +1,8 @@
 # gpt-sample: the model library as gpt-train links it, plus the inference
 # kernels (lib/model/gemv.c, lib/model/gpt_infer.c), which use OpenMP too; JSONL
-# through yajl for prompts and records.
-PKGS_gpt-sample = yajl zlib libzstd
+# through yajl for prompts and records; libmicrohttpd for --listen (the
+# HTTP server: suspended connections hold streams without a thread each).
+PKGS_gpt-sample = yajl zlib libzstd libmicrohttpd
 LIBS_gpt-sample = -fopenmp
 $(B)/lib/model/gemv.o $(B)/lib/model/gpt_infer.o: OWT_CFLAGS += -fopenmp -fno-math-errno
+DEB_PKGS += libmicrohttpd-dev

@@ -84,10 +84,7 @@ usage_required() {
 			}
 			if (depth == 0 && w ~ /^-/)
 				print w
-			while (w ~ /]$/) {
-				depth--
-				w = substr(w, 1, length(w) - 1)
-			}
+			depth -= gsub(/]/, "", w)	# "[addr:]port]" closes two
 		}
 	}' "$1" | sort -u
 }

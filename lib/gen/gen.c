@@ -198,23 +198,41 @@ finish(struct gen *g, struct gen_seq *s, int why)
 
 /* Draw s's next token from logits (V), and end s when it is over. */
 static void
-draw(struct gen *g, struct gen_seq *s, const float *logits)
+draw(struct gen *g, struct gen_seq *s, float *logits)
 {
-	int V = g->inf->m->cfg.vocab;
+	const struct gen_opts *o = s->o != NULL ? s->o : &g->o;
+	struct gen_opts decayed;
+	int V = g->inf->m->cfg.vocab, k;
 	int32_t tok;
 
-	if (g->o.nvocab > 0 && g->o.nvocab < V)
-		V = g->o.nvocab;
-	tok = gen_pick(&g->o, logits, V, gen_uniform(g->o.seed,
+	if (o->nvocab > 0 && o->nvocab < V)
+		V = o->nvocab;
+	if (o->ban && s->last == o->ban_after && o->ban_tok >= 0 &&
+	    o->ban_tok < V)
+		logits[o->ban_tok] = -1e10f;	/* Megatron's value */
+	if (o->top_p > 0 && o->top_p_decay > 0 && s->ngen > 0) {
+		decayed = *o;
+		for (k = 0; k < s->ngen; k++) {
+			decayed.top_p *= o->top_p_decay;
+			if (o->top_p_bound > 0 && decayed.top_p < o->top_p_bound)
+				decayed.top_p = o->top_p_bound;
+		}
+		o = &decayed;
+	}
+	tok = gen_pick(o, logits, V, gen_uniform(o->seed,
 	    s->stream, (uint64_t)s->ngen), &g->pick);
-	if (tok == g->o.eod) {
+	if (tok == o->eod) {
 		finish(g, s, GEN_EOD);
 		return;
 	}
 	s->ngen++;
 	s->last = tok;
+	s->logits = logits;
 	g->fn(g->arg, s, tok);
-	if (s->ngen >= g->o.max_new)
+	s->logits = NULL;
+	if (s->end != GEN_RUNNING)
+		return;
+	if (s->ngen >= o->max_new)
 		finish(g, s, GEN_LENGTH);
 	else if (s->nprompt + s->ngen >= context(g))
 		finish(g, s, GEN_CONTEXT);
@@ -224,7 +242,7 @@ int
 gen_start(struct gen *g, struct gen_seq *s, const int32_t *prompt, int n,
     char *err, size_t errsize, int *code)
 {
-	int T = context(g), k;
+	int T = context(g), k, c, i;
 	int32_t *seq;
 
 	if (n >= T || n > g->inf->N)
@@ -238,7 +256,8 @@ gen_start(struct gen *g, struct gen_seq *s, const int32_t *prompt, int n,
 	s->end = GEN_RUNNING;
 	g->slot[k] = s;
 	g->running++;
-	if (g->o.max_new == 0) {
+	if ((s->o != NULL ? s->o : &g->o)->max_new == 0 &&
+	    s->prompt_lp == NULL) {
 		finish(g, s, GEN_LENGTH);
 		return 0;
 	}
@@ -246,9 +265,28 @@ gen_start(struct gen *g, struct gen_seq *s, const int32_t *prompt, int n,
 	seq = xmalloc((size_t)n * sizeof *seq);
 	for (k = 0; k < n; k++)
 		seq[k] = s->slot;
-	if (gpt_infer_step(g->inf, n, prompt, seq, 1, err, errsize, code) < 0)
+	k = 0;
+	if (s->prompt_lp != NULL)	/* in chunks of NL rows, then the last */
+		for (; k < n - 1; k += c) {
+			c = n - 1 - k < g->inf->NL ? n - 1 - k : g->inf->NL;
+			if (gpt_infer_step(g->inf, c, prompt + k, seq, c, err,
+			    errsize, code) < 0)
+				owt_fatal("gen_start: %s: a bug", err);
+			gpt_infer_losses(g->inf, c, prompt + k + 1,
+			    s->prompt_lp + k);
+			for (i = k; i < k + c; i++)
+				s->prompt_lp[i] = -s->prompt_lp[i];
+		}
+	if ((s->o != NULL ? s->o : &g->o)->max_new == 0) {
+		free(seq);
+		finish(g, s, GEN_LENGTH);
+		return 0;
+	}
+	if (gpt_infer_step(g->inf, n - k, prompt + k, seq, 1, err, errsize,
+	    code) < 0)
 		owt_fatal("gen_start: %s: a bug", err);	/* checked above */
 	free(seq);
+	s->last = prompt[n - 1];
 	gpt_infer_logits(g->inf, 1, g->logits);
 	draw(g, s, g->logits);
 	return 0;

@@ -31,6 +31,10 @@ struct gen_opts {
 	int nvocab;		/* draw only ids below this (the tokenizer's); 0: all */
 	int ctx;		/* prompt and text at most this many tokens, at most
 				   the model's positions; 0: the model's positions */
+	double top_p_decay;	/* > 0: top_p times this after each token, */
+	double top_p_bound;	/* but not below this (Megatron's server) */
+	int ban;		/* set: ban_tok is never drawn right after */
+	int32_t ban_after, ban_tok;	/* ban_after was fed */
 };
 
 /* Scratch space for gen_pick, V entries. */
@@ -69,12 +73,18 @@ struct gen_seq {
 	int end;		/* GEN_* */
 	int slot;
 	int32_t last;		/* the token to feed next */
+	const struct gen_opts *o;	/* its own options (the loop's ctx
+					   still applies); NULL: the loop's */
+	const float *logits;	/* (V) during fn: the row tok was drawn from */
+	float *prompt_lp;	/* (nprompt - 1) or NULL: gen_start writes the
+				   log-probabilities of prompt[1..] there */
 };
 
 /*
  * Called for each token generated (tok >= 0), and once more with tok -1
  * when the sample has ended (s->end says why); after that the slot is
- * free and s is the caller's again.
+ * free and s is the caller's again. fn may end the sample it is called
+ * for with gen_stop (a stop token or string).
  */
 typedef void gen_token_fn(void *arg, struct gen_seq *s, int32_t tok);
 

@@ -1,0 +1,1023 @@
+/* serve_api.c - the protocols of gpt-sample --listen: a request's JSON as samples, samples as its answer */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/json.h"
+#include "gen/serve_api.h"
+#include "core/util.h"
+
+#define GPT2_NL 198		/* "\n" */
+#define GPT2_NLNL 628		/* "\n\n" */
+#define GPT2_COLON 25		/* ":" */
+
+void
+serve_api_error(struct buf *b, int kind, int status, const char *msg)
+{
+	struct json_w w;
+
+	json_w_init(&w, b, JSON_COMPACT);
+	if (kind == SERVE_MEGATRON) {	/* flask_restful's answer: a string */
+		json_w_strz(&w, msg);
+		buf_add(b, "\n", 1);
+		return;
+	}
+	json_w_obj(&w);
+	json_w_key(&w, "error");
+	json_w_obj(&w);
+	json_w_key(&w, "message");
+	json_w_strz(&w, msg);
+	json_w_key(&w, "type");
+	json_w_strz(&w, status == 429 || status == 503 ? "server_error" :
+	    status == 404 ? "not_found_error" : status == 401 ?
+	    "authentication_error" : "invalid_request_error");
+	json_w_key(&w, "param");
+	json_w_null(&w);
+	json_w_key(&w, "code");
+	json_w_null(&w);
+	json_w_end(&w);
+	json_w_end(&w);
+	buf_add(b, "\n", 1);
+}
+
+void
+serve_api_free(struct serve_req *r)
+{
+	int i;
+
+	if (r == NULL)
+		return;
+	for (i = 0; i < r->nseq; i++) {
+		struct serve_seq *s = &r->seq[i];
+
+		free(s->prompt);
+		free(s->plp);
+		free(s->ids.v);
+		free(s->lp);
+		free(s->topid);
+		free(s->toplp);
+		buf_free(&s->text);
+	}
+	for (i = 0; i < r->nstop; i++)
+		free(r->stop[i]);
+	free(r->seq);
+	buf_free(&r->out);
+	free(r);
+}
+
+/* A failed parse: the answer in err, NULL. */
+static struct serve_req *
+refuse(struct serve_req *r, struct buf *err, int *status, int code,
+    const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	*status = code;
+	serve_api_error(err, r->kind, code, msg);
+	serve_api_free(r);
+	return NULL;
+}
+
+static int
+is_int(const struct json_val *v, double lo, double hi)
+{
+	return v != NULL && v->type == JV_NUMBER && v->num == floor(v->num) &&
+	    v->num >= lo && v->num <= hi;
+}
+
+/* A new sample of r on prompt ids (n of them, copied). */
+static struct serve_seq *
+add_seq(struct serve_req *r, const int32_t *ids, int n, int index)
+{
+	struct serve_seq *s = &r->seq[r->nseq++];
+
+	memset(s, 0, sizeof *s);
+	s->req = r;
+	s->index = index;
+	s->g.user = s;
+	s->o = r->o;
+	s->g.o = &s->o;
+	s->g.stream = (uint64_t)index;
+	s->prompt = xmalloc((size_t)n * sizeof *s->prompt);
+	memcpy(s->prompt, ids, (size_t)n * sizeof *ids);
+	s->nprompt = n;
+	if (r->logprobs && n > 1) {
+		s->plp = xmalloc((size_t)(n - 1) * sizeof *s->plp);
+		s->g.prompt_lp = s->plp;
+	}
+	return s;
+}
+
+static struct serve_req *
+new_req(int kind, const struct serve_api_ctx *c)
+{
+	struct serve_req *r = xcalloc(1, sizeof *r);
+	static unsigned long long nreq;
+
+	r->kind = kind;
+	r->model = c->model;
+	r->vocab = c->vocab;
+	r->V = c->V;
+	r->stop_token = -1;
+	r->created = (long long)time(NULL);
+	snprintf(r->id, sizeof r->id, "cmpl-%016llx",
+	    (unsigned long long)owt_mix64(c->seed + ++nreq));
+	r->o.temperature = 1.0;
+	r->o.eod = (int32_t)bpe_eod(c->vocab);
+	r->o.nvocab = (int)bpe_nvocab(c->vocab);
+	r->o.ctx = c->ctx;
+	r->o.seed = owt_mix64(c->seed ^ nreq);
+	r->seq = xcalloc(SERVE_MAX_SAMPLES, sizeof *r->seq);
+	return r;
+}
+
+/* The ids of a JSON array of token ids into ids, or -1. */
+static int
+token_array(const struct json_val *v, const struct serve_api_ctx *c,
+    struct bpe_ids *ids)
+{
+	size_t i;
+
+	ids->n = 0;
+	for (i = 0; i < v->nkids; i++) {
+		if (!is_int(&v->kids[i], 0, bpe_nvocab(c->vocab) - 1))
+			return -1;
+		if (ids->n == ids->cap) {
+			ids->cap = ids->cap ? 2 * ids->cap : 64;
+			ids->v = xrealloc(ids->v, ids->cap * sizeof *ids->v);
+		}
+		ids->v[ids->n++] = (uint32_t)v->kids[i].num;
+	}
+	return 0;
+}
+
+static const char *const openai_keys[] = {
+	"model", "prompt", "max_tokens", "temperature", "top_p", "top_k", "n",
+	"stop", "seed", "logprobs", "echo", "stream", "stream_options",
+	"user", "suffix", "best_of", "frequency_penalty", "presence_penalty",
+	"logit_bias",
+};
+
+static struct serve_req *
+parse_openai(const struct json_val *doc, const struct serve_api_ctx *c,
+    int *status, struct buf *err)
+{
+	struct serve_req *r = new_req(SERVE_OPENAI, c);
+	const struct json_val *v, *p;
+	struct bpe_ids ids = { 0 };
+	int n = 1, max_tokens = 16, i, j, k, np;
+	size_t m;
+
+	for (m = 0; m < doc->nkids; m++) {
+		for (k = 0; k < (int)(sizeof openai_keys /
+		    sizeof *openai_keys); k++)
+			if (strcmp(doc->kids[m].key, openai_keys[k]) == 0)
+				break;
+		if (k == (int)(sizeof openai_keys / sizeof *openai_keys))
+			return refuse(r, err, status, 400, "Unrecognized "
+			    "request argument supplied: %s", doc->kids[m].key);
+	}
+#define NUL(v) ((v) == NULL || (v)->type == JV_NULL)
+	if (!NUL(v = json_doc_get(doc, "max_tokens"))) {
+		if (!is_int(v, 0, 1 << 30))
+			return refuse(r, err, status, 400, "max_tokens: "
+			    "must be an integer of at least 0");
+		max_tokens = (int)v->num;
+	}
+	if (!NUL(v = json_doc_get(doc, "temperature"))) {
+		if (v->type != JV_NUMBER || !(v->num >= 0 && v->num <= 2))
+			return refuse(r, err, status, 400, "temperature: "
+			    "must be a number from 0 to 2");
+		r->o.temperature = v->num;
+	}
+	if (!NUL(v = json_doc_get(doc, "top_p"))) {
+		if (v->type != JV_NUMBER || !(v->num > 0 && v->num <= 1))
+			return refuse(r, err, status, 400, "top_p: must be a "
+			    "number above 0, at most 1");
+		r->o.top_p = v->num < 1 ? v->num : 0;
+	}
+	if (!NUL(v = json_doc_get(doc, "top_k"))) {
+		if (!is_int(v, -1, 1 << 30))
+			return refuse(r, err, status, 400, "top_k: must be an "
+			    "integer; -1 or 0: all");
+		r->o.top_k = v->num > 0 ? (int)v->num : 0;
+	}
+	if (!NUL(v = json_doc_get(doc, "n"))) {
+		if (!is_int(v, 1, SERVE_MAX_SAMPLES))
+			return refuse(r, err, status, 400, "n: must be an "
+			    "integer from 1 to %d", SERVE_MAX_SAMPLES);
+		n = (int)v->num;
+	}
+	if (!NUL(v = json_doc_get(doc, "best_of")) && !is_int(v, n, n))
+		return refuse(r, err, status, 400, "best_of: only equal to n "
+		    "is supported");
+	if (!NUL(v = json_doc_get(doc, "suffix")))
+		return refuse(r, err, status, 400, "suffix: not supported");
+	if ((!NUL(v = json_doc_get(doc, "frequency_penalty")) &&
+	    (v->type != JV_NUMBER || v->num != 0)) ||
+	    (!NUL(v = json_doc_get(doc, "presence_penalty")) &&
+	    (v->type != JV_NUMBER || v->num != 0)))
+		return refuse(r, err, status, 400, "frequency_penalty and "
+		    "presence_penalty: only 0 is supported");
+	if (!NUL(v = json_doc_get(doc, "logit_bias")) &&
+	    (v->type != JV_MAP || v->nkids > 0))
+		return refuse(r, err, status, 400, "logit_bias: not "
+		    "supported");
+	if (!NUL(v = json_doc_get(doc, "seed"))) {
+		if (!is_int(v, -9223372036854775808.0, 9223372036854775807.0))
+			return refuse(r, err, status, 400, "seed: must be an "
+			    "integer");
+		r->o.seed = (uint64_t)(int64_t)v->num;
+	}
+	if (!NUL(v = json_doc_get(doc, "logprobs"))) {
+		if (!is_int(v, 0, SERVE_MAX_TOP))
+			return refuse(r, err, status, 400, "logprobs: must be "
+			    "an integer from 0 to %d", SERVE_MAX_TOP);
+		r->logprobs = 1;
+		r->ntop = (int)v->num;
+	}
+	if (!NUL(v = json_doc_get(doc, "echo"))) {
+		if (v->type != JV_BOOL)
+			return refuse(r, err, status, 400, "echo: must be a "
+			    "boolean");
+		r->echo = (int)v->num;
+	}
+	if (!NUL(v = json_doc_get(doc, "stream"))) {
+		if (v->type != JV_BOOL)
+			return refuse(r, err, status, 400, "stream: must be a "
+			    "boolean");
+		r->stream = (int)v->num;
+	}
+	if (!NUL(v = json_doc_get(doc, "stream_options"))) {
+		if (v->type != JV_MAP || !r->stream)
+			return refuse(r, err, status, 400, "stream_options: "
+			    "an object, only with stream");
+		p = json_doc_get(v, "include_usage");
+		if (!NUL(p) && p->type != JV_BOOL)
+			return refuse(r, err, status, 400, "stream_options."
+			    "include_usage: must be a boolean");
+		r->include_usage = !NUL(p) && p->num != 0;
+	}
+	if (r->stream && r->logprobs)
+		return refuse(r, err, status, 400, "logprobs: not supported "
+		    "with stream");
+	if (!NUL(v = json_doc_get(doc, "stop"))) {
+		const struct json_val *one = v->type == JV_STRING ? v : NULL;
+		size_t ns = one ? 1 : v->type == JV_ARRAY ? v->nkids : 0;
+
+		if ((one == NULL && v->type != JV_ARRAY) ||
+		    ns > SERVE_MAX_STOPS)
+			return refuse(r, err, status, 400, "stop: must be a "
+			    "string or a list of at most %d", SERVE_MAX_STOPS);
+		for (m = 0; m < ns; m++) {
+			const struct json_val *s = one ? one : &v->kids[m];
+
+			if (s->type != JV_STRING || s->str[0] == '\0')
+				return refuse(r, err, status, 400, "stop: "
+				    "must hold strings that are not empty");
+			r->stop[r->nstop++] = xstrdup(s->str);
+		}
+	}
+	p = json_doc_get(doc, "prompt");
+	if (p == NULL || !(p->type == JV_STRING || (p->type == JV_ARRAY &&
+	    p->nkids > 0)))
+		return refuse(r, err, status, 400, "prompt: must be a string, "
+		    "a list of strings, of token ids, or of lists of them");
+	np = p->type == JV_STRING ? 1 : (int)p->nkids;
+	if (p->type == JV_ARRAY && p->kids[0].type == JV_NUMBER)
+		np = 1;		/* one prompt of token ids */
+	if ((long long)np * n > SERVE_MAX_SAMPLES)
+		return refuse(r, err, status, 400, "prompt and n: at most %d "
+		    "completions a request", SERVE_MAX_SAMPLES);
+	r->o.max_new = max_tokens;
+	for (i = 0; i < np; i++) {
+		const struct json_val *e = p->type == JV_STRING ? p :
+		    p->kids[0].type == JV_NUMBER ? p : &p->kids[i];
+
+		ids.n = 0;
+		if (e->type == JV_STRING)
+			bpe_encode(c->bs, e->str, strlen(e->str), &ids);
+		else if (e->type != JV_ARRAY || token_array(e, c, &ids) < 0) {
+			free(ids.v);
+			return refuse(r, err, status, 400, "prompt: must be a "
+			    "string, a list of strings, of token ids (0 to "
+			    "%u), or of lists of them",
+			    bpe_nvocab(c->vocab) - 1);
+		}
+		if (ids.n == 0) {	/* generate from <|endoftext|> */
+			if (ids.cap == 0)
+				ids.v = xmalloc(sizeof *ids.v * (ids.cap = 1));
+			ids.v[ids.n++] = (uint32_t)r->o.eod;
+		}
+		if ((long long)ids.n + max_tokens > c->ctx || ids.n >=
+		    (size_t)c->ctx) {
+			free(ids.v);
+			return refuse(r, err, status, 400, "This model's "
+			    "maximum context length is %d tokens, however you "
+			    "requested %lld tokens (%zu in your prompt; %d for "
+			    "the completion). Please reduce your prompt; or "
+			    "completion length.", c->ctx,
+			    (long long)ids.n + max_tokens, ids.n, max_tokens);
+		}
+		r->ptokens += (long long)ids.n;
+		for (j = 0; j < n; j++)
+			add_seq(r, (const int32_t *)ids.v, (int)ids.n,
+			    i * n + j);
+	}
+	free(ids.v);
+	if (!r->echo)
+		for (i = 0; i < r->nseq; i++) {	/* prompt logprobs unasked */
+			free(r->seq[i].plp);
+			r->seq[i].plp = r->seq[i].g.prompt_lp = NULL;
+		}
+	return r;
+#undef NUL
+}
+
+/* Megatron's flask_restful server's checks, in its order and words. */
+static struct serve_req *
+parse_megatron(const struct json_val *doc, const struct serve_api_ctx *c,
+    int *status, struct buf *err)
+{
+	struct serve_req *r = new_req(SERVE_MEGATRON, c);
+	const struct json_val *v, *p;
+	struct bpe_ids ids = { 0 };
+	int ttg = 64, add_bos = 0, maxlen = 0, i;
+	double top_k = 0, top_p = 0;
+	size_t m;
+
+#define BAD(...) return refuse(r, err, status, 400, __VA_ARGS__)
+	if ((p = json_doc_get(doc, "prompts")) == NULL)
+		BAD("prompts argument required");
+	if (json_doc_get(doc, "max_len") != NULL)
+		BAD("max_len is no longer used.  Replace with "
+		    "tokens_to_generate");
+	if (json_doc_get(doc, "sentences") != NULL)
+		BAD("sentences is no longer used.  Replace with prompts");
+	if (p->type != JV_ARRAY)
+		BAD("prompts is not a list of strings");
+	if (p->nkids == 0)
+		BAD("prompts is empty");
+	if (p->nkids > 128)
+		BAD("Maximum number of prompts is 128");
+	for (m = 0; m < p->nkids; m++)
+		if (p->kids[m].type != JV_STRING)
+			BAD("prompts is not a list of strings");
+	if ((v = json_doc_get(doc, "tokens_to_generate")) != NULL) {
+		if (!is_int(v, -1e18, 1e18))
+			BAD("tokens_to_generate must be an integer greater "
+			    "than 0");
+		if (v->num < 0)
+			BAD("tokens_to_generate must be an integer greater "
+			    "than or equal to 0");
+		if (v->num > 1 << 30)
+			BAD("Length of prompt + tokens_to_generate longer than "
+			    "allowed");
+		ttg = (int)v->num;
+	}
+	if ((v = json_doc_get(doc, "logprobs")) != NULL) {
+		if (v->type != JV_BOOL)
+			BAD("logprobs must be a boolean value");
+		r->logprobs = (int)v->num;
+	}
+	if (ttg == 0 && !r->logprobs)
+		BAD("tokens_to_generate=0 implies logprobs should be True");
+	if ((v = json_doc_get(doc, "temperature")) != NULL) {
+		if (v->type != JV_NUMBER)
+			BAD("temperature must be a positive number less than "
+			    "or equal to 100.0");
+		if (!(v->num > 0 && v->num <= 100))
+			BAD("temperature must be a positive number less than "
+			    "or equal to 100.0");
+		r->o.temperature = v->num;
+	}
+	if ((v = json_doc_get(doc, "top_k")) != NULL) {
+		if (!is_int(v, -1e18, 1e18))
+			BAD("top_k must be an integer equal to or greater than "
+			    "0 and less than or equal to 1000");
+		if (!(v->num >= 0 && v->num <= 1000))
+			BAD("top_k must be equal to or greater than 0 and less "
+			    "than or equal to 1000");
+		top_k = v->num;
+	}
+	if ((v = json_doc_get(doc, "top_p")) != NULL) {
+		if (v->type != JV_NUMBER)
+			BAD("top_p must be a positive float less than or equal "
+			    "to 1.0");
+		if (v->num > 0 && top_k > 0)
+			BAD("cannot set both top-k and top-p samplings.");
+		if (!(v->num >= 0 && v->num <= 1))
+			BAD("top_p must be less than or equal to 1.0");
+		top_p = v->num;
+	}
+	if ((v = json_doc_get(doc, "top_p_decay")) != NULL) {
+		if (v->type != JV_NUMBER)
+			BAD("top_p_decay must be a positive float less than or "
+			    "equal to 1.0");
+		if (top_p == 0)
+			BAD("top_p_decay cannot be set without top_p");
+		if (!(v->num >= 0 && v->num <= 1))
+			BAD("top_p_decay must be less than or equal to 1.0");
+		r->o.top_p_decay = v->num;
+	}
+	if ((v = json_doc_get(doc, "top_p_bound")) != NULL) {
+		if (v->type != JV_NUMBER)
+			BAD("top_p_bound must be a positive float less than or "
+			    "equal to top_p");
+		if (top_p == 0)
+			BAD("top_p_bound cannot be set without top_p");
+		if (!(v->num > 0 && v->num <= top_p))
+			BAD("top_p_bound must be greater than 0 and less than "
+			    "top_p");
+		r->o.top_p_bound = v->num;
+	}
+	if ((v = json_doc_get(doc, "add_BOS")) != NULL) {
+		if (v->type != JV_BOOL)
+			BAD("add_BOS must be a boolean value");
+		add_bos = (int)v->num;
+	}
+	for (m = 0; m < p->nkids; m++)
+		if (p->kids[m].str[0] == '\0' && !add_bos)
+			BAD("Empty prompts require add_BOS=true");
+	if ((v = json_doc_get(doc, "stop_on_double_eol")) != NULL) {
+		if (v->type != JV_BOOL)
+			BAD("stop_on_double_eol must be a boolean value");
+		r->stop_double_eol = (int)v->num;
+	}
+	if ((v = json_doc_get(doc, "stop_on_eol")) != NULL) {
+		if (v->type != JV_BOOL)
+			BAD("stop_on_eol must be a boolean value");
+		r->stop_eol = (int)v->num;
+	}
+	if ((v = json_doc_get(doc, "prevent_newline_after_colon")) != NULL) {
+		if (v->type != JV_BOOL)
+			BAD("prevent_newline_after_colon must be a boolean "
+			    "value");
+		r->o.ban = (int)v->num;
+		r->o.ban_after = GPT2_COLON;
+		r->o.ban_tok = GPT2_NL;
+	}
+	if ((v = json_doc_get(doc, "random_seed")) != NULL) {
+		if (!is_int(v, -1e300, 1e300))
+			BAD("random_seed must be integer");
+		if (v->num < 0)
+			BAD("random_seed must be a positive integer");
+		if (v->num > 18446744073709549568.0)
+			BAD("random_seed must be integer");
+		r->o.seed = (uint64_t)v->num;
+	}
+	if ((v = json_doc_get(doc, "no_log")) != NULL) {
+		if (v->type != JV_BOOL)
+			BAD("no_log must be a boolean value");
+		r->no_log = (int)v->num;
+	}
+	if ((v = json_doc_get(doc, "beam_width")) != NULL) {
+		if (!is_int(v, -1e18, 1e18))
+			BAD("beam_width must be integer");
+		if (v->num < 1)
+			BAD("beam_width must be an integer > 1");
+		if (p->nkids > 1)
+			BAD("When doing beam_search, batch size must be 1");
+		if (v->num > 1)
+			BAD("beam_width > 1 is not supported: beam search is "
+			    "not built");
+		r->beam = 1;
+	}
+	if ((v = json_doc_get(doc, "stop_token")) != NULL) {
+		if (!is_int(v, -1e18, 1e18))
+			BAD("stop_token must be an integer");
+		r->stop_token = v->num >= 0 && v->num < c->V ?
+		    (int32_t)v->num : -1;
+	} else {
+		r->stop_token = (int32_t)bpe_eod(c->vocab);
+	}
+	if ((v = json_doc_get(doc, "length_penalty")) != NULL &&
+	    v->type != JV_NUMBER)
+		BAD("length_penalty must be a float");
+	/* top_k 1 is greedy (gen_pick); beam width 1 is greedy too */
+	r->o.top_k = r->beam ? 1 : (int)top_k;
+	r->o.top_p = top_p < 1 ? top_p : 0;
+	r->o.eod = -1;		/* the stop tokens are the server's */
+	for (m = 0; m < p->nkids; m++) {
+		size_t n = bpe_count(c->bs, p->kids[m].str,
+		    strlen(p->kids[m].str)) + (size_t)add_bos;
+
+		if ((int)n > maxlen)
+			maxlen = (int)n;
+	}
+	if ((long long)maxlen + ttg > c->ctx)
+		BAD("Length of prompt + tokens_to_generate longer than "
+		    "allowed");
+	for (m = 0; m < p->nkids; m++) {
+		ids.n = 0;
+		if (add_bos) {
+			if (ids.cap == 0)
+				ids.v = xmalloc(sizeof *ids.v * (ids.cap = 64));
+			ids.v[ids.n++] = bpe_eod(c->vocab);
+		}
+		bpe_encode(c->bs, p->kids[m].str, strlen(p->kids[m].str), &ids);
+		if (ids.n >= (size_t)c->ctx || (ids.n == 0)) {
+			free(ids.v);
+			BAD("Length of prompt + tokens_to_generate longer than "
+			    "allowed");
+		}
+		r->ptokens += (long long)ids.n;
+		add_seq(r, (const int32_t *)ids.v, (int)ids.n, (int)m);
+	}
+	free(ids.v);
+	/*
+	 * Megatron pads every prompt to the longest and generates up to
+	 * the longest plus tokens_to_generate: a shorter prompt gets more.
+	 */
+	for (i = 0; i < r->nseq; i++)
+		r->seq[i].o.max_new = ttg == 0 ? 0 :
+		    maxlen + ttg - r->seq[i].nprompt;
+	return r;
+#undef BAD
+}
+
+struct serve_req *
+serve_api_parse(int kind, const char *body, size_t len,
+    const struct serve_api_ctx *c, int *status, struct buf *err)
+{
+	struct json_val *doc;
+	struct serve_req *r;
+	char why[256];
+
+	if ((doc = json_doc_parse(body, len, why, sizeof why, NULL)) == NULL) {
+		*status = 400;
+		if (kind == SERVE_MEGATRON)	/* flask's words */
+			serve_api_error(err, kind, 400, "Failed to decode JSON "
+			    "object");
+		else {
+			char msg[320];
+
+			snprintf(msg, sizeof msg, "invalid JSON: %s", why);
+			serve_api_error(err, kind, 400, msg);
+		}
+		return NULL;
+	}
+	if (doc->type != JV_MAP) {
+		json_doc_free(doc);
+		*status = 400;
+		serve_api_error(err, kind, 400, kind == SERVE_MEGATRON ?
+		    "prompts argument required" : "the request body must be "
+		    "a JSON object");
+		return NULL;
+	}
+	r = kind == SERVE_OPENAI ? parse_openai(doc, c, status, err) :
+	    parse_megatron(doc, c, status, err);
+	json_doc_free(doc);
+	return r;
+}
+
+/* The log-probability of tok under logits (V), and the top n of them. */
+static float
+logprob(const float *logits, int V, int32_t tok, int n, int32_t *topid,
+    float *toplp)
+{
+	double max = -INFINITY, sum = 0, lse;
+	int i, j, k;
+
+	for (i = 0; i < V; i++)
+		max = logits[i] > max ? logits[i] : max;
+	for (i = 0; i < V; i++)
+		sum += exp((double)logits[i] - max);
+	lse = max + log(sum);
+	for (k = 0; k < n; k++) {	/* n <= SERVE_MAX_TOP: insertion */
+		topid[k] = -1;
+		toplp[k] = -INFINITY;
+	}
+	for (i = 0; i < V && n > 0; i++) {
+		if (topid[n - 1] >= 0 && logits[i] <= toplp[n - 1])
+			continue;
+		for (j = n - 1; j > 0 && (topid[j - 1] < 0 ||
+		    logits[i] > toplp[j - 1]); j--) {
+			topid[j] = topid[j - 1];
+			toplp[j] = toplp[j - 1];
+		}
+		topid[j] = i;
+		toplp[j] = logits[i];
+	}
+	for (k = 0; k < n; k++)
+		toplp[k] = (float)(toplp[k] - lse);
+	return (float)(logits[tok] - lse);
+}
+
+/* The bytes of text[0..n) that end at a character's end. */
+static size_t
+utf8_whole(const char *text, size_t n)
+{
+	size_t i = n, need;
+	unsigned char c;
+
+	while (i > 0 && n - i < 4 && ((unsigned char)text[i - 1] & 0xc0) ==
+	    0x80)
+		i--;
+	if (i == 0)
+		return n;
+	c = (unsigned char)text[i - 1];
+	need = c >= 0xf0 && c < 0xf8 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
+	if (c < 0xc0 || c >= 0xf8)
+		return n;
+	return i - 1 + need > n ? i - 1 : n;
+}
+
+/*
+ * OpenAI: the end of what may be sent of s's text: not inside a
+ * character, not into a tail that may still become a stop string.
+ */
+static size_t
+sendable(const struct serve_seq *s, int final)
+{
+	const struct serve_req *r = s->req;
+	size_t n = s->text.len, hold = 0, k;
+	int i;
+
+	if (final)
+		return n;
+	for (i = 0; i < r->nstop; i++) {
+		size_t sl = strlen(r->stop[i]);
+
+		for (k = sl - 1 < n ? sl - 1 : n; k > hold; k--)
+			if (memcmp(s->text.p + n - k, r->stop[i], k) == 0) {
+				hold = k;
+				break;
+			}
+	}
+	return utf8_whole(s->text.p, n - hold);
+}
+
+static void
+chunk_head(struct json_w *w, const struct serve_req *r)
+{
+	json_w_obj(w);
+	json_w_key(w, "id");
+	json_w_strz(w, r->id);
+	json_w_key(w, "object");
+	json_w_strz(w, "text_completion");
+	json_w_key(w, "created");
+	json_w_int(w, r->created);
+	json_w_key(w, "model");
+	json_w_strz(w, r->model);
+}
+
+static const char *
+finish_reason(const struct serve_seq *s)
+{
+	return s->stopped || s->g.end == GEN_EOD ? "stop" : "length";
+}
+
+/* An OpenAI stream event: text (a JSON string) of s, and whether it ends. */
+static void
+stream_chunk(struct serve_seq *s, const char *text, size_t n, int end)
+{
+	struct serve_req *r = s->req;
+	struct json_w w;
+
+	buf_add(&r->out, "data: ", 6);
+	json_w_init(&w, &r->out, JSON_COMPACT);
+	chunk_head(&w, r);
+	json_w_key(&w, "choices");
+	json_w_arr(&w);
+	json_w_obj(&w);
+	json_w_key(&w, "text");
+	json_w_raw(&w, text, n);
+	json_w_key(&w, "index");
+	json_w_int(&w, s->index);
+	json_w_key(&w, "logprobs");
+	json_w_null(&w);
+	json_w_key(&w, "finish_reason");
+	if (end)
+		json_w_strz(&w, finish_reason(s));
+	else
+		json_w_null(&w);
+	json_w_end(&w);
+	json_w_end(&w);
+	if (r->include_usage) {
+		json_w_key(&w, "usage");
+		json_w_null(&w);
+	}
+	json_w_end(&w);
+	buf_add(&r->out, "\n\n", 2);
+}
+
+/*
+ * The next stream event of s: what may be sent, bad UTF-8 as U+FFFD as
+ * in the whole answer (cut between characters, the same text).
+ */
+static void
+stream_text(struct serve_seq *s, int final)
+{
+	size_t e = sendable(s, final);
+	struct buf t = { 0 };
+
+	if (e <= s->sent && !final)
+		return;
+	json_string_lossy(&t, s->text.p ? s->text.p + s->sent : "", e - s->sent);
+	stream_chunk(s, t.p, t.len, final);
+	buf_free(&t);
+	s->sent = e;
+}
+
+int
+serve_api_token(struct serve_seq *s, int32_t tok, const float *logits)
+{
+	struct serve_req *r = s->req;
+	size_t n, len, old = s->text.len;
+	const char *b;
+	int i, stop = 0;
+
+	if (s->ids.n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 32;
+		s->ids.v = xrealloc(s->ids.v, s->cap * sizeof *s->ids.v);
+		s->lp = xrealloc(s->lp, s->cap * sizeof *s->lp);
+		if (r->ntop > 0) {
+			s->topid = xrealloc(s->topid, s->cap * r->ntop *
+			    sizeof *s->topid);
+			s->toplp = xrealloc(s->toplp, s->cap * r->ntop *
+			    sizeof *s->toplp);
+		}
+	}
+	n = s->ids.n++;
+	s->ids.v[n] = (uint32_t)tok;
+	if (r->logprobs)
+		s->lp[n] = logprob(logits, r->V, tok, r->ntop, r->ntop ?
+		    s->topid + n * r->ntop : NULL, r->ntop ? s->toplp + n *
+		    r->ntop : NULL);
+	if ((b = bpe_token(r->vocab, (uint32_t)tok, &len)) != NULL)
+		buf_add(&s->text, b, len);
+	if (r->kind == SERVE_MEGATRON) {
+		if (r->stop_double_eol)
+			stop = tok == GPT2_NLNL || (tok == GPT2_NL && (n > 0 ?
+			    s->ids.v[n - 1] : (uint32_t)s->prompt[s->nprompt -
+			    1]) == GPT2_NL);
+		else if (r->stop_eol)
+			stop = tok == GPT2_NLNL || tok == GPT2_NL;
+		else
+			stop = tok == r->stop_token;
+		return s->stopped = stop;
+	}
+	for (i = 0; i < r->nstop && s->text.len > 0; i++) {
+		size_t sl = strlen(r->stop[i]), from = old >= sl ? old - sl + 1
+		    : 0;
+		char *at = memmem(s->text.p + from, s->text.len - from,
+		    r->stop[i], sl);
+
+		if (at != NULL && (!stop || (size_t)(at - s->text.p) <
+		    s->text.len)) {
+			s->text.len = (size_t)(at - s->text.p);
+			s->text.p[s->text.len] = '\0';
+			stop = 1;
+		}
+	}
+	s->stopped = stop;
+	if (r->stream && !stop)
+		stream_text(s, 0);
+	return stop;
+}
+
+void
+serve_api_begin(struct serve_seq *s)
+{
+	struct buf t = { 0 }, j = { 0 };
+
+	if (s->req->kind != SERVE_OPENAI || !s->req->stream || !s->req->echo)
+		return;
+	bpe_decode(s->req->vocab, (const uint32_t *)s->prompt,
+	    (size_t)s->nprompt, &t);
+	json_string_lossy(&j, t.p, t.len);
+	stream_chunk(s, j.p, j.len, 0);
+	buf_free(&t);
+	buf_free(&j);
+}
+
+void
+serve_api_end(struct serve_seq *s)
+{
+	if (s->req->kind == SERVE_OPENAI && s->req->stream)
+		stream_text(s, 1);
+}
+
+/* OpenAI's logprobs object of s: its tokens (the prompt's with echo). */
+static void
+openai_logprobs(struct json_w *w, const struct serve_seq *s, size_t textlen)
+{
+	const struct serve_req *r = s->req;
+	int np = r->echo ? s->nprompt : 0, i, k, pass;
+	size_t len, off;
+	const char *b;
+
+	json_w_obj(w);
+	for (pass = 0; pass < 4; pass++) {
+		json_w_key(w, pass == 0 ? "tokens" : pass == 1 ?
+		    "token_logprobs" : pass == 2 ? "top_logprobs" :
+		    "text_offset");
+		json_w_arr(w);
+		off = 0;
+		for (i = 0; i < np + (int)s->ids.n; i++) {
+			uint32_t id = i < np ? (uint32_t)s->prompt[i] :
+			    s->ids.v[i - np];
+
+			if (off >= textlen && i >= np)
+				break;	/* cut by a stop string */
+			b = bpe_token(r->vocab, id, &len);
+			if (pass == 0)
+				json_w_str(w, b ? b : "", b ? len : 0);
+			else if (pass == 1 && i == 0 && np > 0)
+				json_w_null(w);
+			else if (pass == 1)
+				json_w_num(w, "%.9g", i < np ? s->plp[i - 1] :
+				    s->lp[i - np]);
+			else if (pass == 2 && (i < np || r->ntop == 0))
+				json_w_null(w);
+			else if (pass == 2) {
+				json_w_obj(w);
+				for (k = 0; k < r->ntop; k++) {
+					int32_t t = s->topid[(i - np) *
+					    r->ntop + k];
+					const char *tb;
+					size_t tl;
+					char *key;
+
+					if (t < 0)
+						continue;
+					tb = bpe_token(r->vocab, (uint32_t)t,
+					    &tl);
+					key = xmalloc(tl + 1);
+					memcpy(key, tb, tl);
+					key[tl] = '\0';
+					json_w_key(w, key);
+					free(key);
+					json_w_num(w, "%.9g", s->toplp[(i -
+					    np) * r->ntop + k]);
+				}
+				json_w_end(w);
+			} else if (pass == 3)
+				json_w_u64(w, off);
+			off += len;
+		}
+		json_w_end(w);
+	}
+	json_w_end(w);
+}
+
+static void
+usage(struct json_w *w, const struct serve_req *r)
+{
+	long long gen = 0;
+	int i;
+
+	for (i = 0; i < r->nseq; i++)
+		gen += (long long)r->seq[i].ids.n;
+	json_w_key(w, "usage");
+	json_w_obj(w);
+	json_w_key(w, "prompt_tokens");
+	json_w_int(w, r->ptokens);
+	json_w_key(w, "completion_tokens");
+	json_w_int(w, gen);
+	json_w_key(w, "total_tokens");
+	json_w_int(w, r->ptokens + gen);
+	json_w_end(w);
+}
+
+static void
+answer_openai(struct serve_req *r)
+{
+	struct json_w w;
+	struct buf t = { 0 }, lossy = { 0 };
+	int i;
+
+	if (r->stream) {
+		if (r->include_usage) {
+			buf_add(&r->out, "data: ", 6);
+			json_w_init(&w, &r->out, JSON_COMPACT);
+			chunk_head(&w, r);
+			json_w_key(&w, "choices");
+			json_w_arr(&w);
+			json_w_end(&w);
+			usage(&w, r);
+			json_w_end(&w);
+			buf_add(&r->out, "\n\n", 2);
+		}
+		buf_adds(&r->out, "data: [DONE]\n\n");
+		return;
+	}
+	json_w_init(&w, &r->out, JSON_COMPACT);
+	chunk_head(&w, r);
+	json_w_key(&w, "choices");
+	json_w_arr(&w);
+	for (i = 0; i < r->nseq; i++) {
+		struct serve_seq *s = &r->seq[i];
+
+		t.len = 0;
+		if (r->echo)
+			bpe_decode(r->vocab, (const uint32_t *)s->prompt,
+			    (size_t)s->nprompt, &t);
+		buf_add(&t, s->text.p, s->text.len);
+		json_w_obj(&w);
+		json_w_key(&w, "text");
+		lossy.len = 0;
+		json_string_lossy(&lossy, t.p, t.len);
+		json_w_raw(&w, lossy.p, lossy.len);
+		json_w_key(&w, "index");
+		json_w_int(&w, s->index);
+		json_w_key(&w, "logprobs");
+		if (r->logprobs)
+			openai_logprobs(&w, s, t.len);
+		else
+			json_w_null(&w);
+		json_w_key(&w, "finish_reason");
+		json_w_strz(&w, finish_reason(s));
+		json_w_end(&w);
+	}
+	json_w_end(&w);
+	usage(&w, r);
+	json_w_end(&w);
+	buf_add(&r->out, "\n", 1);
+	buf_free(&t);
+	buf_free(&lossy);
+}
+
+static void
+answer_megatron(struct serve_req *r)
+{
+	struct json_w w;
+	struct buf t = { 0 }, l = { 0 };
+	const char *b;
+	size_t len, k;
+	int i, pass;
+
+	json_w_init(&w, &r->out, JSON_COMPACT);
+	json_w_obj(&w);
+	for (pass = 0; pass < 3; pass++) {
+		json_w_key(&w, pass == 0 ? "text" : pass == 1 ? "segments" :
+		    r->beam ? "scores" : "logprobs");
+		if (pass == 2 && !r->logprobs && !r->beam) {
+			json_w_null(&w);
+			continue;
+		}
+		json_w_arr(&w);
+		for (i = 0; i < r->nseq; i++) {
+			struct serve_seq *s = &r->seq[i];
+			size_t n = (size_t)s->nprompt + s->ids.n;
+			double sum = 0;
+
+			if (pass == 0) {
+				t.len = 0;
+				bpe_decode(r->vocab, (const uint32_t *)s->prompt,
+				    (size_t)s->nprompt, &t);
+				buf_add(&t, s->text.p, s->text.len);
+				l.len = 0;
+				json_string_lossy(&l, t.p, t.len);
+				json_w_raw(&w, l.p, l.len);
+				continue;
+			}
+			if (pass == 2 && r->beam) {
+				for (k = 0; k < s->ids.n; k++)
+					sum += s->lp[k];
+				json_w_num(&w, "%.9g", sum);
+				continue;
+			}
+			json_w_arr(&w);
+			for (k = pass == 1 ? 0 : 1; k < n; k++) {
+				uint32_t id = k < (size_t)s->nprompt ?
+				    (uint32_t)s->prompt[k] :
+				    s->ids.v[k - s->nprompt];
+
+				if (pass == 2) {
+					json_w_num(&w, "%.9g", k <
+					    (size_t)s->nprompt ? s->plp[k - 1] :
+					    s->lp[k - s->nprompt]);
+					continue;
+				}
+				b = bpe_token(r->vocab, id, &len);
+				l.len = 0;
+				json_string_lossy(&l, b ? b : "", b ? len : 0);
+				json_w_raw(&w, l.p, l.len);
+			}
+			json_w_end(&w);
+		}
+		json_w_end(&w);
+	}
+	json_w_end(&w);
+	buf_add(&r->out, "\n", 1);
+	buf_free(&t);
+	buf_free(&l);
+}
+
+void
+serve_api_answer(struct serve_req *r)
+{
+	if (r->kind == SERVE_OPENAI)
+		answer_openai(r);
+	else
+		answer_megatron(r);
+}
