@@ -341,6 +341,14 @@ done | sed 's|site6.example.org/story-6|www.youtube.com/watch?v=6|' | gzip >subm
 ex owt-fetch.1 'owt-fetch --filter-only --shard 2/4 submissions.jsonl.gz > part2.jsonl'
 zcat submissions.jsonl.gz | sed -n 3p >want
 same part2.jsonl want "shard 2/4: of lines 2 and 6, the one that passes the filter, unchanged"
+rm -f crawl.log pages.jsonl pages2.jsonl
+ex owt-fetch.1 'owt-fetch --warc-file crawl --log crawl.log < urls.txt > pages.jsonl'
+field pages.jsonl text | sort >want
+field pages2.jsonl text | sort >got
+is "$(wc -l <pages2.jsonl)" 4 "the crawl's four pages from its WARC archive"
+same got want "--extract on the crawl's WARC archive gives the crawl's texts"
+notrun owt-fetch.1 'wget -r --warc-file=site https://example.org/' \
+    "a site on the network: t/1007-owt-fetch-wget-warc.t runs wget's crawl and --extract on loopback"
 httpd_stop
 
 # bpe-encode(1) on the crawl's pages, with Megatron-LM's vocabulary files.
