@@ -148,15 +148,16 @@ crawl_sniff_html(const char *p, size_t n)
 	return 0;
 }
 
-/* 1 for text/html and application/xhtml+xml, -1 for none or text/plain (sniff), else 0. */
-static int
-html_type(const char *ct)
+int
+crawl_html_type(const char *ct, size_t len)
 {
 	size_t n;
 
-	if (ct == NULL || *ct == '\0')
+	if (ct == NULL || len == 0)
 		return -1;
-	n = strcspn(ct, "; \t");
+	for (n = 0; n < len && ct[n] != ';' && ct[n] != ' ' && ct[n] != '\t';
+	    n++)
+		;
 	if ((n == 9 && strncasecmp(ct, "text/html", 9) == 0) ||
 	    (n == 21 && strncasecmp(ct, "application/xhtml+xml", 21) == 0))
 		return 1;
@@ -187,7 +188,7 @@ on_write(char *p, size_t size, size_t nmemb, void *arg)
 			j->abort = A_STATUS;
 			return 0;
 		}
-		if (html_type(ct) == 0) {
+		if (crawl_html_type(ct, ct ? strlen(ct) : 0) == 0) {
 			j->abort = A_TYPE;
 			return 0;
 		}
@@ -707,7 +708,8 @@ classify(struct crawl_job *j, CURLcode rc, const char *msg)
 		set_error(j, CR_SCHEME, "%s", msg);
 	} else if (rc != CURLE_OK && !(j->abort == A_SIZE && j->robots)) {
 		set_error(j, CR_ERROR, "%s", msg);
-	} else if (!j->robots && html_type(ct) < 0 &&
+	} else if (!j->robots &&
+	    crawl_html_type(ct, ct ? strlen(ct) : 0) < 0 &&
 	    !crawl_sniff_html(j->body.p, j->body.len)) {
 		set_error(j, CR_NOT_HTML, "content type %s, content not HTML",
 		    ct ? ct : "missing");

@@ -118,5 +118,10 @@ int crawl_private_addr(const struct sockaddr *sa);
 
 /* Does the start of p[0..n) look like HTML? For content types that do not say. */
 int crawl_sniff_html(const char *p, size_t n);
+/*
+ * A Content-Type's first len bytes: 1 for text/html and
+ * application/xhtml+xml, -1 for none or text/plain (sniff the body), else 0.
+ */
+int crawl_html_type(const char *ct, size_t len);
 
 #endif

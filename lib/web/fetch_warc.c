@@ -155,25 +155,6 @@ fetch_warc_item(struct fetch *f)
 	return NULL;
 }
 
-/* 1 for text/html and application/xhtml+xml, -1 for none or text/plain, else 0. */
-static int
-html_type(const char *ct, size_t len)
-{
-	size_t n;
-
-	if (ct == NULL || len == 0)
-		return -1;
-	for (n = 0; n < len && ct[n] != ';' && ct[n] != ' ' && ct[n] != '\t';
-	    n++)
-		;
-	if ((n == 9 && strncasecmp(ct, "text/html", 9) == 0) ||
-	    (n == 21 && strncasecmp(ct, "application/xhtml+xml", 21) == 0))
-		return 1;
-	if (n == 10 && strncasecmp(ct, "text/plain", 10) == 0)
-		return -1;
-	return 0;
-}
-
 static void
 outcome(struct crawl_job *j, int oc, const char *fmt, const char *arg)
 {
@@ -260,8 +241,8 @@ fetch_warc_payload(const struct fetch_opts *o, struct fetch_item *it)
 		return;
 	}
 	/* The archive's own identification of the payload comes first. */
-	ht = w->ptype != NULL ? html_type(w->ptype, strlen(w->ptype)) :
-	    html_type(ct, ctlen);
+	ht = w->ptype != NULL ? crawl_html_type(w->ptype, strlen(w->ptype)) :
+	    crawl_html_type(ct, ctlen);
 	if (ht == 0 || (ht < 0 && (w->ptype != NULL ||
 	    !crawl_sniff_html(j->body.p ? j->body.p : "", j->body.len))))
 		outcome(j, CR_NOT_HTML, "content type %s",
