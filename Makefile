@@ -65,7 +65,7 @@ UNIT_SRCS := $(sort $(wildcard t/*.c))
 GPU_PROGS = bpe-encode idx-pack gpt-train gpt-sample
 GPU_LIB = core/batch core/buf core/input core/json core/jsonl core/opt \
 	core/outfile core/par core/plugin core/progress core/tally core/utf8 core/util \
-	comm/comm comm/comm_nccl tok/bpe tok/mmidx tok/pack tok/pretok tok/tiktoken tok/tok \
+	comm/comm comm/comm_nccl tok/bpe tok/encode tok/mmidx tok/pack tok/pretok tok/tiktoken tok/tok \
 	tok/tokenizer tok/uniclass \
 	model/blas model/ckpt model/gemv model/gpt model/gpt_cpu model/gpt_device \
 	model/gpt_infer model/safetensors model/sgemm512 dist/dist dist/gpt_plan \
