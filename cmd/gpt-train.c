@@ -7,12 +7,10 @@
 
 #include "model/blas.h"
 #include "tok/bpe.h"
-#include "model/ckpt.h"
 #include "train/ckpt_args.h"
 #include "model/gpt.h"
 #include "train/gpt_data.h"
 #include "model/gpt_device.h"
-#include "dist/gpt_plan.h"
 #include "core/opt.h"
 #include "train/schedule.h"
 #include "train/train.h"
@@ -313,7 +311,7 @@ dry_run(void)
 	char err[OWT_ERRSIZE];
 	int code;
 
-	if (train_dry_run(&o, &options, given, &out, err, sizeof err,
+	if (train_prep_dry_run(&o, &options, given, &out, err, sizeof err,
 	    &code) < 0)
 		owt_die(code, "%s", err);
 	if (fwrite(out.p, 1, out.len, stdout) != out.len || fflush(stdout) != 0)
@@ -386,7 +384,6 @@ main(int argc, char **argv)
 	struct gpt_data data;
 	char err[OWT_ERRSIZE], *args;
 	const char *prog;
-	uint64_t G;
 	int code;
 
 	/* a message in one write: the lines of ranks that fail together stay whole */
@@ -409,28 +406,15 @@ main(int argc, char **argv)
 			o.quiet = 1;
 	}
 	if (train_prep(&pr, &o, &options, given, 0, err, sizeof err,
-	    &code) < 0 || train_schedule(&o, &options, given, &run, err,
+	    &code) < 0 || train_prep_schedule(&o, &options, given, &run, err,
 	    sizeof err, &code) < 0 || ckpt_args_check(&pr.ld, &options, given,
 	    pr.sched, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
-	if (pr.ld.kind != CKPT_NONE)
-		cfg = pr.ld.cfg;
-	G = (uint64_t)o.global;
-
-	if (o.workers == 0)	/* the node's processors shared by its ranks */
-		o.workers = owt_ncpu() / ranks.world->local_size > 1 ?
-		    owt_ncpu() / ranks.world->local_size : 1;
+	o.workers = train_prep_workers(o.workers, ranks.world->local_size);
 	omp_set_num_threads(o.workers);
 	blas_init(o.workers);
 
-	train_shape(&o, &cfg);
-	if (pr.ld.kind == CKPT_NONE)
-		cfg.ln_eps = 1e-5f;
-	cfg.hidden_dropout = (float)o.hidden_dropout;
-	cfg.attn_dropout = (float)o.attn_dropout;
-	tr.micro = o.micro;
-	tr.T = o.seq;
-	tr.zero = o.dist_opt;
+	train_prep_trainer(&tr, &cfg, &o, &pr, &run);
 	if (train_ranks_layout(&ranks, &tr, o.tp, o.pp, &cfg, o.vocab_div,
 	    o.global, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
@@ -444,34 +428,13 @@ main(int argc, char **argv)
 		owt_warn("%s", dev.warn);
 	args = ckpt_args_json(&options);
 	r = (struct train_run){ .tr = &tr, .ranks = &ranks, .dev = &dev,
-	    .data = &data, .train_iters = o.train_iters, .global = o.global,
-	    .log_interval = o.log_interval, .eval_interval = o.eval_interval,
-	    .eval_iters = o.eval_iters, .save_interval = o.save_interval,
-	    .exit_interval = o.exit_interval, .exit_mins = o.exit_mins,
-	    .clip = o.clip > 0, .save = o.save, .replace = pr.replace,
-	    .args_json = args, .quiet = o.quiet, .memory = !GIVEN("quiet"),
-	    .prog = prog, .json_name = o.log_json, .signal = &stop_signal,
-	    .saved_iter = pr.ld.resume ? pr.ld.st.iteration : UINT64_MAX };
-	if (pr.ld.resume)
-		tr.st = pr.ld.st;
-	tr.st.seed = o.seed;
-	tr.nmicro = o.global / o.micro;
-	tr.lr = run.lr;
-	tr.adam = (struct adamw){ (float)o.beta1, (float)o.beta2,
-	    (float)o.eps, (float)o.wd };
-	tr.clip = (float)o.clip;
-	tr.scaler = (struct loss_scaler){ o.min_scale, o.scale_window,
-	    o.hysteresis };
+	    .data = &data, .args_json = args, .memory = !GIVEN("quiet"),
+	    .prog = prog, .signal = &stop_signal };
+	train_prep_run(&r, &o, &pr);
 	if (train_run_model(&r, &model, &cfg, &pr.rc, pr.ld.kind != CKPT_NONE ?
-	    pr.ld.path : NULL, pr.ld.resume && !o.no_load_optim, o.seed, o.init_std,
-	    o.initial_scale, err, sizeof err, &code) < 0)
-		owt_die(code, "%s", err);
-
-	if (gpt_data_open(&data, o.mock ? NULL : o.data_paths.v,
-	    (int)o.data_paths.n, o.split, o.split_rounding, (uint32_t)o.seed,
-	    o.seq, (uint32_t)o.vocab, run.train_samples,
-	    (o.train_iters / o.eval_interval + 1) * o.eval_iters * G,
-	    o.eval_iters * G, err, sizeof err, &code) < 0)
+	    pr.ld.path : NULL, pr.ld.resume && !o.no_load_optim, o.seed,
+	    o.init_std, o.initial_scale, err, sizeof err, &code) < 0 ||
+	    train_prep_data(&data, &o, &run, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
 	if (train_run_describe(&r, &cfg, o.workers, o.overlap_grad, err,
 	    sizeof err, &code) < 0)

@@ -52,7 +52,7 @@ train_prep(struct train_prep *pr, struct train_opts *o,
 }
 
 void
-train_shape(const struct train_opts *o, struct gpt_config *c)
+train_prep_shape(const struct train_opts *o, struct gpt_config *c)
 {
 	c->nlayer = o->layers;
 	c->nhead = o->heads;
@@ -63,7 +63,7 @@ train_shape(const struct train_opts *o, struct gpt_config *c)
 }
 
 int
-train_schedule(struct train_opts *o, const struct opt_prog *p,
+train_prep_schedule(struct train_opts *o, const struct opt_prog *p,
     const char *given, struct schedule_run *run, char *err, size_t errsize,
     int *code)
 {
@@ -91,7 +91,75 @@ train_schedule(struct train_opts *o, const struct opt_prog *p,
 }
 
 int
-train_dry_run(struct train_opts *o, const struct opt_prog *p,
+train_prep_workers(int workers, int local_size)
+{
+	if (workers > 0)
+		return workers;
+	return owt_ncpu() / local_size > 1 ? owt_ncpu() / local_size : 1;
+}
+
+void
+train_prep_trainer(struct trainer *tr, struct gpt_config *cfg,
+    const struct train_opts *o, const struct train_prep *pr,
+    const struct schedule_run *run)
+{
+	if (pr->ld.kind != CKPT_NONE)
+		*cfg = pr->ld.cfg;
+	train_prep_shape(o, cfg);
+	if (pr->ld.kind == CKPT_NONE)
+		cfg->ln_eps = 1e-5f;
+	cfg->hidden_dropout = (float)o->hidden_dropout;
+	cfg->attn_dropout = (float)o->attn_dropout;
+	tr->micro = o->micro;
+	tr->T = o->seq;
+	tr->zero = o->dist_opt;
+	if (pr->ld.resume)
+		tr->st = pr->ld.st;
+	tr->st.seed = o->seed;
+	tr->nmicro = o->global / o->micro;
+	tr->lr = run->lr;
+	tr->adam = (struct adamw){ (float)o->beta1, (float)o->beta2,
+	    (float)o->eps, (float)o->wd };
+	tr->clip = (float)o->clip;
+	tr->scaler = (struct loss_scaler){ o->min_scale, o->scale_window,
+	    o->hysteresis };
+}
+
+void
+train_prep_run(struct train_run *r, const struct train_opts *o,
+    const struct train_prep *pr)
+{
+	r->train_iters = o->train_iters;
+	r->global = o->global;
+	r->log_interval = o->log_interval;
+	r->eval_interval = o->eval_interval;
+	r->eval_iters = o->eval_iters;
+	r->save_interval = o->save_interval;
+	r->exit_interval = o->exit_interval;
+	r->exit_mins = o->exit_mins;
+	r->clip = o->clip > 0;
+	r->save = o->save;
+	r->replace = pr->replace;
+	r->quiet = o->quiet;
+	r->json_name = o->log_json;
+	r->saved_iter = pr->ld.resume ? pr->ld.st.iteration : UINT64_MAX;
+}
+
+int
+train_prep_data(struct gpt_data *d, const struct train_opts *o,
+    const struct schedule_run *run, char *err, size_t errsize, int *code)
+{
+	uint64_t G = (uint64_t)o->global;
+
+	return gpt_data_open(d, o->mock ? NULL : o->data_paths.v,
+	    (int)o->data_paths.n, o->split, o->split_rounding,
+	    (uint32_t)o->seed, o->seq, (uint32_t)o->vocab, run->train_samples,
+	    (o->train_iters / o->eval_interval + 1) * o->eval_iters * G,
+	    o->eval_iters * G, err, errsize, code);
+}
+
+int
+train_prep_dry_run(struct train_opts *o, const struct opt_prog *p,
     char *given, struct buf *out, char *err, size_t errsize, int *code)
 {
 	struct gpt_plan_in in = { .vocab_div = o->vocab_div, .tp = o->tp,
@@ -108,7 +176,7 @@ train_dry_run(struct train_opts *o, const struct opt_prog *p,
 	in.rc = pr.rc;
 	in.world = given[opt_find(p, "world-size")] ? o->world_size :
 	    l.size > 1 ? l.size : o->tp * o->pp;
-	train_shape(o, &in.cfg);
+	train_prep_shape(o, &in.cfg);
 	in.cfg.ln_eps = 1e-5f;
 	in.micro_batch = o->micro;
 	in.global_batch = o->global > 0 ? o->global : o->micro;

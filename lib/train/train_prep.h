@@ -9,7 +9,10 @@
 #include "core/opt.h"
 #include "model/gpt.h"
 #include "train/ckpt_args.h"
+#include "train/gpt_data.h"
 #include "train/schedule.h"
+#include "train/train.h"
+#include "train/train_run.h"
 
 /* gpt-train(1)'s options, as its table sets them. */
 struct train_opts {
@@ -62,22 +65,51 @@ int train_prep(struct train_prep *pr, struct train_opts *o,
     size_t errsize, int *code);
 
 /* The model's shape from o (vocab_pad: --make-vocab-size-divisible-by's). */
-void train_shape(const struct train_opts *o, struct gpt_config *c);
+void train_prep_shape(const struct train_opts *o, struct gpt_config *c);
 
 /*
  * o's run length and schedule resolved into *run (schedule_resolve), and
  * what the checkpoint keeps written back to o. 0, or -1 with err and *code.
  */
-int train_schedule(struct train_opts *o, const struct opt_prog *p,
+int train_prep_schedule(struct train_opts *o, const struct opt_prog *p,
     const char *given, struct schedule_run *run, char *err, size_t errsize,
     int *code);
+
+/* --workers, or the node's processors shared by its local_size ranks. */
+int train_prep_workers(int workers, int local_size);
+
+/*
+ * The run's model config and trainer from o, the prelude's checkpoint
+ * and run's schedule: cfg the options' shape on the checkpoint's (or
+ * GPT-2's LayerNorm epsilon), the dropouts; tr's batch, optimizer,
+ * clipping, loss scaler and state (the checkpoint's when resumed, the
+ * seed o's). Before train_ranks_layout.
+ */
+void train_prep_trainer(struct trainer *tr, struct gpt_config *cfg,
+    const struct train_opts *o, const struct train_prep *pr,
+    const struct schedule_run *run);
+
+/*
+ * r's fields that o and the prelude give (its length, intervals, stops,
+ * saves, log); the caller sets the pointers and memory.
+ */
+void train_prep_run(struct train_run *r, const struct train_opts *o,
+    const struct train_prep *pr);
+
+/*
+ * The run's data: o's --data-path (or --mock-data), split, the samples
+ * run trains and o's evaluations read (gpt_data_open). 0, or -1 with err
+ * and *code.
+ */
+int train_prep_data(struct gpt_data *d, const struct train_opts *o,
+    const struct schedule_run *run, char *err, size_t errsize, int *code);
 
 /*
  * --dry-run: the launcher's world, the prelude, then lib/dist/gpt_plan.h's
  * figures for o's run appended to out; no data, devices or MPI. 0, or -1
  * with err and *code.
  */
-int train_dry_run(struct train_opts *o, const struct opt_prog *p,
+int train_prep_dry_run(struct train_opts *o, const struct opt_prog *p,
     char *given, struct buf *out, char *err, size_t errsize, int *code);
 
 #endif
