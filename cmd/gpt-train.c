@@ -7,15 +7,14 @@
 
 #include "model/blas.h"
 #include "tok/bpe.h"
-#include "model/ckpt.h"
 #include "train/ckpt_args.h"
 #include "model/gpt.h"
 #include "train/gpt_data.h"
 #include "model/gpt_device.h"
-#include "dist/gpt_plan.h"
 #include "core/opt.h"
 #include "train/schedule.h"
 #include "train/train.h"
+#include "train/train_prep.h"
 #include "train/train_run.h"
 #include "core/util.h"
 
@@ -23,31 +22,7 @@
 enum { C_ARG = CKPT_ARGS_KEEP, C_SCHED = CKPT_ARGS_SCHED,
     C_MODEL = CKPT_ARGS_MODEL };
 
-static struct {
-	int layers, hidden, heads, seq, maxpos, vocab, vocab_div;
-	double init_std, hidden_dropout, attn_dropout;
-	int micro, global;
-	uint64_t train_iters, train_samples;
-	double lr, min_lr, warmup_fraction, warmup_samples;
-	const char *decay_style;
-	uint64_t warmup_iters, decay_iters, decay_samples;
-	double wd, clip, beta1, beta2, eps, exit_mins;
-	double initial_scale, min_scale;
-	uint64_t scale_window, hysteresis;
-	const char *split, *split_rounding, *device, *save, *load, *log_json;
-	const char *vocab_file, *merge_file;
-	uint64_t seed, save_interval, eval_interval, eval_iters, log_interval,
-	    exit_interval;
-	int mock, finetune, force, no_load_optim, override_sched, use_ckpt_sched;
-	int quiet, workers;
-	int prec;		/* GPT_FP16 ...: --fp16, --bf16, --fp32 */
-	int tp, pp, dist_opt, overlap_grad;
-	double dist_timeout;
-	const char *ddp_impl, *dist_backend;	/* notes, kept */
-	int ckpt_act, recompute_act, recompute_n;
-	const char *recompute_gran, *recompute_method;
-	int dry_run, world_size, ranks_per_node;
-} o = {
+static struct train_opts o = {
 	.prec = GPT_PREC_DEFAULT,
 	.layers = 12, .hidden = 768, .heads = 12, .seq = 1024, .maxpos = 1024,
 	.vocab = 50257, .vocab_div = 128, .init_std = 0.02, .micro = 4,
@@ -62,8 +37,6 @@ static struct {
 	.ranks_per_node = 8,
 	.recompute_n = 1,
 };
-
-static struct opt_list data_paths;	/* --data-path's words, then the operands */
 
 static int
 check_style(const struct opt *d, const char *arg, char *err, size_t errsize)
@@ -117,7 +90,7 @@ static const struct opt opts[] = {
 	    .why = " (owt reads Megatron's mmap datasets only)",
 	    .help = "no effect: datasets are read as mmap" },
 	{ .name = "data-path", .arg = "[weight] prefix ...", .type = OPT_STR,
-	    .p = &data_paths, .flags = OPT_REPEAT,
+	    .p = &o.data_paths, .flags = OPT_REPEAT,
 	    .help = "datasets PREFIX.bin/.idx, blended by weight" },
 	{ .name = "device", .arg = "dev", .type = OPT_STR, .p = &o.device,
 	    .help = "auto, cpu or cuda ($OWT_DEVICE, else auto)" },
@@ -330,62 +303,20 @@ static volatile sig_atomic_t stop_signal;
 
 #define GIVEN(name) given[opt_find(&options, name)]
 
-/* The model's shape from the options. */
-static void
-shape(struct gpt_config *c)
-{
-	c->nlayer = o.layers;
-	c->nhead = o.heads;
-	c->nembd = o.hidden;
-	c->maxpos = o.maxpos;
-	c->vocab = o.vocab;
-	c->vocab_pad = gpt_pad_vocab(o.vocab, o.vocab_div);
-}
-
-/* --dry-run: lib/dist/gpt_plan.h's figures for the options' run; no data, devices or MPI. */
+/* --dry-run: the plan on stdout, and exit. */
 static void
 dry_run(void)
 {
-	struct gpt_plan_in in = { .vocab_div = o.vocab_div, .tp = o.tp,
-	    .pp = o.pp, .ranks_per_node = o.ranks_per_node,
-	    .zero = o.dist_opt };	/* options a checkpoint does not keep */
-	struct gpt_plan *p = xcalloc(1, sizeof *p);
-	struct ckpt_args_load ld = { 0 };
-	struct comm_launch l;
 	struct buf out = { 0 };
-	char err[1024];
+	char err[OWT_ERRSIZE];
 	int code;
 
-	/* the checkpoint's shape (config.json) and kept options */
-	if (o.load && ckpt_args_load(&ld, &options, given, o.load, o.finetune,
-	    o.no_load_optim, CKPT_ARGS_OVERRIDE, err, sizeof err, &code) < 0)
+	if (train_prep_dry_run(&o, &options, given, &out, err, sizeof err,
+	    &code) < 0)
 		owt_die(code, "%s", err);
-	if (ld.warn[0] != '\0')
-		owt_warn("%s", ld.warn);
-	if (gpt_recompute_parse(&in.rc, o.ckpt_act, o.recompute_act,
-	    o.recompute_gran, o.recompute_method, o.recompute_n, err,
-	    sizeof err) < 0)
-		owt_die(XUSAGE, "%s", err);
-	if (comm_launch(&l, err, sizeof err, &code) < 0)
-		owt_die(code, "%s", err);
-	if (o.seq > o.maxpos)
-		owt_die(XUSAGE, "--seq-length %d is beyond the %d positions of "
-		    "the model (--max-position-embeddings)", o.seq, o.maxpos);
-	in.world = GIVEN("world-size") ? o.world_size : l.size > 1 ? l.size :
-	    o.tp * o.pp;
-	shape(&in.cfg);
-	in.cfg.ln_eps = 1e-5f;
-	in.micro_batch = o.micro;
-	in.global_batch = o.global > 0 ? o.global : o.micro;
-	in.seq = o.seq;
-	if (gpt_plan_make(p, &in, err, sizeof err, &code) < 0)
-		owt_die(code, "%s", err);
-	gpt_plan_print(&out, p);
 	if (fwrite(out.p, 1, out.len, stdout) != out.len || fflush(stdout) != 0)
 		owt_die(XSYS, "stdout: %s", strerror(errno));
 	buf_free(&out);
-	free(p);
-	ckpt_args_free(&ld);
 	exit(0);
 }
 
@@ -394,20 +325,20 @@ parse(int argc, char **argv)
 {
 	int first = owt_options(&options, argc, argv, given);
 
-	if (first < argc && data_paths.n == 0)
+	if (first < argc && o.data_paths.n == 0)
 		owt_die(XUSAGE, "unexpected operand '%s'", argv[first]);
 	/* Megatron's --data-path takes several words: "0.7 A 0.3 B" */
-	data_paths.v = xrealloc(data_paths.v, (data_paths.n +
-	    (size_t)(argc - first)) * sizeof *data_paths.v);
+	o.data_paths.v = xrealloc(o.data_paths.v, (o.data_paths.n +
+	    (size_t)(argc - first)) * sizeof *o.data_paths.v);
 	while (first < argc)
-		data_paths.v[data_paths.n++] = argv[first++];
+		o.data_paths.v[o.data_paths.n++] = argv[first++];
 
 	if ((o.pp != 1 || o.tp != 1) && o.dist_opt)
 		owt_die(XUSAGE, "--use-distributed-optimizer with tensor or "
 		    "pipeline parallelism: not implemented");
 	if (o.dry_run)
 		dry_run();
-	if (o.mock == (data_paths.n > 0))
+	if (o.mock == (o.data_paths.n > 0))
 		owt_die(XUSAGE, "%s", o.mock ? "--mock-data and --data-path "
 		    "exclude each other" : "no data: give --data-path or "
 		    "--mock-data");
@@ -438,32 +369,6 @@ fail(const struct train_run *r, int code, const char *err)
 	owt_die(code, "%s", err);
 }
 
-/* The options' run length and schedule, resolved, the checkpoint's options in place. */
-static void
-schedule(struct schedule_run *run)
-{
-	struct schedule_opts so = {
-		.train_iters = o.train_iters, .train_samples = o.train_samples,
-		.micro = o.micro, .global = o.global, .lr = o.lr,
-		.min_lr = o.min_lr, .style = o.decay_style,
-		.warmup_fraction = o.warmup_fraction,
-		.warmup_iters = o.warmup_iters,
-		.warmup_samples = o.warmup_samples,
-		.decay_iters = o.decay_iters, .decay_samples = o.decay_samples,
-		.given = schedule_given(&options, given),
-	};
-	char err[OWT_ERRSIZE];
-	int code;
-
-	if (schedule_resolve(&so, run, err, sizeof err, &code) < 0)
-		owt_die(code, "%s", err);
-	/* what the checkpoint keeps */
-	o.global = run->global;
-	o.train_iters = run->train_iters;
-	o.decay_samples = run->lr.decay;
-	o.warmup_samples = run->lr.warmup;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -473,16 +378,13 @@ main(int argc, char **argv)
 	static struct train_ranks ranks;
 	static struct gpt_device dev;
 	struct gpt_config cfg = { 0 };
-	struct ckpt_args_load ld = { 0 };
+	struct train_prep pr = { 0 };
 	struct train_run r;
 	struct schedule_run run;
 	struct gpt_data data;
-	struct gpt_recompute rc;
 	char err[OWT_ERRSIZE], *args;
 	const char *prog;
-	uint64_t G;
-	int code, sched, replace = 0;
-	uint32_t ntok = 0;	/* the tokenizer's, or 0 without --vocab-file */
+	int code;
 
 	/* a message in one write: the lines of ranks that fail together stay whole */
 	setvbuf(stderr, errbuf, _IOLBF, sizeof errbuf);
@@ -503,55 +405,16 @@ main(int argc, char **argv)
 		if (ranks.world->rank != 0)
 			o.quiet = 1;
 	}
-	if (gpt_recompute_parse(&rc, o.ckpt_act, o.recompute_act,
-	    o.recompute_gran, o.recompute_method, o.recompute_n, err,
-	    sizeof err) < 0)
-		owt_die(XUSAGE, "%s", err);
-	if (o.vocab_file && train_run_vocab(o.vocab_file, o.merge_file, &o.vocab,
-	    GIVEN("vocab-size"), &ntok, err, sizeof err, &code) < 0)
+	if (train_prep(&pr, &o, &options, given, 0, err, sizeof err,
+	    &code) < 0 || train_prep_schedule(&o, &options, given, &run, err,
+	    sizeof err, &code) < 0 || ckpt_args_check(&pr.ld, &options, given,
+	    pr.sched, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
-
-	/* A checkpoint supplies what the options do not (gpt-train(1)'s table). */
-	sched = o.override_sched ? CKPT_ARGS_OVERRIDE : o.use_ckpt_sched ?
-	    CKPT_ARGS_USE_CKPT : CKPT_ARGS_CHECK;
-	if (o.load && ckpt_args_load(&ld, &options, given, o.load, o.finetune,
-	    o.no_load_optim, sched, err, sizeof err, &code) < 0)
-		owt_die(code, "%s", err);
-	if (ld.warn[0] != '\0')
-		owt_warn("%s", ld.warn);
-	if (ld.kind != CKPT_NONE && (uint32_t)ld.cfg.vocab < ntok)
-		owt_die(XDATA, "%s/config.json: vocab_size %d is smaller than "
-		    "the %u tokens of --vocab-file", ld.path, ld.cfg.vocab, ntok);
-	if (ld.kind != CKPT_NONE)
-		cfg = ld.cfg;
-	if (ckpt_args_save(&ld, o.save, o.force, &replace, err, sizeof err,
-	    &code) < 0)
-		owt_die(code, "%s", err);
-
-	if (o.seq > o.maxpos)
-		owt_die(XUSAGE, "--seq-length %d is beyond the %d positions of "
-		    "the model (--max-position-embeddings%s)", o.seq, o.maxpos,
-		    ld.kind != CKPT_NONE ? ", n_positions in the checkpoint" : "");
-	schedule(&run);
-	if (ckpt_args_check(&ld, &options, given, sched, err, sizeof err,
-	    &code) < 0)
-		owt_die(code, "%s", err);
-	G = (uint64_t)o.global;
-
-	if (o.workers == 0)	/* the node's processors shared by its ranks */
-		o.workers = owt_ncpu() / ranks.world->local_size > 1 ?
-		    owt_ncpu() / ranks.world->local_size : 1;
+	o.workers = train_prep_workers(o.workers, ranks.world->local_size);
 	omp_set_num_threads(o.workers);
 	blas_init(o.workers);
 
-	shape(&cfg);
-	if (ld.kind == CKPT_NONE)
-		cfg.ln_eps = 1e-5f;
-	cfg.hidden_dropout = (float)o.hidden_dropout;
-	cfg.attn_dropout = (float)o.attn_dropout;
-	tr.micro = o.micro;
-	tr.T = o.seq;
-	tr.zero = o.dist_opt;
+	train_prep_trainer(&tr, &cfg, &o, &pr, &run);
 	if (train_ranks_layout(&ranks, &tr, o.tp, o.pp, &cfg, o.vocab_div,
 	    o.global, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
@@ -565,41 +428,20 @@ main(int argc, char **argv)
 		owt_warn("%s", dev.warn);
 	args = ckpt_args_json(&options);
 	r = (struct train_run){ .tr = &tr, .ranks = &ranks, .dev = &dev,
-	    .data = &data, .train_iters = o.train_iters, .global = o.global,
-	    .log_interval = o.log_interval, .eval_interval = o.eval_interval,
-	    .eval_iters = o.eval_iters, .save_interval = o.save_interval,
-	    .exit_interval = o.exit_interval, .exit_mins = o.exit_mins,
-	    .clip = o.clip > 0, .save = o.save, .replace = replace,
-	    .args_json = args, .quiet = o.quiet, .memory = !GIVEN("quiet"),
-	    .prog = prog, .json_name = o.log_json, .signal = &stop_signal,
-	    .saved_iter = ld.resume ? ld.st.iteration : UINT64_MAX };
-	if (ld.resume)
-		tr.st = ld.st;
-	tr.st.seed = o.seed;
-	tr.nmicro = o.global / o.micro;
-	tr.lr = run.lr;
-	tr.adam = (struct adamw){ (float)o.beta1, (float)o.beta2,
-	    (float)o.eps, (float)o.wd };
-	tr.clip = (float)o.clip;
-	tr.scaler = (struct loss_scaler){ o.min_scale, o.scale_window,
-	    o.hysteresis };
-	if (train_run_model(&r, &model, &cfg, &rc, ld.kind != CKPT_NONE ?
-	    ld.path : NULL, ld.resume && !o.no_load_optim, o.seed, o.init_std,
-	    o.initial_scale, err, sizeof err, &code) < 0)
-		owt_die(code, "%s", err);
-
-	if (gpt_data_open(&data, o.mock ? NULL : data_paths.v,
-	    (int)data_paths.n, o.split, o.split_rounding, (uint32_t)o.seed,
-	    o.seq, (uint32_t)o.vocab, run.train_samples,
-	    (o.train_iters / o.eval_interval + 1) * o.eval_iters * G,
-	    o.eval_iters * G, err, sizeof err, &code) < 0)
+	    .data = &data, .args_json = args, .memory = !GIVEN("quiet"),
+	    .prog = prog, .signal = &stop_signal };
+	train_prep_run(&r, &o, &pr);
+	if (train_run_model(&r, &model, &cfg, &pr.rc, pr.ld.kind != CKPT_NONE ?
+	    pr.ld.path : NULL, pr.ld.resume && !o.no_load_optim, o.seed,
+	    o.init_std, o.initial_scale, err, sizeof err, &code) < 0 ||
+	    train_prep_data(&data, &o, &run, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
 	if (train_run_describe(&r, &cfg, o.workers, o.overlap_grad, err,
 	    sizeof err, &code) < 0)
 		fail(&r, code, err);
 
 	if (o.log_json && ranks.world->rank == 0 && (r.json = fopen(o.log_json,
-	    ld.resume ? "a" : "w")) == NULL)
+	    pr.ld.resume ? "a" : "w")) == NULL)
 		owt_die_errno(XSYS, "cannot create '%s'", o.log_json);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -609,11 +451,11 @@ main(int argc, char **argv)
 	if (r.json && fclose(r.json) != 0)
 		owt_die_errno(XSYS, "%s: write error", o.log_json);
 	gpt_data_close(&data);
-	ckpt_args_free(&ld);
+	ckpt_args_free(&pr.ld);
 	train_free(&tr);
 	gpt_free(&model);
 	free(args);
-	free(data_paths.v);
+	free(o.data_paths.v);
 	if (train_ranks_close(&ranks, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
 	return owt_finish(XOK);
