@@ -1,13 +1,11 @@
 /* gpt-sample - generate text from GPT-2 checkpoints (owt or Hugging Face), or score texts */
 #include <omp.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "model/blas.h"
 #include "tok/bpe.h"
-#include "train/ckpt_args.h"
 #include "gen/gen_queue.h"
 #include "gen/sample.h"
 #include "model/gpt.h"

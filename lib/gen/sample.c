@@ -220,8 +220,10 @@ sample_load(struct sample *s, struct gpt *m, char *err, size_t errsize,
 	if (gpt_init(m, cfg, s->dev.be, e, sizeof e) < 0)
 		return owt_fail(err, errsize, code, XDATA, "%s/config.json: %s",
 		    l.path, e);
-	if (ckpt_load_model(l.path, m, err, errsize, code) < 0)
+	if (ckpt_load_model(l.path, m, err, errsize, code) < 0) {
+		gpt_free(m);
 		return -1;
+	}
 	say("GPT-2 from %s: %d layers, %d hidden, %d heads, %d positions, "
 	    "vocabulary %d: %zu parameters", l.path, cfg->nlayer, cfg->nembd,
 	    cfg->nhead, cfg->maxpos, cfg->vocab, gpt_nparams(cfg));
@@ -301,18 +303,20 @@ sample_serve(struct sample *s, char *err, size_t errsize, int *code)
 		return -1;
 	so.key = key;
 	if ((sv = serve_open(&so, s->vocab, err, errsize, code)) == NULL)
-		return -1;
+		goto fail;
 	say("listening on http://%s", serve_addr(sv));
 	if (sample_load(s, &m, err, errsize, code) < 0)
-		return -1;
+		goto fail;
 	say("%s%s", gpt_device_desc(&s->dev, opt->workers),
 	    opt->int8 ? "; int8 weights" : "");
 	T = opt->seq ? opt->seq : m.cfg.maxpos;
 	NL = opt->parallel > 64 ? opt->parallel : 64;
 	if (infer_init(s, &inf, &m, opt->parallel, T - 1 > opt->parallel ?
 	    T - 1 : opt->parallel, NL < T - 1 ? NL : T - 1 > opt->parallel ?
-	    T - 1 : opt->parallel, err, errsize, code) < 0)
-		return -1;
+	    T - 1 : opt->parallel, err, errsize, code) < 0) {
+		gpt_free(&m);
+		goto fail;
+	}
 	say("%d slots of %d positions, %.1f MB of key/value cache each; "
 	    "ready as '%s'", opt->parallel, m.cfg.maxpos, 2.0 * m.cfg.nlayer *
 	    m.cfg.maxpos * m.cfg.nembd * sizeof(float) / 1e6, so.name);
@@ -323,4 +327,8 @@ sample_serve(struct sample *s, char *err, size_t errsize, int *code)
 	gpt_infer_free(&inf);
 	gpt_free(&m);
 	return 0;
+fail:
+	serve_close(sv);
+	free(key);
+	return -1;
 }
