@@ -70,8 +70,8 @@ GPU_LIB = core/batch core/buf core/input core/json core/jsonl core/opt \
 	model/blas model/ckpt model/gemv model/gpt model/gpt_cpu model/gpt_device \
 	model/gpt_infer model/safetensors model/sgemm512 dist/dist dist/gpt_plan \
 	dist/pipeline train/ckpt_args train/gpt_data train/mt19937 train/sampler \
-	train/schedule train/train train/train_log train/train_prep train/train_run gen/gen \
-	gen/gen_queue gen/serve gen/serve_api
+	train/schedule train/train train/train_log train/train_prep train/train_run \
+	gen/gen gen/gen_queue gen/sample gen/serve gen/serve_api
 ifeq ($(GPU_ONLY),1)
 # Where pkg-config knows no libmicrohttpd (the GPU machine), gpt-sample
 # is built without --listen (lib/serve.c's OWT_NO_MHD).

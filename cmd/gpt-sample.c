@@ -1,51 +1,24 @@
 /* gpt-sample - generate text from GPT-2 checkpoints (owt or Hugging Face), or score texts */
-#include <errno.h>
-#include <math.h>
 #include <omp.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "model/blas.h"
-#include "core/buf.h"
 #include "tok/bpe.h"
-#include "model/ckpt.h"
-#include "train/ckpt_args.h"
-#include "gen/gen.h"
 #include "gen/gen_queue.h"
+#include "gen/sample.h"
 #include "model/gpt.h"
-#include "model/gpt_device.h"
-#include "model/gpt_infer.h"
 #include "core/input.h"
 #include "core/opt.h"
-#include "gen/serve.h"
 #include "core/util.h"
 
-static struct {
-	int keep_going, quiet, greedy, ids, int8, interactive, score, prec;
-	int batch, nsamples, out_len, stride, top_k, workers, seq;
-	int parallel, queue;
-	double drain;
-	int shape[4];		/* --num-layers ...: ckpt_args_config checks them */
-	double temperature, top_p;
-	uint64_t seed;
-	const char *device, *genfile, *key, *load, *merges, *vocab, *input;
-	const char *output, *listen, *name, *keyfile;
-} opt = {
+static struct sample_opts opt = {
 	.batch = 4, .out_len = 1024, .temperature = 1.0, .parallel = 4,
 	.queue = 64, .drain = 30,
 	.seed = 1234, .prec = GPT_PREC_DEFAULT,
 };
-
-static struct bpe *vocab;
-static struct gpt_device dev;
-static struct gen_queue q;
-static int status = XOK;
-static unsigned long long nbad;
-static volatile sig_atomic_t interrupted;
-static const char *outname;	/* the output's name, NULL: standard output */
+static struct sample run = { .o = &opt, .status = XOK };
 
 /* A log line, unless -q. */
 #define say(...) do { if (!opt.quiet) owt_warn(__VA_ARGS__); } while (0)
@@ -236,292 +209,26 @@ output(struct gen_queue_opts *qo)
 	if (opt.nsamples > 0 && opt.input == NULL && !opt.interactive &&
 	    !opt.score) {
 		qo->format = GEN_QUEUE_UNCOND;
-		outname = opt.genfile;
+		run.outname = opt.genfile;
 		if (opt.output)
 			say("--sample-output-file: not written: --num-samples "
 			    "without --sample-input-file writes --genfile");
 	} else if (opt.output) {
 		qo->format = GEN_QUEUE_MEGATRON;
-		outname = opt.output;
+		run.outname = opt.output;
 		if (opt.genfile)
 			say("--genfile: not written: samples of prompts go to "
 			    "--sample-output-file");
 	} else {
 		qo->format = opt.genfile ? GEN_QUEUE_JSONL : GEN_QUEUE_TEXT;
-		outname = opt.genfile;
+		run.outname = opt.genfile;
 	}
 	qo->nsamples = opt.nsamples;
 	qo->ids = opt.ids;
 	qo->key = opt.key;
-	if (outname && strcmp(outname, "-") != 0 &&
-	    freopen(outname, "w", stdout) == NULL)
-		owt_die_errno(XSYS, "cannot create '%s'", outname);
-}
-
-/* A failed write stops the run, naming the output. */
-static void
-out_check(void)
-{
-	if (!q.werrno && !ferror(stdout))
-		return;
-	errno = q.werrno ? q.werrno : errno ? errno : EIO;
-	if (outname && strcmp(outname, "-") != 0)
-		owt_die_errno(XSYS, "%s: write error", outname);
-	owt_die_errno(XSYS, "write error on standard output");
-}
-
-/*
- * A failed read: a bad record is reported and counted, and stops the
- * run unless -k (-1); others exit.
- */
-static int
-bad(int code, const char *err)
-{
-	if (code != XDATA)
-		owt_die(code, "%s", err);
-	owt_warn("%s", err);
-	nbad++;
-	status = XDATA;
-	return opt.keep_going ? 0 : -1;
-}
-
-static void
-on_sigint(int sig)
-{
-	if (!interrupted) {
-		interrupted = 1;
-		return;
-	}
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/* The inference state: S slots, N rows a step, NL of them with logits. */
-static void
-infer_init(struct gpt_infer *inf, struct gpt *m, int S, int N, int NL)
-{
-	char err[OWT_ERRSIZE];
-	int code;
-
-	if (gpt_infer_init(inf, m, S, N, NL, err, sizeof err, &code) < 0)
-		owt_die(code, "%s", err);
-	if (opt.int8)
-		gpt_infer_quantize(inf);
-}
-
-/* Generate from each prompt of in (none: unconditional) until its end. */
-static void
-generate(struct gpt *m, struct input *in, int interactive)
-{
-	struct gpt_infer inf;
-	struct gen_opts o = {
-		.temperature = opt.temperature, .top_k = opt.top_k,
-		.top_p = opt.top_p, .greedy = opt.greedy, .max_new = opt.out_len,
-		.seed = opt.seed, .eod = (int32_t)bpe_eod(vocab),
-		.nvocab = (int)bpe_nvocab(vocab),
-		.ctx = opt.seq ? opt.seq : m->cfg.maxpos,
-	};
-	int more = in != NULL, tty = interactive && isatty(0), r, code;
-	char err[1024];
-	double t0;
-
-	infer_init(&inf, m, opt.batch, o.ctx - 1 > opt.batch ? o.ctx - 1 :
-	    opt.batch, opt.batch);
-	gen_queue_model(&q, &inf, &o);
-	if (in == NULL && gen_queue_add(&q, "", 0, 1, err, sizeof err) < 0)
-		owt_die(XUSAGE, "%s", err);
-	t0 = owt_now();
-	for (;;) {
-		while (more && gen_queue_wants(&q) && !(interactive && q.head)) {
-			if (tty) {
-				fputs("> ", stderr);
-				fflush(stderr);
-				interrupted = 1;	/* ^C at the prompt exits */
-			}
-			while ((r = gen_queue_read(&q, in, err, sizeof err,
-			    &code)) < 0 && bad(code, err) == 0)
-				;
-			more = r > 0;
-			interrupted = 0;
-			out_check();
-		}
-		if (gen_queue_step(&q) == 0 && !more)
-			break;
-		out_check();
-		if (interrupted) {
-			gen_queue_stop(&q);
-			interrupted = 0;
-		}
-	}
-	say("%llu prompts, %llu samples, %llu tokens in %.1f s, %.1f tokens/s",
-	    q.nprompts, q.nsamples, q.ntokens, owt_now() - t0,
-	    q.ntokens / fmax(owt_now() - t0, 1e-9));
-	if (gpt_device_peak_bytes(&dev) > 0)
-		say("peak GPU memory %.2f GB", gpt_device_peak_bytes(&dev) / 1e9);
-	gpt_infer_free(&inf);
-}
-
-/* Score each record of in: nll, ppl and tokens added. */
-static void
-score(struct gpt *m, struct input *in)
-{
-	struct gpt_infer inf;
-	struct buf out = { 0 };
-	char err[1024];
-	int T = opt.seq ? opt.seq : m->cfg.maxpos, r, code;
-	int stride = opt.stride ? opt.stride : T / 2;
-	double t0 = owt_now();
-
-	if (stride >= T || stride < 1)
-		owt_die(XUSAGE, "--score-stride %d: must be below the window "
-		    "of %d tokens", stride, T);
-	infer_init(&inf, m, 1, T, T);
-	while ((r = gen_queue_score_read(&q, &inf, T, stride, in, &out, err,
-	    sizeof err, &code)) != 0) {
-		if (r < 0) {
-			if (bad(code, err) < 0)
-				break;
-			continue;
-		}
-		fwrite(out.p, 1, out.len, stdout);
-		out_check();
-	}
-	if (q.nscored > 0)
-		say("%llu records, %llu tokens in %.1f s: nll %.6f, ppl %.4f",
-		    q.nrec, q.nscored, owt_now() - t0, q.nll / q.nscored,
-		    exp(q.nll / q.nscored));
-	else
-		say("%llu records, no tokens", q.nrec);
-	if (q.nonfinite) {
-		owt_warn("%llu record%s a non-finite nll, written as null",
-		    q.nonfinite, q.nonfinite == 1 ? " has" : "s have");
-		status = XDATA;
-	}
-	buf_free(&out);
-	gpt_infer_free(&inf);
-}
-
-/* The model in opt.load. */
-static void
-load(struct gpt *m)
-{
-	struct gpt_config cfg = { 0 };
-	char err[1024], path[4096], cfgpath[4200];
-	int code, kind;
-
-	if (ckpt_resolve(opt.load, path, sizeof path, &kind, err, sizeof err,
-	    &code) < 0 || kind == CKPT_NONE ||
-	    ckpt_complete(path, 0, err, sizeof err, &code) < 0)
-		owt_die(code, "%s", err);
-	snprintf(cfgpath, sizeof cfgpath, "%s/config.json", path);
-	if (ckpt_read_config(cfgpath, &cfg, err, sizeof err, &code) < 0)
-		owt_die(code, "%s", err);
-	cfg.vocab_pad = gpt_pad_vocab(cfg.vocab, 128);
-	if (ckpt_args_config(&options, given, path, &cfg, err, sizeof err,
-	    &code) < 0)
-		owt_die(code, "%s", err);
-	if (opt.seq > cfg.maxpos)
-		owt_die(XUSAGE, "--seq-length %d is beyond the %d positions of "
-		    "the model", opt.seq, cfg.maxpos);
-	if ((uint32_t)cfg.vocab < bpe_nvocab(vocab))
-		owt_die(XDATA, "%s: vocab_size %d is smaller than the "
-		    "tokenizer's %u tokens", cfgpath, cfg.vocab,
-		    bpe_nvocab(vocab));
-	if (ckpt_check_model(path, &cfg, err, sizeof err, &code) < 0)
-		owt_die(code, "%s", err);
-	/* a Megatron script's --fp16 runs on the cpu too: in fp32, a warning */
-	if (gpt_device_open(&dev, opt.device, opt.prec, 0, err, sizeof err,
-	    &code) < 0)
-		owt_die(code, "%s", err);
-	if (dev.warn[0] != '\0')
-		owt_warn("%s", dev.warn);
-	if (gpt_init(m, &cfg, dev.be, err, sizeof err) < 0)
-		owt_die(XDATA, "%s: %s", cfgpath, err);
-	if (ckpt_load_model(path, m, err, sizeof err, &code) < 0)
-		owt_die(code, "%s", err);
-	say("GPT-2 from %s: %d layers, %d hidden, %d heads, %d positions, "
-	    "vocabulary %d: %zu parameters", path, cfg.nlayer, cfg.nembd,
-	    cfg.nhead, cfg.maxpos, cfg.vocab, gpt_nparams(&cfg));
-}
-
-/* --served-model-name, else the last component of --load as given. */
-static const char *
-model_name(void)
-{
-	static char name[256];
-	size_t n = strlen(opt.load), e;
-
-	if (opt.name != NULL)
-		return opt.name;
-	while (n > 1 && opt.load[n - 1] == '/')
-		n--;
-	e = n;
-	while (n > 0 && opt.load[n - 1] != '/')
-		n--;
-	snprintf(name, sizeof name, "%.*s", (int)(e - n), opt.load + n);
-	return name;
-}
-
-/* The key of --api-key-file: its first line. */
-static char *
-api_key(void)
-{
-	struct buf b = { 0 };
-	char chunk[512];
-	size_t n;
-	FILE *f;
-
-	if (opt.keyfile == NULL)
-		return NULL;
-	if ((f = fopen(opt.keyfile, "r")) == NULL)
-		owt_die_errno(XSYS, "cannot open '%s'", opt.keyfile);
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		buf_add(&b, chunk, n);
-	if (ferror(f))
-		owt_die_errno(XSYS, "%s: read error", opt.keyfile);
-	fclose(f);
-	b.len = strcspn(b.p ? b.p : "", "\r\n");
-	if (b.len == 0)
-		owt_die(XDATA, "%s: no key on its first line", opt.keyfile);
-	b.p[b.len] = '\0';
-	return b.p;
-}
-
-/* --listen: the port bound first (/health answers 503), then the model. */
-static void
-serve_model(void)
-{
-	struct serve_opts so = {
-		.listen = opt.listen, .name = model_name(),
-		.parallel = opt.parallel, .queue = opt.queue, .ctx = opt.seq,
-		.drain = opt.drain, .quiet = opt.quiet, .key = api_key(),
-	};
-	struct serve *sv;
-	struct gpt m;
-	struct gpt_infer inf;
-	char err[1024];
-	int code, T, NL;
-
-	if ((sv = serve_open(&so, vocab, err, sizeof err, &code)) == NULL)
-		owt_die(code, "%s", err);
-	say("listening on http://%s", serve_addr(sv));
-	load(&m);
-	say("%s%s", gpt_device_desc(&dev, opt.workers),
-	    opt.int8 ? "; int8 weights" : "");
-	T = opt.seq ? opt.seq : m.cfg.maxpos;
-	NL = opt.parallel > 64 ? opt.parallel : 64;
-	infer_init(&inf, &m, opt.parallel, T - 1 > opt.parallel ? T - 1 :
-	    opt.parallel, NL < T - 1 ? NL : T - 1 > opt.parallel ? T - 1 :
-	    opt.parallel);
-	say("%d slots of %d positions, %.1f MB of key/value cache each; "
-	    "ready as '%s'", opt.parallel, m.cfg.maxpos, 2.0 * m.cfg.nlayer *
-	    m.cfg.maxpos * m.cfg.nembd * sizeof(float) / 1e6, so.name);
-	serve_run(sv, &inf);
-	say("stopped");
-	serve_close(sv);
-	free((char *)so.key);
-	gpt_infer_free(&inf);
-	gpt_free(&m);
+	if (run.outname && strcmp(run.outname, "-") != 0 &&
+	    freopen(run.outname, "w", stdout) == NULL)
+		owt_die_errno(XSYS, "cannot create '%s'", run.outname);
 }
 
 int
@@ -531,29 +238,33 @@ main(int argc, char **argv)
 	struct gpt model;
 	struct input in;
 	struct bpe_state *bs;
-	char err[1024];
-	int code, interactive, uncond;
+	char err[OWT_ERRSIZE];
+	int code, interactive, uncond, r;
 
 	owt_setprog(argv[0]);
 	parse(argc, argv);
 	output(&qo);
+	run.p = &options;
+	run.given = given;
 	uncond = qo.format == GEN_QUEUE_UNCOND;
-	if ((vocab = bpe_load(opt.vocab, opt.merges, err,
+	if ((run.vocab = bpe_load(opt.vocab, opt.merges, err,
 	    sizeof err, &code)) == NULL)
 		owt_die(code, "%s", err);
-	bs = bpe_state_new(vocab, 0);
+	bs = bpe_state_new(run.vocab, 0);
 	if (opt.workers == 0)
 		opt.workers = owt_ncpu();
 	omp_set_num_threads(opt.workers);
 	blas_init(opt.workers);
 	if (opt.listen) {
-		serve_model();
+		if (sample_serve(&run, err, sizeof err, &code) < 0)
+			owt_die(code, "%s", err);
 		bpe_state_free(bs);
-		bpe_free(vocab);
-		return owt_finish(status);
+		bpe_free(run.vocab);
+		return owt_finish(run.status);
 	}
-	load(&model);
-	say("%s%s", gpt_device_desc(&dev, opt.workers),
+	if (sample_load(&run, &model, err, sizeof err, &code) < 0)
+		owt_die(code, "%s", err);
+	say("%s%s", gpt_device_desc(&run.dev, opt.workers),
 	    opt.int8 ? "; int8 weights" : "");
 	if (!uncond && input_open(&in, opt.input) < 0)
 		owt_die(in.errcode, "%s", in.err);
@@ -562,23 +273,27 @@ main(int argc, char **argv)
 	if (interactive) {
 		opt.batch = 1;
 		qo.flush = 1;
-		signal(SIGINT, on_sigint);
+		sample_catch_sigint();
 	}
-	gen_queue_init(&q, &qo, vocab, bs, stdout);
+	gen_queue_init(&run.q, &qo, run.vocab, bs, stdout);
 	if (opt.score)
-		score(&model, &in);
+		r = sample_score(&run, &model, &in, err, sizeof err, &code);
 	else
-		generate(&model, uncond ? NULL : &in, interactive);
-	if (nbad)
-		say("%llu bad records%s", nbad, opt.keep_going ? " skipped" :
-		    "; stopped at the first");
+		r = sample_generate(&run, &model, uncond ? NULL : &in,
+		    interactive, err, sizeof err, &code);
+	if (r < 0)
+		owt_die(code, "%s", err);
+	if (run.nbad)
+		say("%llu bad records%s", run.nbad, opt.keep_going ?
+		    " skipped" : "; stopped at the first");
 	fflush(stdout);
-	out_check();
-	gen_queue_free(&q);
+	if (sample_out_check(&run, err, sizeof err, &code) < 0)
+		owt_die(code, "%s", err);
+	gen_queue_free(&run.q);
 	if (!uncond)
 		input_close(&in);
 	gpt_free(&model);
 	bpe_state_free(bs);
-	bpe_free(vocab);
-	return owt_finish(status);
+	bpe_free(run.vocab);
+	return owt_finish(run.status);
 }

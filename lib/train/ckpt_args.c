@@ -190,18 +190,42 @@ torch_file(struct ckpt_args_load *l, const char *dir, int finetune,
 }
 
 int
+ckpt_args_open(struct ckpt_args_load *l, const struct opt_prog *p,
+    const char *given, const char *dir, int run_need, char *err,
+    size_t errsize, int *code)
+{
+	char cfgpath[4200];
+
+	memset(l, 0, sizeof *l);
+	if (ckpt_resolve(dir, l->path, sizeof l->path, &l->kind, err, errsize,
+	    code) < 0)
+		return -1;
+	if (l->kind == CKPT_NONE)
+		return 0;
+	if ((l->have = ckpt_complete(l->path, l->kind == CKPT_RUN ? run_need :
+	    0, err, errsize, code)) < 0)
+		return -1;
+	snprintf(cfgpath, sizeof cfgpath, "%s/config.json", l->path);
+	if (ckpt_read_config(cfgpath, &l->cfg, err, errsize, code) < 0 ||
+	    ckpt_check_model(l->path, &l->cfg, err, errsize, code) < 0 ||
+	    ckpt_args_config(p, given, l->path, &l->cfg, err, errsize,
+	    code) < 0)
+		return -1;
+	return 0;
+}
+
+int
 ckpt_args_load(struct ckpt_args_load *l, const struct opt_prog *p,
     char *given, const char *dir, int finetune, int no_load_optim,
     int sched, char *err, size_t errsize, int *code)
 {
-	char cfgpath[4200];
 	int k;
 
 	memset(l, 0, sizeof *l);
 	if (torch_file(l, dir, finetune, err, errsize, code) != 0)
 		return l->warn[0] != '\0' ? 0 : -1;
-	if (ckpt_resolve(dir, l->path, sizeof l->path, &l->kind, err, errsize,
-	    code) < 0)
+	if (ckpt_args_open(l, p, given, dir, finetune ? 0 : CKPT_F_STATE |
+	    (no_load_optim ? 0 : CKPT_F_OPTIM), err, errsize, code) < 0)
 		return -1;
 	if (l->kind == CKPT_NONE) {
 		if (finetune) {
@@ -217,15 +241,6 @@ ckpt_args_load(struct ckpt_args_load *l, const struct opt_prog *p,
 		return 0;
 	}
 	l->resume = l->kind == CKPT_RUN && !finetune;
-	if ((l->have = ckpt_complete(l->path, l->resume ? CKPT_F_STATE |
-	    (no_load_optim ? 0 : CKPT_F_OPTIM) : 0, err, errsize, code)) < 0)
-		return -1;
-	snprintf(cfgpath, sizeof cfgpath, "%s/config.json", l->path);
-	if (ckpt_read_config(cfgpath, &l->cfg, err, errsize, code) < 0 ||
-	    ckpt_check_model(l->path, &l->cfg, err, errsize, code) < 0 ||
-	    ckpt_args_config(p, given, l->path, &l->cfg, err, errsize,
-	    code) < 0)
-		return -1;
 	if (!l->resume)
 		return 0;
 	if ((k = ckpt_load_state(l->path, &l->st, &l->state, err, errsize,

@@ -45,6 +45,19 @@ struct ckpt_args_load {
 };
 
 /*
+ * The checkpoint a program opens with --load dir, gpt-train's and
+ * gpt-sample's: where it is (l->kind, l->path; none there is CKPT_NONE,
+ * 0 with err saying why), complete (the model and config.json, and for
+ * a run's iteration the CKPT_F_* files of run_need; l->have), config.json
+ * read into l->cfg and checked against the weights' header, then against
+ * the options of p (ckpt_args_config). l is cleared first. 0, or -1 with
+ * err and *code.
+ */
+int ckpt_args_open(struct ckpt_args_load *l, const struct opt_prog *p,
+    const char *given, const char *dir, int run_need, char *err,
+    size_t errsize, int *code);
+
+/*
  * --load dir by the table of gpt-train(1): nothing there starts from
  * scratch (a warning; with finetune an error); a Megatron torch
  * checkpoint (dir ends in ".pt") that is missing does too, one that is
