@@ -153,7 +153,7 @@ is "$(cat after.code)" 200 "after a hang-up mid-stream, the one slot answers"
 like hup.log '^gpt-sample: POST /v1/completions 200 \(client gone\): 1 sample, 1 prompt and [0-9]{1,2} generated tokens' \
     "the hung-up stream stopped within steps"
 # A queued request whose client gives up is dropped unanswered.
-post long '{"prompt":"In","max_tokens":900}' &
+post long '{"prompt":"In","max_tokens":900,"ignore_eos":true}' &
 jobs=$!
 sleep 0.3
 curl -s --max-time 0.3 -X POST "$url/v1/completions" -d '{"prompt":"Queued","max_tokens":5}' >/dev/null
@@ -176,7 +176,7 @@ serve_stop
 serve_start queue --parallel 1 --queue 1
 i=0 jobs=
 while [ $i -lt 6 ]; do
-	curl -s -D q$i.h -o q$i -X POST "$url/v1/completions" -d '{"prompt":"And","max_tokens":200}' &
+	curl -s -D q$i.h -o q$i -X POST "$url/v1/completions" -d '{"prompt":"And","max_tokens":200,"ignore_eos":true}' &
 	jobs="$jobs $!"
 	i=$((i + 1))
 done
@@ -189,7 +189,7 @@ is "$((n200 + n429))" 6 "a full queue: every request 200 or 429"
 cat q?.h | grep -q '^Retry-After: 1' && ok "429 has Retry-After" || not_ok "429 has Retry-After"
 
 # SIGTERM: the running request finishes, the queued one gets 503.
-post first '{"prompt":"And","max_tokens":900}' &
+post first '{"prompt":"And","max_tokens":900,"ignore_eos":true}' &
 jobs=$!
 sleep 0.5
 post second '{"prompt":"And","max_tokens":3}' &

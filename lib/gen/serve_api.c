@@ -162,7 +162,7 @@ static const char *const openai_keys[] = {
 	"model", "prompt", "max_tokens", "temperature", "top_p", "top_k", "n",
 	"stop", "seed", "logprobs", "echo", "stream", "stream_options",
 	"user", "suffix", "best_of", "frequency_penalty", "presence_penalty",
-	"logit_bias",
+	"logit_bias", "ignore_eos",
 };
 
 static struct serve_req *
@@ -254,6 +254,14 @@ parse_openai(const struct json_val *doc, const struct serve_api_ctx *c,
 			return refuse(r, err, status, 400, "stream: must be a "
 			    "boolean");
 		r->stream = (int)v->num;
+	}
+	/* vLLM's extension: the end-of-text token does not end a sample. */
+	if (!NUL(v = json_doc_get(doc, "ignore_eos"))) {
+		if (v->type != JV_BOOL)
+			return refuse(r, err, status, 400, "ignore_eos: must be a "
+			    "boolean");
+		if (v->num != 0)
+			r->o.eod = -1;
 	}
 	if (!NUL(v = json_doc_get(doc, "stream_options"))) {
 		if (v->type != JV_MAP || !r->stream)
