@@ -1061,30 +1061,19 @@ decode(const unsigned char *u, size_t k)
 	return cp;
 }
 
-void
-json_string_as(struct buf *b, const char *s, size_t n, int flags)
+/*
+ * The quoted, escaped string s[0..n) of valid UTF-8 (ascii: \u escapes
+ * above 0x7e). Inlined with ascii a constant, so that the common loop
+ * tests only what it needs.
+ */
+static inline __attribute__((always_inline)) void
+escape(struct buf *b, const char *s, size_t n, int ascii)
 {
 	static const char hex[] = "0123456789abcdef";
 	const unsigned char *u = (const unsigned char *)s;
-	struct buf t = { 0 };
 	size_t i, k, run = 0;
 	uint32_t cp;
-	int ascii = flags & JSON_ASCII;
 
-	if ((flags & (JSON_LOSSY | JSON_ASCII)) && utf8_valid(s, n) != n) {
-		for (i = 0; i < n; ) {
-			k = utf8_valid(s + i, n - i);
-			buf_add(&t, s + i, k);
-			if ((i += k) < n) {
-				buf_adds(&t, "\357\277\275");
-				while (++i < n && (u[i] & 0xc0) == 0x80)
-					;
-			}
-		}
-		json_string_as(b, t.p, t.len, flags & ~JSON_LOSSY);
-		buf_free(&t);
-		return;
-	}
 	buf_reserve(b, n + 2);
 	buf_addc(b, '"');
 	for (i = 0; i < n; i++) {
@@ -1093,7 +1082,7 @@ json_string_as(struct buf *b, const char *s, size_t n, int flags)
 			continue;
 		buf_add(b, s + run, i - run);
 		run = i + 1;
-		if (u[i] >= 0x80) {	/* JSON_ASCII: UTF-16 escapes */
+		if (ascii && u[i] >= 0x80) {	/* UTF-16 escapes */
 			k = utf8_seqlen(u + i, n - i);
 			cp = decode(u + i, k);
 			if (cp >= 0x10000) {
@@ -1123,6 +1112,33 @@ json_string_as(struct buf *b, const char *s, size_t n, int flags)
 	}
 	buf_add(b, s + run, n - run);
 	buf_addc(b, '"');
+}
+
+void
+json_string_as(struct buf *b, const char *s, size_t n, int flags)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	struct buf t = { 0 };
+	size_t i, k;
+
+	if ((flags & (JSON_LOSSY | JSON_ASCII)) && utf8_valid(s, n) != n) {
+		for (i = 0; i < n; ) {
+			k = utf8_valid(s + i, n - i);
+			buf_add(&t, s + i, k);
+			if ((i += k) < n) {
+				buf_adds(&t, "\357\277\275");
+				while (++i < n && (u[i] & 0xc0) == 0x80)
+					;
+			}
+		}
+		json_string_as(b, t.p, t.len, flags & ~JSON_LOSSY);
+		buf_free(&t);
+		return;
+	}
+	if (flags & JSON_ASCII)
+		escape(b, s, n, 1);
+	else
+		escape(b, s, n, 0);
 }
 
 void
