@@ -28,9 +28,9 @@ check_lang(const struct opt *o, const char *arg, char *err, size_t errsize)
 {
 	if (langid_known(arg))
 		return 0;
-	snprintf(err, errsize, "--lang: '%s' is not a language CLD2 detects",
+	return owt_fail(err, errsize, NULL, XUSAGE,
+	    "--lang: '%s' is not a language CLD2 detects",
 	    arg);
-	return -1;
 }
 
 static const struct opt opts[] = {

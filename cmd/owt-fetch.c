@@ -29,9 +29,9 @@ host_port_addr(const struct opt *o, const char *arg, char *err, size_t errsize)
 {
 	(void)o;
 	if (strchr(arg, ':') == NULL) {
-		snprintf(err, errsize, "--resolve: '%s' is not host:port:address",
+		return owt_fail(err, errsize, NULL, XUSAGE,
+		    "--resolve: '%s' is not host:port:address",
 		    arg);
-		return -1;
 	}
 	return 0;
 }

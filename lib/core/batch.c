@@ -360,8 +360,7 @@ batch_end(struct batch_loop *l, char *err, size_t errsize, int *code)
 		batch_free(b);
 	}
 	if (l->code != 0) {
-		snprintf(err, errsize, "%s", l->err);
-		*code = l->code;
+		owt_fail(err, errsize, code, l->code, "%s", l->err);
 		errno = l->errnum;
 		r = -1;
 	} else {
