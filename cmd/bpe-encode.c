@@ -188,11 +188,10 @@ encode(int argc, char **argv)
 	    batch_run(&loop, argv + first, argc - first, err, sizeof err,
 	    &code)) < 0)
 		owt_die(code, "%s", err);
-	if (k == XDATA) {
+	if (k == XDATA)
 		run.status = XDATA;
-		if (!opt.keep_going)
-			exit(owt_finish(XDATA));
-	}
+	if (batch_halts(k, opt.keep_going))
+		exit(owt_finish(XDATA));
 	/* Every record was encoded, or skipped under -k: the output is whole. */
 	if (opt.prefix) {
 		if (encode_datasets_commit(&run, err, sizeof err, &code) < 0)

@@ -240,7 +240,7 @@ main(int argc, char **argv)
 	}
 	if (c.errcode != 0)
 		owt_die(c.errcode, "%s", c.err);
-	if (status != XOK && !opt.keep_going)
+	if (batch_halts(status, opt.keep_going))
 		exit(owt_finish(status));
 	if (clean_finish(&c, stdout, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);

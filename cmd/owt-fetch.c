@@ -8,6 +8,7 @@
 
 #include "web/fetch.h"
 #include "web/fetch_warc.h"
+#include "core/batch.h"
 #include "core/opt.h"
 #include "core/outfile.h"
 #include "core/util.h"
@@ -202,7 +203,7 @@ main(int argc, char **argv)
 	}
 	progress_done(&f.prog);
 	/* A bad line without -k ends the run at once, without a summary. */
-	if (status == XDATA && !opt.keep_going) {
+	if (batch_halts(status, opt.keep_going)) {
 		if (fetch_close(&f, err, sizeof err, &code) < 0)
 			owt_die(code, "%s", err);
 		exit(owt_finish(XDATA));

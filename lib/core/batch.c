@@ -347,6 +347,12 @@ batch_inflight(const struct batch_loop *l, size_t *bytes)
 }
 
 int
+batch_halts(int status, int keep_going)
+{
+	return status == XDATA && !keep_going;
+}
+
+int
 batch_end(struct batch_loop *l, char *err, size_t errsize, int *code)
 {
 	struct batch *b;
