@@ -58,13 +58,19 @@ serve_close(struct serve *sv)
 #define SERVE_MAX_BODY (1 << 20)	/* bytes of a request body */
 #define SERVE_TIMEOUT 60		/* seconds a connection may idle */
 
-/* The paths /metrics counts requests by. */
+/*
+ * The paths /metrics counts requests by; KServe v2's (SERVE_V2_SERVER
+ * to SERVE_V2_INFER) follow SERVE_EP_OTHER in their order.
+ */
 enum { SERVE_EP_COMPLETIONS, SERVE_EP_API, SERVE_EP_MODELS, SERVE_EP_HEALTH,
 	SERVE_EP_METRICS, SERVE_EP_TOKENIZE, SERVE_EP_DETOKENIZE, SERVE_EP_OTHER,
-	SERVE_NEP };
+	SERVE_EP_V2, SERVE_NEP = SERVE_EP_V2 + SERVE_V2_INFER };
 static const char *const serve_ep[SERVE_NEP] = { "/v1/completions", "/api",
 	"/v1/models", "/health", "/metrics", "/tokenize", "/detokenize",
-	"other" };
+	"other", "/v2", "/v2/health/live", "/v2/health/ready",
+	"/v2/models/{name}", "/v2/models/{name}/ready",
+	"/v2/models/{name}/generate", "/v2/models/{name}/generate_stream",
+	"/v2/models/{name}/infer" };
 
 /* A Prometheus histogram of seconds. */
 #define SERVE_NB 12
@@ -130,7 +136,10 @@ struct conn {
 	struct buf body;
 	int toobig;
 	int ep;			/* SERVE_EP_* */
+	int v2;			/* SERVE_V2_* */
 	struct serve_req *req;	/* a reference */
+	double t0;		/* --log-json: when it came, what it asked */
+	char what[160];
 };
 
 static volatile sig_atomic_t serve_signal;
@@ -572,6 +581,62 @@ tokenize(struct serve *sv, struct MHD_Connection *c, struct conn *cs,
 	return ret;
 }
 
+/* KServe v2's paths (Triton's protocol). */
+static enum MHD_Result
+v2(struct serve *sv, struct MHD_Connection *c, struct conn *cs,
+    const char *method)
+{
+	static const char *const what[] = { "POST /v2/models/{name}/generate",
+	    "POST /v2/models/{name}/generate_stream",
+	    "POST /v2/models/{name}/infer" };
+	struct buf b = { 0 };
+	struct json_w w;
+	enum MHD_Result ret;
+	int get = strcmp(method, "GET") == 0, ok;
+
+	if (cs->v2 == SERVE_V2_NOMODEL || cs->v2 == SERVE_V2_UNKNOWN) {
+		const char *url = cs->what + strlen(method) + 1;
+		char msg[300];
+
+		if (cs->v2 == SERVE_V2_NOMODEL)	/* Triton's words */
+			snprintf(msg, sizeof msg, "Request for unknown model: "
+			    "'%.*s' is not found", (int)strcspn(url + 11, "/"),
+			    url + 11);
+		else
+			snprintf(msg, sizeof msg, "no such path: %.200s", url);
+		return reply_error(sv, c, SERVE_GENERATE, 404, method, msg);
+	}
+	if (cs->v2 >= SERVE_V2_GENERATE) {
+		if (strcmp(method, "POST") != 0)
+			return reply_error(sv, c, SERVE_GENERATE, 405, method,
+			    "the method is not allowed here");
+		return generate(sv, c, cs, SERVE_GENERATE + cs->v2 -
+		    SERVE_V2_GENERATE, what[cs->v2 - SERVE_V2_GENERATE]);
+	}
+	if (!get)
+		return reply_error(sv, c, SERVE_GENERATE, 405, method,
+		    "the method is not allowed here");
+	pthread_mutex_lock(&sv->lock);
+	ok = sv->ready && !sv->draining;
+	pthread_mutex_unlock(&sv->lock);
+	if (cs->v2 == SERVE_V2_SERVER || cs->v2 == SERVE_V2_MODEL) {
+		serve_api_v2_meta(&b, cs->v2, sv->o.name, sv->ctx);
+		ret = reply_json(c, 200, &b);
+	} else {		/* KServe's {"live": true}, {"ready": ok} */
+		json_w_init(&w, &b, JSON_COMPACT);
+		json_w_obj(&w);
+		json_w_key(&w, cs->v2 == SERVE_V2_LIVE ? "live" : "ready");
+		json_w_bool(&w, cs->v2 == SERVE_V2_LIVE || ok);
+		json_w_end(&w);
+		buf_add(&b, "\n", 1);
+		ok = ok || cs->v2 == SERVE_V2_LIVE;
+		ret = reply(c, ok ? 200 : 503, b.p, b.len, "application/json",
+		    !ok);
+	}
+	buf_free(&b);
+	return ret;
+}
+
 static enum MHD_Result
 handle(void *cls, struct MHD_Connection *c, const char *url,
     const char *method, const char *version, const char *data, size_t *size,
@@ -590,6 +655,11 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 		for (cs->ep = 0; cs->ep < SERVE_EP_OTHER &&
 		    strcmp(url, serve_ep[cs->ep]) != 0; cs->ep++)
 			;
+		cs->v2 = serve_api_v2_path(url, sv->o.name);
+		if (cs->v2 >= SERVE_V2_SERVER && cs->v2 <= SERVE_V2_INFER)
+			cs->ep = SERVE_EP_V2 + cs->v2 - SERVE_V2_SERVER;
+		cs->t0 = owt_now();
+		snprintf(cs->what, sizeof cs->what, "%s %s", method, url);
 		return MHD_YES;
 	}
 	if (*size > 0) {
@@ -602,14 +672,16 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 	}
 	if (cs->req != NULL)	/* resumed with its answer */
 		return reply_done(sv, c, cs->req);
-	if (sv->o.key != NULL && cs->ep != SERVE_EP_HEALTH) {
+	if (sv->o.key != NULL && cs->ep != SERVE_EP_HEALTH && cs->v2 !=
+	    SERVE_V2_LIVE && cs->v2 != SERVE_V2_READY) {
 		const char *a = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 		    "Authorization");
 
 		if (a == NULL || strncmp(a, "Bearer ", 7) != 0 ||
 		    strcmp(a + 7, sv->o.key) != 0)
 			return reply_error(sv, c, cs->ep == SERVE_EP_API ?
-			    SERVE_MEGATRON : SERVE_OPENAI, 401, method,
+			    SERVE_MEGATRON : cs->v2 ? SERVE_GENERATE :
+			    SERVE_OPENAI, 401, method,
 			    a == NULL ? "no API key: send Authorization: "
 			    "Bearer KEY" : "Incorrect API key provided");
 	}
@@ -637,6 +709,8 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 	} else if ((cs->ep == SERVE_EP_TOKENIZE || cs->ep ==
 	    SERVE_EP_DETOKENIZE) && strcmp(method, "POST") == 0) {
 		ret = tokenize(sv, c, cs, cs->ep == SERVE_EP_DETOKENIZE);
+	} else if (cs->v2 != SERVE_V2_NONE) {
+		ret = v2(sv, c, cs, method);
 	} else if (cs->ep != SERVE_EP_OTHER) {
 		ret = reply_error(sv, c, strcmp(url, "/api") == 0 ?
 		    SERVE_MEGATRON : SERVE_OPENAI, 405, method,
