@@ -725,6 +725,53 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 	return ret;
 }
 
+/*
+ * --log-json: the line of a request answered (under lock): when it came
+ * (seconds since the epoch), what it asked, its status (0: none sent),
+ * its seconds, and for a generation its samples and tokens.
+ */
+static void
+log_json(struct serve *sv, const struct conn *cs, int status)
+{
+	const struct serve_req *r = cs->req;
+	struct buf b = { 0 };
+	struct json_w w;
+	long long gen = 0;
+	double now = owt_now();
+	struct timespec ts;
+	int i;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	json_w_init(&w, &b, JSON_SPACED | JSON_LOSSY);
+	json_w_obj(&w);
+	json_w_key(&w, "time");
+	json_w_num(&w, "%.3f", (double)ts.tv_sec + ts.tv_nsec / 1e9 -
+	    (now - cs->t0));
+	json_w_key(&w, "request");
+	json_w_strz(&w, cs->what);
+	json_w_key(&w, "status");
+	json_w_int(&w, status);
+	json_w_key(&w, "seconds");
+	json_w_num(&w, "%.6f", now - cs->t0);
+	if (r != NULL) {
+		for (i = 0; i < r->nseq; i++)
+			gen += (long long)r->seq[i].ids.n;
+		json_w_key(&w, "samples");
+		json_w_int(&w, r->nseq);
+		json_w_key(&w, "prompt_tokens");
+		json_w_int(&w, r->ptokens);
+		json_w_key(&w, "generated_tokens");
+		json_w_int(&w, gen);
+		json_w_key(&w, "client_gone");
+		json_w_bool(&w, r->gone);
+	}
+	json_w_end(&w);
+	buf_add(&b, "\n", 1);
+	fwrite(b.p, 1, b.len, sv->o.log);	/* sample_serve checks it */
+	fflush(sv->o.log);
+	buf_free(&b);
+}
+
 static void
 completed(void *cls, struct MHD_Connection *c, void **ptr,
     enum MHD_RequestTerminationCode why)
@@ -752,6 +799,8 @@ completed(void *cls, struct MHD_Connection *c, void **ptr,
 		}
 		sv->byst[i].n++;
 	}
+	if (sv->o.log != NULL && (cs->req == NULL || !cs->req->no_log))
+		log_json(sv, cs, status);
 	if (cs->req != NULL) {
 		cs->req->gone = 1;
 		cs->req->conn = NULL;
