@@ -382,6 +382,8 @@ generate(struct serve *sv, struct MHD_Connection *c, struct conn *cs,
 		MHD_add_response_header(rs, "Content-Type",
 		    "text/event-stream");
 		MHD_add_response_header(rs, "Cache-Control", "no-cache");
+		/* nginx: each event on at once, whatever proxy_buffering */
+		MHD_add_response_header(rs, "X-Accel-Buffering", "no");
 		ret = MHD_queue_response(c, 200, rs);
 		MHD_destroy_response(rs);
 		return ret;
