@@ -1,6 +1,6 @@
 #!/bin/sh
 # gpt-sample --listen's Triton (KServe v2) protocol with curl: every /v2
-# path and its answer, generate's fields at the top level (TensorRT-LLM),
+# path and its answer (the health paths 503 while the model loads), generate's fields at the top level (TensorRT-LLM),
 # as lists of one, under parameters and in sampling_parameters (vLLM)
 # giving the same seeded text, text_output with and without the prompt,
 # generate_stream's pieces making generate's text, infer's tensors, log
@@ -21,6 +21,30 @@ fails 3 "^gpt-sample: cannot create 'no/such/log\.jsonl': No such file or direct
     "--log-json in a missing folder" gpt-sample --load ck --listen 0 --log-json no/such/log.jsonl
 fails 2 "^gpt-sample: --log-json needs --listen$" \
     "--log-json without --listen" gpt-sample --load ck --log-json x.jsonl
+
+# --- while the model loads, the health paths answer 503: a checkpoint
+# whose config.json is a FIFO that no one writes holds the load.
+it=iter_$(printf %07d "$(cat ck/latest_checkpointed_iteration.txt)")
+mkdir -p slow/$it && cp ck/latest_checkpointed_iteration.txt slow/ &&
+    cp ck/$it/model.safetensors slow/$it/ &&
+    mkfifo slow/$it/config.json
+gpt-sample --load slow --workers 1 --listen 0 2>slow.log &
+serve_pid=$!
+await slow.log "listening on" 20
+url=http://$(sed -n 's/.*listening on http:\/\/\([^ ]*\)$/\1/p' slow.log)
+for p in /v2/health/ready /v2/models/slow/ready /health /v2/health/live; do
+	curl -s -w ' %{http_code}' "$url$p"
+done >got
+curl -s -w ' %{http_code}' "$url/v2/models/slow/generate" -d '{"text_input":"a"}' >>got
+is "$(cat got)" '{"ready":false}
+ 503{"ready":false}
+ 503{"status":"loading"}
+ 503{"live":true}
+ 200{"error":"the model is loading"}
+ 503' "while the model loads: ready 503, live 200, generate 503"
+kill -KILL "$serve_pid"
+wait "$serve_pid" 2>/dev/null
+serve_pid=
 
 serve_start main --parallel 4 --log-json log.jsonl
 m=$url/v2/models/ck
