@@ -174,6 +174,25 @@ done
 is "$diff" 0 "generate_stream: the pieces make generate's text (4 seeds, 150 tokens)"
 is "$(head -n 1 us0)" 'data: {"model_name":"ck","model_version":"1","text_output":"The"}' \
     "generate_stream: the prompt first, as an event"
+# with stop words, which a stream holds back until they cannot match
+body="{$P,\"max_tokens\":24,\"random_seed\":7,\"stop_words\":[\"zzzz\",$w]}"
+post ss /v2/models/ck/generate_stream "$body"
+post sg /v2/models/ck/generate "$body"
+"$py" -c '
+import json, sys
+print(json.dumps("".join(json.loads(l[6:])["text_output"] for l in open("ss") if l.startswith("data: "))))' >x
+field sg text_output >y
+same x y "generate_stream with stop_words: the pieces make generate's text"
+# an empty text_input: the text from <|endoftext|>, no prompt echoed
+post em /v2/models/ck/generate '{"text_input":"","max_tokens":5,"random_seed":2}'
+post ems /v2/models/ck/generate '{"text_input":"","max_tokens":5,"random_seed":2,"exclude_input_in_output":true}'
+same em ems "an empty text_input: text_output is the text alone"
+post ems /v2/models/ck/generate_stream '{"text_input":"","max_tokens":5,"random_seed":2}'
+"$py" -c '
+import json, sys
+print(json.dumps("".join(json.loads(l[6:])["text_output"] for l in open("ems") if l.startswith("data: "))))' >x
+field em text_output >y
+same x y "an empty text_input streamed: the same text"
 post us /v2/models/ck/generate_stream "{$P,\"max_tokens\":3,\"random_seed\":7,\"exclude_input_in_output\":true,\"return_finish_reason\":true,\"return_num_output_tokens\":true}"
 is "$(cat us.code)" 200 "generate_stream: 200"
 like us '^data: \{"model_name":"ck","model_version":"1","text_output":"[^"]*","finish_reason":"length","num_output_tokens":3\}$' \
@@ -265,7 +284,7 @@ get a /metrics
 like a '^owt_requests_total\{path="/v2/models/\{name\}/generate",status="200"\} [0-9]+$' "/metrics: generate's 200s"
 like a '^owt_requests_total\{path="/v2/models/\{name\}/generate",status="400"\} 2[0-9]$' "/metrics: generate's 400s"
 like a '^owt_requests_total\{path="/v2/models/\{name\}/infer",status="400"\} 9$' "/metrics: infer's 400s"
-like a '^owt_requests_total\{path="/v2/models/\{name\}/generate_stream",status="200"\} 5$' "/metrics: generate_stream's 200s"
+like a '^owt_requests_total\{path="/v2/models/\{name\}/generate_stream",status="200"\} 7$' "/metrics: generate_stream's 200s"
 like a '^owt_requests_total\{path="/v2/health/live",status="200"\} 1$' "/metrics: /v2/health/live"
 like a '^owt_requests_total\{path="other",status="404"\} 3$' "/metrics: the 404s as other"
 serve_stop

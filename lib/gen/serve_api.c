@@ -991,7 +991,8 @@ parse_v2(int kind, const struct json_val *doc, const struct serve_api_ctx *c,
 			    c->ctx);
 		}
 		r->ptokens += (long long)ids.n;
-		add_seq(r, (const int32_t *)ids.v, (int)ids.n, (int)m);
+		add_seq(r, (const int32_t *)ids.v, (int)ids.n, (int)m)->noecho =
+		    t[0] == '\0';
 	}
 	free(ids.v);
 	for (i = 0; i < r->nseq; i++) {	/* no prompt logprobs */
@@ -1301,7 +1302,8 @@ serve_api_begin(struct serve_seq *s)
 {
 	struct buf t = { 0 }, j = { 0 };
 
-	if (s->req->kind == SERVE_MEGATRON || !s->req->stream || !s->req->echo)
+	if (s->req->kind == SERVE_MEGATRON || !s->req->stream ||
+	    !s->req->echo || s->noecho)
 		return;
 	bpe_decode(s->req->vocab, (const uint32_t *)s->prompt,
 	    (size_t)s->nprompt, &t);
@@ -1530,7 +1532,7 @@ static void
 v2_text(struct buf *t, const struct serve_seq *s)
 {
 	t->len = 0;
-	if (s->req->echo)
+	if (s->req->echo && !s->noecho)
 		bpe_decode(s->req->vocab, (const uint32_t *)s->prompt,
 		    (size_t)s->nprompt, t);
 	buf_add(t, s->text.p, s->text.len);

@@ -42,6 +42,8 @@ struct serve_seq {
 	size_t sent;		/* of text, streamed */
 	int stopped;		/* a stop string or token ended it */
 	int started;		/* in the queue's running set */
+	int noecho;		/* Triton: the prompt stands for an empty
+				   text_input, echoed as "" */
 };
 
 /*
