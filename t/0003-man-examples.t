@@ -433,9 +433,9 @@ notrun owt.7 'mk="make -f /usr/local/share/owt/owt.mk URLS=urls OUT=data SHARDS=
 notrun owt.7 '0 2 * * * cd /srv/owt && make -f /usr/local/share/owt/owt.mk URLS=urls OUT=data SHARDS=8 NAME=owt -j8 >>build.log 2>&1 || echo "owt: dataset not complete, see /srv/owt/build.log"' \
     "a crontab line"
 notrun owt.7 '# /etc/systemd/system/owt-gpt2.service' \
-    "a systemd unit: t/7008-serve-deploy.t checks it with systemd-analyze verify"
+    "a systemd unit: t/7009-serve-deploy.t checks it with systemd-analyze verify"
 notrun owt.7 'upstream owt_gpt2 {' \
-    "nginx's configuration: t/7008-serve-deploy.t runs nginx with it in front of gpt-sample"
+    "nginx's configuration: t/7009-serve-deploy.t runs nginx with it in front of gpt-sample"
 
 # --- owt(7): the whole pipeline, in a folder of its own.
 mkdir -p p7/scraped p7/www p7/data

@@ -58,10 +58,7 @@ serve_close(struct serve *sv)
 #define SERVE_MAX_BODY (1 << 20)	/* bytes of a request body */
 #define SERVE_TIMEOUT 60		/* seconds a connection may idle */
 
-/*
- * The paths /metrics counts requests by; KServe v2's (SERVE_V2_SERVER
- * to SERVE_V2_INFER) follow SERVE_EP_OTHER in their order.
- */
+/* The paths /metrics counts requests by. */
 enum { SERVE_EP_COMPLETIONS, SERVE_EP_API, SERVE_EP_MODELS, SERVE_EP_HEALTH,
 	SERVE_EP_METRICS, SERVE_EP_TOKENIZE, SERVE_EP_DETOKENIZE, SERVE_EP_OTHER,
 	SERVE_EP_V2, SERVE_NEP = SERVE_EP_V2 + SERVE_V2_INFER };
@@ -71,6 +68,7 @@ static const char *const serve_ep[SERVE_NEP] = { "/v1/completions", "/api",
 	"/v2/models/{name}", "/v2/models/{name}/ready",
 	"/v2/models/{name}/generate", "/v2/models/{name}/generate_stream",
 	"/v2/models/{name}/infer" };
+/* KServe v2's (SERVE_V2_SERVER to SERVE_V2_INFER) follow "other" in order. */
 
 /* A Prometheus histogram of seconds. */
 #define SERVE_NB 12
