@@ -223,6 +223,10 @@ print(sorted(d), d["output_log_probs"]["shape"], d["output_log_probs"]["data"] =
 is "$(cat got)" "['cum_log_probs', 'output_log_probs', 'text_output'] [1, 8] True" \
     "infer: return_log_probs as tensors, generate's numbers; parameters as generate's"
 
+post i /v2/models/ck/infer '{"inputs":[{"name":"text_input","datatype":"BYTES","shape":[1],"data":["And"]},{"name":"max_tokens","datatype":"INT32","shape":[1],"data":[2]},{"name":"return_log_probs","datatype":"BOOL","shape":[1],"data":[true]}],"outputs":[{"name":"finish_reason"}]}'
+is "$(cat i.code) $(cat i)" '200 {"model_name":"ck","model_version":"1","outputs":[{"name":"finish_reason","datatype":"BYTES","shape":[1],"data":["length"]}]}' \
+    "infer: outputs choose the answer's tensors, whatever return_log_probs says"
+
 # --- bad requests: status and KServe's {"error": ...}.
 bad() {		# bad PATH JSON CODE MESSAGE
 	post a "$1" "$2"

@@ -958,14 +958,17 @@ parse_v2(int kind, const struct json_val *doc, const struct serve_api_ctx *c,
 			if (f->v[m]->str[0] != '\0')	/* "": none */
 				r->stop[r->nstop++] = xstrdup(f->v[m]->str);
 	}
-	if (v2_val(&fs, "return_log_probs", &x) && x != 0)
-		r->v2out |= 2 | 4;
-	if (v2_val(&fs, "return_finish_reason", &x) && x != 0)
-		r->v2out |= 8;
-	if (v2_val(&fs, "return_num_input_tokens", &x) && x != 0)
-		r->v2out |= 16;
-	if (v2_val(&fs, "return_num_output_tokens", &x) && x != 0)
-		r->v2out |= 32;
+	/* infer's outputs, where given, choose; else return_* add to text */
+	if (kind != SERVE_INFER || json_doc_get(doc, "outputs") == NULL) {
+		if (v2_val(&fs, "return_log_probs", &x) && x != 0)
+			r->v2out |= 2 | 4;
+		if (v2_val(&fs, "return_finish_reason", &x) && x != 0)
+			r->v2out |= 8;
+		if (v2_val(&fs, "return_num_input_tokens", &x) && x != 0)
+			r->v2out |= 16;
+		if (v2_val(&fs, "return_num_output_tokens", &x) && x != 0)
+			r->v2out |= 32;
+	}
 	r->logprobs = (r->v2out & 6) != 0;
 	if (r->stream && r->logprobs)
 		BAD("return_log_probs: not supported with generate_stream");
