@@ -22,7 +22,7 @@ struct sample_opts {
 	double temperature, top_p;
 	uint64_t seed;
 	const char *device, *genfile, *key, *load, *merges, *vocab, *input;
-	const char *output, *listen, *name, *keyfile;
+	const char *output, *listen, *name, *keyfile, *log_json;
 };
 
 /*
