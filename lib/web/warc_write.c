@@ -650,7 +650,8 @@ warc_recover(const char *prefix, int cdx,
 	    xstrdup("./");
 	const char *base = slash ? slash + 1 : prefix, *p;
 	size_t bl = strlen(base), nn = 0, cap = 0, i;
-	char **names = NULL, **opens = NULL;
+	char **names = NULL, **opens = NULL, **closed = NULL;
+	size_t nc = 0, ccap = 0;
 	struct scan s = { 0 };
 	struct buf lines = { 0 };
 	struct dirent *de;
@@ -680,6 +681,9 @@ warc_recover(const char *prefix, int cdx,
 			opens = xrealloc(opens, cap * sizeof *opens);
 			opens[nn] = file_name(prefix, seq, ".open");
 			names[nn++] = file_name(prefix, seq, "");
+		} else {
+			closed = xgrow(closed, &ccap, nc + 1, sizeof *closed);
+			closed[nc++] = file_name(prefix, seq, "");
 		}
 	}
 	closedir(d);
@@ -694,6 +698,23 @@ warc_recover(const char *prefix, int cdx,
 	}
 	if (r == 0 && cdx && nn > 0)
 		r = rewrite_cdx(prefix, names, nn, &lines, err, errsize, code);
+	/* The files closed before: their URLs only (their ends may be newer than the log's). */
+	s.cdx = NULL;
+	for (i = 0; i < nc && r == 0; i++) {
+		int fd;
+
+		s.name = closed[i];
+		if ((fd = open(closed[i], O_RDONLY | O_CLOEXEC)) < 0)
+			r = owt_fail_errno(err, errsize, code, XSYS,
+			    "cannot open '%s'", closed[i]);
+		else {
+			r = scan_file(&s, fd, closed[i], err, errsize, code);
+			close(fd);
+		}
+	}
+	for (i = 0; i < nc; i++)
+		free(closed[i]);
+	free(closed);
 	for (i = 0; i < nn; i++) {
 		free(names[i]);
 		free(opens[i]);

@@ -102,7 +102,9 @@ void warc_cdx_line(const char *uri, const char *date, const char *http,
  * last metadata record; then renamed without ".open" (removed when not
  * even its warcinfo record is whole). url(arg, u, n) is called with the
  * URL of each metadata record kept (its "input-url" field, else its
- * WARC-Target-URI). With cdx, PREFIX.cdx loses the lines of the files
+ * WARC-Target-URI), and of each metadata record of PREFIX's closed files
+ * (read through: a kill can come between the archive's write and the
+ * log's, so a file may hold URLs the log lacks). With cdx, PREFIX.cdx loses the lines of the files
  * recovered and gains those of their responses kept. *next: the number
  * of the file to go on in (one past the highest of PREFIX's files; 1
  * when PREFIX.warc.gz alone is there), *ncut: the bytes cut off. 0, or
