@@ -428,6 +428,7 @@ struct scan {
 	struct buf *cdx;	/* lines kept, or NULL */
 	struct buf cdxtmp;	/* lines of responses after the last metadata */
 	uint64_t cut;		/* the end of the last warcinfo or metadata record */
+	uint64_t bad;		/* the offset of a member not ours, or UINT64_MAX */
 };
 
 /*
@@ -517,12 +518,15 @@ scan_file(struct scan *s, int fd, const char *path, char *err,
 		if (zr == Z_STREAM_END) {
 			uint64_t end = off + (uint64_t)(z.next_in - in);
 
-			if (!scan_record(s, rec.p, rec.len, mstart, end))
+			if (!scan_record(s, rec.p, rec.len, mstart, end)) {
+				s->bad = mstart;
 				break;
+			}
 			mstart = end;
 			rec.len = 0;
 			inflateReset(&z);
 		} else if ((zr != Z_OK && zr != Z_BUF_ERROR) || rec.len > RECOVER_MAX) {
+			s->bad = mstart;
 			break;
 		}
 	}
@@ -547,10 +551,17 @@ recover_file(struct scan *s, const char *path, uint64_t *ncut, char *err,
 		    path);
 	}
 	s->cut = 0;
+	s->bad = UINT64_MAX;
 	s->cdxtmp.len = 0;
 	if (scan_file(s, fd, path, err, errsize, code) < 0) {
 		close(fd);
 		return -1;
+	}
+	/* Not even a first record cut short: not what a run of ours left. */
+	if (s->cut == 0 && s->bad == 0) {
+		close(fd);
+		return owt_fail(err, errsize, code, XDATA, "%s:0: not a WARC file "
+		    "of owt-fetch: remove it, or give another prefix", path);
 	}
 	*ncut += (uint64_t)st.st_size - s->cut;
 	if (s->cut == 0) {
@@ -704,6 +715,7 @@ warc_recover(const char *prefix, int cdx,
 		int fd;
 
 		s.name = closed[i];
+		s.bad = UINT64_MAX;
 		if ((fd = open(closed[i], O_RDONLY | O_CLOEXEC)) < 0)
 			r = owt_fail_errno(err, errsize, code, XSYS,
 			    "cannot open '%s'", closed[i]);

@@ -108,7 +108,8 @@ void warc_cdx_line(const char *uri, const char *date, const char *http,
  * recovered and gains those of their responses kept. *next: the number
  * of the file to go on in (one past the highest of PREFIX's files; 1
  * when PREFIX.warc.gz alone is there), *ncut: the bytes cut off. 0, or
- * -1 with err: XSYS.
+ * -1 with err: XDATA for a .open file whose first gzip member is whole
+ * but not a record (not ours: left alone), else XSYS.
  */
 int warc_recover(const char *prefix, int cdx,
     void (*url)(void *arg, const char *u, size_t n), void *arg, int *next,
