@@ -122,6 +122,34 @@ awk 'NR > 1 && $5 == 200 { print $1, $9, $10, $11 }' site.cdx | sort >cdx.rec
 is "$(wc -l <cdx.rec | tr -d ' ')" 40 "site.cdx: a line a page, those cut off gone"
 same ours.rec cdx.rec "each line's offset, file and id are its response record's"
 
+# What --resume says and does with what a kill can leave, on an empty URL list.
+: >none
+: >ylog
+cp site-00002.warc.gz y.warc.gz.open
+cat part >>y.warc.gz.open
+run owt-fetch --allow-private --warc-file y --resume ylog none
+is "$rc" 0 "a resume with nothing to fetch exits 0"
+like err "^owt-fetch: --resume: 150 bytes of partial records cut from 'y' files$" \
+    "and counts the bytes cut off"
+same site-00002.warc.gz y.warc.gz "the cut file is what was whole"
+ok_file=no
+[ -s y-00001.warc.gz ] && [ ! -e y.warc.gz.open ] && ok_file=yes
+is "$ok_file" yes "the run goes on in y-00001.warc.gz"
+: >e.warc.gz.open
+run owt-fetch -q --allow-private --warc-file e --resume ylog none
+is "$rc" 0 "an empty .open file (killed before its first write)"
+ls e.warc* >files
+is "$(cat files)" "e.warc.gz" "is removed, and the run begins e.warc.gz again"
+printf 'not an archive\n' >z.warc.gz.open
+run owt-fetch -q --allow-private --warc-file z --resume ylog none
+is "$rc" 1 "a .open file that is not gzip exits 1"
+like err "^owt-fetch: z\.warc\.gz\.open:0: not a WARC file of owt-fetch: remove it, or give another prefix$" \
+    "and names it"
+is "$(cat z.warc.gz.open)" "not an archive" "and leaves it"
+printf 'a gzip file, not a WARC\n' | gzip >z2.warc.gz.open
+run owt-fetch -q --allow-private --warc-file z2 --resume ylog none
+is "$rc" 1 "nor one whose first member is whole but not a record"
+
 # warcio, from the registry (t/warcio/package-lock.json); skipped offline.
 mkdir warcio
 cp "$OWT_SRC/t/warcio/package.json" "$OWT_SRC/t/warcio/package-lock.json" \

@@ -663,6 +663,7 @@ warc_recover(const char *prefix, int cdx,
 	size_t bl = strlen(base), nn = 0, cap = 0, i;
 	char **names = NULL, **opens = NULL, **closed = NULL;
 	size_t nc = 0, ccap = 0;
+	int *oseq = NULL;
 	struct scan s = { 0 };
 	struct buf lines = { 0 };
 	struct dirent *de;
@@ -685,21 +686,22 @@ warc_recover(const char *prefix, int cdx,
 		}
 		if (strcmp(p, ".warc.gz") != 0 && strcmp(p, ".warc.gz.open") != 0)
 			continue;
-		if (seq > max || (seq == -1 && max < -1))
-			max = seq;
 		if (strcmp(p, ".warc.gz.open") == 0) {
 			names = xgrow(names, &cap, nn + 1, sizeof *names);
 			opens = xrealloc(opens, cap * sizeof *opens);
+			oseq = xrealloc(oseq, cap * sizeof *oseq);
+			oseq[nn] = seq;
 			opens[nn] = file_name(prefix, seq, ".open");
 			names[nn++] = file_name(prefix, seq, "");
 		} else {
+			if (seq > max || (seq == -1 && max < -1))
+				max = seq;
 			closed = xgrow(closed, &ccap, nc + 1, sizeof *closed);
 			closed[nc++] = file_name(prefix, seq, "");
 		}
 	}
 	closedir(d);
 	free(dir);
-	*next = max == -2 ? -1 : max == -1 ? 1 : max + 1;
 	s.url = url;
 	s.arg = arg;
 	s.cdx = cdx ? &lines : NULL;
@@ -709,6 +711,12 @@ warc_recover(const char *prefix, int cdx,
 	}
 	if (r == 0 && cdx && nn > 0)
 		r = rewrite_cdx(prefix, names, nn, &lines, err, errsize, code);
+	/* The next number: past the files there are now (one removed is not). */
+	for (i = 0; i < nn; i++)
+		if ((oseq[i] > max || (oseq[i] == -1 && max < -1)) &&
+		    access(names[i], F_OK) == 0)
+			max = oseq[i];
+	*next = max == -2 ? -1 : max == -1 ? 1 : max + 1;
 	/* The files closed before: their URLs only (their ends may be newer than the log's). */
 	s.cdx = NULL;
 	for (i = 0; i < nc && r == 0; i++) {
@@ -733,6 +741,7 @@ warc_recover(const char *prefix, int cdx,
 	}
 	free(names);
 	free(opens);
+	free(oseq);
 	buf_free(&lines);
 	buf_free(&s.cdxtmp);
 	return r;
