@@ -10,7 +10,7 @@
 #include "core/buf.h"
 #include "core/util.h"
 
-/* The gzip level of the records (zlib's 1..9); see owt-fetch(1). */
+/* The gzip level of the records (libdeflate's 1..12); see owt-fetch(1). */
 #define WARC_GZIP_LEVEL 1
 
 /*
@@ -59,7 +59,8 @@ struct warc_out {
 int warc_writer_open(struct warc_writer *w, const char *prefix,
     const char *info, uint64_t max_size, int seq, int cdx, int append);
 /*
- * Make one record as a gzip member of its own (level WARC_GZIP_LEVEL),
+ * Make one record as a gzip member of its own (libdeflate, level
+ * WARC_GZIP_LEVEL),
  * appended to out, with WARC-Record-ID (new, into id[48] if id is not
  * NULL), WARC-Date, WARC-Block-Digest and Content-Length. No I/O, no
  * shared state: the extraction workers make records.
