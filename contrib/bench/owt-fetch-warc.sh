@@ -52,7 +52,7 @@ cw=$(median "$BW/warc" 3)
 gz=$(gzip -dc "$BW/w1.warc.gz" | wc -c | tr -d ' ')
 echo "pages: demo speeches x 50; $n URLs; $(nproc) cores, load average $load before the runs; median of $REPS, in turn"
 echo "owt-fetch (crawl):             $tp s wall, CPU $cp_ s"
-echo "owt-fetch --warc-file (crawl): $tw s wall, CPU $cw s, $(wc -c <"$BW/w1.warc.gz" | tr -d ' ') bytes of .warc.gz ($gz bytes of WARC; gzip level $(grep -o 'WARC_GZIP_LEVEL [0-9]*' "$OWT_SRC/lib/web/warc_write.h" | cut -d' ' -f2))"
+echo "owt-fetch --warc-file (crawl): $tw s wall, CPU $cw s, $(wc -c <"$BW/w1.warc.gz" | tr -d ' ') bytes of .warc.gz ($gz bytes of WARC; libdeflate level $(grep -o 'WARC_GZIP_LEVEL [0-9]*' "$OWT_SRC/lib/web/warc_write.h" | cut -d' ' -f2))"
 echo "ratio crawl with / without --warc-file: wall $(ratio "$tw" "$tp") (target <= 1.05), CPU $(ratio "$cw" "$cp_"); the archive's share of the CPU time: $(awk -v a="$cw" -v b="$cp_" 'BEGIN { printf "%.0f%%", (a > 0 ? (a - b) * 100 / a : 0) }')"
 if [ -n "${REF_FETCH:-}" ]; then
 	tr_=$(median "$BW/ref" 1)

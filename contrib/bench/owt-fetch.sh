@@ -143,7 +143,7 @@ echo "curl --parallel (fetch only, 64):            $(rate "$n" "$t_curl") pages/
 echo "owt-fetch --extract (same pages from disk):  $(rate "$saved" "$t_ext") pages/s, $(mbps "$bytes" "$t_ext") MB/s ($t_ext s)"
 echo "owt-fetch --extract (wget's WARC of them):  $(rate "$saved" "$t_warc") pages/s ($t_warc s, $(wc -c <"$BW/site.warc.gz" | tr -d ' ') bytes of .warc.gz)"
 echo "ratio pages/s WARC / saved files: $(ratio "$t_ext" "$t_warc") (target >= 0.95)"
-echo "owt-fetch --warc-file (crawl, archived, gzip level 6): $(rate "$n" "$t_crawlw") pages/s ($t_crawlw s, CPU $c_crawlw s, $(wc -c <"$BW/crawl1.warc.gz" | tr -d ' ') bytes of .warc.gz)"
+echo "owt-fetch --warc-file (crawl, archived, libdeflate level 1): $(rate "$n" "$t_crawlw") pages/s ($t_crawlw s, CPU $c_crawlw s, $(wc -c <"$BW/crawl1.warc.gz" | tr -d ' ') bytes of .warc.gz)"
 echo "ratio crawl with / without --warc-file: wall $(ratio "$t_crawlw" "$t_crawl") (target <= 1.05), CPU $(ratio "$c_crawlw" "$c_crawl")"
 echo "ratio crawl / extract-from-disk time: $(ratio "$t_crawl" "$t_ext") (target <= 1.25)"
 echo "ratio crawl / curl time: $(ratio "$t_crawl" "$t_curl")"
