@@ -26,13 +26,13 @@ tokenizer_check_type(const struct opt *o, const char *arg, char *err,
 	}
 	for (i = 0; i < sizeof later / sizeof *later; i++)
 		if (strcmp(arg, later[i]) == 0) {
-			snprintf(err, errsize, "--%s: '%s' is not built yet (there "
+			return owt_fail(err, errsize, NULL, XUSAGE,
+			    "--%s: '%s' is not built yet (there "
 			    "are GPT2BPETokenizer and TikTokenizer)", o->name, arg);
-			return -1;
 		}
-	snprintf(err, errsize, "--%s: '%s' is not GPT2BPETokenizer or "
+	return owt_fail(err, errsize, NULL, XUSAGE,
+	    "--%s: '%s' is not GPT2BPETokenizer or "
 	    "TikTokenizer", o->name, arg);
-	return -1;
 }
 
 struct tokenizer *
