@@ -339,7 +339,8 @@ fetch_warc_writer_open(struct fetch *f, char *err, size_t errsize, int *code)
 	if (warc_writer_open(f->ww, o->warc_file, info.p, o->warc_max_size, seq,
 	    o->warc_cdx, o->resume != NULL) < 0) {
 		buf_free(&info);
-		return owt_fail(err, errsize, code, XSYS, "%s", f->ww->err);
+		return owt_fail(err, errsize, code, f->ww->errcode, "%s",
+		    f->ww->err);
 	}
 	buf_free(&info);
 	return 0;
@@ -570,7 +571,7 @@ fetch_warc_writer_close(struct fetch *f, char *err, size_t errsize, int *code)
 	if (f->ww == NULL)
 		return 0;
 	if (warc_writer_close(f->ww) < 0)
-		k = owt_fail(err, errsize, code, XSYS, "%s", f->ww->err);
+		k = owt_fail(err, errsize, code, f->ww->errcode, "%s", f->ww->err);
 	warc_writer_free(f->ww);
 	free(f->ww);
 	f->ww = NULL;

@@ -1,11 +1,11 @@
 /*
  * warc_write.c - WARC archives written: one gzip member a record, sha1 digests, rotation, wget's CDX, recovery after a kill
  *
- * A record is compressed as one gzip member (libdeflate) on a worker; the records of
- * an item are added as a group, kept in memory and written when the run
- * flushes its output (one write(2) loop for all that is pending), so
- * that after a kill at most the last group of the .open file is partial,
- * and warc_recover cuts it off.
+ * A record is compressed as one gzip member (libdeflate) on a worker;
+ * the records of an item are added as a group, kept in memory and
+ * written when the run flushes its output (one write(2) loop for all
+ * that is pending), so that after a kill at most the last group of the
+ * .open file is partial, and warc_recover cuts it off.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -78,8 +78,10 @@ warc_uuid(char *out)
 static int
 wfail(struct warc_writer *w, const char *what, const char *path)
 {
-	return owt_fail(w->err, sizeof w->err, NULL, XSYS, "cannot %s '%s': %s",
-	    what, path, strerror(errno ? errno : EIO));
+	if (errno == 0)
+		errno = EIO;
+	return owt_fail_errno(w->err, sizeof w->err, &w->errcode, XSYS,
+	    "cannot %s '%s'", what, path);
 }
 
 static int
@@ -265,7 +267,7 @@ warc_writer_group(struct warc_writer *w, const struct iovec *parts, int n,
 	int i;
 
 	if (w->fd < 0)
-		return owt_fail(w->err, sizeof w->err, NULL, XSYS,
+		return owt_fail(w->err, sizeof w->err, &w->errcode, XSYS,
 		    "'%s' is closed", w->path);
 	if (w->max_size > 0 && w->off >= w->max_size) {
 		if (end_file(w) < 0)
@@ -705,7 +707,7 @@ warc_recover(const char *prefix, int cdx,
 		    access(names[i], F_OK) == 0)
 			max = oseq[i];
 	*next = max == -2 ? -1 : max == -1 ? 1 : max + 1;
-	/* The files closed before: their URLs only (their ends may be newer than the log's). */
+	/* The files closed before: their URLs only (the log may lag them). */
 	s.cdx = NULL;
 	for (i = 0; i < nc && r == 0; i++) {
 		int fd;

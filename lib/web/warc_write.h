@@ -35,6 +35,7 @@ struct warc_writer {
 	int cdxfd;		/* PREFIX.cdx, or -1 */
 	char *cdxpath;
 	struct buf cdxpend;	/* its lines not yet written */
+	int errcode;		/* XSYS after an error */
 	char err[OWT_ERRSIZE];
 };
 
@@ -76,11 +77,11 @@ void warc_record_gz(const struct warc_out *r, char *id, struct buf *out);
  */
 int warc_writer_group(struct warc_writer *w, const struct iovec *parts,
     int n, const char *cdx, size_t cdxlen);
-/* Write what is pending, the archive's bytes then the CDX lines: 0, or -1 with w->err. */
+/* Write what is pending, archive then CDX: 0, or -1 with w->err. */
 int warc_writer_flush(struct warc_writer *w);
 /* A record as warc_record_gz makes it, in a group of its own. */
 int warc_writer_put(struct warc_writer *w, const struct warc_out *r, char *id);
-/* Flush, sync, close and rename the file (and the CDX): 0, or -1 with w->err. */
+/* Flush, sync, close, rename the file; close the CDX: 0, or -1 with w->err. */
 int warc_writer_close(struct warc_writer *w);
 void warc_writer_free(struct warc_writer *w);
 
@@ -105,8 +106,9 @@ void warc_cdx_line(const char *uri, const char *date, const char *http,
  * URL of each metadata record kept (its "input-url" field, else its
  * WARC-Target-URI), and of each metadata record of PREFIX's closed files
  * (read through: a kill can come between the archive's write and the
- * log's, so a file may hold URLs the log lacks). With cdx, PREFIX.cdx loses the lines of the files
- * recovered and gains those of their responses kept. *next: the number
+ * log's, so a file may hold URLs the log lacks). With cdx, PREFIX.cdx
+ * loses the lines of the files recovered and gains those of their
+ * responses kept. *next: the number
  * of the file to go on in (one past the highest of PREFIX's files; 1
  * when PREFIX.warc.gz alone is there), *ncut: the bytes cut off. 0, or
  * -1 with err: XDATA for a .open file whose first gzip member is whole
