@@ -9,7 +9,8 @@
 # archive held (t/httpd's access log), the last one exactly the others;
 # the log names no URL that the archive lacks, and the output holds every
 # page archived. The CDX (--warc-cdx) loses the lines of what was cut
-# off and names each page's record.
+# off and names each page's record. A URL given in another form than
+# the one fetched is found by the form given.
 . "${OWT_SRC:-.}/t/lib.sh"
 . "$OWT_SRC/t/httpd.sh"
 
@@ -149,6 +150,21 @@ is "$(cat z.warc.gz.open)" "not an archive" "and leaves it"
 printf 'a gzip file, not a WARC\n' | gzip >z2.warc.gz.open
 run owt-fetch -q --allow-private --warc-file z2 --resume ylog none
 is "$rc" 1 "nor one whose first member is whole but not a record"
+
+# A URL fetched in another form (its fragment dropped): the metadata
+# record keeps it as given, and --resume finds it by that name.
+printf '%s\n' "$B/__owt/slow/1/200?n=frag#part" >fragurl
+run owt-fetch -q --allow-private --ignore-robots --delay 0 --warc-file f fragurl
+is "$(gzip -dc f.warc.gz | tr -d '\r' | grep -c -F -x "input-url: $B/__owt/slow/1/200?n=frag#part")" 1 \
+    "the metadata record has input-url, the URL as given"
+mv f.warc.gz f.warc.gz.open
+: >flog
+m=$(wc -l <"$T/req.log")
+run owt-fetch -q --allow-private --ignore-robots --delay 0 --warc-file f \
+    --resume flog fragurl
+is "$rc" 0 "a resume of it exits 0"
+is "$(sed -n "$((m + 1)),\$p" "$T/req.log" | wc -l | tr -d ' ')" 0 \
+    "and does not fetch it again"
 
 # warcio, from the registry (t/warcio/package-lock.json); skipped offline.
 mkdir warcio
