@@ -144,7 +144,7 @@ echo "owt-fetch --extract (same pages from disk):  $(rate "$saved" "$t_ext") pag
 echo "owt-fetch --extract (wget's WARC of them):  $(rate "$saved" "$t_warc") pages/s ($t_warc s, $(wc -c <"$BW/site.warc.gz" | tr -d ' ') bytes of .warc.gz)"
 echo "ratio pages/s WARC / saved files: $(ratio "$t_ext" "$t_warc") (target >= 0.95)"
 echo "owt-fetch --warc-file (crawl, archived, libdeflate level 1): $(rate "$n" "$t_crawlw") pages/s ($t_crawlw s, CPU $c_crawlw s, $(wc -c <"$BW/crawl1.warc.gz" | tr -d ' ') bytes of .warc.gz)"
-echo "ratio crawl with / without --warc-file: wall $(ratio "$t_crawlw" "$t_crawl") (target <= 1.05), CPU $(ratio "$c_crawlw" "$c_crawl")"
+echo "ratio crawl with / without --warc-file: wall $(ratio "$t_crawlw" "$t_crawl") (target <= 1.05), CPU $(ratio "$c_crawlw" "$c_crawl"); the archive's share of the CPU time: $(awk -v a="$c_crawlw" -v b="$c_crawl" 'BEGIN { printf "%.0f%%", (a > 0 ? (a - b) * 100 / a : 0) }') (contrib/bench/owt-fetch-warc.sh: the same, in turn, more times)"
 echo "ratio crawl / extract-from-disk time: $(ratio "$t_crawl" "$t_ext") (target <= 1.25)"
 echo "ratio crawl / curl time: $(ratio "$t_crawl" "$t_curl")"
 echo "CPU time: crawl $c_crawl s = $(rate "$n" "$c_crawl") pages per CPU-second, $(rate "$((n * $(nproc)))" "$c_crawl") pages/s on $(nproc) idle cores; extract $c_ext s = $(rate "$saved" "$c_ext") pages per CPU-second"
