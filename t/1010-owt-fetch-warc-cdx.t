@@ -96,4 +96,28 @@ sed -n 's/^{"url":"\([^"]*\)".*"warc_record_id":"\([^"]*\)","warc_file":"\([^"]*
     sort >ours.rec
 awk 'NR > 1 && $5 == 200 { print $1, $9, $10, $11 }' rot.cdx | sort >cdx.rec
 same cdx.rec ours.rec "the CDX names each page's file and offset"
+
+# As if killed while writing the last file: --resume recovers the
+# numbered .open file (a partial member cut), reads the closed ones,
+# fetches nothing again and goes on in rot-00006.
+cp rot-00005.warc.gz whole5
+cp rot.cdx cdx.before
+mv rot-00005.warc.gz rot-00005.warc.gz.open
+head -c 100 rot-00000.warc.gz >>rot-00005.warc.gz.open
+: >empty.log
+m=$(wc -l <"$T/req.log")
+run owt-fetch $flags --warc-file rot --warc-max-size 1024 --warc-cdx \
+    --resume empty.log urls
+is "$rc" 0 "a resumed rotating crawl exits 0"
+like err "^owt-fetch: --resume: 100 bytes of partial records cut from 'rot' files$" \
+    "the partial member is cut off"
+same whole5 rot-00005.warc.gz "rot-00005 is whole again, closed"
+is "$(sed -n "$((m + 1)),\$p" "$T/req.log" | grep -c -v robots.txt)" 0 \
+    "no URL is fetched again: the archive holds them all"
+ok_file=no
+[ -s rot-00006.warc.gz ] && [ ! -e rot-00006.warc.gz.open ] && ok_file=yes
+is "$ok_file" yes "the run went on in rot-00006.warc.gz"
+sort cdx.before >want
+sort rot.cdx >got
+same want got "the CDX: rot-00005's lines rewritten, the same"
 done_testing
