@@ -349,6 +349,13 @@ field pages.jsonl text | sort >want
 field pages2.jsonl text | sort >got
 is "$(wc -l <pages2.jsonl)" 4 "the crawl's four pages from its WARC archive"
 same got want "--extract on the crawl's WARC archive gives the crawl's texts"
+rm -f crawl.log pages.jsonl crawl.warc.gz
+ex owt-fetch.1 'owt-fetch --warc-file crawl --warc-max-size 1G --warc-cdx \'
+is "$(ls crawl-*.warc.gz crawl.cdx | tr '\n' ' ')" \
+    "crawl-00000.warc.gz crawl-00001.warc.gz crawl.cdx " \
+    "the crawl's file, the resumed run's, the CDX"
+is "$(awk 'NR > 1 && $5 == 200' crawl.cdx | wc -l | tr -d ' ')" 4 \
+    "the CDX indexes the four pages once: the resumed run fetched none again"
 notrun owt-fetch.1 'wget -r --warc-file=site https://example.org/' \
     "a site on the network: t/1007-owt-fetch-wget-warc.t runs wget's crawl and --extract on loopback"
 httpd_stop

@@ -8,7 +8,8 @@
  * order; input order with --ordered). The loop's done hook counts each
  * item, writes its record into the output channel and its log line into
  * logbuf, which is written only after the output is flushed: a log line
- * never names a page not yet written, so --resume loses nothing.
+ * never names a page not yet written, so --resume loses nothing. With
+ * --warc-file the archive's records are written between the two.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -629,11 +630,17 @@ flush(struct fetch *f, int force)
 	ssize_t w;
 
 	if (f->failed || (!force && f->logbuf.len < FLUSH_BYTES &&
+	    (f->ww == NULL || f->ww->pend.len < FLUSH_BYTES) &&
 	    owt_now() - f->flushed < FLUSH_SECS))
 		return;
 	if (fflush(f->out) != 0) {
 		fail(f, XSYS, "write error on standard output: %s",
 		    strerror(errno));
+		return;
+	}
+	/* The archive between: its pages are written, the log's are in it. */
+	if (fetch_warc_flush(f) < 0) {
+		fail(f, XSYS, "%s", f->ww->err);
 		return;
 	}
 	while (off < f->logbuf.len) {

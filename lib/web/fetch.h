@@ -34,6 +34,8 @@ struct fetch_opts {
 	int workers;		/* extraction threads (0: inline) */
 	const char *html_dir;	/* keep each fetched page there, or NULL */
 	const char *warc_file;	/* archive every exchange in PREFIX.warc.gz, or NULL */
+	uint64_t warc_max_size;	/* --warc-max-size: a new file past it (0: never) */
+	int warc_cdx;		/* --warc-cdx: PREFIX.cdx beside the archive */
 	const char *blacklist;	/* more blacklisted domains, or NULL */
 	const char *log;	/* every URL's outcome as JSONL, or NULL */
 	const char *resume;	/* skip the URLs this log has, or NULL */
@@ -62,6 +64,7 @@ struct fetch_item {
 	struct fetch_warc_rec *warc;	/* a WARC record's (fetch_warc.h), or NULL */
 	char warc_id[48];	/* --warc-file: its response record's id */
 	struct buf warc_gz;	/* --warc-file: its records, made on a worker */
+	struct buf warc_cdx;	/* --warc-cdx: its responses' lines (warc_writer_group) */
 	struct buf out;		/* its page record, made on a worker */
 	int kept;		/* --filter-only: kept, its line is written */
 	int bad;		/* 0, XDATA (a bad line or unreadable page) or XSYS */

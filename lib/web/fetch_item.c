@@ -71,6 +71,7 @@ fetch_item_free(struct fetch *f, struct fetch_item *it)
 	buf_free(&it->job.wreq);
 	buf_free(&it->job.wresp);
 	buf_free(&it->warc_gz);
+	buf_free(&it->warc_cdx);
 	free(it->line);
 	free(it->ctype);
 	free(it->file);
