@@ -16,14 +16,17 @@
 
 /*
  * Why an input line was bad, past input_bad_name[]: a missing or
- * non-string field; a corrupt or truncated WARC record.
+ * non-string field; a corrupt or truncated WARC record; a bad index row
+ * (--warc-prefix).
  */
 #define FETCH_BAD_FIELD BAD_NREASONS
 #define FETCH_BAD_WARC (BAD_NREASONS + 1)
-#define FETCH_NBAD (BAD_NREASONS + 2)
+#define FETCH_BAD_INDEX (BAD_NREASONS + 2)
+#define FETCH_NBAD (BAD_NREASONS + 3)
 
 struct batch_loop;
 struct fetch_warc;
+struct fetch_index;
 struct fetch_warc_rec;
 struct warc_writer;
 
@@ -35,6 +38,7 @@ struct fetch_opts {
 	int workers;		/* extraction threads (0: inline) */
 	const char *html_dir;	/* keep each fetched page there, or NULL */
 	const char *warc_file;	/* archive every exchange in PREFIX.warc.gz, or NULL */
+	const char *warc_prefix;	/* lines are index rows of records under it, or NULL */
 	const char *blacklist;	/* more blacklisted domains, or NULL */
 	const char *log;	/* every URL's outcome as JSONL, or NULL */
 	const char *resume;	/* skip the URLs this log has, or NULL */
@@ -94,6 +98,7 @@ struct fetch {
 	unsigned long long lineno;	/* lines of all operands, for --shard */
 	struct fetch_warc *warc;	/* --extract: WARC archives read (fetch_warc.c) */
 	struct warc_writer *ww;		/* --warc-file (fetch_warc.c) */
+	struct fetch_index *index;	/* --warc-prefix: the rows' columns (fetch_index.c) */
 	unsigned long long nread;	/* items read */
 
 	/* counts for the summary */
