@@ -349,6 +349,8 @@ is "$(wc -l <pages2.jsonl)" 4 "the crawl's four pages from its WARC archive"
 same got want "--extract on the crawl's WARC archive gives the crawl's texts"
 notrun owt-fetch.1 'wget -r --warc-file=site https://example.org/' \
     "a site on the network: t/1007-owt-fetch-wget-warc.t runs wget's crawl and --extract on loopback"
+notrun owt-fetch.1 "curl -s 'https://index.commoncrawl.org/CC-MAIN-2024-33-index?url=example.com/&output=json' |" \
+    "Common Crawl's index and archives on the network: t/1010-owt-fetch-warc-index.t fetches records by index from a loopback nginx"
 httpd_stop
 
 # bpe-encode(1) on the crawl's pages, with Megatron-LM's vocabulary files.
