@@ -408,6 +408,12 @@ printf '{"text": "%s"}\n' "And the king said unto him." "In the beginning was th
 ex gpt-sample.1 'gpt-sample --load ckpt --score --sample-input-file valid.jsonl >scored.jsonl'
 is "$(grep -c '"ppl":[0-9]' scored.jsonl)" 3 "each document scored"
 
+# --- owt(7): web archives, on the network.
+notrun owt.7 'idx=https://index.commoncrawl.org/CC-MAIN-2024-33-index' \
+    "Common Crawl's index and archives on the network: t/1010-owt-fetch-warc-index.t fetches records by CDX, CDXJ and JSON rows from a loopback nginx"
+notrun owt.7 'wget -r --warc-file=site --warc-cdx https://example.org/' \
+    "a site on the network: t/1010-owt-fetch-warc-index.t runs wget's crawl, its CDX and nginx on loopback"
+
 # --- owt(7): the dataset recipe, run by t/8003-owt-mk.t on loopback pages.
 notrun owt.7 'make -f /usr/local/share/owt/owt.mk URLS=urls OUT=data SHARDS=64 \' \
     "t/8003-owt-mk.t runs owt.mk"

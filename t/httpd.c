@@ -265,7 +265,7 @@ hard_reset(struct req *r)
  * short (206 with the Content-Range and Content-Length asked for, half
  * the bytes, then the connection closed), wrong (a Content-Range one
  * byte later than asked), none (206 without Content-Range), ignore (200,
- * the whole file).
+ * the whole file); any other HOW, the right 206.
  */
 static int
 bad_range(struct req *r, const char *how, const char *file)
