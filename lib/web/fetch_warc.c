@@ -53,6 +53,7 @@ fetch_warc_open(struct fetch *f, const char *path, int sharded,
 	if (path == NULL || strcmp(path, "-") == 0 || !warc_sniff_file(path))
 		return 0;
 	w = state(f);
+	warc_malloc_tune();
 	w->files = xgrow(w->files, &w->filecap, w->nfiles + 1, sizeof *w->files);
 	w->file = w->files[w->nfiles++] = xstrdup(path);
 	if (warc_open(&w->r, w->file, NULL, 0, w->file) < 0) {

@@ -11,6 +11,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -597,6 +598,18 @@ warc_date(const char *s)
 	tm.tm_year -= 1900;
 	tm.tm_mon -= 1;
 	return timegm(&tm);
+}
+
+void
+warc_malloc_tune(void)
+{
+	static int done;
+
+	if (done)
+		return;
+	done = 1;
+	mallopt(M_MMAP_THRESHOLD, 4 << 20);
+	mallopt(M_TRIM_THRESHOLD, 8 << 20);
 }
 
 /* ---- the end of one record ---- */
