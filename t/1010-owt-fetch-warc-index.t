@@ -53,6 +53,12 @@ unlike "$T/nginx/access.log" '" 200 ' "no request took the whole file"
 like log '^\{"url":"http://127.0.0.1:[0-9]*/harbour.html","outcome":"ok","http_status":200,.*"final_url":"http://127.0.0.1:[0-9]*/site.warc.gz"' \
     "the log names the page, its status, and the archive fetched"
 
+# --resume: the rows whose URL the log has are not fetched again.
+n0=$(wc -l <"$T/nginx/access.log")
+fetch --warc-prefix "$NB" --resume log site.cdx
+like err '^owt-fetch: 0 URLs in .*; 6 already in the log$' "--resume skips every row the log has"
+is "$(wc -l <"$T/nginx/access.log")" "$n0" "and asks nginx for nothing"
+
 # Exact member lengths, for a CDXJ and a JSON index.
 if [ -x /usr/bin/python3 ]; then
 	/usr/bin/python3 - site.warc.gz site.cdx <<'PY' >site.cdxj 2>cc.cdx
