@@ -154,7 +154,8 @@ unsigned long long fetch_nbad(const struct fetch *f);
  * The next item of the input: lines of other shards, blank lines and
  * URLs the --resume log has are skipped; a line is trimmed of blanks, and
  * is a JSON object with a "url" ("file" with --extract) string, or the URL
- * itself. A bad line (or file) is an item with url NULL, bad XDATA and
+ * itself; with --warc-prefix, an index row (fetch_index.h), a CDX header
+ * line seen by every shard. A bad line (or file) is an item with url NULL, bad XDATA and
  * msg. NULL at the end, at the stop signal, or on a read error (f->failed,
  * f->err).
  */
