@@ -163,4 +163,6 @@ echo "ratio crawl / extract-from-disk CPU time: $(ratio "$c_crawl" "$c_ext")"
 measure "$BW/wide" owt-fetch $flags --connections 256 --per-host 256 "$BW/urls" >/dev/null
 read -r t rss <"$BW/wide"
 echo "owt-fetch --connections 256: $(rate "$n" "$t") pages/s, peak RSS $((rss / 1024)) MB (target < 300)"
-[ -d "$D/readability/html" ] && extraction_quality
+if [ -d "$D/readability/html" ]; then
+	extraction_quality
+fi
