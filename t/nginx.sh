@@ -7,7 +7,8 @@
 #                    file, as a server that ignores Range answers); sets
 #                    $NB (http://127.0.0.1:PORT); status 1 and $nginx_why
 #                    where nginx is missing or cannot start
-# The server is stopped when the test exits.
+# The server is stopped when the test exits (source this after httpd.sh:
+# its trap stops both), or within a second of the test's shell dying.
 
 nginx_pid=
 
@@ -47,7 +48,8 @@ http {
 }
 CONF
 		rm -f "$T/nginx/nginx.pid"
-		"$nbin" -p "$T/nginx" -e "$T/nginx/error.log" -c "$T/nginx/nginx.conf" 2>"$T/nginx/start.err" &
+		"$nbin" -p "$T/nginx" -e "$T/nginx/error.log" -c "$T/nginx/nginx.conf" \
+		    >/dev/null 2>"$T/nginx/start.err" &
 		nginx_pid=$!
 		i=0
 		while [ $i -lt 100 ] && kill -0 "$nginx_pid" 2>/dev/null &&
@@ -57,6 +59,9 @@ CONF
 		done
 		if [ -s "$T/nginx/nginx.pid" ] && kill -0 "$nginx_pid" 2>/dev/null; then
 			NB=http://127.0.0.1:$nport
+			# nginx has no time limit of its own, as t/httpd has.
+			(while kill -0 $$ 2>/dev/null; do sleep 1; done
+			    kill "$nginx_pid" 2>/dev/null) >/dev/null 2>&1 &
 			return 0
 		fi
 		wait "$nginx_pid" 2>/dev/null
