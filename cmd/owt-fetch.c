@@ -110,6 +110,9 @@ static const struct opt opts[] = {
 	{ .name = "warc-max-size", .arg = "size", .type = OPT_SIZE,
 	    .p = &warc_max_size, .min = 1024, .max = (double)(1ULL << 62),
 	    .help = "a new prefix-NNNNN.warc.gz once one passes size" },
+	{ .name = "warc-prefix", .arg = "url", .type = OPT_STR,
+	    .p = &opt.warc_prefix,
+	    .help = "lines are index rows: fetch each record from url/file" },
 	{ .name = "window", .arg = "n", .type = OPT_INT, .p = &window,
 	    .min = 1, .max = 1 << 24,
 	    .help = "URLs read and not yet written, at most (16384)" },
@@ -177,6 +180,10 @@ main(int argc, char **argv)
 	if (opt.warc_file && opt.extract + opt.filter_only > 0)
 		owt_die(XUSAGE, "--warc-file archives a crawl: not with %s",
 		    opt.extract ? "--extract" : "--filter-only");
+	if (opt.warc_prefix && (opt.extract || opt.filter_only || opt.warc_file))
+		owt_die(XUSAGE, "--warc-prefix fetches records: not with %s",
+		    opt.extract ? "--extract" : opt.filter_only ? "--filter-only" :
+		    "--warc-file");
 	if (opt.c.agent == NULL) {
 		snprintf(agent, sizeof agent, "owt-fetch/%s", OWT_VERSION);
 		opt.c.agent = agent;

@@ -358,6 +358,8 @@ is "$(awk 'NR > 1 && $5 == 200' crawl.cdx | wc -l | tr -d ' ')" 4 \
     "the CDX indexes the four pages once: the resumed run fetched none again"
 notrun owt-fetch.1 'wget -r --warc-file=site https://example.org/' \
     "a site on the network: t/1007-owt-fetch-wget-warc.t runs wget's crawl and --extract on loopback"
+notrun owt-fetch.1 "curl -s 'https://index.commoncrawl.org/CC-MAIN-2024-33-index?url=example.com/&output=json' |" \
+    "Common Crawl's index and archives on the network: t/1012-owt-fetch-warc-index.t fetches records by index from a loopback nginx"
 httpd_stop
 
 # bpe-encode(1) on the crawl's pages, with Megatron-LM's vocabulary files.
@@ -430,6 +432,11 @@ is "$(grep -c '"status": 200' requests.jsonl)" 8 \
     "--log-json: a line for each request answered 200: ready, 6 generations, /metrics"
 notrun gpt-sample.1 'python3 tools/text_generation_cli.py localhost:8000' \
     "Megatron-LM's tools/; t/7004-serve-megatron.t sends its CLI's requests with python3-requests"
+# --- owt(7): web archives, on the network.
+notrun owt.7 'idx=https://index.commoncrawl.org/CC-MAIN-2024-33-index' \
+    "Common Crawl's index and archives on the network: t/1012-owt-fetch-warc-index.t fetches records by CDX, CDXJ and JSON rows from a loopback nginx"
+notrun owt.7 'wget -r --warc-file=site --warc-cdx https://example.org/' \
+    "a site on the network: t/1012-owt-fetch-warc-index.t runs wget's crawl, its CDX and nginx on loopback"
 
 # --- owt(7): the dataset recipe, run by t/8003-owt-mk.t on loopback pages.
 notrun owt.7 'make -f /usr/local/share/owt/owt.mk URLS=urls OUT=data SHARDS=64 \' \

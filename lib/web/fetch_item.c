@@ -50,6 +50,11 @@ warc_part_free(struct fetch_warc_rec *w)
 	free(w->id);
 	free(w->ptype);
 	free(w->ctype);
+	free(w->own);
+	free(w->where);
+	if (w->end != NULL)
+		warc_end_free(w->end);
+	free(w->end);
 	free(w);
 }
 

@@ -18,9 +18,6 @@
 #include "web/fetch_warc.h"
 #include "web/warc_write.h"
 
-/* Room for the HTTP head in a block, beyond --max-bytes of payload. */
-#define HEAD_SLACK ((size_t)256 << 10)
-
 struct fetch_warc {
 	struct warc_reader r;
 	struct warc_rec rec;
@@ -56,6 +53,7 @@ fetch_warc_open(struct fetch *f, const char *path, int sharded,
 	if (path == NULL || strcmp(path, "-") == 0 || !warc_sniff_file(path))
 		return 0;
 	w = state(f);
+	warc_malloc_tune();
 	w->files = xgrow(w->files, &w->filecap, w->nfiles + 1, sizeof *w->files);
 	w->file = w->files[w->nfiles++] = xstrdup(path);
 	if (warc_open(&w->r, w->file, NULL, 0, w->file) < 0) {
@@ -75,25 +73,6 @@ end_archive(struct fetch_warc *w)
 {
 	warc_close(&w->r);
 	w->open = 0;
-}
-
-/* WARC-Date (ISO 8601, seconds or finer, UTC) as a time, or 0. */
-static time_t
-warc_time(const char *s)
-{
-	struct tm tm;
-	int n = 0;
-
-	if (s == NULL)
-		return 0;
-	memset(&tm, 0, sizeof tm);
-	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon,
-	    &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6 ||
-	    n < 19)
-		return 0;
-	tm.tm_year -= 1900;
-	tm.tm_mon -= 1;
-	return timegm(&tm);
 }
 
 struct fetch_item *
@@ -125,11 +104,11 @@ fetch_warc_item(struct fetch *f)
 				continue;
 			}
 			if (warc_block(&w->r, &w->rec, f->o->c.max_bytes +
-			    (h->type == WARC_RESPONSE ? HEAD_SLACK : 0)) == 0) {
+			    (h->type == WARC_RESPONSE ? WARC_HTTP_SLACK : 0)) == 0) {
 				it = fetch_item_new(f);
 				it->url = xstrdup(h->target ? h->target : "");
 				it->job.url = it->url;
-				it->job.fetched_at = warc_time(h->date);
+				it->job.fetched_at = warc_date(h->date);
 				/* The block becomes the job's body, without a copy. */
 				it->job.body = w->rec.block;
 				memset(&w->rec.block, 0, sizeof w->rec.block);

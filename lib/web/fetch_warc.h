@@ -14,6 +14,9 @@ struct fetch_warc_rec {
 	char *ctype;		/* the block's Content-Type, or NULL */
 	const char *file;	/* the archive (owned by the run) */
 	uint64_t offset;	/* warc_offset */
+	char *own;		/* --warc-prefix: the row's file name, file points at it */
+	char *where;		/* --warc-prefix: "INDEX:LINE" of the row */
+	struct warc_end *end;	/* --warc-prefix, no length: the record's end, found */
 };
 
 /*
