@@ -168,38 +168,65 @@ lookup(const struct tiktoken *t, const char *p, size_t n)
 	}
 }
 
-static int
-b64val(int c)
-{
-	return c >= 'A' && c <= 'Z' ? c - 'A' : c >= 'a' && c <= 'z' ?
-	    c - 'a' + 26 : c >= '0' && c <= '9' ? c - '0' + 52 : c == '+' ? 62 :
-	    c == '/' ? 63 : -1;
-}
+/* base64 digit values, -1 for other bytes. */
+static const signed char b64tab[256] = {
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 62, -1, -1, -1, 63,
+	52, 53, 54, 55, 56, 57, 58, 59, 60, 61, -1, -1, -1, -1, -1, -1,
+	-1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+	15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, -1, -1, -1, -1, -1,
+	-1, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40,
+	41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+};
 
-/* Standard base64 s[0..n) (padded) appended to out; -1 when it is not. */
+/*
+ * Standard base64 s[0..n) (padded) appended to out (room for 3 * n / 4
+ * bytes reserved by the caller); -1 when it is not.
+ */
 static int
 b64decode(const char *s, size_t n, struct buf *out)
 {
-	unsigned v = 0;
-	int bits = 0, d;
+	const unsigned char *u = (const unsigned char *)s;
+	unsigned char *o;
+	int a, b, c, d;
 	size_t i;
 
 	if (n == 0 || n % 4 != 0)
 		return -1;
-	for (i = 0; i < n; i++) {
-		if (s[i] == '=') {
-			if (i < n - 2 || (i == n - 2 && s[n - 1] != '='))
-				return -1;
-			break;
+	buf_reserve(out, n / 4 * 3);
+	o = (unsigned char *)out->p + out->len;
+	for (i = 0; i < n; i += 4) {
+		a = b64tab[u[i]];
+		b = b64tab[u[i + 1]];
+		c = b64tab[u[i + 2]];
+		d = b64tab[u[i + 3]];
+		if ((a | b | c | d) >= 0) {
+			*o++ = (unsigned char)(a << 2 | b >> 4);
+			*o++ = (unsigned char)(b << 4 | c >> 2);
+			*o++ = (unsigned char)(c << 6 | d);
+			continue;
 		}
-		if ((d = b64val((unsigned char)s[i])) < 0)
+		/* the last group: "xx==" or "xxx=" */
+		if (i + 4 != n || a < 0 || b < 0)
 			return -1;
-		v = v << 6 | (unsigned)d;
-		if ((bits += 6) >= 8) {
-			bits -= 8;
-			buf_addc(out, (char)(v >> bits & 0xff));
-		}
+		if (u[i + 2] == '=' && u[i + 3] == '=')
+			*o++ = (unsigned char)(a << 2 | b >> 4);
+		else if (c >= 0 && u[i + 3] == '=') {
+			*o++ = (unsigned char)(a << 2 | b >> 4);
+			*o++ = (unsigned char)(b << 4 | c >> 2);
+		} else
+			return -1;
 	}
+	out->len = (size_t)((char *)o - out->p);
 	return 0;
 }
 
@@ -241,7 +268,10 @@ build(struct tiktoken *t, struct entry *e, size_t n, const struct buf *raw,
 	size_t i, at = 0, nslot;
 	uint64_t h, i2;
 
-	qsort(e, n, sizeof *e, by_id);
+	for (i = 1; i < n && e[i - 1].id < e[i].id; i++)
+		;
+	if (i < n)
+		qsort(e, n, sizeof *e, by_id);
 	t->nvocab = e[n - 1].id + 1;
 	t->off = xcalloc((size_t)t->nvocab + 1, sizeof *t->off);
 	t->blob = xmalloc(raw->len + 1);
@@ -345,9 +375,13 @@ tiktoken_load(const char *path, const char *encoding, char *err,
 	while ((k = input_line(&in, &line, &len)) > 0) {
 		if (len == 0)
 			continue;
-		if ((sp = memchr(line, ' ', len)) == NULL || sp == line ||
-		    sp[1] < '0' || sp[1] > '9' || (rank = strtoul(sp + 1, &end,
-		    10), end != line + len) || rank >= MAXRANK) {
+		rank = 0;
+		if ((sp = memchr(line, ' ', len)) != NULL)
+			for (end = sp + 1; end < line + len && *end >= '0' &&
+			    *end <= '9' && rank < MAXRANK; end++)
+				rank = rank * 10 + (unsigned long)(*end - '0');
+		if (sp == NULL || sp == line || end == sp + 1 ||
+		    end != line + len || rank >= MAXRANK) {
 			owt_fail(err, errsize, code, XDATA, "%s:%lu: not \"BASE64 "
 			    "RANK\"", in.name, in.lineno);
 			goto out;
