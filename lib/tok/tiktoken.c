@@ -92,6 +92,7 @@ struct tiktoken {
 	uint64_t *slot;
 	uint32_t mask;
 	uint32_t byte[256];	/* the rank of each single byte */
+	uint32_t *pair;		/* the rank of each two bytes (b0 << 8 | b1), or NONE */
 	struct pretok *split;
 };
 
@@ -100,9 +101,9 @@ struct tiktoken {
  * the hash of its bytes (one entry a hash, the last one merged): the
  * words that recur are merged once.
  */
-#define CACHE_LEN 22
-#define CACHE_IDS 10
-#define CACHE_ENTRIES (1u << 15)	/* 2 MB a thread */
+#define CACHE_LEN 46
+#define CACHE_IDS 16
+#define CACHE_ENTRIES (1u << 16)	/* 7 MB a thread */
 struct cache_ent {
 	uint8_t len, n;
 	char b[CACHE_LEN];
@@ -139,9 +140,14 @@ hash(const unsigned char *p, size_t n)
 		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
 		h ^= h >> 31;
 	}
-	if (n > 0) {
-		w = 0;
-		memcpy(&w, p, n);
+	if (n >= 4) {
+		uint32_t a, b;
+
+		memcpy(&a, p, 4);
+		memcpy(&b, p + n - 4, 4);
+		h = (h ^ ((uint64_t)b << 32 | a)) * 0x94d049bb133111ebull;
+	} else if (n > 0) {
+		w = (uint64_t)p[0] | (uint64_t)p[n / 2] << 8 | (uint64_t)p[n - 1] << 16;
 		h = (h ^ w) * 0x94d049bb133111ebull;
 	}
 	h ^= h >> 29;
@@ -302,6 +308,12 @@ build(struct tiktoken *t, struct entry *e, size_t n, const struct buf *raw,
 			;
 		t->slot[i2 & t->mask] = (h >> 32) << 32 | (id + 1);
 	}
+	t->pair = xmalloc(65536 * sizeof *t->pair);
+	memset(t->pair, 0xff, 65536 * sizeof *t->pair);
+	for (i = 0; i < n; i++)
+		if (e[i].rank && e[i].len == 2)
+			t->pair[(unsigned char)t->blob[t->off[e[i].id]] << 8 |
+			    (unsigned char)t->blob[t->off[e[i].id] + 1]] = e[i].id;
 	for (i = 0; i < 256; i++) {
 		char c = (char)i;
 
@@ -455,6 +467,7 @@ tiktoken_free(struct tiktoken *t)
 	free(t->blob);
 	free(t->off);
 	free(t->slot);
+	free(t->pair);
 	free(t);
 }
 
@@ -569,7 +582,8 @@ merge(struct tiktoken_state *s, const char *p, size_t n, struct bpe_ids *out)
 		s->next[i] = (uint32_t)i + 1;
 		s->prev[i] = (uint32_t)i - 1;
 		s->tok[i] = t->byte[(unsigned char)p[i]];
-		s->rank[i] = i + 1 < n ? lookup(t, p + i, 2) : NONE;
+		s->rank[i] = i + 1 < n ? t->pair[(unsigned char)p[i] << 8 |
+		    (unsigned char)p[i + 1]] : NONE;
 		if (s->rank[i] != NONE)
 			heap_push(s->heap, &nh, (uint64_t)s->rank[i] << 32 | i);
 	}
