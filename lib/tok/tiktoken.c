@@ -5,6 +5,7 @@
 
 #include "core/buf.h"
 #include "core/input.h"
+#include "core/json.h"
 #include "core/opt.h"
 #include "tok/pretok.h"
 #include "tok/tiktoken.h"
@@ -24,6 +25,15 @@
 	"[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|" \
 	"\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|" \
 	"\\s+(?!\\S)|\\s+"
+
+/* Megatron-Core's two (megatron/training/tokenizer/tokenizer.py). */
+#define PAT_MEGATRON_V1 "[^\\r\\n\\p{L}\\p{N}]?+\\p{L}+|\\p{N}| " \
+	"?[^\\s\\p{L}\\p{N}]++[\\r\\n]*|\\s*[\\r\\n]|\\s+(?!\\S)|\\s+"
+#define PAT_MEGATRON_V2 "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}" \
+	"\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+|[^\\r\\n\\p{L}" \
+	"\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}" \
+	"\\p{Lo}\\p{M}]*|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|" \
+	"\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
 
 struct special {
 	const char *text;
@@ -74,10 +84,14 @@ static const struct encoding encodings[] = {
 	    N(sp_o200k) },
 	{ "llama3", PAT_CL100K, 128000, LLAMA3_BASE + LLAMA3_NSPECIAL,
 	    "<|end_of_text|>", NULL, LLAMA3_NSPECIAL },
+	/* Megatron's JSON model: its ranks, specials and size from options */
+	{ "v1", PAT_MEGATRON_V1, 0, 0, "</s>", NULL, 0 },
+	{ "v2", PAT_MEGATRON_V2, 0, 0, "</s>", NULL, 0 },
 };
+#define MEGATRON(enc) ((enc)->nranks == 0)
 
 const char tiktoken_names[] =
-    "gpt2 r50k_base p50k_base cl100k_base o200k_base llama3";
+    "gpt2 r50k_base p50k_base cl100k_base o200k_base llama3 v1 v2";
 
 struct tiktoken {
 	const struct encoding *enc;
@@ -365,8 +379,9 @@ add_specials(const struct encoding *enc, struct entry *e, size_t n,
 	return n;
 }
 
-struct tiktoken *
-tiktoken_load(const char *path, const char *encoding, char *err,
+/* The rank file's form: its lines, the encoding named or told by size. */
+static struct tiktoken *
+load_ranks(const char *path, const char *encoding, char *err,
     size_t errsize, int *code)
 {
 	struct tiktoken *t = xcalloc(1, sizeof *t);
@@ -419,7 +434,7 @@ tiktoken_load(const char *path, const char *encoding, char *err,
 		t->enc = encoding_named(encoding);
 	/* by size: r50k_base, not gpt2, its twin, which must be named */
 	for (i = 0; t->enc == NULL && i < N(encodings); i++)
-		if (encodings[i].nranks == n && i != 0)
+		if (encodings[i].nranks == n && i != 0 && n > 0)
 			t->enc = &encodings[i];
 	if (t->enc == NULL) {
 		owt_fail(err, errsize, code, XUSAGE, "%s: %zu ranks: no "
@@ -456,6 +471,248 @@ out:
 		return NULL;
 	}
 	return t;
+}
+
+/* Whether path's first byte other than white space is '[': JSON. */
+static int
+is_json(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	int c;
+
+	if (f == NULL)
+		return 0;
+	while ((c = getc(f)) == ' ' || c == '\t' || c == '\n' || c == '\r')
+		;
+	fclose(f);
+	return c == '[';
+}
+
+/* Megatron's special tokens, o's or its three, and fillers to n. */
+static char **
+megatron_specials(const char *given, size_t n, size_t *count, char *err,
+    size_t errsize, int *code)
+{
+	static const char *const need[] = { "<unk>", "<s>", "</s>" };
+	const char *p = given != NULL ? given : "<unk> <s> </s>", *q;
+	char **sp = NULL, name[64];
+	size_t ns = 0, cap = 0, i, j;
+
+	for (;;) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '\0')
+			break;
+		for (q = p; *q != '\0' && *q != ' ' && *q != '\t'; q++)
+			;
+		sp = xgrow(sp, &cap, ns + 1, sizeof *sp);
+		sp[ns] = xmalloc((size_t)(q - p) + 1);
+		memcpy(sp[ns], p, (size_t)(q - p));
+		sp[ns][q - p] = '\0';
+		for (i = 0; i < ns; i++)
+			if (strcmp(sp[i], sp[ns]) == 0) {
+				owt_fail(err, errsize, code, XUSAGE,
+				    "--tiktoken-special-tokens: '%s' is given "
+				    "twice", sp[ns]);
+				ns++;
+				goto fail;
+			}
+		ns++;
+		p = q;
+	}
+	for (j = 0; j < N(need); j++) {
+		for (i = 0; i < ns && strcmp(sp[i], need[j]) != 0; i++)
+			;
+		if (i == ns) {
+			owt_fail(err, errsize, code, XUSAGE, "--tiktoken-special-"
+			    "tokens: no %s (Megatron's need <unk>, <s> and </s>)",
+			    need[j]);
+			goto fail;
+		}
+	}
+	if (ns > n) {
+		owt_fail(err, errsize, code, XUSAGE, "--tiktoken-num-special-"
+		    "tokens: %zu, fewer than the %zu special tokens", n, ns);
+		goto fail;
+	}
+	for (; ns < n; ns++) {
+		snprintf(name, sizeof name, "<SPECIAL_%zu>", ns);
+		sp = xgrow(sp, &cap, ns + 1, sizeof *sp);
+		sp[ns] = xstrdup(name);
+	}
+	*count = ns;
+	return sp;
+fail:
+	for (i = 0; i < ns; i++)
+		free(sp[i]);
+	free(sp);
+	return NULL;
+}
+
+/* Megatron's JSON form (tiktoken.h). */
+static struct tiktoken *
+load_megatron(const char *path, const struct tiktoken_opts *o, char *err,
+    size_t errsize, int *code)
+{
+	struct tiktoken *t = xcalloc(1, sizeof *t);
+	long nspecial = o->num_special ? o->num_special : 1000;
+	long vsize = o->vocab_size ? o->vocab_size : 131072;
+	const struct json_val *x, *f;
+	struct json_val *doc = NULL;
+	struct entry *e = NULL;
+	struct buf text = { 0 }, raw = { 0 };
+	char **sp = NULL, why[256];
+	size_t nsp = 0, inner, i, n = 0;
+	struct input in;
+	uint32_t r;
+	int ok = 0, opened = 0;
+
+	if (o->pattern == NULL || (t->enc = encoding_named(o->pattern)) == NULL ||
+	    !MEGATRON(t->enc)) {
+		owt_fail(err, errsize, code, XUSAGE, "%s: Megatron's JSON model "
+		    "needs --tiktoken-pattern v1 or v2", path);
+		goto out;
+	}
+	if (nspecial < 1 || vsize <= nspecial || vsize > (long)MAXRANK) {
+		owt_fail(err, errsize, code, XUSAGE, "--vocab-size %ld and "
+		    "--tiktoken-num-special-tokens %ld: need 0 < special < "
+		    "size <= %u", vsize, nspecial, MAXRANK);
+		goto out;
+	}
+	if ((sp = megatron_specials(o->special, (size_t)nspecial, &nsp, err,
+	    errsize, code)) == NULL)
+		goto out;
+	if (input_open(&in, path) < 0) {
+		owt_fail(err, errsize, code, in.errcode, "%s", in.err);
+		goto out;
+	}
+	opened = 1;
+	if (input_slurp(&in, &text, (size_t)1 << 32) < 0) {
+		owt_fail(err, errsize, code, in.errcode, "%s", in.err);
+		goto out;
+	}
+	if ((doc = json_doc_parse(text.p, text.len, why, sizeof why,
+	    code)) == NULL) {
+		owt_fail(err, errsize, code, XDATA, "%s: %s", path, why);
+		goto out;
+	}
+	inner = (size_t)(vsize - nspecial);
+	if (doc->type != JV_ARRAY || doc->nkids < inner) {
+		owt_fail(err, errsize, code, XDATA, "%s: %zu ranks, where "
+		    "--vocab-size %ld less %ld special tokens needs %zu", path,
+		    doc->type == JV_ARRAY ? doc->nkids : 0, vsize, nspecial,
+		    inner);
+		goto out;
+	}
+	e = xcalloc(inner + nsp, sizeof *e);
+	for (i = 0; i < inner; i++) {
+		x = &doc->kids[i];
+		if (x->type != JV_MAP || x->nkids != 3 ||
+		    (f = json_doc_get(x, "rank")) == NULL ||
+		    json_doc_get(x, "token_str") == NULL ||
+		    json_doc_get(x, "token_bytes") == NULL) {
+			owt_fail(err, errsize, code, XDATA, "%s: entry %zu: not "
+			    "{\"rank\", \"token_bytes\", \"token_str\"}", path, i);
+			goto out;
+		}
+		if (f->type != JV_NUMBER || f->num != (double)i) {
+			owt_fail(err, errsize, code, XDATA, "%s: entry %zu: its "
+			    "rank is not %zu", path, i, i);
+			goto out;
+		}
+		f = json_doc_get(x, "token_bytes");
+		e[n].at = (uint32_t)raw.len;
+		if (f->type != JV_STRING ||
+		    b64decode(f->str, strlen(f->str), &raw) < 0) {
+			owt_fail(err, errsize, code, XDATA, "%s: entry %zu: "
+			    "token_bytes is not base64", path, i);
+			goto out;
+		}
+		e[n].len = (uint32_t)raw.len - e[n].at;
+		if (i < 256 && (e[n].len != 1 ||
+		    (unsigned char)raw.p[e[n].at] != i)) {
+			owt_fail(err, errsize, code, XDATA, "%s: entry %zu: not "
+			    "the byte 0x%02zx", path, i, i);
+			goto out;
+		}
+		e[n].id = (uint32_t)(i + (size_t)nspecial);
+		e[n].rank = 1;
+		n++;
+	}
+	for (i = 0; i < nsp; i++) {
+		e[n].id = (uint32_t)i;
+		e[n].at = (uint32_t)raw.len;
+		e[n].len = (uint32_t)strlen(sp[i]);
+		e[n].rank = 0;
+		buf_add(&raw, sp[i], e[n].len);
+		n++;
+	}
+	if (build(t, e, n, &raw, path, err, errsize, code) < 0)
+		goto out;
+	for (i = 0; i < nsp; i++)
+		if ((r = lookup(t, sp[i], strlen(sp[i]))) != NONE) {
+			owt_fail(err, errsize, code, XDATA, "%s: the special "
+			    "token %s is also rank %u", path, sp[i],
+			    r - (uint32_t)nspecial);
+			goto out;
+		}
+	for (i = 0; strcmp(sp[i], "</s>") != 0; i++)
+		;
+	t->eod = (uint32_t)i;
+	if ((t->split = pretok_compile(t->enc->pattern, err, errsize,
+	    code)) == NULL)
+		goto out;
+	ok = 1;
+out:
+	if (opened)
+		input_close(&in);
+	json_doc_free(doc);
+	buf_free(&text);
+	buf_free(&raw);
+	free(e);
+	for (i = 0; i < nsp; i++)
+		free(sp[i]);
+	free(sp);
+	if (!ok) {
+		tiktoken_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+struct tiktoken *
+tiktoken_load_with(const char *path, const struct tiktoken_opts *o,
+    char *err, size_t errsize, int *code)
+{
+	const struct encoding *enc;
+	const char *flag = o->num_special ? "--tiktoken-num-special-tokens" :
+	    o->special ? "--tiktoken-special-tokens" : o->vocab_size ?
+	    "--vocab-size" : NULL;
+
+	if (is_json(path))
+		return load_megatron(path, o, err, errsize, code);
+	if (flag != NULL) {
+		owt_fail(err, errsize, code, XUSAGE, "%s: only with Megatron's "
+		    "JSON model (%s is a rank file)", flag, path);
+		return NULL;
+	}
+	if (o->pattern != NULL && (enc = encoding_named(o->pattern)) != NULL &&
+	    MEGATRON(enc)) {
+		owt_fail(err, errsize, code, XUSAGE, "--tiktoken-pattern %s: "
+		    "only with Megatron's JSON model (%s is a rank file)",
+		    o->pattern, path);
+		return NULL;
+	}
+	return load_ranks(path, o->pattern, err, errsize, code);
+}
+
+struct tiktoken *
+tiktoken_load(const char *path, const char *encoding, char *err,
+    size_t errsize, int *code)
+{
+	struct tiktoken_opts o = { encoding, 0, NULL, 0 };
+
+	return tiktoken_load_with(path, &o, err, errsize, code);
 }
 
 void

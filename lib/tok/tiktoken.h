@@ -53,6 +53,30 @@ int tiktoken_check_name(const struct opt *o, const char *arg, char *err,
  */
 struct tiktoken *tiktoken_load(const char *path, const char *encoding,
     char *err, size_t errsize, int *code);
+
+/*
+ * Megatron-Core's JSON model (its CustomTikTokenizer): a list of objects
+ * {"rank": I, "token_bytes": BASE64, "token_str": S}, the I-th of rank I,
+ * the first 256 the single bytes, with the pattern "v1" or "v2"
+ * (Megatron's PATTERN_TIKTOKEN and PATTERN_TIKTOKEN_V2). Ids: the special
+ * tokens first (special, white-space separated, must hold <unk> <s> </s>;
+ * NULL: those three), then "<SPECIAL_N>" up to num_special; then the first
+ * vocab_size - num_special ranks, each rank + num_special. n_vocab is
+ * vocab_size, EOD </s>. Encoding is encode_ordinary, as above.
+ * tiktoken_load_with reads either form, told by its content (a JSON
+ * list, or "BASE64 RANK" lines); the Megatron options (0 or NULL: not
+ * given; then 1000, "<unk> <s> </s>" and 131072) go with a JSON model
+ * only (XUSAGE). A JSON model is XDATA "FILE: entry N: what" where it is
+ * not one, or has fewer than vocab_size - num_special ranks.
+ */
+struct tiktoken_opts {
+	const char *pattern;	/* --tiktoken-pattern: an encoding, v1, v2 */
+	long num_special;	/* --tiktoken-num-special-tokens */
+	const char *special;	/* --tiktoken-special-tokens */
+	long vocab_size;	/* --vocab-size */
+};
+struct tiktoken *tiktoken_load_with(const char *path,
+    const struct tiktoken_opts *o, char *err, size_t errsize, int *code);
 void tiktoken_free(struct tiktoken *t);
 
 /* The encoding's name, n_vocab (ids are below it) and EOD id. */

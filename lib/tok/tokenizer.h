@@ -22,6 +22,10 @@ struct tokenizer_opts {
 	const char *model;	/* --tokenizer-model */
 	const char *vocab, *merges;	/* --vocab-file, --merge-file */
 	const char *pattern;	/* --tiktoken-pattern */
+	/* Megatron's JSON TikTokenizer model (tiktoken.h); 0, NULL: not given */
+	int num_special;	/* --tiktoken-num-special-tokens */
+	const char *special;	/* --tiktoken-special-tokens */
+	int vocab_size;		/* --vocab-size */
 };
 
 struct tokenizer {
