@@ -473,7 +473,7 @@ out:
 	return t;
 }
 
-/* Whether path's first byte other than white space is '[': JSON. */
+/* Whether path's first byte other than white space is '[' or '{': JSON. */
 static int
 is_json(const char *path)
 {
@@ -485,7 +485,7 @@ is_json(const char *path)
 	while ((c = getc(f)) == ' ' || c == '\t' || c == '\n' || c == '\r')
 		;
 	fclose(f);
-	return c == '[';
+	return c == '[' || c == '{';
 }
 
 /* Megatron's special tokens, o's or its three, and fillers to n. */
@@ -597,11 +597,14 @@ load_megatron(const char *path, const struct tiktoken_opts *o, char *err,
 		goto out;
 	}
 	inner = (size_t)(vsize - nspecial);
-	if (doc->type != JV_ARRAY || doc->nkids < inner) {
+	if (doc->type != JV_ARRAY) {
+		owt_fail(err, errsize, code, XDATA, "%s: not a JSON list", path);
+		goto out;
+	}
+	if (doc->nkids < inner) {
 		owt_fail(err, errsize, code, XDATA, "%s: %zu ranks, where "
 		    "--vocab-size %ld less %ld special tokens needs %zu", path,
-		    doc->type == JV_ARRAY ? doc->nkids : 0, vsize, nspecial,
-		    inner);
+		    doc->nkids, vsize, nspecial, inner);
 		goto out;
 	}
 	e = xcalloc(inner + nsp, sizeof *e);
