@@ -91,7 +91,7 @@ static const struct encoding encodings[] = {
 #define MEGATRON(enc) ((enc)->nranks == 0)
 
 const char tiktoken_names[] =
-    "gpt2 r50k_base p50k_base cl100k_base o200k_base llama3 v1 v2";
+    "gpt2 r50k_base p50k_base cl100k_base o200k_base llama3";
 
 struct tiktoken {
 	const struct encoding *enc;
@@ -124,11 +124,23 @@ struct cache_ent {
 	uint32_t id[CACHE_IDS];
 };
 
-/* One thread's scratch: the pieces' matches, a piece's merge, the cache. */
+/*
+ * The rank of two tokens joined, by their ids, as found (one entry a
+ * hash, the last one asked): most pairs recur, and their ids hash faster
+ * than their bytes.
+ */
+#define PAIR_BITS 16
+struct pair_ent {
+	uint64_t key;		/* a << 32 | b; all ones: empty */
+	uint32_t rank;
+};
+
+/* One thread's scratch: the pieces' matches, a piece's merge, the caches. */
 struct tiktoken_state {
 	const struct tiktoken *t;
 	struct pretok_state *split;
 	struct cache_ent *cache;
+	struct pair_ent *pairs;
 	uint32_t *next, *prev, *rank, *tok;
 	uint64_t *heap;
 	size_t cap;
@@ -140,6 +152,12 @@ tiktoken_check_name(const struct opt *o, const char *arg, char *err,
 {
 	struct opt w = *o;
 
+	/* Megatron's two, for its JSON model (the message names the others) */
+	if (strcmp(arg, "v1") == 0 || strcmp(arg, "v2") == 0) {
+		if (o->p)
+			*(const char **)o->p = arg;
+		return 0;
+	}
 	w.words = tiktoken_names;
 	return opt_check_word(&w, arg, err, errsize);
 }
@@ -757,6 +775,8 @@ tiktoken_state_new(const struct tiktoken *t)
 	s->t = t;
 	s->split = pretok_state_new(t->split);
 	s->cache = xcalloc(CACHE_ENTRIES, sizeof *s->cache);
+	s->pairs = xmalloc(sizeof *s->pairs << PAIR_BITS);
+	memset(s->pairs, 0xff, sizeof *s->pairs << PAIR_BITS);
 	return s;
 }
 
@@ -781,6 +801,7 @@ tiktoken_state_free(struct tiktoken_state *s)
 	pretok_state_free(s->split);
 	state_scratch_free(s);
 	free(s->cache);
+	free(s->pairs);
 	free(s);
 }
 
@@ -820,6 +841,76 @@ heap_pop(uint64_t *h, size_t *n)
  * leftmost first, comes off a heap of (rank, start); an entry whose part
  * has another rank now is out of date and passed over.
  */
+/* The rank of tokens a, at p[0..n), and b after it, joined: p[0..len). */
+static inline uint32_t
+pair_rank(struct tiktoken_state *s, const char *p, size_t len, uint32_t a,
+    uint32_t b)
+{
+	uint64_t key = (uint64_t)a << 32 | b;
+	struct pair_ent *e = &s->pairs[(key * 0x9e3779b97f4a7c15ull) >>
+	    (64 - PAIR_BITS)];
+
+	if (e->key != key) {
+		e->key = key;
+		e->rank = lookup(s->t, p, len);
+	}
+	return e->rank;
+}
+
+/*
+ * The same for a short piece (n <= SMALL), without the heap: tiktoken's
+ * own loop, the lowest rank by a scan, leftmost first; parts are removed
+ * by moving the rest down.
+ */
+#define SMALL 24
+static void
+merge_small(struct tiktoken_state *s, const char *p, size_t n,
+    struct bpe_ids *out)
+{
+	const struct tiktoken *t = s->t;
+	uint32_t start[SMALL + 1], tok[SMALL], rank[SMALL], r;
+	size_t m = n, i, best;
+
+	for (i = 0; i < n; i++) {
+		start[i] = (uint32_t)i;
+		tok[i] = t->byte[(unsigned char)p[i]];
+		rank[i] = i + 1 < n ? t->pair[(unsigned char)p[i] << 8 |
+		    (unsigned char)p[i + 1]] : NONE;
+	}
+	start[n] = (uint32_t)n;
+	for (;;) {
+		r = NONE;
+		best = 0;
+		for (i = 0; i + 1 < m; i++)
+			if (rank[i] < r) {
+				r = rank[i];
+				best = i;
+			}
+		if (r == NONE)
+			break;
+		/* part best takes in the next */
+		tok[best] = r;
+		m--;
+		for (i = best + 1; i < m; i++) {
+			start[i] = start[i + 1];
+			tok[i] = tok[i + 1];
+			rank[i] = rank[i + 1];
+		}
+		start[m] = (uint32_t)n;
+		rank[best] = best + 1 < m ? pair_rank(s, p + start[best],
+		    start[best + 2] - start[best], tok[best], tok[best + 1]) :
+		    NONE;
+		if (best > 0)
+			rank[best - 1] = pair_rank(s, p + start[best - 1],
+			    start[best + 1] - start[best - 1], tok[best - 1],
+			    tok[best]);
+	}
+	if (out->n + m > out->cap)
+		out->v = xgrow(out->v, &out->cap, out->n + m, sizeof *out->v);
+	for (i = 0; i < m; i++)
+		out->v[out->n++] = tok[i];
+}
+
 static void
 merge(struct tiktoken_state *s, const char *p, size_t n, struct bpe_ids *out)
 {
@@ -828,6 +919,10 @@ merge(struct tiktoken_state *s, const char *p, size_t n, struct bpe_ids *out)
 	uint32_t r;
 	uint64_t top;
 
+	if (n <= SMALL) {
+		merge_small(s, p, n, out);
+		return;
+	}
 	if (n + 1 > s->cap) {
 		state_scratch_free(s);
 		s->cap = n + 1;
@@ -882,7 +977,7 @@ tiktoken_encode(struct tiktoken_state *s, const char *text, size_t len,
 {
 	const struct tiktoken *t = s->t;
 	struct cache_ent *c;
-	size_t at, n, before = out->n, from;
+	size_t at, n, before = out->n, from, k;
 	uint32_t r;
 
 	for (at = 0; at < len; at += n) {
@@ -892,7 +987,9 @@ tiktoken_encode(struct tiktoken_state *s, const char *text, size_t len,
 		else
 			r = lookup(t, text + at, n);
 		if (r != NONE) {
-			out->v = xgrow(out->v, &out->cap, out->n + 1, sizeof *out->v);
+			if (out->n == out->cap)
+				out->v = xgrow(out->v, &out->cap, out->n + 1,
+				    sizeof *out->v);
 			out->v[out->n++] = r;
 			continue;
 		}
@@ -903,10 +1000,11 @@ tiktoken_encode(struct tiktoken_state *s, const char *text, size_t len,
 		c = &s->cache[hash((const unsigned char *)text + at, n) &
 		    (CACHE_ENTRIES - 1)];
 		if (c->len == n && memcmp(c->b, text + at, n) == 0) {
-			out->v = xgrow(out->v, &out->cap, out->n + c->n,
-			    sizeof *out->v);
-			memcpy(out->v + out->n, c->id, c->n * sizeof *c->id);
-			out->n += c->n;
+			if (out->n + c->n > out->cap)
+				out->v = xgrow(out->v, &out->cap, out->n + c->n,
+				    sizeof *out->v);
+			for (k = 0; k < c->n; k++)
+				out->v[out->n++] = c->id[k];
 			continue;
 		}
 		from = out->n;

@@ -37,7 +37,8 @@ struct tiktoken_state;
 
 /*
  * The encodings' names, "gpt2 r50k_base ..." (for opt_check_word), and
- * an opt.h check for --tiktoken-pattern that takes one of them.
+ * an opt.h check for --tiktoken-pattern that takes one of them, or
+ * Megatron's v1 and v2 (for its JSON model, below).
  */
 extern const char tiktoken_names[];
 struct opt;
