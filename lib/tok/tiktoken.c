@@ -956,12 +956,14 @@ merge(struct tiktoken_state *s, const char *p, size_t n, struct bpe_ids *out)
 		if (s->next[j] < n)
 			s->prev[s->next[j]] = (uint32_t)i;
 		k = s->next[i];
-		s->rank[i] = k < n ? lookup(t, p + i, s->next[k] - i) : NONE;
+		s->rank[i] = k < n ? pair_rank(s, p + i, s->next[k] - i, s->tok[i],
+		    s->tok[k]) : NONE;
 		if (s->rank[i] != NONE)
 			heap_push(s->heap, &nh, (uint64_t)s->rank[i] << 32 | i);
 		if (i > 0) {
 			k = s->prev[i];
-			s->rank[k] = lookup(t, p + k, s->next[i] - k);
+			s->rank[k] = pair_rank(s, p + k, s->next[i] - k, s->tok[k],
+			    s->tok[i]);
 			if (s->rank[k] != NONE)
 				heap_push(s->heap, &nh, (uint64_t)s->rank[k] << 32 | k);
 		}
