@@ -117,7 +117,7 @@ struct tiktoken {
  */
 #define CACHE_LEN 46
 #define CACHE_IDS 16
-#define CACHE_ENTRIES (1u << 16)	/* 7 MB a thread */
+#define CACHE_ENTRIES (1u << 16)	/* at most: 7 MB a thread */
 struct cache_ent {
 	uint8_t len, n;
 	char b[CACHE_LEN];
@@ -129,7 +129,7 @@ struct cache_ent {
  * hash, the last one asked): most pairs recur, and their ids hash faster
  * than their bytes.
  */
-#define PAIR_BITS 16
+#define PAIR_BITS 16		/* at most: 1 MB a thread */
 struct pair_ent {
 	uint64_t key;		/* a << 32 | b; all ones: empty */
 	uint32_t rank;
@@ -141,6 +141,8 @@ struct tiktoken_state {
 	struct pretok_state *split;
 	struct cache_ent *cache;
 	struct pair_ent *pairs;
+	size_t cache_mask;
+	int pair_shift;		/* 64 - log2(the pairs' entries) */
 	uint32_t *next, *prev, *rank, *tok;
 	uint64_t *heap;
 	size_t cap;
@@ -768,16 +770,33 @@ tiktoken_eod(const struct tiktoken *t)
 }
 
 struct tiktoken_state *
-tiktoken_state_new(const struct tiktoken *t)
+tiktoken_state_new_cache(const struct tiktoken *t, size_t cache)
 {
 	struct tiktoken_state *s = xcalloc(1, sizeof *s);
+	size_t nc = CACHE_ENTRIES, np = (size_t)1 << PAIR_BITS;
 
+	/* 7/8 of the budget to the pieces, 1/8 to the pairs */
+	if (cache > 0) {
+		while (nc > 512 && nc * sizeof *s->cache > cache / 8 * 7)
+			nc /= 2;
+		while (np > 1024 && np * sizeof *s->pairs > cache / 8)
+			np /= 2;
+	}
 	s->t = t;
 	s->split = pretok_state_new(t->split);
-	s->cache = xcalloc(CACHE_ENTRIES, sizeof *s->cache);
-	s->pairs = xmalloc(sizeof *s->pairs << PAIR_BITS);
-	memset(s->pairs, 0xff, sizeof *s->pairs << PAIR_BITS);
+	s->cache = xcalloc(nc, sizeof *s->cache);
+	s->cache_mask = nc - 1;
+	s->pairs = xmalloc(np * sizeof *s->pairs);
+	memset(s->pairs, 0xff, np * sizeof *s->pairs);
+	for (s->pair_shift = 64; np > 1; np /= 2)
+		s->pair_shift--;
 	return s;
+}
+
+struct tiktoken_state *
+tiktoken_state_new(const struct tiktoken *t)
+{
+	return tiktoken_state_new_cache(t, 0);
 }
 
 static void
@@ -848,7 +867,7 @@ pair_rank(struct tiktoken_state *s, const char *p, size_t len, uint32_t a,
 {
 	uint64_t key = (uint64_t)a << 32 | b;
 	struct pair_ent *e = &s->pairs[(key * 0x9e3779b97f4a7c15ull) >>
-	    (64 - PAIR_BITS)];
+	    s->pair_shift];
 
 	if (e->key != key) {
 		e->key = key;
@@ -1000,7 +1019,7 @@ tiktoken_encode(struct tiktoken_state *s, const char *text, size_t len,
 			continue;
 		}
 		c = &s->cache[hash((const unsigned char *)text + at, n) &
-		    (CACHE_ENTRIES - 1)];
+		    s->cache_mask];
 		if (c->len == n && memcmp(c->b, text + at, n) == 0) {
 			if (out->n + c->n > out->cap)
 				out->v = xgrow(out->v, &out->cap, out->n + c->n,

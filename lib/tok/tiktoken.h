@@ -86,6 +86,12 @@ uint32_t tiktoken_nvocab(const struct tiktoken *t);
 uint32_t tiktoken_eod(const struct tiktoken *t);
 
 struct tiktoken_state *tiktoken_state_new(const struct tiktoken *t);
+/*
+ * The same with its caches (merged pieces, ranks of joins) within about
+ * cache bytes (0: their most, 8 MB; at least about 120 KB).
+ */
+struct tiktoken_state *tiktoken_state_new_cache(const struct tiktoken *t,
+    size_t cache);
 void tiktoken_state_free(struct tiktoken_state *s);
 
 /* Append the ids of text[0..len) to out; returns how many. */

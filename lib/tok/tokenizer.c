@@ -114,7 +114,7 @@ tokenizer_state_new(const struct tokenizer *t, size_t cache)
 
 	s->t = t;
 	if (t->tt)
-		s->tt = tiktoken_state_new(t->tt);
+		s->tt = tiktoken_state_new_cache(t->tt, cache);
 	else
 		s->bpe = bpe_state_new(t->bpe, cache);
 	return s;
