@@ -51,7 +51,10 @@ tokenizer_load(const struct tokenizer_opts *o, char *err, size_t errsize,
 			    "--tokenizer-model is the rank file)");
 			goto fail;
 		}
-		if ((t->tt = tiktoken_load(o->model, o->pattern, err, errsize,
+		struct tiktoken_opts to = { o->pattern, o->num_special,
+		    o->special, o->vocab_size };
+
+		if ((t->tt = tiktoken_load_with(o->model, &to, err, errsize,
 		    code)) == NULL)
 			goto fail;
 		return t;
@@ -62,9 +65,13 @@ tokenizer_load(const struct tokenizer_opts *o, char *err, size_t errsize,
 		    "with GPT2BPETokenizer (--vocab-file and --merge-file)");
 		goto fail;
 	}
-	if (o->pattern != NULL) {
-		owt_fail(err, errsize, code, XUSAGE, "--tiktoken-pattern: only "
-		    "with --tokenizer-type TikTokenizer");
+	if (o->pattern != NULL || o->num_special || o->special != NULL ||
+	    o->vocab_size) {
+		owt_fail(err, errsize, code, XUSAGE, "%s: only with "
+		    "--tokenizer-type TikTokenizer", o->pattern != NULL ?
+		    "--tiktoken-pattern" : o->num_special ?
+		    "--tiktoken-num-special-tokens" : o->special != NULL ?
+		    "--tiktoken-special-tokens" : "--vocab-size");
 		goto fail;
 	}
 	if ((t->bpe = bpe_load(o->vocab, o->merges, err, errsize, code)) == NULL)
@@ -107,7 +114,7 @@ tokenizer_state_new(const struct tokenizer *t, size_t cache)
 
 	s->t = t;
 	if (t->tt)
-		s->tt = tiktoken_state_new(t->tt);
+		s->tt = tiktoken_state_new_cache(t->tt, cache);
 	else
 		s->bpe = bpe_state_new(t->bpe, cache);
 	return s;

@@ -22,6 +22,10 @@ struct tokenizer_opts {
 	const char *model;	/* --tokenizer-model */
 	const char *vocab, *merges;	/* --vocab-file, --merge-file */
 	const char *pattern;	/* --tiktoken-pattern */
+	/* Megatron's JSON TikTokenizer model (tiktoken.h); 0, NULL: not given */
+	int num_special;	/* --tiktoken-num-special-tokens */
+	const char *special;	/* --tiktoken-special-tokens */
+	int vocab_size;		/* --vocab-size */
 };
 
 struct tokenizer {
@@ -58,7 +62,7 @@ void tokenizer_free(struct tokenizer *t);
 uint32_t tokenizer_nvocab(const struct tokenizer *t);
 uint32_t tokenizer_eod(const struct tokenizer *t);
 
-/* Per thread; cache is bpe_state_new's (GPT-2's piece cache). */
+/* Per thread; cache is the bytes of its caches (bpe_state_new's, tiktoken_state_new_cache's). */
 struct tokenizer_state *tokenizer_state_new(const struct tokenizer *t,
     size_t cache);
 void tokenizer_state_free(struct tokenizer_state *s);
