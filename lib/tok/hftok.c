@@ -47,6 +47,7 @@ struct hftok {
 	size_t mmask;
 	uint32_t byteid[256];
 	int ignore_merges, nfc;
+	uint32_t nmodel;	/* entries in the model's vocab */
 	struct added *add;	/* by first byte, the longest first */
 	size_t nadd, first[257];	/* add[first[c]..first[c+1]): byte c */
 	struct step step[MAXSTEP];
@@ -196,7 +197,7 @@ slurp(const char *path, struct buf *b, char *err, size_t errsize, int *code)
 	size_t n;
 
 	if (f == NULL)
-		return owt_fail_errno(err, errsize, code, XSYS,
+		return owt_fail_errno(err, errsize, code, XDATA,
 		    "cannot open '%s'", path);
 	while ((n = fread(tmp, 1, sizeof tmp, f)) > 0)
 		buf_add(b, tmp, n);
@@ -351,6 +352,7 @@ load_model(struct load *l, const struct json_val *m)
 		return malformed(l, "model.vocab", "not an object");
 	if (merges == NULL || merges->type != JV_ARRAY)
 		return malformed(l, "model.merges", "not an array");
+	h->nmodel = (uint32_t)vocab->nkids;
 	h->vmask = pow2_above(vocab->nkids) - 1;
 	h->vh = xmalloc((h->vmask + 1) * sizeof *h->vh);
 	memset(h->vh, 0xff, (h->vmask + 1) * sizeof *h->vh);
@@ -461,12 +463,25 @@ added_index(struct hftok *h)
 			h->first[c++] = i;
 }
 
+/* The id of an added token's text: an added token's, or the model's. */
+static uint32_t
+added_id(const struct hftok *h, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < h->nadd; i++)
+		if (strcmp(h->add[i].s, s) == 0)
+			return h->add[i].id;
+	return text_id(h, s);
+}
+
 static int
 load_added(struct load *l, const struct json_val *a)
 {
 	struct hftok *h = l->h;
 	size_t i, un;
 	uint8_t *u;
+	uint32_t maxid = NONE;
 	char where[64];
 	int mapped;
 
@@ -484,6 +499,18 @@ load_added(struct load *l, const struct json_val *a)
 		if (s == NULL || s[0] == '\0' ||
 		    id_of(json_doc_get(t, "id"), &d->id) < 0)
 			return malformed(l, where, "no content or id");
+		/*
+		 * The id `tokenizers` gives it, whatever the file says: the
+		 * vocabulary's for its text, else the one after the added
+		 * tokens' highest, or the size of the vocabulary.
+		 */
+		if ((d->id = added_id(h, s)) == NONE) {
+			d->id = h->nmodel;
+			if (maxid != NONE && (maxid >= h->nmodel || h->nmodel == 0))
+				d->id = maxid + 1;
+		}
+		if (maxid == NONE || d->id > maxid)
+			maxid = d->id;
 		d->s = xstrdup(s);
 		d->n = strlen(s);
 		set_token(l, d->id, s, &mapped);
@@ -727,10 +754,11 @@ load_config(struct load *l, const char *dir)
 		if (h->eod == BPE_NOID)
 			h->eod = text_id(h, s);
 		if (h->eod == BPE_NOID) {
-			json_doc_free(doc);
-			return owt_fail(l->err, l->errsize, l->code, XDATA,
-			    "%s: eos_token '%s' is no token of tokenizer.json",
+			owt_fail(l->err, l->errsize, l->code, XDATA, "%s: "
+			    "eos_token '%s' is no token of tokenizer.json",
 			    path, s);
+			json_doc_free(doc);
+			return -1;
 		}
 	}
 	json_doc_free(doc);
@@ -775,9 +803,10 @@ hftok_load(const char *dir, char *err, size_t errsize, int *code)
 	    load_normalizer(&l, json_doc_get(doc, "normalizer")) < 0)
 		goto fail;
 	v = json_doc_get(doc, "pre_tokenizer");
-	if (null_of(v) || load_pre(&l, v, 1, &bytelevel) < 0 || !bytelevel) {
-		if (null_of(v) || !bytelevel)
-			unsupported(&l, "pre_tokenizer", "one without ByteLevel");
+	if (!null_of(v) && load_pre(&l, v, 1, &bytelevel) < 0)
+		goto fail;
+	if (!bytelevel) {
+		unsupported(&l, "pre_tokenizer", "one without ByteLevel");
 		goto fail;
 	}
 	if (load_added(&l, json_doc_get(doc, "added_tokens")) < 0 ||
