@@ -56,7 +56,7 @@ refused nobytelevel "t.pre_tokenizer = { type: 'Split', pattern: { Regex: 'a' },
 refused removed "t.pre_tokenizer = { type: 'Sequence', pretokenizers: [{ type: 'Split', pattern: { Regex: 'a' }, behavior: 'Removed', invert: false }, t.pre_tokenizer] }" 2 \
     "pre_tokenizer.Split: behavior 'Removed' is not supported \(byte-level BPE only\)"
 refused badregex "t.pre_tokenizer = { type: 'Sequence', pretokenizers: [{ type: 'Split', pattern: { Regex: 'a(' }, behavior: 'Isolated', invert: false }, t.pre_tokenizer] }" 2 \
-    "pre_tokenizer.Split: pattern 'a\(': offset 2: .*"
+    "pre_tokenizer.Split: pattern 'a\\(': missing closing parenthesis"
 refused dropout "t.model.dropout = 0.1" 2 \
     "model.dropout: dropout is not supported \(byte-level BPE only\)"
 refused truncation "t.truncation = { max_length: 512 }" 2 \

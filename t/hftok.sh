@@ -7,7 +7,7 @@
 #                    $hftok_why without npm or the registry
 # hftok_make KIND DIR [ARGS]  DIR/tokenizer.json and tokenizer_config.json
 #                    (contrib/oracle/hf-tokenizer-json.js)
-# hftok_check DIR ENCODING  whether tokenizers' ids with DIR's
+# hftok_check DIR ENCODING [BASE]  whether tokenizers' ids with DIR's
 #                    tokenizer.json are tiktoken's ENCODING's on a few texts
 # hftok_ref DIR FILE  tokenizers' ids of each record's text, one document a
 #                    line (none for no ids), on stdout
@@ -49,7 +49,7 @@ hftok_make() {
 
 hftok_check() {
 	NODE_PATH=$hftok_dir/node_modules node \
-	    "$OWT_SRC/contrib/oracle/hf-tokenizer-json.js" check "$1" "$2"
+	    "$OWT_SRC/contrib/oracle/hf-tokenizer-json.js" check "$@"
 }
 
 hftok_ref() {

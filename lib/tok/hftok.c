@@ -513,7 +513,6 @@ load_added(struct load *l, const struct json_val *a)
 			maxid = d->id;
 		d->s = xstrdup(s);
 		d->n = strlen(s);
-		set_token(l, d->id, s, &mapped);
 		d->lstrip = true_of(json_doc_get(t, "lstrip"));
 		d->rstrip = true_of(json_doc_get(t, "rstrip"));
 		d->single = true_of(json_doc_get(t, "single_word"));
@@ -527,6 +526,8 @@ load_added(struct load *l, const struct json_val *a)
 			d->n = un;
 			free(u);
 		}
+		/* decoded as `tokenizers` does: its normalized text */
+		set_token(l, d->id, d->s, &mapped);
 	}
 	added_index(h);
 	return 0;
