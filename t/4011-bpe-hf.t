@@ -142,8 +142,16 @@ fails 1 '^bpe-encode: inv.jsonl:1: invalid UTF-8 at byte 11$' "invalid UTF-8" \
 # -d: what tokenizers' decode gives (skipSpecialTokens false) for the ids
 # before the EOD that --append-eod adds (-d drops it); without a
 # normalizer, the text itself.
+# neox's added token "e\u0301" (normalized, so matched as U+00E9) decodes
+# as ByteLevel's byte 0xE9 alone: tokenizers writes U+FFFD for it, -d
+# refuses a document that is not UTF-8 text; those documents are left out
+# here and tried below.
 for d in g2 neox llama3; do
 	grep -v '"text":""' $d.jsonl >full.jsonl
+	[ $d = neox ] && node -e 'const fs = require("fs");
+	    process.stdout.write(fs.readFileSync("full.jsonl", "utf8").split("\n")
+	    .filter((l) => l && !JSON.parse(l).text.normalize("NFC").includes("\u00e9"))
+	    .map((l) => l + "\n").join(""))' >n.jsonl && mv n.jsonl full.jsonl
 	bpe-encode -q $hf --tokenizer-model $d full.jsonl | perl "$E/tok2ids" >ids
 	bpe-encode -q --append-eod $hf --tokenizer-model $d full.jsonl >$d.tok
 	hftok_decode $d ids >want
@@ -159,6 +167,11 @@ for d in g2 neox llama3; do
 		sed 's/^/# /' err
 	fi
 done
+printf '{"text":"caf\\u00e9"}\n' >cafe.jsonl
+bpe-encode -q $hf --tokenizer-model neox cafe.jsonl >cafe.tok
+fails 1 '^bpe-encode: cafe.tok: document 1: the tokens are not UTF-8 text \(byte 3\)$' \
+    "neox -d: the added token of byte 0xE9 alone is no text" \
+    bpe-encode -d $hf --tokenizer-model neox cafe.tok
 echo '9906 100600' | mktok 100512 100257 >gap.tok
 fails 1 '^bpe-encode: gap.tok: document 1: id 100600 is no token$' \
     "-d: an id beyond the vocabulary" bpe-encode -d $hf --tokenizer-model llama3 gap.tok
