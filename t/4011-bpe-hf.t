@@ -140,8 +140,8 @@ fails 1 '^bpe-encode: inv.jsonl:1: invalid UTF-8 at byte 11$' "invalid UTF-8" \
     bpe-encode $hf --tokenizer-model llama3 inv.jsonl
 
 # -d: what tokenizers' decode gives (skipSpecialTokens false) for the ids
-# before the EOD that --append-eod adds (-d drops it); without a
-# normalizer, the text itself.
+# before the EOD that --append-eod adds (-d drops it); for GPT-2's, the
+# text itself.
 # neox's added token "e\u0301" (normalized, so matched as U+00E9) decodes
 # as ByteLevel's byte 0xE9 alone: tokenizers writes U+FFFD for it, -d
 # refuses a document that is not UTF-8 text; those documents are left out
@@ -158,7 +158,8 @@ for d in g2 neox llama3; do
 	run bpe-encode -d $hf --tokenizer-model $d $d.tok
 	is "$rc" 0 "$d: -d"
 	same want out "$d: -d gives what tokenizers decodes"
-	[ $d = neox ] && continue
+	# neox's NFC changes text; llama3's BOS writes <|begin_of_text|> first.
+	[ $d = g2 ] || continue
 	cp out back.jsonl
 	if node "$OWT_SRC/t/tiktoken/ref.js" --text full.jsonl back.jsonl 2>err; then
 		ok "$d: every edge case decodes back to its text"
@@ -169,11 +170,11 @@ for d in g2 neox llama3; do
 done
 printf '{"text":"caf\\u00e9"}\n' >cafe.jsonl
 bpe-encode -q $hf --tokenizer-model neox cafe.jsonl >cafe.tok
-fails 1 '^bpe-encode: cafe.tok: document 1: the tokens are not UTF-8 text \(byte 3\)$' \
+fails 1 '^bpe-encode: cafe.tok: document 1: the tokens are not UTF-8 text \(byte 4\)$' \
     "neox -d: the added token of byte 0xE9 alone is no text" \
     bpe-encode -d $hf --tokenizer-model neox cafe.tok
 echo '9906 100600' | mktok 100512 100257 >gap.tok
-fails 1 '^bpe-encode: gap.tok: document 1: id 100600 is no token$' \
+fails 1 '^bpe-encode: gap.tok: byte 24: token 100600 in document 1 is outside the vocabulary \(100512\)$' \
     "-d: an id beyond the vocabulary" bpe-encode -d $hf --tokenizer-model llama3 gap.tok
 
 # --output-prefix writes what bpe-encode | idx-pack writes: int32 for llama3.
