@@ -60,8 +60,19 @@ struct heapent {
 	uint32_t rank, pos, id;
 };
 
+/* A merged piece of up to 22 bytes and its ids (up to 8), by its hash. */
+#define CACHE_BITS 15
+#define CACHE_BYTES 22
+#define CACHE_IDS 8
+struct cached {
+	uint8_t len, nids;	/* len 0: empty */
+	char bytes[CACHE_BYTES];
+	uint32_t ids[CACHE_IDS];
+};
+
 struct hftok_state {
 	const struct hftok *h;
+	struct cached *cache;
 	struct pretok_state *ps[MAXSTEP];
 	struct buf scratch[MAXSTEP];	/* a piece with its prefix space */
 	struct buf norm;
@@ -307,10 +318,25 @@ vocab_add(struct hftok *h, uint32_t id)
 static uint32_t
 text_id(const struct hftok *h, const char *s)
 {
+	char tmp[256];
 	struct buf t = { 0 };
 	uint32_t id = NONE;
+	size_t n = strlen(s), i, k;
+	unsigned cp;
 
-	if (bl_bytes(s, strlen(s), &t))
+	/* The common case, in place: short, every character in the alphabet. */
+	for (i = k = 0; i < n && k < sizeof tmp; i += utf8_seqlen((const
+	    unsigned char *)s + i, n - i)) {
+		size_t q = utf8_seqlen((const unsigned char *)s + i, n - i);
+
+		if (q == 0 || (cp = cp_at((const unsigned char *)s + i, q)) >=
+		    324 || cp_byte[cp] < 0)
+			return NONE;
+		tmp[k++] = (char)cp_byte[cp];
+	}
+	if (i >= n)
+		return vocab_find(h, tmp, k);
+	if (bl_bytes(s, n, &t))
 		id = vocab_find(h, t.p ? t.p : "", t.len);
 	buf_free(&t);
 	return id;
@@ -395,7 +421,7 @@ load_model(struct load *l, const struct json_val *m)
 	for (i = 0; i < nm; i++) {
 		const struct json_val *e = &merges->kids[i];
 		const char *a, *b;
-		char *two = NULL, *cat;
+		char *two = NULL, *cat, catbuf[256];
 		uint32_t ia, ib, ic;
 		size_t j, na, nb;
 
@@ -417,13 +443,14 @@ load_model(struct load *l, const struct json_val *m)
 			return malformed(l, where, "not \"A B\" or [A, B]");
 		na = strlen(a);
 		nb = strlen(b);
-		cat = xmalloc(na + nb + 1);
+		cat = na + nb < sizeof catbuf ? catbuf : xmalloc(na + nb + 1);
 		memcpy(cat, a, na);
 		memcpy(cat + na, b, nb + 1);
 		ia = text_id(h, a);
 		ib = text_id(h, b);
 		ic = text_id(h, cat);
-		free(cat);
+		if (cat != catbuf)
+			free(cat);
 		free(two);
 		if (ia == NONE || ib == NONE || ic == NONE)
 			return malformed(l, where, ic == NONE && ia != NONE &&
@@ -876,6 +903,7 @@ hftok_state_new(const struct hftok *h)
 	int k;
 
 	s->h = h;
+	s->cache = xcalloc((size_t)1 << CACHE_BITS, sizeof *s->cache);
 	for (k = 0; k < h->nstep; k++)
 		if (h->step[k].re != NULL)
 			s->ps[k] = pretok_state_new(h->step[k].re);
@@ -894,6 +922,7 @@ hftok_state_free(struct hftok_state *s)
 		buf_free(&s->scratch[k]);
 	}
 	buf_free(&s->norm);
+	free(s->cache);
 	free(s->sym);
 	free(s->prev);
 	free(s->next);
@@ -966,7 +995,8 @@ static void
 model_piece(struct hftok_state *s, const unsigned char *p, size_t n)
 {
 	const struct hftok *h = s->h;
-	size_t i, nh = 0;
+	struct cached *c = NULL;
+	size_t i, nh = 0, n0;
 	uint32_t id;
 
 	if (n == 0)
@@ -980,6 +1010,16 @@ model_piece(struct hftok_state *s, const unsigned char *p, size_t n)
 		push_id(s->out, id);
 		return;
 	}
+	if (n <= CACHE_BYTES) {
+		c = &s->cache[hash_bytes((const char *)p, n) &
+		    (((size_t)1 << CACHE_BITS) - 1)];
+		if (c->len == n && memcmp(c->bytes, p, n) == 0) {
+			for (i = 0; i < c->nids; i++)
+				push_id(s->out, c->ids[i]);
+			return;
+		}
+	}
+	n0 = s->out->n;
 	if (n > s->cap) {
 		s->cap = n;
 		s->sym = xrealloc(s->sym, n * sizeof *s->sym);
@@ -1015,6 +1055,12 @@ model_piece(struct hftok_state *s, const unsigned char *p, size_t n)
 	}
 	for (i = 0; i != NONE; i = s->next[i])
 		push_id(s->out, s->sym[i]);
+	if (c != NULL && s->out->n - n0 <= CACHE_IDS) {
+		c->len = (uint8_t)n;
+		c->nids = (uint8_t)(s->out->n - n0);
+		memcpy(c->bytes, p, n);
+		memcpy(c->ids, s->out->v + n0, c->nids * sizeof *c->ids);
+	}
 }
 
 /* Pre-tokenizer step k and those after it, then the model, on p[0..n). */
