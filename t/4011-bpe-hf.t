@@ -2,11 +2,12 @@
 # bpe-encode --tokenizer-type HuggingFaceTokenizer: the ids equal those of
 # Hugging Face's own `tokenizers` (npm 0.23.2, the Rust library, installed
 # from t/hftok/'s lock; the script skips without npm or its registry) with
-# three tokenizer.json files that contrib/oracle/hf-tokenizer-json.js
-# builds and checks against npm tiktoken first: GPT-2's (data/gpt2),
-# a GPT-NeoX-style one (NFC, added tokens with each flag, p50k_base's
-# ranks) and a Llama-3-style one (a Split regex, ignore_merges, 256
-# special tokens, BOS; cl100k_base's ranks, over 65,535 ids). On the edge
+# the tokenizer.json files that contrib/oracle/hf-tokenizer-json.js
+# builds, checked against npm tiktoken first: GPT-2's (data/gpt2), a
+# GPT-NeoX-style one (NFC, added tokens with each flag, p50k_base's ranks)
+# and a Llama-3-style one (a Split regex, ignore_merges, 256 special
+# tokens, BOS; cl100k_base's ranks, over 65,535 ids); and a Qwen2-style
+# one (NFC then a Split regex of single digits; not tiktoken's). On the edge
 # cases of t/bpe, every added token as text, long runs without white
 # space and ../shared's 5 MB multilingual sample; -d as tokenizers
 # decodes; the EOD of tokenizer_config.json; --output-prefix as
@@ -83,6 +84,7 @@ fi
 # The tokenizers, checked against npm tiktoken before they are used.
 hftok_make neox neox
 hftok_make llama3 llama3
+hftok_make qwen2 qwen2
 for m in g2:gpt2:0 neox:p50k_base:2 llama3:cl100k_base:0; do
 	d=${m%%:*} e=${m#*:}
 	if hftok_check $d ${e%:*} ${e#*:} 2>err; then
@@ -101,7 +103,7 @@ awk 'BEGIN { srand(7); a = d = r = "";
 	for (i = 0; i < 10000; i++) { a = a "a"; d = d int(rand() * 10); r = r sprintf("%c", 97 + int(rand() * 26)) }
 	printf "{\"text\":\"%s\"}\n{\"text\":\"%s\"}\n{\"text\":\"%s\"}\n", a, d, r }' >>edge.jsonl
 printf '{"text":"cafe\\u0301 A\\u030a \\u1100\\u1161\\u11a8 e\\u0301e\\u0301"}\n' >>edge.jsonl
-for d in g2 neox llama3; do
+for d in g2 neox llama3 qwen2; do
 	cp edge.jsonl $d.jsonl
 	NODE_PATH=$hftok_dir/node_modules node "$OWT_SRC/t/hftok/ref.js" --specials $d >>$d.jsonl
 	hftok_ref $d $d.jsonl >want
@@ -133,6 +135,11 @@ is "$(cat got)" "4f5754544f4b02026fc4000000000000" "neox: width 2, n_vocab 50287
 perl "$E/tok2ids" <out >got
 printf '15498 997 0\n' >want
 same want got "neox: no BOS; an empty text is no document"
+
+run bpe-encode -q --append-eod $hf --tokenizer-model qwen2 h.jsonl
+perl "$E/tok2ids" <out >got
+printf '9707 1917 100258\n' >want
+same want got "qwen2: the EOD is its eos_token, <|im_end|> (100258)"
 
 # Invalid text is refused as for every type (owt's JSON reader).
 printf '{"text":"a\377b"}\n' >inv.jsonl
@@ -194,7 +201,7 @@ if [ ! -f "$OWT_SHARED/data/corpus-sample.jsonl" ]; then
 	done_testing
 fi
 S=$OWT_SHARED/data/corpus-sample.jsonl
-for d in g2 neox llama3; do
+for d in g2 neox llama3 qwen2; do
 	hftok_ref $d "$S" >want
 	run bpe-encode --workers 2 $hf --tokenizer-model $d "$S"
 	is "$rc" 0 "$d: the sample encodes"

@@ -20,6 +20,10 @@
 //       after the ranks (<|begin_of_text|> 100256, <|end_of_text|>
 //       100257, ...), BOS before each text (TemplateProcessing); eos_token
 //       <|end_of_text|>. Its vocabulary is over 65,535.
+//   qwen2 DIR  Qwen2's shape: an NFC normalizer, a Split by Qwen2's regex
+//       (digits one by one) then ByteLevel, cl100k_base's ranks as the
+//       vocabulary with "A B" merges, <|endoftext|>, <|im_start|> and
+//       <|im_end|> after them, no BOS; eos_token <|im_end|>.
 //
 // Merges from ranks as transformers' TikTokenConverter makes them: every
 // split of a token into two tokens, in the order of the token's rank, then
@@ -116,6 +120,8 @@ function write(dir, tj, config) {
 
 // Llama 3's regex, as its tokenizer.json spells it.
 const LLAMA3 = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+// Qwen2's regex, as its tokenizer.json spells it.
+const QWEN2 = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 const LLAMA3_NAMED = [
 	'<|begin_of_text|>', '<|end_of_text|>', '<|reserved_special_token_0|>',
 	'<|reserved_special_token_1|>', '<|finetune_right_pad_id|>', '<|step_id|>',
@@ -202,7 +208,22 @@ if (kind === 'check') {
 		model: bpe(vocab, merges, true),
 	}), { bos_token: '<|begin_of_text|>', eos_token: '<|end_of_text|>',
 	    model_max_length: 131072, tokenizer_class: 'PreTrainedTokenizerFast' });
+} else if (kind === 'qwen2') {
+	const rk = ranks('cl100k_base');
+	const { vocab, merges } = fromRanks(rk, 0);
+	const n = rk.length;
+	write(dir, tokenizer({
+		added: [added(n, '<|endoftext|>'), added(n + 1, '<|im_start|>'), added(n + 2, '<|im_end|>')],
+		normalizer: { type: 'NFC' },
+		pre: { type: 'Sequence', pretokenizers: [
+			{ type: 'Split', pattern: { Regex: QWEN2 }, behavior: 'Isolated', invert: false },
+			byteLevel(false),
+		] },
+		post: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false },
+		model: bpe(vocab, merges.map(([l, r]) => l + ' ' + r), false),
+	}), { bos_token: null, eos_token: '<|im_end|>', pad_token: '<|endoftext|>',
+	    tokenizer_class: 'Qwen2Tokenizer' });
 } else {
-	console.error('usage: hf-tokenizer-json.js gpt2|neox|llama3 DIR [ENCODER VOCAB] | check DIR ENCODING');
+	console.error('usage: hf-tokenizer-json.js gpt2|neox|llama3|qwen2 DIR [ENCODER VOCAB] | check DIR ENCODING');
 	process.exit(2);
 }
