@@ -112,6 +112,14 @@ for d in g2 neox llama3 qwen2; do
 	perl "$E/tok2ids" <out >got
 	same want got "$d: the ids of $(wc -l <$d.jsonl) edge cases are tokenizers'"
 done
+# ByteLevel's add_prefix_space (RoBERTa's): a space before each piece of
+# text between added tokens that does not start with one.
+mod g2p "t.pre_tokenizer.add_prefix_space = true"
+hftok_ref g2p g2.jsonl >want
+run bpe-encode -q $hf --tokenizer-model g2p g2.jsonl
+perl "$E/tok2ids" <out >got
+same want got "add_prefix_space: the ids of the edge cases are tokenizers'"
+
 # GPT-2's tokenizer.json gives GPT2BPETokenizer's ids (but for
 # <|endoftext|>, which GPT2BPETokenizer takes as text).
 grep -v endoftext edge.jsonl >plain.jsonl
@@ -138,7 +146,7 @@ same want got "neox: no BOS; an empty text is no document"
 
 run bpe-encode -q --append-eod $hf --tokenizer-model qwen2 h.jsonl
 perl "$E/tok2ids" <out >got
-printf '9707 1917 100258\n' >want
+printf '9906 1917 100258\n' >want
 same want got "qwen2: the EOD is its eos_token, <|im_end|> (100258)"
 
 # Invalid text is refused as for every type (owt's JSON reader).
