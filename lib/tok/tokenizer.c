@@ -27,7 +27,8 @@ tokenizer_check_type(const struct opt *o, const char *arg, char *err,
 	for (i = 0; i < sizeof later / sizeof *later; i++)
 		if (strcmp(arg, later[i]) == 0) {
 			snprintf(err, errsize, "--%s: '%s' is not built yet (there "
-			    "are GPT2BPETokenizer and TikTokenizer)", o->name, arg);
+			    "are GPT2BPETokenizer, TikTokenizer and "
+			    "HuggingFaceTokenizer)", o->name, arg);
 			return -1;
 		}
 	snprintf(err, errsize, "--%s: '%s' is not GPT2BPETokenizer, "
