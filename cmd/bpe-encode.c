@@ -1,4 +1,4 @@
-/* bpe-encode - turn JSONL text into GPT-2 or tiktoken ids (owt-tok(5)), and back */
+/* bpe-encode - turn JSONL text into GPT-2, tiktoken or Hugging Face ids (owt-tok(5)), and back */
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
@@ -121,10 +121,12 @@ static const struct opt opts[] = {
 	    .p = &opt.tk.special,
 	    .help = "Megatron's JSON model: its special tokens (<unk> <s> </s>)" },
 	{ .name = "tokenizer-model", .arg = "file", .type = OPT_STR,
-	    .p = &opt.tk.model, .help = "TikTokenizer's .tiktoken rank file or Megatron's JSON" },
+	    .p = &opt.tk.model, .help = "TikTokenizer's .tiktoken rank file or "
+	    "Megatron's JSON, or HuggingFaceTokenizer's folder of tokenizer.json" },
 	{ .name = "tokenizer-type", .arg = "type", .type = OPT_STR,
 	    .p = &opt.tk.type, .check = tokenizer_check_type,
-	    .help = "GPT2BPETokenizer (the default) or TikTokenizer" },
+	    .help = "GPT2BPETokenizer (the default), TikTokenizer or "
+	    "HuggingFaceTokenizer" },
 	OPT_ROW_VERSION,
 	{ .name = "vocab-file", .arg = "file", .type = OPT_STR, .p = &opt.tk.vocab,
 	    .help = "the tokens (encoder.json) of another vocabulary" },

@@ -395,6 +395,8 @@ ex gpt-train.1 'gpt-train --load gpt2 --finetune --data-path data/mine --lr 1e-4
 is "$(cat ft/latest_checkpointed_iteration.txt)" 2 "fine-tuning counts from iteration 0: 2 done"
 notrun bpe-encode.1 'bpe-encode --tokenizer-type TikTokenizer \' \
     "needs OpenAI's rank file; t/4005-bpe-tiktoken.t makes it from npm tiktoken's and runs these flags"
+notrun bpe-encode.1 'bpe-encode --tokenizer-type HuggingFaceTokenizer \' \
+    "needs a model's tokenizer.json; t/4011-bpe-hf.t builds Llama-3-style ones and runs these flags"
 notrun gpt-train.1 'gpt-train --data-path data/owt --train-iters 20000 \' \
     "GPT-2 124M for 20000 iterations: days on a CPU"
 notrun gpt-train.1 'gpt-train --data-path data/owt --hidden-dropout 0 \' \

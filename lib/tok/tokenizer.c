@@ -1,4 +1,4 @@
-/* tokenizer.c - Megatron's --tokenizer-type by name: GPT-2's BPE or tiktoken's, one face */
+/* tokenizer.c - Megatron's --tokenizer-type by name: GPT-2's BPE, tiktoken's or Hugging Face's, one face */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,8 +8,7 @@
 
 /* Megatron-Core's types that owt knows but has not built. */
 static const char *const later[] = {
-	"HuggingFaceTokenizer", "GPTSentencePieceTokenizer", "Llama2Tokenizer",
-	"SentencePieceTokenizer",
+	"GPTSentencePieceTokenizer", "Llama2Tokenizer", "SentencePieceTokenizer",
 };
 
 int
@@ -19,7 +18,8 @@ tokenizer_check_type(const struct opt *o, const char *arg, char *err,
 	size_t i;
 
 	if (strcmp(arg, "GPT2BPETokenizer") == 0 ||
-	    strcmp(arg, "TikTokenizer") == 0) {
+	    strcmp(arg, "TikTokenizer") == 0 ||
+	    strcmp(arg, "HuggingFaceTokenizer") == 0) {
 		if (o->p)
 			*(const char **)o->p = arg;
 		return 0;
@@ -27,12 +27,13 @@ tokenizer_check_type(const struct opt *o, const char *arg, char *err,
 	for (i = 0; i < sizeof later / sizeof *later; i++)
 		if (strcmp(arg, later[i]) == 0) {
 			return owt_fail(err, errsize, NULL, XUSAGE,
-			    "--%s: '%s' is not built yet (there "
-			    "are GPT2BPETokenizer and TikTokenizer)", o->name, arg);
+			    "--%s: '%s' is not built yet (there are "
+			    "GPT2BPETokenizer, TikTokenizer and "
+			    "HuggingFaceTokenizer)", o->name, arg);
 		}
-	return owt_fail(err, errsize, NULL, XUSAGE,
-	    "--%s: '%s' is not GPT2BPETokenizer or "
-	    "TikTokenizer", o->name, arg);
+	return owt_fail(err, errsize, NULL, XUSAGE, "--%s: '%s' is not "
+	    "GPT2BPETokenizer, TikTokenizer or HuggingFaceTokenizer", o->name,
+	    arg);
 }
 
 struct tokenizer *
@@ -56,6 +57,25 @@ tokenizer_load(const struct tokenizer_opts *o, char *err, size_t errsize,
 
 		if ((t->tt = tiktoken_load_with(o->model, &to, err, errsize,
 		    code)) == NULL)
+			goto fail;
+		return t;
+	}
+	if (o->type != NULL && strcmp(o->type, "HuggingFaceTokenizer") == 0) {
+		t->type = TOKENIZER_HF;
+		if (o->model == NULL) {
+			owt_fail(err, errsize, code, XUSAGE, "--tokenizer-type "
+			    "HuggingFaceTokenizer needs --tokenizer-model DIR "
+			    "(with tokenizer.json and tokenizer_config.json)");
+			goto fail;
+		}
+		if (o->vocab != NULL || o->merges != NULL || o->pattern != NULL) {
+			owt_fail(err, errsize, code, XUSAGE, "--vocab-file, "
+			    "--merge-file and --tiktoken-pattern: not with "
+			    "HuggingFaceTokenizer (its --tokenizer-model is the "
+			    "directory of tokenizer.json)");
+			goto fail;
+		}
+		if ((t->hf = hftok_load(o->model, err, errsize, code)) == NULL)
 			goto fail;
 		return t;
 	}
@@ -92,18 +112,23 @@ tokenizer_free(struct tokenizer *t)
 		return;
 	bpe_free(t->bpe);
 	tiktoken_free(t->tt);
+	hftok_free(t->hf);
 	free(t);
 }
 
 uint32_t
 tokenizer_nvocab(const struct tokenizer *t)
 {
+	if (t->hf)
+		return hftok_nvocab(t->hf);
 	return t->tt ? tiktoken_nvocab(t->tt) : bpe_nvocab(t->bpe);
 }
 
 uint32_t
 tokenizer_eod(const struct tokenizer *t)
 {
+	if (t->hf)
+		return hftok_eod(t->hf);
 	return t->tt ? tiktoken_eod(t->tt) : bpe_eod(t->bpe);
 }
 
@@ -113,7 +138,9 @@ tokenizer_state_new(const struct tokenizer *t, size_t cache)
 	struct tokenizer_state *s = xcalloc(1, sizeof *s);
 
 	s->t = t;
-	if (t->tt)
+	if (t->hf)
+		s->hf = hftok_state_new(t->hf);
+	else if (t->tt)
 		s->tt = tiktoken_state_new_cache(t->tt, cache);
 	else
 		s->bpe = bpe_state_new(t->bpe, cache);
@@ -127,6 +154,7 @@ tokenizer_state_free(struct tokenizer_state *s)
 		return;
 	bpe_state_free(s->bpe);
 	tiktoken_state_free(s->tt);
+	hftok_state_free(s->hf);
 	free(s);
 }
 
@@ -134,6 +162,8 @@ size_t
 tokenizer_encode(struct tokenizer_state *s, const char *text, size_t len,
     struct bpe_ids *out)
 {
+	if (s->hf)
+		return hftok_encode(s->hf, text, len, out);
 	if (s->bpe)
 		return bpe_encode(s->bpe, text, len, out);
 	return tiktoken_encode(s->tt, text, len, out);
@@ -143,6 +173,8 @@ size_t
 tokenizer_decode(const struct tokenizer *t, const uint32_t *ids, size_t n,
     struct buf *out)
 {
+	if (t->hf)
+		return hftok_decode(t->hf, ids, n, out);
 	return t->tt ? tiktoken_decode(t->tt, ids, n, out) :
 	    bpe_decode(t->bpe, ids, n, out);
 }

@@ -1,4 +1,4 @@
-/* tokenizer.h - Megatron's --tokenizer-type by name: GPT-2's BPE or tiktoken's, one face */
+/* tokenizer.h - Megatron's --tokenizer-type by name: GPT-2's BPE, tiktoken's or Hugging Face's, one face */
 #ifndef OWT_TOKENIZER_H
 #define OWT_TOKENIZER_H
 
@@ -6,16 +6,18 @@
 #include <stdint.h>
 
 #include "tok/bpe.h"
+#include "tok/hftok.h"
 #include "tok/tiktoken.h"
 
 /*
  * Megatron-Core's names: GPT2BPETokenizer (bpe.h: --vocab-file and
  * --merge-file, or the built-in GPT-2) and TikTokenizer (tiktoken.h: a
- * .tiktoken rank file, --tokenizer-model, and --tiktoken-pattern). Its
- * HuggingFaceTokenizer, GPTSentencePieceTokenizer, Llama2Tokenizer and
+ * .tiktoken rank file, --tokenizer-model, and --tiktoken-pattern) and
+ * HuggingFaceTokenizer (hftok.h: --tokenizer-model, a directory with
+ * tokenizer.json). Its GPTSentencePieceTokenizer, Llama2Tokenizer and
  * SentencePieceTokenizer are known and refused as not built yet.
  */
-enum { TOKENIZER_GPT2BPE, TOKENIZER_TIKTOKEN };
+enum { TOKENIZER_GPT2BPE, TOKENIZER_TIKTOKEN, TOKENIZER_HF };
 
 struct tokenizer_opts {
 	const char *type;	/* NULL: GPT2BPETokenizer */
@@ -32,18 +34,21 @@ struct tokenizer {
 	int type;
 	struct bpe *bpe;
 	struct tiktoken *tt;
+	struct hftok *hf;
 };
 
 struct tokenizer_state {
 	const struct tokenizer *t;
 	struct bpe_state *bpe;
 	struct tiktoken_state *tt;
+	struct hftok_state *hf;
 };
 
 /*
  * An opt.h check for --tokenizer-type: 0 for a type that is built, or -1
  * with "--NAME: 'ARG' is not built yet ..." for Megatron's others, and
- * "--NAME: 'ARG' is not GPT2BPETokenizer or TikTokenizer" for the rest.
+ * "--NAME: 'ARG' is not GPT2BPETokenizer, TikTokenizer or
+ * HuggingFaceTokenizer" for the rest.
  */
 struct opt;
 int tokenizer_check_type(const struct opt *o, const char *arg, char *err,
