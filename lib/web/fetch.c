@@ -45,9 +45,8 @@ fail(struct fetch *f, int code, const char *fmt, ...)
 
 	if (!f->failed) {
 		f->errnum = errno;
-		f->errcode = code;
 		va_start(ap, fmt);
-		vsnprintf(f->err, sizeof f->err, fmt, ap);
+		owt_vfail(f->err, sizeof f->err, &f->errcode, code, 0, fmt, ap);
 		va_end(ap);
 	}
 	f->failed = f->stopping = 1;
