@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "gen/gen.h"
+#include "model/gemv.h"
 #include "core/util.h"
 
 void
@@ -158,6 +159,8 @@ gen_init(struct gen *g, struct gpt_infer *inf, const struct gen_opts *o,
 	g->logits = xmalloc((size_t)inf->S * V * sizeof *g->logits);
 	g->ids = xmalloc((size_t)inf->S * sizeof *g->ids);
 	g->seq = xmalloc((size_t)inf->S * sizeof *g->seq);
+	g->cseq = xmalloc((size_t)(o->chunk > 0 ? o->chunk : 1) *
+	    sizeof *g->cseq);
 	gen_pick_init(&g->pick, V);
 }
 
@@ -168,6 +171,7 @@ gen_free(struct gen *g)
 	free(g->logits);
 	free(g->ids);
 	free(g->seq);
+	free(g->cseq);
 	gen_pick_free(&g->pick);
 	memset(g, 0, sizeof *g);
 }
@@ -245,7 +249,7 @@ gen_start(struct gen *g, struct gen_seq *s, const int32_t *prompt, int n,
 	int T = context(g), k, c, i;
 	int32_t *seq;
 
-	if (n >= T || n > g->inf->N)
+	if (n >= T || (n > g->inf->N && (g->o.chunk == 0 || s->prompt_lp)))
 		return owt_fail(err, errsize, code, XDATA, "a prompt of %d "
 		    "tokens leaves no room in a context of %d", n, T);
 	for (k = 0; g->slot[k] != NULL; k++)
@@ -262,6 +266,13 @@ gen_start(struct gen *g, struct gen_seq *s, const int32_t *prompt, int n,
 		return 0;
 	}
 	gpt_infer_reset(g->inf, k);
+	s->fed = 0;
+	s->prompt = prompt;
+	if (g->o.chunk > 0 && s->prompt_lp == NULL) {	/* gen_step feeds it */
+		s->order = g->nstarted++;
+		return 0;
+	}
+	s->fed = n;
 	seq = xmalloc((size_t)n * sizeof *seq);
 	for (k = 0; k < n; k++)
 		seq[k] = s->slot;
@@ -292,29 +303,66 @@ gen_start(struct gen *g, struct gen_seq *s, const int32_t *prompt, int n,
 	return 0;
 }
 
+/*
+ * The oldest prompt still to feed: its next chunk, whose last draws the
+ * first token. The number of tokens fed, 0 when no prompt is left.
+ */
+static int
+prefill(struct gen *g)
+{
+	struct gen_seq *s = NULL;
+	char err[OWT_ERRSIZE];
+	int k, c, last, code;
+
+	for (k = 0; k < g->inf->S; k++)
+		if (g->slot[k] != NULL && g->slot[k]->fed < g->slot[k]->nprompt &&
+		    (s == NULL || g->slot[k]->order < s->order))
+			s = g->slot[k];
+	if (s == NULL)
+		return 0;
+	c = s->nprompt - s->fed < g->o.chunk ? s->nprompt - s->fed : g->o.chunk;
+	last = s->fed + c == s->nprompt;
+	for (k = 0; k < c; k++)
+		g->cseq[k] = s->slot;
+	if (gpt_infer_step(g->inf, c, s->prompt + s->fed, g->cseq, last, err,
+	    sizeof err, &code) < 0)
+		owt_fatal("gen_step: %s: a bug", err);	/* gen_start checked */
+	s->fed += c;
+	if (last) {
+		s->last = s->prompt[s->nprompt - 1];
+		gpt_infer_logits(g->inf, 1, g->logits);
+		draw(g, s, g->logits);
+	}
+	return c;
+}
+
 int
 gen_step(struct gen *g)
 {
 	struct gen_seq *run[g->inf->S > 0 ? g->inf->S : 1];
-	int V = g->inf->m->cfg.vocab, n = 0, k;
+	int V = g->inf->m->cfg.vocab, n = 0, k, i, r, fed, c;
 	char err[OWT_ERRSIZE];
 	int code;
 
 	for (k = 0; k < g->inf->S; k++)
-		if (g->slot[k] != NULL) {
+		if (g->slot[k] != NULL && g->slot[k]->fed == g->slot[k]->nprompt) {
 			run[n] = g->slot[k];
 			g->ids[n] = run[n]->last;
 			g->seq[n++] = k;
 		}
-	if (n == 0)
-		return 0;
 	/* draw ends a sample before its slot is full */
-	if (gpt_infer_step(g->inf, n, g->ids, g->seq, n, err, sizeof err,
-	    &code) < 0)
-		owt_fatal("gen_step: %s: a bug", err);
-	gpt_infer_logits(g->inf, n, g->logits);
+	for (i = 0; i < n; i += r) {
+		r = n - i < GEMV_MAXN ? n - i : GEMV_MAXN;
+		if (gpt_infer_step(g->inf, r, g->ids + i, g->seq + i, r, err,
+		    sizeof err, &code) < 0)
+			owt_fatal("gen_step: %s: a bug", err);
+		gpt_infer_logits(g->inf, r, g->logits + (size_t)i * V);
+	}
 	for (k = 0; k < n; k++)
 		draw(g, run[k], g->logits + (size_t)k * V);
+	for (fed = 0; g->o.chunk > 0 && fed < g->o.chunk; fed += c)
+		if ((c = prefill(g)) == 0)
+			break;
 	return g->running;
 }
 

@@ -57,6 +57,7 @@ serve_close(struct serve *sv)
 
 #define SERVE_MAX_BODY (1 << 20)	/* bytes of a request body */
 #define SERVE_TIMEOUT 60		/* seconds a connection may idle */
+#define SERVE_CHUNK 64			/* prompt tokens fed a step (gen.h) */
 
 /* The paths /metrics counts requests by. */
 enum { SERVE_EP_COMPLETIONS, SERVE_EP_API, SERVE_EP_MODELS, SERVE_EP_HEALTH,
@@ -989,6 +990,7 @@ serve_run(struct serve *sv, struct gpt_infer *inf)
 	if (sv->ctx - 1 > inf->N)
 		sv->ctx = inf->N + 1;
 	go.ctx = sv->ctx;
+	go.chunk = SERVE_CHUNK < inf->N ? SERVE_CHUNK : inf->N;
 	gen_init(&sv->gen, inf, &go, on_token, sv);
 	sv->tlast = xcalloc((size_t)inf->S, sizeof *sv->tlast);
 	sv->api.vocab = sv->vocab;

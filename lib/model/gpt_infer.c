@@ -243,6 +243,8 @@ gpt_infer_step(struct gpt_infer *g, int n, const int32_t *ids,
 		linear(g, GPT_FCPROJW, l, g->tmp, g->fchg, P(GPT_FCPROJB, l), n);
 		be->residual_forward(g->x, g->x, g->tmp, nc, 0, 0, 0);
 	}
+	if (nout == 0)	/* a prompt's chunk before its last */
+		return 0;
 	be->layernorm_forward(g->ln, g->mean, g->rstd,
 	    g->x + (size_t)(n - nout) * C, P(GPT_LNFW, 0), P(GPT_LNFB, 0), nout,
 	    C, c->ln_eps);

@@ -54,8 +54,9 @@ void gpt_infer_reset(struct gpt_infer *g, int s);
 /*
  * Feed n tokens (1 <= n <= N): ids[i] goes to slot seq[i] at its next
  * position, a slot's rows in order. Then g->logits (nout,V) holds the
- * logits of the last nout rows (nout <= NL). 0, or -1 with err when a
- * slot would grow beyond maxT positions (XDATA; nothing is fed then).
+ * logits of the last nout rows (0 <= nout <= NL; 0: none). 0, or -1
+ * with err when a slot would grow beyond maxT positions (XDATA; nothing
+ * is fed then).
  */
 int gpt_infer_step(struct gpt_infer *g, int n, const int32_t *ids,
     const int32_t *seq, int nout, char *err, size_t errsize, int *code);
