@@ -1,9 +1,10 @@
 #!/bin/sh
 # gpt-sample --listen's continuous batching with chunked prefill: 32
-# concurrent seeded requests (--parallel 32), prompts of 1 to 6 chunks of
+# concurrent seeded requests (--parallel 32), prompts of 2 to 6 chunks of
 # 64 tokens among short ones, get the answers of the same requests sent
-# one by one, streamed or not; so do 64 at once with --parallel 64; the
-# log gives the key/value cache of a slot and of all slots.
+# one by one, streamed or not, to the last bit of their logprobs; so do
+# 64 at once with --parallel 64; the log gives the key/value cache of a
+# slot and of all slots.
 . "${OWT_SRC:-.}/t/lib.sh"
 . "$OWT_SRC/t/serve.sh"
 
@@ -13,7 +14,8 @@ serve_model 1024
 
 # body I: request I's JSON. Every fourth prompt is long: 70 to 350
 # tokens (2 to 6 chunks), 70 + 10 I; the others 1 to 9 tokens. Odd ones
-# stream.
+# stream; even ones ask for logprobs, whose 9 digits show a logit that
+# differs in its last bit.
 body() {
 	awk -v i="$1" 'BEGIN {
 		n = i % 4 ? 1 + i % 9 : 70 + i * 10
@@ -21,7 +23,7 @@ body() {
 		for (j = 0; j < n; j++)
 			printf "%s%d", j ? "," : "", (i * 7919 + j * 104729) % 50000
 		printf "],\"max_tokens\":%d,\"seed\":%d,\"top_k\":40%s}", 8 + (i * 5) % 41, i,
-		    i % 2 ? ",\"stream\":true" : ""
+		    i % 2 ? ",\"stream\":true" : ",\"logprobs\":1"
 	}'
 }
 # The answer without its id and time: what a seed decides.
