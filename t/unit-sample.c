@@ -409,6 +409,46 @@ on_crec(void *arg, struct gen_seq *s, int32_t tok)
 }
 
 /*
+ * Sample 0 (3 tokens of prompt[0]) runs; sample 1 (40 of prompt[1])
+ * joins: whether it is fed a chunk of 8 a step while sample 0 gets a
+ * token a step, and draws its first token with its last chunk.
+ */
+static int
+interleave(struct gpt_infer *inf, int32_t **prompt)
+{
+	struct gen_opts o = { .temperature = 1, .top_k = 20, .seed = 3,
+	    .eod = -1, .chunk = 8, .max_new = 12 };
+	struct gen g;
+	struct gen_seq s[2];
+	struct crec r[2];
+	char err[256];
+	int ok, k, code;
+
+	gen_init(&g, inf, &o, on_crec, NULL);
+	memset(s, 0, sizeof s);
+	memset(r, 0, sizeof r);
+	s[0].user = &r[0];
+	s[1].user = &r[1];
+	s[1].stream = 1;
+	gen_start(&g, &s[0], prompt[0], 3, err, sizeof err, &code);
+	ok = r[0].n == 0;
+	csteps = 1;
+	gen_step(&g);
+	ok &= r[0].n == 1;
+	gen_start(&g, &s[1], prompt[1], 40, err, sizeof err, &code);
+	for (k = 2; k <= 6; k++) {
+		csteps = k;
+		gen_step(&g);
+		ok &= r[0].n == k && s[1].fed == 8 * (k - 1) &&
+		    r[1].n == (k == 6);
+	}
+	while (gen_step(&g))
+		;
+	gen_free(&g);
+	return ok;
+}
+
+/*
  * Chunked prefill (gen.h): a prompt of 5 chunks is fed one chunk a step
  * while a running sample gets a token each step, and its first token
  * comes at its fifth step; 24 seeded samples, more than GEMV_MAXN
@@ -427,12 +467,12 @@ test_chunked(void)
 	struct gen_seq s[NS];
 	struct crec alone[NS], busy[NS];
 	int32_t *prompt[NS];
-	int len[NS], i, k, pass, code, same, inter, most;
+	int len[NS], i, k, pass, code, same, most;
 	char err[256];
 
 	OK(gpt_init(&m, &mid, &gpt_cpu, err, sizeof err) == 0, "model");
 	gpt_init_weights(&m, 7, 0.2f);
-	OK(gpt_infer_init(&inf, &m, NS, NS, NS, err, sizeof err, &code) == 0,
+	OK(gpt_infer_init(&inf, &m, NS, NS + 16, NS, err, sizeof err, &code) == 0,
 	    "an inference state of 24 slots");
 	for (i = 0; i < NS; i++) {
 		len[i] = i % 4 ? 1 + i % 7 : 20 + (i * 13) % 37;
@@ -441,10 +481,6 @@ test_chunked(void)
 			prompt[i][k] = (int32_t)(owt_mix64(rng_state++) % 300);
 	}
 	/* the interleaving: sample 0 (3 tokens) runs, sample 1 (40) joins */
-	o.max_new = 12;
-	gen_init(&g, &inf, &o, on_crec, NULL);
-	memset(s, 0, sizeof s);
-	memset(busy, 0, sizeof busy);
 	for (i = 0; i < 2; i++) {
 		prompt[i] = xrealloc(prompt[i], 40 * sizeof **prompt);
 		for (k = len[i]; k < 40; k++)
@@ -452,31 +488,18 @@ test_chunked(void)
 	}
 	len[0] = 3;
 	len[1] = 40;
-	s[0].user = &busy[0];
-	s[1].user = &busy[1];
-	s[1].stream = 1;
-	gen_start(&g, &s[0], prompt[0], 3, err, sizeof err, &code);
-	inter = busy[0].n == 0;
-	csteps = 1;
-	gen_step(&g);
-	inter &= busy[0].n == 1;
-	gen_start(&g, &s[1], prompt[1], 40, err, sizeof err, &code);
-	for (k = 2; k <= 6; k++) {
-		csteps = k;
-		gen_step(&g);
-		inter &= busy[0].n == k && s[1].fed == 8 * (k - 1) &&
-		    busy[1].n == (k == 6);
+	for (pass = 0; pass < 2; pass++) {
+		inf.rowwise = pass;
+		OK(interleave(&inf, prompt), "a prompt of 40 tokens is fed 8 a "
+		    "step beside a running sample, which gets a token each "
+		    "step; its first token comes with its last chunk%s", pass ?
+		    " (a step in one row-wise call)" : "");
 	}
 	o.max_new = 32;
-	OK(inter, "a prompt of 40 tokens is fed 8 a step beside a running "
-	    "sample, which gets a token each step; its first token comes "
-	    "with its last chunk");
-	while (gen_step(&g))
-		;
-	gen_free(&g);
-	for (pass = 0; pass < 2; pass++) {
-		if (pass)
+	for (pass = 0; pass < 4; pass++) {
+		if (pass == 2)
 			gpt_infer_quantize(&inf);
+		inf.rowwise = pass % 2;
 		gen_init(&g, &inf, &o, on_crec, NULL);
 		memset(s, 0, sizeof s);
 		memset(alone, 0, sizeof alone);
@@ -505,10 +528,11 @@ test_chunked(void)
 			    memcmp(alone[i].tok, busy[i].tok, sizeof busy[i].tok)
 			    == 0 && memcmp(alone[i].h, busy[i].h,
 			    sizeof busy[i].h) == 0;
-		OK(same == NS && most > GEMV_MAXN, "%s: 24 samples at once "
+		OK(same == NS && most > GEMV_MAXN, "%s%s: 24 samples at once "
 		    "(%d decoding together at most), prompts of 1 to 7 chunks: "
 		    "each sample alone's tokens and logits (%d of 24)",
-		    pass ? "int8" : "fp32", most, same);
+		    pass >= 2 ? "int8" : "fp32", inf.rowwise ? ", a step in one "
+		    "row-wise call" : "", most, same);
 		gen_free(&g);
 	}
 	for (i = 0; i < NS; i++)

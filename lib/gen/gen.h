@@ -112,7 +112,9 @@ typedef void gen_token_fn(void *arg, struct gen_seq *s, int32_t tok);
  * prompt's first, until o->chunk prompt tokens were fed in the step or
  * none is left; a prompt's last chunk draws its first token. A long
  * prompt so delays the running samples by one chunk a step, not by its
- * whole length.
+ * whole length. With inf->rowwise the step is one call: the chunks'
+ * rows and the running samples' (rows independent of their number), so
+ * the weights are read once a step.
  */
 struct gen {
 	struct gpt_infer *inf;

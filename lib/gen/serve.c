@@ -991,6 +991,7 @@ serve_run(struct serve *sv, struct gpt_infer *inf)
 		sv->ctx = inf->N + 1;
 	go.ctx = sv->ctx;
 	go.chunk = SERVE_CHUNK < inf->N ? SERVE_CHUNK : inf->N;
+	inf->rowwise = 1;	/* a step's rows in one call, each its own */
 	gen_init(&sv->gen, inf, &go, on_token, sv);
 	sv->tlast = xcalloc((size_t)inf->S, sizeof *sv->tlast);
 	sv->api.vocab = sv->vocab;

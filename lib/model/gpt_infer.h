@@ -34,6 +34,12 @@ struct gpt_infer {
 	int32_t *ids, *seq, *pos;	/* (N) */
 	int32_t *targets;	/* (NL) */
 	int32_t *hpos;		/* (N) host: positions of a step's rows */
+	int rowwise;		/* set: the backend's row-wise products
+				   (matmul_forward_rows...) for any number of
+				   rows, so a row's numbers do not depend on
+				   how many share its step; 0 (gpt_infer_init):
+				   its fastest for the rows (on the CPU,
+				   row-wise up to GEMV_MAXN rows, sgemm above) */
 	int8_t *q8;		/* int8 matrices (gpt_infer_quantize), or NULL */
 	float *q8scale;
 	size_t q8off[GPT_NPARAM], q8soff[GPT_NPARAM];	/* per tensor, layer 0 */
