@@ -376,7 +376,7 @@ static const struct gpt_config mid = {
 	.vocab_pad = 384, .ln_eps = 1e-5f,
 };
 
-/* What a sample of test_chunked drew: tokens, and a hash of each row of logits. */
+/* A sample of test_chunked: its tokens, a hash of each one's logits. */
 struct crec {
 	int32_t tok[32];
 	uint64_t h[32];
@@ -451,9 +451,11 @@ interleave(struct gpt_infer *inf, int32_t **prompt)
 /*
  * Chunked prefill (gen.h): a prompt of 5 chunks is fed one chunk a step
  * while a running sample gets a token each step, and its first token
- * comes at its fifth step; 24 seeded samples, more than GEMV_MAXN
- * decoding at once, prompts of 1 to 7 chunks, started at once give each sample alone's
- * tokens and bitwise the same logits, fp32 and int8.
+ * comes at its fifth step; 24 seeded samples started at once, more
+ * than GEMV_MAXN decoding together, prompts of 1 to 7 chunks, give each
+ * sample alone's tokens and bitwise the same logits: fp32 and int8, the
+ * decoding in products of GEMV_MAXN rows and a prompt's chunk in a call
+ * of its own, or a whole step in one row-wise call (inf->rowwise).
  */
 static void
 test_chunked(void)
