@@ -7,10 +7,11 @@
 # (32) greedy tokens each, at concurrency 1, 8 and 32 (REQS/8, REQS/2 and
 # REQS requests, at least 2, 8 and 32; REQS 32), and reads the streams to time the first token
 # and the gaps between tokens. owt runs --parallel 32, fp32 and --int8;
-# the reference fp32; both THREADS (2) threads. Then wrk on GET /health,
+# the reference fp32; each THREADS (2) threads. Then wrk on GET /health,
 # the HTTP layer alone, on both.
 . "$OWT_SRC/contrib/bench/lib.sh"
 torch_ref
+sh "$OWT_SRC/contrib/build/deps.sh" python3-flask wrk >/dev/null 2>&1 || :
 : "${REQS:=32}" "${PROMPT:=32}" "${TOKENS:=32}"
 command -v node >/dev/null || { echo "serve: no node, skipped"; exit 0; }
 "$py" -c 'import flask' 2>/dev/null || ref=no
@@ -21,7 +22,7 @@ rm -f "$BW"/124m/iter_*/optimizer.safetensors
 ck=$(ls -d "$BW"/124m/iter_* | tail -n 1)
 
 pids=
-trap 'for p in $pids; do kill "$p" 2>/dev/null; done; rm -rf "$BW"' EXIT
+trap 'for p in $pids; do kill "$p" 2>/dev/null || :; done; rm -rf "$BW"' EXIT
 
 await_line() {	# FILE PATTERN: wait up to 120 s for a line
 	i=0
@@ -32,19 +33,15 @@ await_line() {	# FILE PATTERN: wait up to 120 s for a line
 	done
 }
 
-owt_start() {	# gpt-sample options: sets owt and owt_pid
+owt_start() {	# NAME, gpt-sample options: sets $NAME to its URL
+	name=$1
+	shift
 	gpt-sample --load "$BW/124m" --listen 0 --parallel 32 --workers "$THREADS" \
-	    "$@" 2>"$BW/owt.log" &
-	owt_pid=$!
-	pids="$pids $owt_pid"
-	await_line "$BW/owt.log" "ready as"
-	owt=http://$(sed -n 's/.*listening on http:\/\/\([^ ]*\)$/\1/p' "$BW/owt.log")
-	sed -n 's/^gpt-sample: \([0-9]* slots .*\); ready as.*/  owt: \1/p' "$BW/owt.log"
-}
-
-owt_stop() {
-	kill -TERM "$owt_pid"
-	wait "$owt_pid" || true
+	    "$@" 2>"$BW/$name.log" &
+	pids="$pids $!"
+	await_line "$BW/$name.log" "ready as"
+	eval "$name=http://$(sed -n 's/.*listening on http:\/\/\([^ ]*\)$/\1/p' "$BW/$name.log")"
+	sed -n "s/^gpt-sample: \([0-9]* slots .*\); ready as.*/  owt $name: \1/p" "$BW/$name.log"
 }
 
 # load NAME URL CONCURRENCY REQUESTS: the client's line in $BW/NAME
@@ -72,28 +69,26 @@ count() {	# the requests at concurrency $1
 }
 
 echo "GPT-2 124M shape, $THREADS threads, prompts of $PROMPT tokens, $TOKENS generated:"
-# Each concurrency runs the reference and owt back to back, so that both
-# see the same moment of a shared machine.
-owt_start
+# Both owt servers (fp32 and --int8) and the reference run together,
+# idle but one; each concurrency runs the three back to back, so that
+# all see the same moment of a shared machine.
+owt_start fp32
+owt_start int8 --int8
 for c in 1 8 32; do
 	n=$(count $c)
 	[ "$ref" = yes ] && load ref$c "$refurl" $c $n
-	load fp32-$c "$owt" $c $n
+	load fp32-$c "$fp32" $c $n
+	load int8-$c "$int8" $c $n
 done
-echo "wrk -t1 -c8 -d3s GET /health:"
-wrk -t1 -c8 -d3s "$owt/health" >"$BW/wrk.owt"
-echo "  owt:       $(sed -n 's/^Requests\/sec: *//p' "$BW/wrk.owt") requests/s, latency $(awk '$1 == "Latency" { print $2 " mean, " $3 " stdev" }' "$BW/wrk.owt")"
-if [ "$ref" = yes ]; then
-	wrk -t1 -c8 -d3s "$refurl/health" >"$BW/wrk.ref"
-	echo "  reference: $(sed -n 's/^Requests\/sec: *//p' "$BW/wrk.ref") requests/s, latency $(awk '$1 == "Latency" { print $2 " mean, " $3 " stdev" }' "$BW/wrk.ref")"
+if command -v wrk >/dev/null; then
+	echo "wrk -t1 -c8 -d3s GET /health:"
+	wrk -t1 -c8 -d3s "$fp32/health" >"$BW/wrk.owt"
+	echo "  owt:       $(sed -n 's/^Requests\/sec: *//p' "$BW/wrk.owt") requests/s, latency $(awk '$1 == "Latency" { print $2 " mean, " $3 " stdev" }' "$BW/wrk.owt")"
+	if [ "$ref" = yes ]; then
+		wrk -t1 -c8 -d3s "$refurl/health" >"$BW/wrk.ref"
+		echo "  reference: $(sed -n 's/^Requests\/sec: *//p' "$BW/wrk.ref") requests/s, latency $(awk '$1 == "Latency" { print $2 " mean, " $3 " stdev" }' "$BW/wrk.ref")"
+	fi
 fi
-owt_stop
-owt_start --int8
-for c in 1 8 32; do
-	n=$(count $c)
-	load int8-$c "$owt" $c $n
-done
-owt_stop
 
 echo "against the targets (owt over the reference, fp32):"
 if [ "$ref" = yes ]; then
