@@ -990,7 +990,10 @@ serve_run(struct serve *sv, struct gpt_infer *inf)
 	if (sv->ctx - 1 > inf->N)
 		sv->ctx = inf->N + 1;
 	go.ctx = sv->ctx;
-	go.chunk = SERVE_CHUNK < inf->N ? SERVE_CHUNK : inf->N;
+	/* a step's rows: at most S - 1 running while a prompt waits, so
+	   its chunk always fits beside them */
+	go.chunk = SERVE_CHUNK < inf->N - inf->S + 1 ? SERVE_CHUNK :
+	    inf->N - inf->S + 1;
 	inf->rowwise = 1;	/* a step's rows in one call, each its own */
 	gen_init(&sv->gen, inf, &go, on_token, sv);
 	sv->tlast = xcalloc((size_t)inf->S, sizeof *sv->tlast);
