@@ -105,7 +105,8 @@ typedef void gen_token_fn(void *arg, struct gen_seq *s, int32_t tok);
  * row-wise kernels, gemv.h, whose rows do not depend on the row count; the
  * same kernel whatever the batch), and a prompt in calls of its own.
  *
- * With o->chunk > 0 (chunked prefill), gen_start only takes the slot;
+ * With o->chunk > 0 (chunked prefill), gen_start only takes the slot
+ * (a sample with prompt_lp is still fed whole there);
  * each gen_step then, after the running samples' tokens, feeds prompt
  * chunks of o->chunk tokens (a prompt's chunk k is its tokens
  * [k chunk, (k + 1) chunk), whatever runs beside it), the oldest
