@@ -1431,6 +1431,10 @@ static const struct gpt_backend gpt_cuda = {
 	.encoder_forward_pos = cu_encoder_forward_pos,
 	.attention_forward_kv = cu_attention_forward_kv,
 	.matmul_forward_q8 = cu_matmul_forward_q8,
+	/* no row-wise products: gpt_infer's rowwise mode uses the ones above */
+	.matmul_forward_rows = NULL,
+	.lmhead_forward_rows = NULL,
+	.matmul_forward_q8_rows = NULL,
 };
 
 static const struct gpt_backend *
