@@ -66,7 +66,7 @@ GPU_PROGS = bpe-encode idx-pack gpt-train gpt-sample
 GPU_LIB = core/batch core/buf core/input core/json core/jsonl core/opt \
 	core/outfile core/par core/plugin core/progress core/tally core/utf8 core/util \
 	comm/comm comm/comm_nccl tok/bpe tok/encode tok/mmidx tok/pack tok/pretok tok/tiktoken tok/tok \
-	tok/tokenizer tok/uniclass \
+	tok/tokenizer tok/uniclass tok/spm tok/spmtok \
 	model/blas model/ckpt model/gemv model/gpt model/gpt_cpu model/gpt_device \
 	model/gpt_infer model/safetensors model/sgemm512 dist/dist dist/gpt_plan \
 	dist/pipeline train/ckpt_args train/gpt_data train/mt19937 train/sampler \
@@ -78,6 +78,13 @@ ifeq ($(GPU_ONLY),1)
 ifneq ($(shell pkg-config --exists libmicrohttpd 2>/dev/null && echo y),y)
 PKGS_gpt-sample := $(filter-out libmicrohttpd,$(PKGS_gpt-sample))
 $(B)/lib/gen/serve.o: OWT_CPPFLAGS += -DOWT_NO_MHD
+endif
+# Where it knows no sentencepiece, lib/tok/spm.cc is built as a stub that
+# refuses SentencePiece models (OWT_NO_SPM), and no program links it.
+ifneq ($(shell pkg-config --exists sentencepiece 2>/dev/null && echo y),y)
+$(B)/lib/tok/spm.o: OWT_CPPFLAGS += -DOWT_NO_SPM
+SPM_LIBS := -lsentencepiece -lstdc++
+$(foreach p,$(GPU_PROGS),$(eval LIBS_$(p) := $(filter-out $(SPM_LIBS),$(LIBS_$(p)))))
 endif
 PROGS := $(GPU_PROGS)
 LIB_OBJS := $(GPU_LIB:%=$(B)/lib/%.o)

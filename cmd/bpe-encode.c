@@ -1,4 +1,4 @@
-/* bpe-encode - turn JSONL text into GPT-2 or tiktoken ids (owt-tok(5)), and back */
+/* bpe-encode - turn JSONL text into GPT-2, tiktoken or SentencePiece ids (owt-tok(5)), and back */
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
@@ -115,10 +115,11 @@ static const struct opt opts[] = {
 	    .p = &opt.tk.pattern, .check = tiktoken_check_name,
 	    .help = "TikTokenizer's encoding (by the rank file's size)" },
 	{ .name = "tokenizer-model", .arg = "file", .type = OPT_STR,
-	    .p = &opt.tk.model, .help = "TikTokenizer's .tiktoken rank file" },
+	    .p = &opt.tk.model,
+	    .help = "the .tiktoken rank file, or the SentencePiece model" },
 	{ .name = "tokenizer-type", .arg = "type", .type = OPT_STR,
 	    .p = &opt.tk.type, .check = tokenizer_check_type,
-	    .help = "GPT2BPETokenizer (the default) or TikTokenizer" },
+	    .help = "GPT2BPETokenizer (the default), TikTokenizer, ..." },
 	OPT_ROW_VERSION,
 	{ .name = "vocab-file", .arg = "file", .type = OPT_STR, .p = &opt.tk.vocab,
 	    .help = "the tokens (encoder.json) of another vocabulary" },

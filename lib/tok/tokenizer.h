@@ -6,16 +6,18 @@
 #include <stdint.h>
 
 #include "tok/bpe.h"
+#include "tok/spmtok.h"
 #include "tok/tiktoken.h"
 
 /*
  * Megatron-Core's names: GPT2BPETokenizer (bpe.h: --vocab-file and
  * --merge-file, or the built-in GPT-2) and TikTokenizer (tiktoken.h: a
- * .tiktoken rank file, --tokenizer-model, and --tiktoken-pattern). Its
- * HuggingFaceTokenizer, GPTSentencePieceTokenizer, Llama2Tokenizer and
- * SentencePieceTokenizer are known and refused as not built yet.
+ * .tiktoken rank file, --tokenizer-model, and --tiktoken-pattern);
+ * SentencePieceTokenizer, GPTSentencePieceTokenizer and Llama2Tokenizer
+ * (spmtok.h: a SentencePiece model, --tokenizer-model). Its
+ * HuggingFaceTokenizer is known and refused as not built yet.
  */
-enum { TOKENIZER_GPT2BPE, TOKENIZER_TIKTOKEN };
+enum { TOKENIZER_GPT2BPE, TOKENIZER_TIKTOKEN, TOKENIZER_SPM };
 
 struct tokenizer_opts {
 	const char *type;	/* NULL: GPT2BPETokenizer */
@@ -28,6 +30,7 @@ struct tokenizer {
 	int type;
 	struct bpe *bpe;
 	struct tiktoken *tt;
+	struct spmtok *sp;
 };
 
 struct tokenizer_state {
@@ -39,7 +42,7 @@ struct tokenizer_state {
 /*
  * An opt.h check for --tokenizer-type: 0 for a type that is built, or -1
  * with "--NAME: 'ARG' is not built yet ..." for Megatron's others, and
- * "--NAME: 'ARG' is not GPT2BPETokenizer or TikTokenizer" for the rest.
+ * "--NAME: 'ARG' is not GPT2BPETokenizer, TikTokenizer, ..." for the rest.
  */
 struct opt;
 int tokenizer_check_type(const struct opt *o, const char *arg, char *err,
@@ -57,6 +60,13 @@ void tokenizer_free(struct tokenizer *t);
 /* The number of ids (all below it), and the EOD id (BPE_NOID: none). */
 uint32_t tokenizer_nvocab(const struct tokenizer *t);
 uint32_t tokenizer_eod(const struct tokenizer *t);
+/*
+ * Megatron's bos and eos (BPE_NOID: none): the SentencePiece types' (a
+ * Llama2Tokenizer text's first id is its bos); the others have no bos,
+ * and their eos is the EOD.
+ */
+uint32_t tokenizer_bos(const struct tokenizer *t);
+uint32_t tokenizer_eos(const struct tokenizer *t);
 
 /* Per thread; cache is bpe_state_new's (GPT-2's piece cache). */
 struct tokenizer_state *tokenizer_state_new(const struct tokenizer *t,
