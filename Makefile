@@ -63,11 +63,11 @@ UNIT_SRCS := $(sort $(wildcard t/*.c))
 # none, from .gpu-kit/ (headers and static libraries that
 # contrib/build/gpu-kit.sh copies from this machine's Debian packages).
 GPU_PROGS = bpe-encode idx-pack gpt-train gpt-sample
-GPU_LIB = core/batch core/buf core/input core/json core/jsonl core/opt \
+GPU_LIB = core/batch core/buf core/sha256 core/input core/json core/jsonl core/opt \
 	core/outfile core/par core/plugin core/progress core/tally core/utf8 core/util \
 	comm/comm comm/comm_nccl tok/bpe tok/encode tok/mmidx tok/pack tok/pretok tok/tiktoken tok/tok \
 	tok/tokenizer tok/uniclass tok/spm tok/spmtok \
-	model/blas model/ckpt model/gemv model/gpt model/gpt_cpu model/gpt_device \
+	model/blas model/ckpt model/ckpt_tok model/gemv model/gpt model/gpt_cpu model/gpt_device \
 	model/gpt_infer model/safetensors model/sgemm512 dist/dist dist/gpt_plan \
 	dist/pipeline train/ckpt_args train/gpt_data train/mt19937 train/sampler \
 	train/schedule train/train train/train_log train/train_prep train/train_run \

@@ -7,6 +7,7 @@
 
 #include "model/blas.h"
 #include "tok/bpe.h"
+#include "tok/tokenizer.h"
 #include "train/ckpt_args.h"
 #include "model/gpt.h"
 #include "train/gpt_data.h"
@@ -186,7 +187,7 @@ static const struct opt opts[] = {
 	    .p = &o.maxpos, .min = 1, .max = 1 << 20, .tag = C_MODEL,
 	    .help = "positions of the model (1024)" },
 	{ .name = "merge-file", .arg = "file", .type = OPT_STR,
-	    .p = &o.merge_file, .help = "GPT-2's merges (vocab.bpe), read" },
+	    .p = &o.tk.merges, .help = "GPT-2's merges (vocab.bpe), read" },
 	{ .name = "micro-batch-size", .arg = "n", .type = OPT_INT,
 	    .p = &o.micro, .min = 1, .max = 1 << 16, .tag = C_ARG,
 	    .help = "sequences per forward pass (4)" },
@@ -262,8 +263,15 @@ static const struct opt opts[] = {
 	    .help = "tensor-parallel ranks (1)" },
 	{ .name = "tensorboard-dir", .arg = "dir", .type = OPT_NOTE,
 	    .help = "no effect: --log-json writes the log as JSON lines" },
+	{ .name = "tiktoken-pattern", .arg = "name", .type = OPT_STR,
+	    .p = &o.tk.pattern, .check = tiktoken_check_name,
+	    .help = "TikTokenizer's encoding, as bpe-encode's" },
+	{ .name = "tokenizer-model", .arg = "file", .type = OPT_STR,
+	    .p = &o.tk.model,
+	    .help = "the .tiktoken rank file, or the SentencePiece model" },
 	{ .name = "tokenizer-type", .arg = "type", .type = OPT_STR,
-	    .check = bpe_check_tokenizer, .help = "GPT2BPETokenizer, the only one" },
+	    .p = &o.tk.type, .check = tokenizer_check_type,
+	    .help = "GPT2BPETokenizer, TikTokenizer, ..., as bpe-encode's" },
 	{ .name = "train-iters", .arg = "n", .type = OPT_U64,
 	    .p = &o.train_iters, .min = 1, .max = 1e15, .tag = C_ARG,
 	    .help = "iterations to train" },
@@ -279,7 +287,7 @@ static const struct opt opts[] = {
 	    .help = "data parallel: shard the optimizer state (ZeRO-1)" },
 	OPT_ROW_VERSION,
 	{ .name = "vocab-file", .arg = "file", .type = OPT_STR,
-	    .p = &o.vocab_file,
+	    .p = &o.tk.vocab,
 	    .help = "GPT-2's encoder.json: the vocabulary, read" },
 	{ .name = "vocab-size", .arg = "n", .type = OPT_INT, .p = &o.vocab,
 	    .min = 2, .max = 1 << 30, .tag = C_MODEL,
@@ -347,7 +355,7 @@ parse(int argc, char **argv)
 	if (GIVEN("train-iters") && GIVEN("train-samples"))
 		owt_die(XUSAGE, "--train-iters and --train-samples exclude "
 		    "each other");
-	if ((o.vocab_file == NULL) != (o.merge_file == NULL))
+	if ((o.tk.vocab == NULL) != (o.tk.merges == NULL))
 		owt_die(XUSAGE, "--vocab-file and --merge-file go together");
 	if (o.override_sched && o.use_ckpt_sched)
 		owt_die(XUSAGE, "--override-lr-scheduler and "
