@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "model/blas.h"
-#include "tok/bpe.h"
+#include "tok/tokenizer.h"
 #include "gen/gen_queue.h"
 #include "gen/sample.h"
 #include "model/gpt.h"
@@ -69,8 +69,8 @@ static const struct opt opts[] = {
 	{ .name = "max-position-embeddings", .arg = "n", .type = OPT_INT,
 	    .p = &opt.shape[3], .min = 1, .max = 1 << 20,
 	    .help = "check the model's n_positions" },
-	{ .name = "merge-file", .arg = "file", .type = OPT_STR, .p = &opt.merges,
-	    .help = "the BPE merges (the shipped GPT-2 vocab.bpe)" },
+	{ .name = "merge-file", .arg = "file", .type = OPT_STR,
+	    .p = &opt.tk.merges, .help = "GPT2BPETokenizer's merges" },
 	{ .name = "micro-batch-size", .arg = "n", .type = OPT_INT,
 	    .p = &opt.batch, .min = 1, .max = 1024,
 	    .help = "samples generated together (4)" },
@@ -120,8 +120,14 @@ static const struct opt opts[] = {
 	    .help = "divide the logits by x; 0: greedy (1.0)" },
 	{ .name = "tensor-model-parallel-size", .arg = "n", .type = OPT_NOTE,
 	    .help = "accepted for Megatron's scripts; no effect" },
-	{ .name = "tokenizer-type", .arg = "GPT2BPETokenizer", .type = OPT_STR,
-	    .check = bpe_check_tokenizer, .help = "the only one" },
+	{ .name = "tiktoken-pattern", .arg = "name", .type = OPT_STR,
+	    .p = &opt.tk.pattern, .check = tiktoken_check_name,
+	    .help = "TikTokenizer's encoding, as bpe-encode's" },
+	{ .name = "tokenizer-model", .arg = "file", .type = OPT_STR,
+	    .p = &opt.tk.model, .help = "the .tiktoken or SentencePiece model" },
+	{ .name = "tokenizer-type", .arg = "type", .type = OPT_STR,
+	    .p = &opt.tk.type, .check = tokenizer_check_type,
+	    .help = "as bpe-encode's (the checkpoint's, or GPT-2's)" },
 	{ .name = "top-k", .arg = "n", .type = OPT_INT, .p = &opt.top_k,
 	    .max = 1 << 30,
 	    .help = "draw from the n most likely tokens; 0: all (0)" },
@@ -133,8 +139,8 @@ static const struct opt opts[] = {
 	{ .name = "top_p", .arg = "x", .flags = OPT_ALIAS,
 	    .help = "the same, Megatron's spelling" },
 	OPT_ROW_VERSION,
-	{ .name = "vocab-file", .arg = "file", .type = OPT_STR, .p = &opt.vocab,
-	    .help = "the BPE vocabulary (the shipped GPT-2 encoder.json)" },
+	{ .name = "vocab-file", .arg = "file", .type = OPT_STR,
+	    .p = &opt.tk.vocab, .help = "the BPE vocabulary (GPT2BPETokenizer)" },
 	{ .name = "workers", .arg = "n", .type = OPT_INT, .p = &opt.workers,
 	    .min = 1, .max = 1024, .help = "threads (all processors)" },
 };
@@ -186,7 +192,7 @@ parse(int argc, char **argv)
 		owt_die(XUSAGE, "unexpected operand '%s'", argv[first]);
 	if (opt.load == NULL)
 		owt_die(XUSAGE, "no model: give --load dir");
-	if ((opt.vocab == NULL) != (opt.merges == NULL))
+	if ((opt.tk.vocab == NULL) != (opt.tk.merges == NULL))
 		owt_die(XUSAGE, "--vocab-file and --merge-file go together");
 	if (opt.score && opt.interactive)
 		owt_die(XUSAGE, "--score and --interactive exclude each other");
@@ -237,7 +243,6 @@ main(int argc, char **argv)
 	struct gen_queue_opts qo = { 0 };
 	struct gpt model;
 	struct input in;
-	struct bpe_state *bs;
 	char err[OWT_ERRSIZE];
 	int code, interactive, uncond, r;
 
@@ -247,10 +252,8 @@ main(int argc, char **argv)
 	run.p = &options;
 	run.given = given;
 	uncond = qo.format == GEN_QUEUE_UNCOND;
-	if ((run.vocab = bpe_load(opt.vocab, opt.merges, err,
-	    sizeof err, &code)) == NULL)
+	if (sample_tokenizer(&run, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
-	bs = bpe_state_new(run.vocab, 0);
 	if (opt.workers == 0)
 		opt.workers = owt_ncpu();
 	omp_set_num_threads(opt.workers);
@@ -258,8 +261,7 @@ main(int argc, char **argv)
 	if (opt.listen) {
 		if (sample_serve(&run, err, sizeof err, &code) < 0)
 			owt_die(code, "%s", err);
-		bpe_state_free(bs);
-		bpe_free(run.vocab);
+		sample_tokenizer_free(&run);
 		return owt_finish(run.status);
 	}
 	if (sample_load(&run, &model, err, sizeof err, &code) < 0)
@@ -275,7 +277,7 @@ main(int argc, char **argv)
 		qo.flush = 1;
 		sample_catch_sigint();
 	}
-	gen_queue_init(&run.q, &qo, run.vocab, bs, stdout);
+	gen_queue_init(&run.q, &qo, run.vocab, run.ts, stdout);
 	if (opt.score)
 		r = sample_score(&run, &model, &in, err, sizeof err, &code);
 	else
@@ -293,7 +295,6 @@ main(int argc, char **argv)
 	if (!uncond)
 		input_close(&in);
 	gpt_free(&model);
-	bpe_state_free(bs);
-	bpe_free(run.vocab);
+	sample_tokenizer_free(&run);
 	return owt_finish(run.status);
 }
