@@ -84,6 +84,9 @@ ckpt_tok_from(struct ckpt_tok *ct, const struct tokenizer_opts *o,
 		snprintf(ct->pattern, sizeof ct->pattern, "%s", o->pattern);
 	ct->bos = tokenizer_bos(t);
 	ct->eos = tokenizer_eos(t);
+	/* Hugging Face's GPT-2 config: <|endoftext|> begins texts too */
+	if (strcmp(type, "GPT2BPETokenizer") == 0)
+		ct->bos = ct->eos;
 	if (names == NULL)
 		return owt_fail(err, errsize, code, XUSAGE, "--tokenizer-type "
 		    "%s: checkpoints cannot keep it yet", type);
