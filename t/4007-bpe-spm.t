@@ -112,9 +112,9 @@ is "$(cat got)" 1 "Llama2Tokenizer: an empty text is a document of its BOS, as M
 sp="--tokenizer-type SentencePieceTokenizer --tokenizer-model bpe.model"
 ids() { printf '%s\n' "$1" | spm_encode --model=bpe.model --output_format=id; }
 printf '%s\n' "$(ids 'one') 2002 $(ids 'two') 1 $(ids ' three') 2 2003 2000 2001 2004 $(ids 'four')" \
-    "$(ids 'no tokens here')" | tr -s ' ' >want
+    "$(ids 'no tokens here')" "1 2 $(ids 'x<EO')" | tr -s ' ' >want
 printf '%s\n' '{"text":"one<EOD>two<s> three</s><MASK><CLS><SEP><PAD>four"}' \
-    '{"text":"no tokens here"}' >sp.jsonl
+    '{"text":"no tokens here"}' '{"text":"<s></s>x<EO"}' >sp.jsonl
 run bpe-encode $sp sp.jsonl
 cp out sp.tok
 perl "$E/tok2ids" <out >got
@@ -123,7 +123,7 @@ od -An -tu4 -j8 -N8 sp.tok | awk '{ print $1, $2 }' >hdr
 is "$(cat hdr)" "2005 2002" "SentencePieceTokenizer: 2005 ids, EOD <EOD>"
 run bpe-encode -dq $sp sp.tok
 printf '%s\n' '{"text":"one <EOD> two <s> three </s>  <MASK>  <CLS>  <SEP>  <PAD> four"}' \
-    '{"text":"no tokens here"}' >want
+    '{"text":"no tokens here"}' '{"text":" <s>  </s> x<EO"}' >want
 same want out "SentencePieceTokenizer: -d writes each added token as ' TOKEN '"
 bpe-encode -q --append-eod $sp some.jsonl | idx-pack -q -o rs
 run bpe-encode -q --append-eod --workers 2 $sp --output-prefix s some.jsonl

@@ -101,12 +101,14 @@ static int
 find_special(const struct spmtok *t, const char *s, size_t len, size_t *at)
 {
 	const char *p, *best = NULL;
-	size_t i;
+	size_t i, lim;
 	int k = -1;
 
 	for (i = 0; i < t->nspecial; i++) {
-		p = memmem(s, best ? (size_t)(best - s) + t->special[i].len - 1 :
-		    len, t->special[i].text, t->special[i].len);
+		/* a match that starts before the best so far */
+		lim = best ? (size_t)(best - s) + t->special[i].len - 1 : len;
+		p = memmem(s, lim < len ? lim : len, t->special[i].text,
+		    t->special[i].len);
 		if (p != NULL && (best == NULL || p < best)) {
 			best = p;
 			k = (int)i;
