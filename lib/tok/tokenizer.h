@@ -40,6 +40,23 @@ struct tokenizer_state {
 };
 
 /*
+ * The option rows of --tiktoken-pattern, --tokenizer-model and
+ * --tokenizer-type (neighbours in a table in the order of names) that set
+ * *tk, a struct tokenizer_opts: gpt-train's and gpt-sample's, which take
+ * bpe-encode's flags.
+ */
+#define TOKENIZER_OPT_ROWS(tk) \
+	{ .name = "tiktoken-pattern", .arg = "name", .type = OPT_STR, \
+	    .p = &(tk)->pattern, .check = tiktoken_check_name, \
+	    .help = "TikTokenizer's encoding, as bpe-encode's" }, \
+	{ .name = "tokenizer-model", .arg = "file", .type = OPT_STR, \
+	    .p = &(tk)->model, \
+	    .help = "the .tiktoken or SentencePiece model, as bpe-encode's" }, \
+	{ .name = "tokenizer-type", .arg = "type", .type = OPT_STR, \
+	    .p = &(tk)->type, .check = tokenizer_check_type, \
+	    .help = "GPT2BPETokenizer, TikTokenizer, ..., as bpe-encode's" }
+
+/*
  * An opt.h check for --tokenizer-type: 0 for a type that is built, or -1
  * with "--NAME: 'ARG' is not built yet ..." for Megatron's others, and
  * "--NAME: 'ARG' is not GPT2BPETokenizer, TikTokenizer, ..." for the rest.
