@@ -452,6 +452,8 @@ main(int argc, char **argv)
 		owt_die_errno(XSYS, "%s: write error", o.log_json);
 	gpt_data_close(&data);
 	ckpt_args_free(&pr.ld);
+	ckpt_tok_set(NULL);
+	ckpt_tok_free(&pr.tok);
 	train_free(&tr);
 	gpt_free(&model);
 	free(args);
