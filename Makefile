@@ -74,10 +74,18 @@ GPU_LIB = core/batch core/buf core/sha256 core/input core/json core/jsonl core/o
 	gen/gen gen/gen_queue gen/sample gen/serve gen/serve_api
 ifeq ($(GPU_ONLY),1)
 # Where pkg-config knows no libmicrohttpd (the GPU machine), gpt-sample
-# is built without --listen (lib/serve.c's OWT_NO_MHD).
+# links .gpu-kit's (its shared library and those it needs, found by an
+# old-style DT_RPATH, which unlike RUNPATH also serves the library's own
+# needs), or without a kit is built without --listen (lib/serve.c's
+# OWT_NO_MHD).
 ifneq ($(shell pkg-config --exists libmicrohttpd 2>/dev/null && echo y),y)
 PKGS_gpt-sample := $(filter-out libmicrohttpd,$(PKGS_gpt-sample))
+ifneq ($(wildcard .gpu-kit/include/microhttpd.h),)
+LIBS_gpt-sample += $(CURDIR)/.gpu-kit/lib/mhd/libmicrohttpd.so.12 \
+	-Wl,--disable-new-dtags,-rpath,$(CURDIR)/.gpu-kit/lib/mhd
+else
 $(B)/lib/gen/serve.o: OWT_CPPFLAGS += -DOWT_NO_MHD
+endif
 endif
 # Where it knows no sentencepiece, lib/tok/spm.cc is built as a stub that
 # refuses SentencePiece models (OWT_NO_SPM), and no program links it.

@@ -32,14 +32,14 @@ add_keys(const struct opt *o, const char *arg, char *err, size_t errsize)
 	do {
 		comma = strchr(p, ',');
 		if (comma == p || *p == '\0') {
-			snprintf(err, errsize, "--json-keys: '%s' has an empty "
+			return owt_fail(err, errsize, NULL, XUSAGE,
+			    "--json-keys: '%s' has an empty "
 			    "field name", arg);
-			return -1;
 		}
 		if (opt.nkeys == ENCODE_MAXKEYS) {
-			snprintf(err, errsize, "--json-keys: more than %d fields",
+			return owt_fail(err, errsize, NULL, XUSAGE,
+			    "--json-keys: more than %d fields",
 			    ENCODE_MAXKEYS);
-			return -1;
 		}
 		opt.keys[opt.nkeys++] = comma ? xstrndup(p, (size_t)(comma - p)) :
 		    p;
@@ -55,9 +55,9 @@ check_partitions(const struct opt *o, const char *arg, char *err,
 {
 	(void)o;
 	if (strcmp(arg, "1") != 0) {
-		snprintf(err, errsize, "--partitions: '%s': owt writes one "
+		return owt_fail(err, errsize, NULL, XUSAGE,
+		    "--partitions: '%s': owt writes one "
 		    "dataset in input order (1)", arg);
-		return -1;
 	}
 	return 0;
 }
@@ -67,9 +67,9 @@ static int
 refuse(const struct opt *o, const char *arg, char *err, size_t errsize)
 {
 	(void)arg;
-	snprintf(err, errsize, "--%s: not supported: owt writes each document "
+	return owt_fail(err, errsize, NULL, XUSAGE,
+	    "--%s: not supported: owt writes each document "
 	    "as one sequence", o->name);
-	return -1;
 }
 
 static const struct opt opts[] = {
@@ -189,11 +189,10 @@ encode(int argc, char **argv)
 	    batch_run(&loop, argv + first, argc - first, err, sizeof err,
 	    &code)) < 0)
 		owt_die(code, "%s", err);
-	if (k == XDATA) {
+	if (k == XDATA)
 		run.status = XDATA;
-		if (!opt.keep_going)
-			exit(owt_finish(XDATA));
-	}
+	if (batch_halts(k, opt.keep_going))
+		exit(owt_finish(XDATA));
 	/* Every record was encoded, or skipped under -k: the output is whole. */
 	if (opt.prefix) {
 		if (encode_datasets_commit(&run, err, sizeof err, &code) < 0)
@@ -212,8 +211,8 @@ summary(double secs)
 	size_t i;
 
 	for (i = 1; i < ENCODE_NCOUNT; i++)
-		count[i].name = i < BAD_NREASONS ? input_bad_name[i] :
-		    i == ENCODE_FIELD ? "missing or non-string field" :
+		count[i].name = i == BAD_FIELD ? "missing or non-string field" :
+		    i < BAD_NREASONS ? input_bad_name[i] :
 		    i == ENCODE_EMPTY ? "empty document" :
 		    i == ENCODE_TRUNC ? "bad token stream" : "not UTF-8 text";
 	if (opt.decode)

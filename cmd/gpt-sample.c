@@ -66,6 +66,9 @@ static const struct opt opts[] = {
 	{ .name = "load", .arg = "dir", .type = OPT_STR, .p = &opt.load,
 	    .flags = OPT_REQUIRED,
 	    .help = "an owt checkpoint or a Hugging Face GPT-2 directory" },
+	{ .name = "log-json", .arg = "file", .type = OPT_STR,
+	    .p = &opt.log_json,
+	    .help = "--listen: a JSON line per request to file, appended" },
 	{ .name = "max-position-embeddings", .arg = "n", .type = OPT_INT,
 	    .p = &opt.shape[3], .min = 1, .max = 1 << 20,
 	    .help = "check the model's n_positions" },
@@ -156,7 +159,7 @@ serving(void)
 	    "sample-output-file", "score", "interactive", "greedy",
 	    "num-samples", "ids", "json-keys", "score-stride", "keep-going" };
 	static const char *const server[] = { "parallel", "queue",
-	    "served-model-name", "drain-timeout", "api-key-file" };
+	    "served-model-name", "drain-timeout", "api-key-file", "log-json" };
 	size_t i;
 	int k;
 

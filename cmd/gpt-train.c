@@ -44,9 +44,9 @@ check_style(const struct opt *d, const char *arg, char *err, size_t errsize)
 {
 	if (schedule_style(arg) >= 0)
 		return 0;
-	snprintf(err, errsize, "--%s: '%s' is not constant, linear, cosine or "
+	return owt_fail(err, errsize, NULL, XUSAGE,
+	    "--%s: '%s' is not constant, linear, cosine or "
 	    "inverse-square-root", d->name, arg);
-	return -1;
 }
 
 /* A count of samples kept as a double (the warmup may be fractional). */

@@ -28,9 +28,9 @@ check_lang(const struct opt *o, const char *arg, char *err, size_t errsize)
 {
 	if (langid_known(arg))
 		return 0;
-	snprintf(err, errsize, "--lang: '%s' is not a language CLD2 detects",
+	return owt_fail(err, errsize, NULL, XUSAGE,
+	    "--lang: '%s' is not a language CLD2 detects",
 	    arg);
-	return -1;
 }
 
 static const struct opt opts[] = {
@@ -240,7 +240,7 @@ main(int argc, char **argv)
 	}
 	if (c.errcode != 0)
 		owt_die(c.errcode, "%s", c.err);
-	if (status != XOK && !opt.keep_going)
+	if (batch_halts(status, opt.keep_going))
 		exit(owt_finish(status));
 	if (clean_finish(&c, stdout, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);

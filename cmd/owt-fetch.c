@@ -8,6 +8,7 @@
 
 #include "web/fetch.h"
 #include "web/fetch_warc.h"
+#include "core/batch.h"
 #include "core/opt.h"
 #include "core/outfile.h"
 #include "core/util.h"
@@ -29,9 +30,9 @@ host_port_addr(const struct opt *o, const char *arg, char *err, size_t errsize)
 {
 	(void)o;
 	if (strchr(arg, ':') == NULL) {
-		snprintf(err, errsize, "--resolve: '%s' is not host:port:address",
+		return owt_fail(err, errsize, NULL, XUSAGE,
+		    "--resolve: '%s' is not host:port:address",
 		    arg);
-		return -1;
 	}
 	return 0;
 }
@@ -202,7 +203,7 @@ main(int argc, char **argv)
 	}
 	progress_done(&f.prog);
 	/* A bad line without -k ends the run at once, without a summary. */
-	if (status == XDATA && !opt.keep_going) {
+	if (batch_halts(status, opt.keep_going)) {
 		if (fetch_close(&f, err, sizeof err, &code) < 0)
 			owt_die(code, "%s", err);
 		exit(owt_finish(XDATA));

@@ -26,7 +26,7 @@ py=/usr/bin/python3
 [ -x "$py" ] || skip_all "no /usr/bin/python3 (the JSON checks)"
 
 # Each example block (.Bd -literal ... .Ed, or .Dl) of an EXAMPLES section,
-# and each of owt.7 (its commands), into $T/ex/PAGE.N, unescaped;
+# of the Examples of a SERVING section, and each of owt.7 (its commands), into $T/ex/PAGE.N, unescaped;
 # $T/ex/index has "PAGE<tab>N<tab>first line" (a "$ " prompt left out).
 mkdir "$T/ex" "$T/bin" "$T/w"
 : >"$T/ex/seen"
@@ -65,7 +65,9 @@ for page in "$OWT_SRC"/man/*.[157]; do
 			first = 0
 		}
 	}
-	/^\.Sh / { on = $0 == ".Sh EXAMPLES" || name == "owt.7"; next }
+	/^\.Sh / { on = $0 == ".Sh EXAMPLES" || name == "owt.7"
+		serving = $0 == ".Sh SERVING"; next }
+	serving && /^\.Ss / { on = $0 == ".Ss Examples"; next }
 	!on { next }
 	/^\.Bd -literal/ { start(); lit = 1; next }
 	/^\.Ed/ { lit = 0; close(f); next }
@@ -406,6 +408,22 @@ printf '{"text": "%s"}\n' "And the king said unto him." "In the beginning was th
 ex gpt-sample.1 'gpt-sample --load ckpt --score --sample-input-file valid.jsonl >scored.jsonl'
 is "$(grep -c '"ppl":[0-9]' scored.jsonl)" 3 "each document scored"
 
+# --- gpt-sample(1)'s SERVING: a server on a free port (the page's 8000),
+# a request of each protocol, SIGTERM.
+port=$("$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+ex gpt-sample.1 'gpt-sample --load ckpt --listen 8000 --log-json requests.jsonl &' \
+    "s/8000/$port/g"
+is "$(grep -c '^{"id":"cmpl-' "$T/out") $(grep -c '^data: {"id":"cmpl-' "$T/out" | sed 's/^[1-9][0-9]*$/some/') $(grep -c '^{"text":\["In the beginning' "$T/out") $(grep -c '^data: {"model_name":"ckpt","model_version":"1","text_output":"In the beginning"}$' "$T/out") $(grep -c '"outputs":\[{"name":"text_output","datatype":"BYTES","shape":\[1\],"data":\["In the beginning' "$T/out")" \
+    "1 some 1 1 1" "OpenAI's answer and stream, Megatron's answer, Triton's stream (the prompt first) and infer"
+like "$T/out" '^\{"model_name":"ckpt","model_version":"1","text_output":"In the beginning' \
+    "generate: text_output holds the prompt, then the text"
+like "$T/out" '^owt_requests_total\{path="/v2/models/\{name\}/infer",status="200"\} 1$' \
+    "/metrics counts the infer request by its path"
+is "$(grep -c '"status": 200' requests.jsonl)" 8 \
+    "--log-json: a line for each request answered 200: ready, 6 generations, /metrics"
+notrun gpt-sample.1 'python3 tools/text_generation_cli.py localhost:8000' \
+    "Megatron-LM's tools/; t/7004-serve-megatron.t sends its CLI's requests with python3-requests"
+
 # --- owt(7): the dataset recipe, run by t/8003-owt-mk.t on loopback pages.
 notrun owt.7 'make -f /usr/local/share/owt/owt.mk URLS=urls OUT=data SHARDS=64 \' \
     "t/8003-owt-mk.t runs owt.mk"
@@ -414,6 +432,10 @@ notrun owt.7 'mk="make -f /usr/local/share/owt/owt.mk URLS=urls OUT=data SHARDS=
     "needs ssh to other machines; t/8003-owt-mk.t runs the steps one by one"
 notrun owt.7 '0 2 * * * cd /srv/owt && make -f /usr/local/share/owt/owt.mk URLS=urls OUT=data SHARDS=8 NAME=owt -j8 >>build.log 2>&1 || echo "owt: dataset not complete, see /srv/owt/build.log"' \
     "a crontab line"
+notrun owt.7 '# /etc/systemd/system/owt-gpt2.service' \
+    "a systemd unit: t/7009-serve-deploy.t checks it with systemd-analyze verify"
+notrun owt.7 'upstream owt_gpt2 {' \
+    "nginx's configuration: t/7009-serve-deploy.t runs nginx with it in front of gpt-sample"
 
 # --- owt(7): the whole pipeline, in a folder of its own.
 mkdir -p p7/scraped p7/www p7/data

@@ -123,7 +123,7 @@ same want out "records before the bad one are written"
 run owt-fetch --filter-only -k bad.txt
 is "$rc" 1 "-k still exits 1"
 like err "^owt-fetch: bad.txt:3: missing 'url' field$" "a record without url is reported"
-like err "^owt-fetch: bad.txt:4: not a string 'url' field$" "a non-string url is reported"
+like err "^owt-fetch: bad.txt:4: non-string 'url' field$" "a non-string url is reported"
 like err '3 bad input lines' "the summary counts bad lines"
 printf 'http://example.com/1\nhttp://example.com/5\n' >want
 same want out "-k goes on after bad lines"

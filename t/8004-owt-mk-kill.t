@@ -44,20 +44,23 @@ EOF
 	chmod +x wrap/$w
 done
 
-mk() {	# OUT [make args]: the recipe, quietly, one step at a time
-	o=$1
-	shift
-	make -s --no-print-directory -f "$MK" URLS=urls OUT="$o" SHARDS=2 NAME=t \
-	    DOCS=docs FETCH_FLAGS="--allow-private --delay 0.01" "$@"
+# mk.sh OUT [make args]: the recipe, quietly, one step at a time; every
+# build here runs it, so that the killed ones are the same command.
+cat >mk.sh <<EOF
+o=\$1
+shift
+exec make -s --no-print-directory -f "$MK" URLS=urls OUT="\$o" SHARDS=2 \\
+    NAME=t DOCS=docs FETCH_FLAGS="--allow-private --delay 0.01" "\$@"
+EOF
+mk() {
+	sh "$T/mk.sh" "$@"
 }
 # killed OUT K: the build in its own process group, through the wrappers,
 # killed after the K-th rename or link (never with K 0); the count in OUT.n.
 killed() {
 	echo 0 >"$1.n"
 	PATH=$T/wrap:$PATH KILL_COUNT=$T/$1.n KILL_AT=$2 \
-	    setsid sh -c 'exec "$@"' sh make -s --no-print-directory -f "$MK" \
-	    URLS=urls OUT="$1" SHARDS=2 NAME=t DOCS=docs \
-	    FETCH_FLAGS="--allow-private --delay 0.01" >"$1.out" 2>&1
+	    setsid sh "$T/mk.sh" "$1" >"$1.out" 2>&1
 }
 
 run mk base

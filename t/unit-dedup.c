@@ -320,7 +320,7 @@ test_report(void)
 	    &code);
 	SAMES(b.p, "{\"stage\":\"length\",\"reason\":\"too short\",\"chars\":30}\n",
 	    "tokens not counted: characters only");
-	d.drop = CLEAN_MISSING;
+	d.drop = BAD_FIELD;
 	d.wholen = 25;
 	b.len = 0;
 	dedup_report_drop(&r, &b, &d, "a:4: missing 'text' field", "\"a\"", 4, -1,
@@ -562,15 +562,15 @@ test_clean(void)
 	    "reported as input's");
 	rep.len = 0;
 	OK(doc(&c, w, 5, "{\"body\":\"x\"}", &d, &out, &info, &rep) == 0 &&
-	    d.drop == CLEAN_MISSING, "no text field");
+	    d.drop == BAD_FIELD, "no text field");
 	SAME(info.p + d.who, d.wholen, "f.jsonl:5: missing 'text' field", 31,
 	    "is a bad record");
 	OK(doc(&c, w, 6, "{\"text\":[1]}", &d, &out, &info, &rep) == 0 &&
-	    d.drop == CLEAN_MISSING, "a text field that is not a string");
+	    d.drop == BAD_FIELD, "a text field that is not a string");
 	SAME(info.p + d.who, d.wholen, "f.jsonl:6: non-string 'text' field", 34,
 	    "is one too");
 	OK(c.nin == 6 && c.nout == 2 && c.nfixed == 1 &&
-	    c.count[CLEAN_DUPTEXT].n == 1 && c.count[CLEAN_MISSING].n == 2 &&
+	    c.count[CLEAN_DUPTEXT].n == 1 && c.count[BAD_FIELD].n == 2 &&
 	    c.count[BAD_JSON].n == 1, "the counts");
 	OK(dedup_count(c.index) == 2, "the index holds the kept two");
 

@@ -778,7 +778,7 @@ test_fetch_items(void)
 	it = fetch_item_next(&f);
 	snprintf(want, sizeof want, "%s:4: missing 'url' field", in);
 	OK(it != NULL && it->url == NULL && it->bad == XDATA &&
-	    it->reason == FETCH_BAD_FIELD, "fetch_item_next: no url, a bad item");
+	    it->reason == BAD_FIELD, "fetch_item_next: no url, a bad item");
 	SAMES(it && it->msg ? it->msg : "", want, "fetch_item_next: its message");
 	it = fetch_item_next(&f);
 	OK(it != NULL && it->url == NULL && it->reason == BAD_JSON,
@@ -804,7 +804,7 @@ test_fetch_items(void)
 	OK(fetch_open(&f, &o, paths, 1, stdout, &stop, err, sizeof err,
 	    &code) == 0, "fetch_open, --shard 1/2 --resume");
 	it = fetch_item_next(&f);
-	OK(it != NULL && it->url == NULL && it->reason == FETCH_BAD_FIELD,
+	OK(it != NULL && it->url == NULL && it->reason == BAD_FIELD,
 	    "fetch_item_next, shard 1/2: lines 1 (blank), 3 and 5");
 	OK(fetch_item_next(&f) == NULL && f.nresumed == 1,
 	    "fetch_item_next: the logged URL skipped");

@@ -1,7 +1,9 @@
 #!/bin/sh
 # gpu-kit.sh - copy what gpt-sample, bpe-encode and idx-pack link besides
 # libc and CUDA (yajl, zlib, zstd, PCRE2: Debian's headers and static
-# libraries)
+# libraries; libmicrohttpd for gpt-sample --listen: its header, and its
+# shared library with those it needs but libc, in lib/mhd/, since
+# Debian's static one needs GnuTLS, which has none)
 # into .gpu-kit/, for a GPU machine that has no package registry. The
 # directory is ignored by git; name it in the device run's carry list.
 set -eu
@@ -16,4 +18,10 @@ cp /usr/include/zlib.h /usr/include/zconf.h /usr/include/zstd.h \
 [ -f /usr/include/$arch/zconf.h ] && cp /usr/include/$arch/zconf.h .gpu-kit/include/
 cp "$lib/libyajl_s.a" "$lib/libzstd.a" "$lib/libz.a" "$lib/libpcre2-8.a" \
     .gpu-kit/lib/
+mkdir .gpu-kit/lib/mhd
+cp /usr/include/microhttpd.h .gpu-kit/include/
+for so in "$lib/libmicrohttpd.so.12" $(ldd "$lib/libmicrohttpd.so.12" |
+    awk '$3 ~ /^\// && $1 !~ /^(libc|libm|libpthread|libdl|ld-linux)/ { print $3 }'); do
+	cp "$(readlink -f "$so")" ".gpu-kit/lib/mhd/${so##*/}"
+done
 du -sh .gpu-kit

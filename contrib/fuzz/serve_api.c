@@ -9,10 +9,12 @@
 #define V 50257
 
 /*
- * Input: a byte choosing the protocol (even: OpenAI, odd: Megatron),
- * then the request body. Whatever serve_api_parse accepts gets, in each
- * sample, tokens taken from the body's bytes and an end, then its answer
- * (ASan and UBSan check every path; an error answer is checked too).
+ * Input: a byte choosing the protocol (its value mod 5: OpenAI,
+ * Megatron, Triton's generate, generate_stream, infer), then the request
+ * body. Whatever serve_api_parse accepts gets, in each sample, tokens
+ * taken from the body's bytes and an end, then its answer (ASan and
+ * UBSan check every path; an error answer is checked too). The body is
+ * also a URL for the /v2 router, and a path it names gets its metadata.
  */
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -25,7 +27,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct buf err = { 0 };
 	char *body;
 	char e[OWT_ERRSIZE];
-	int status, code, i, k;
+	static const int kinds[] = { SERVE_OPENAI, SERVE_MEGATRON,
+	    SERVE_GENERATE, SERVE_GENERATE_STREAM, SERVE_INFER };
+	struct buf meta = { 0 };
+	char *url;
+	int status, code, i, k, path;
 
 	if (vocab == NULL) {
 		vocab = bpe_load("data/gpt2/encoder.json", "data/gpt2/vocab.bpe",
@@ -39,8 +45,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	body = malloc(size - 1 ? size - 1 : 1);	/* ASan sees the end */
 	memcpy(body, data + 1, size - 1);
 	c = (struct serve_api_ctx){ vocab, bs, "m", 64, V, 1 };
-	r = serve_api_parse(data[0] & 1 ? SERVE_MEGATRON : SERVE_OPENAI, body,
-	    size - 1, &c, &status, &err);
+	url = malloc(size);	/* the body as a NUL-terminated URL */
+	memcpy(url, data + 1, size - 1);
+	url[size - 1] = '\0';
+	path = serve_api_v2_path(url, "m");
+	if (path < SERVE_V2_NONE || path > SERVE_V2_UNKNOWN)
+		abort();
+	if (path == SERVE_V2_SERVER || path == SERVE_V2_MODEL)
+		serve_api_v2_meta(&meta, path, "m", 64);
+	buf_free(&meta);
+	free(url);
+	r = serve_api_parse(kinds[data[0] % 5], body, size - 1, &c, &status,
+	    &err);
 	if (r != NULL) {
 		for (i = 0; i < r->nseq; i++) {
 			if (r->seq[i].plp != NULL)	/* gen_start's */

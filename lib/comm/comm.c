@@ -218,15 +218,13 @@ comm_init(struct comm **world, double timeout, char *err, size_t errsize,
 	return 0;
 nompi:
 	if (l.size > 0)
-		snprintf(err, errsize, "rank %d of %d under %s, but this build "
-		    "has no MPI (%s; install libopenmpi-dev and rebuild)",
-		    l.rank, l.size, l.launcher, msg);
-	else
-		snprintf(err, errsize, "rank %d under %s, but this build has "
-		    "no MPI (%s; install libopenmpi-dev and rebuild)", l.rank,
-		    l.launcher, msg);
-	*code = XSYS;
-	return -1;
+		return owt_fail(err, errsize, code, XSYS, "rank %d of %d under "
+		    "%s, but this build has no MPI (%s; install "
+		    "libopenmpi-dev and rebuild)", l.rank, l.size, l.launcher,
+		    msg);
+	return owt_fail(err, errsize, code, XSYS, "rank %d under %s, but this "
+	    "build has no MPI (%s; install libopenmpi-dev and rebuild)",
+	    l.rank, l.launcher, msg);
 }
 
 /* A batch of messages under construction. */
@@ -886,8 +884,7 @@ comm_finish(struct comm *world, char *err, size_t errsize, int *code)
 		w->device->free(w->scratch[1]);
 	free(w->scratch[0]);
 	if (w->mpi != NULL && w->mpi->finish(msg, sizeof msg) == -1) {
-		snprintf(err, errsize, "MPI: %s", msg);
-		*code = XSYS;
+		owt_fail(err, errsize, code, XSYS, "MPI: %s", msg);
 		rc = -1;
 	}
 	comm_group_free(world);

@@ -7,6 +7,7 @@
 
 #include "comm/comm.h"
 #include "comm/comm_impl.h"
+#include "core/util.h"
 
 /*
  * Plain C, in every build: NCCL's entry points are declared here from its
@@ -82,8 +83,8 @@ comm_nccl_load(const struct comm_device *dev, char *err, size_t errsize)
 	if (dev == NULL || dev->query == NULL || dev->add == NULL ||
 	    dev->copy == NULL || dev->alloc == NULL || dev->free == NULL ||
 	    dev->is_device == NULL) {
-		snprintf(err, errsize, "no GPU backend to run it on");
-		return -1;
+		return owt_fail(err, errsize, NULL, XSYS,
+		    "no GPU backend to run it on");
 	}
 	device = dev;
 	if (nccl.send != NULL)
@@ -91,19 +92,20 @@ comm_nccl_load(const struct comm_device *dev, char *err, size_t errsize)
 	if (lib == NULL || *lib == '\0')
 		lib = "libnccl.so.2";
 	if ((h = dlopen(lib, RTLD_NOW | RTLD_LOCAL)) == NULL) {
-		snprintf(err, errsize, "%s", dlerror());
-		return -1;
+		return owt_fail(err, errsize, NULL, XSYS, "%s", dlerror());
 	}
 	for (size_t i = 0; i < sizeof sym / sizeof *sym; i++) {
 		if ((f = dlsym(h, sym[i].name)) == NULL) {
-			snprintf(err, errsize, "'%s': no %s", lib, sym[i].name);
+			owt_fail(err, errsize, NULL, XSYS,
+			    "'%s': no %s", lib, sym[i].name);
 			memset(&nccl, 0, sizeof nccl);
 			return -1;
 		}
 		memcpy((char *)&nccl + sym[i].off, &f, sizeof f);
 	}
 	if (nccl.get_version(&version) != NCCL_SUCCESS || version < 20700) {
-		snprintf(err, errsize, "'%s' is NCCL %d; 2.7 or later is "
+		owt_fail(err, errsize, NULL, XSYS,
+		    "'%s' is NCCL %d; 2.7 or later is "
 		    "needed", lib, version);
 		memset(&nccl, 0, sizeof nccl);
 		return -1;
@@ -114,8 +116,8 @@ comm_nccl_load(const struct comm_device *dev, char *err, size_t errsize)
 static int
 nccl_fail(nccl_result r, const char *what, char *err, size_t errsize)
 {
-	snprintf(err, errsize, "%s: %s", what, nccl.get_error_string(r));
-	return -1;
+	return owt_fail(err, errsize, NULL, XSYS,
+	    "%s: %s", what, nccl.get_error_string(r));
 }
 
 int
@@ -203,8 +205,8 @@ nccl_test(void *batch, struct comm_msg *m, int n, char *err, size_t errsize)
 	if (async != NCCL_SUCCESS && async != NCCL_IN_PROGRESS)
 		return nccl_fail(async, "nccl", err, errsize);
 	if ((q = device->query(device->stream)) == -1) {
-		snprintf(err, errsize, "the GPU stream failed");
-		return -1;
+		return owt_fail(err, errsize, NULL, XSYS,
+		    "the GPU stream failed");
 	}
 	if (q == 0)
 		return 0;
@@ -225,8 +227,7 @@ static int
 nccl_init(int *rank, int *size, int *local_rank, int *local_size, char *err,
     size_t errsize)
 {
-	snprintf(err, errsize, "NCCL starts from MPI");
-	return -1;
+	return owt_fail(err, errsize, NULL, XSYS, "NCCL starts from MPI");
 }
 
 const struct comm_ops comm_nccl_ops = {

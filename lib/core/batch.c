@@ -347,6 +347,12 @@ batch_inflight(const struct batch_loop *l, size_t *bytes)
 }
 
 int
+batch_halts(int status, int keep_going)
+{
+	return status == XDATA && !keep_going;
+}
+
+int
 batch_end(struct batch_loop *l, char *err, size_t errsize, int *code)
 {
 	struct batch *b;
@@ -360,8 +366,7 @@ batch_end(struct batch_loop *l, char *err, size_t errsize, int *code)
 		batch_free(b);
 	}
 	if (l->code != 0) {
-		snprintf(err, errsize, "%s", l->err);
-		*code = l->code;
+		owt_fail(err, errsize, code, l->code, "%s", l->err);
 		errno = l->errnum;
 		r = -1;
 	} else {

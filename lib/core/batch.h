@@ -115,6 +115,14 @@ size_t batch_inflight(const struct batch_loop *l, size_t *bytes);
  * errno kept).
  */
 int batch_end(struct batch_loop *l, char *err, size_t errsize, int *code);
+/*
+ * Every program's -k (--keep-going) rule, after a run that returned
+ * status: 1 when the run met bad input (XDATA) and keep_going is off, and
+ * the program is to end at once with XDATA, without its summary (its
+ * output stops before the first bad record); 0 to go on and finish (still
+ * exit 1 after bad input under -k).
+ */
+int batch_halts(int status, int keep_going);
 
 /*
  * The loop over the lines of each path ("-": standard input; plain, gzip

@@ -17,7 +17,7 @@
 const char *const input_bad_name[BAD_NREASONS] = {
 	"", "unreadable file", "read error", "corrupt compressed data",
 	"line too long", "empty line", "invalid UTF-8", "invalid JSON",
-	"not an object"
+	"not an object", "missing text field"
 };
 #define CHUNK (1u << 20)
 
@@ -171,8 +171,8 @@ input_open(struct input *in, const char *path)
 		}
 	if (in->rawlen >= 2 && in->raw[0] == 0x1f && in->raw[1] == 0x8b) {
 		if (inflateInit2(&in->z, 15 + 32) != Z_OK) {
-			snprintf(in->err, sizeof in->err, "%s: cannot initialise "
-			    "zlib", in->name);
+			owt_fail(in->err, sizeof in->err, &in->errcode, XSYS,
+			    "%s: cannot initialise zlib", in->name);
 			goto fail;
 		}
 		in->kind = IN_GZIP;
@@ -187,8 +187,8 @@ input_open(struct input *in, const char *path)
 		if (in->zs == NULL || ZSTD_isError(ZSTD_initDStream(in->zs)) ||
 		    ZSTD_isError(ZSTD_DCtx_setParameter(in->zs,
 		    ZSTD_d_windowLogMax, INPUT_ZSTD_WINDOWLOG))) {
-			snprintf(in->err, sizeof in->err, "%s: cannot initialise "
-			    "zstd", in->name);
+			owt_fail(in->err, sizeof in->err, &in->errcode, XSYS,
+			    "%s: cannot initialise zstd", in->name);
 			goto fail;
 		}
 	}

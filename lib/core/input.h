@@ -32,6 +32,8 @@ enum {
 	BAD_UTF8,		/* invalid UTF-8 */
 	BAD_JSON,		/* invalid JSON */
 	BAD_NOTOBJECT,		/* valid JSON, but not an object */
+	BAD_FIELD,		/* a field the program needs is missing or not
+				   a string (json_rec_text's message) */
 	BAD_NREASONS
 };
 extern const char *const input_bad_name[BAD_NREASONS];

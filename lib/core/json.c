@@ -591,11 +591,11 @@ json_rec_parse(struct json_rec *r, const char *line, size_t len, char *err,
 	r->nf = 0;
 	r->arena.len = 0;
 	if (len == 0) {
-		snprintf(err, errsize, "empty line");
+		owt_fail(err, errsize, NULL, XDATA, "empty line");
 		return BAD_EMPTYLINE;
 	}
 	if ((k = check_text(line, len, &bad)) != 0) {
-		snprintf(err, errsize, k == BAD_UTF8 ?
+		owt_fail(err, errsize, NULL, XDATA, k == BAD_UTF8 ?
 		    "invalid UTF-8 at byte %zu" :
 		    "invalid JSON: unpaired UTF-16 surrogate escape at byte %zu",
 		    bad + 1);
@@ -617,13 +617,14 @@ json_rec_parse(struct json_rec *r, const char *line, size_t len, char *err,
 		st = yajl_complete_parse(c.h);
 	if (st != yajl_status_ok) {
 		if (c.why != NULL) {
-			snprintf(err, errsize, "%s", c.why);
+			owt_fail(err, errsize, NULL, XDATA, "%s", c.why);
 			yajl_free(c.h);
 			return BAD_NOTOBJECT;
 		} else {
 			msg = yajl_get_error(c.h, 0, (const unsigned char *)line, len);
 			i = strcspn((char *)msg, ".\n");
-			snprintf(err, errsize, "invalid JSON: %.*s at byte %zu",
+			owt_fail(err, errsize, NULL, XDATA,
+			    "invalid JSON: %.*s at byte %zu",
 			    (int)i, msg, yajl_get_bytes_consumed(c.h) + 1);
 			yajl_free_error(c.h, msg);
 		}
@@ -632,12 +633,13 @@ json_rec_parse(struct json_rec *r, const char *line, size_t len, char *err,
 	}
 	yajl_free(c.h);
 	if (!c.top) {
-		snprintf(err, errsize, "not a JSON object");
+		owt_fail(err, errsize, NULL, XDATA, "not a JSON object");
 		return BAD_NOTOBJECT;
 	}
 	/* yajl waits for more input after a token cut short (`{}"x`). */
 	if (c.end != len) {
-		snprintf(err, errsize, "invalid JSON: trailing garbage at byte %zu",
+		owt_fail(err, errsize, NULL, XDATA,
+		    "invalid JSON: trailing garbage at byte %zu",
 		    c.end + 1);
 		return BAD_JSON;
 	}
@@ -677,6 +679,25 @@ json_rec_str(const struct json_rec *r, const char *key, size_t *len,
 	}
 	*len = f->slen;
 	return f->str;
+}
+
+const char *
+json_rec_text(const struct json_rec *r, const char *key, size_t *len,
+    char *err, size_t errsize)
+{
+	const char *why, *s;
+
+	if ((s = json_rec_str(r, key, len, &why)) == NULL)
+		json_field_bad(err, errsize, json_rec_get(r, key), key);
+	return s;
+}
+
+void
+json_field_bad(char *err, size_t errsize, const struct json_field *f,
+    const char *key)
+{
+	owt_fail(err, errsize, NULL, XDATA, "%s '%s' field", f == NULL ?
+	    "missing" : "non-string", key);
 }
 
 void
@@ -999,7 +1020,8 @@ json_doc_parse(const char *s, size_t len, char *err, size_t errsize,
 		n = strlen(what);
 	}
 bad:
-	snprintf(err, errsize, "byte %zu: %.*s", at + 1, (int)n, what);
+	owt_fail(err, errsize, NULL, XDATA,
+	    "byte %zu: %.*s", at + 1, (int)n, what);
 	if (code != NULL)
 		*code = XDATA;
 	if (msg != NULL)

@@ -59,6 +59,16 @@ const struct json_field *json_rec_get(const struct json_rec *r, const char *key)
  */
 const char *json_rec_str(const struct json_rec *r, const char *key, size_t *len,
     const char **why);
+/*
+ * json_rec_str for a field the program needs: NULL with "missing 'KEY'
+ * field" or "non-string 'KEY' field" in err, the message of every
+ * BAD_FIELD record (the caller puts FILE:LINE before it). json_field_bad
+ * writes that message for f, json_rec_get's answer (NULL: missing).
+ */
+const char *json_rec_text(const struct json_rec *r, const char *key,
+    size_t *len, char *err, size_t errsize);
+void json_field_bad(char *err, size_t errsize, const struct json_field *f,
+    const char *key);
 
 /* Replace the value of key, or add key at the end when the record lacks it. */
 struct json_edit {

@@ -11,9 +11,9 @@ jsonl_open(struct jsonl *j, const char *path, const char *const *want,
 	memset(j, 0, sizeof *j);
 	json_rec_init(&j->rec, want, nwant);
 	if (input_open(&j->in, path) < 0) {
-		j->errcode = j->in.errcode;
 		j->reason = j->in.reason;
-		snprintf(j->err, sizeof j->err, "%s", j->in.err);
+		owt_fail(j->err, sizeof j->err, &j->errcode, j->in.errcode, "%s",
+		    j->in.err);
 		return -1;
 	}
 	return 0;
@@ -28,18 +28,17 @@ jsonl_next(struct jsonl *j, struct json_rec **rec)
 
 	r = input_line(&j->in, &line, &len);
 	if (r < 0) {
-		j->errcode = j->in.errcode;
 		j->reason = j->in.reason;
-		snprintf(j->err, sizeof j->err, "%s", j->in.err);
+		owt_fail(j->err, sizeof j->err, &j->errcode, j->in.errcode, "%s",
+		    j->in.err);
 		return -1;
 	}
 	if (r == 0)
 		return 0;
 	if ((r = json_rec_parse(&j->rec, line, len, why, sizeof why)) != 0) {
-		j->errcode = XDATA;
 		j->reason = r;
-		snprintf(j->err, sizeof j->err, "%s:%lu: %s", j->in.name,
-		    j->in.lineno, why);
+		owt_fail(j->err, sizeof j->err, &j->errcode, XDATA, "%s:%lu: %s",
+		    j->in.name, j->in.lineno, why);
 		return -1;
 	}
 	*rec = &j->rec;

@@ -17,13 +17,13 @@ opt_scan_int(const char *opt, const char *arg, long long min, long long max,
 	errno = 0;
 	*v = strtoll(arg, &end, 10);
 	if (end == arg || *end != '\0' || errno == ERANGE) {
-		snprintf(err, errsize, "%s: '%s' is not an integer", opt, arg);
-		return -1;
+		return owt_fail(err, errsize, NULL, XUSAGE,
+		    "%s: '%s' is not an integer", opt, arg);
 	}
 	if (*v < min || *v > max) {
-		snprintf(err, errsize, "%s: '%s' is out of range %lld..%lld", opt,
+		return owt_fail(err, errsize, NULL, XUSAGE,
+		    "%s: '%s' is out of range %lld..%lld", opt,
 		    arg, min, max);
-		return -1;
 	}
 	return 0;
 }
@@ -37,13 +37,13 @@ opt_scan_double(const char *opt, const char *arg, double min, double max,
 	errno = 0;
 	*v = strtod(arg, &end);
 	if (end == arg || *end != '\0' || errno == ERANGE || isnan(*v)) {
-		snprintf(err, errsize, "%s: '%s' is not a number", opt, arg);
-		return -1;
+		return owt_fail(err, errsize, NULL, XUSAGE,
+		    "%s: '%s' is not a number", opt, arg);
 	}
 	if (*v < min || *v > max) {
-		snprintf(err, errsize, "%s: '%s' is out of range %g..%g", opt, arg,
+		return owt_fail(err, errsize, NULL, XUSAGE,
+		    "%s: '%s' is out of range %g..%g", opt, arg,
 		    min, max);
-		return -1;
 	}
 	return 0;
 }
@@ -74,14 +74,14 @@ opt_scan_size(const char *opt, const char *arg, unsigned long long min,
 		goto bad;
 	*v *= mul;
 	if (*v < min || *v > max) {
-		snprintf(err, errsize, "%s: '%s' is out of range %llu..%llu", opt,
+		return owt_fail(err, errsize, NULL, XUSAGE,
+		    "%s: '%s' is out of range %llu..%llu", opt,
 		    arg, min, max);
-		return -1;
 	}
 	return 0;
 bad:
-	snprintf(err, errsize, "%s: '%s' is not a size", opt, arg);
-	return -1;
+	return owt_fail(err, errsize, NULL, XUSAGE,
+	    "%s: '%s' is not a size", opt, arg);
 }
 
 int
@@ -94,8 +94,8 @@ opt_scan_shard(const char *opt, const char *arg, unsigned long *k,
 	int r;
 
 	if (slash == NULL) {
-		snprintf(err, errsize, "%s: '%s' is not K/N", opt, arg);
-		return -1;
+		return owt_fail(err, errsize, NULL, XUSAGE,
+		    "%s: '%s' is not K/N", opt, arg);
 	}
 	if (opt_scan_int(opt, slash + 1, 1, 1L << 30, &nv, err, errsize) < 0)
 		return -1;
@@ -115,9 +115,9 @@ opt_check_field(const struct opt *o, const char *arg, char *err,
 {
 	if (*arg != '\0' && strchr(arg, ',') == NULL)
 		return 0;
-	snprintf(err, errsize, "--%s: '%s' is not one field name", o->name,
+	return owt_fail(err, errsize, NULL, XUSAGE,
+	    "--%s: '%s' is not one field name", o->name,
 	    arg);
-	return -1;
 }
 
 int
@@ -143,7 +143,8 @@ opt_check_word(const struct opt *o, const char *arg, char *err,
 		buf_printf(&b, "%s%.*s", w == o->words ? "" : *end ? ", " :
 		    " or ", (int)(end - w), w);
 	}
-	snprintf(err, errsize, "--%s: '%s' is not %s%s", o->name, arg,
+	owt_fail(err, errsize, NULL, XUSAGE,
+	    "--%s: '%s' is not %s%s", o->name, arg,
 	    b.p ? b.p : "", o->why ? o->why : "");
 	buf_free(&b);
 	return -1;
@@ -270,7 +271,7 @@ mode_clash(const struct opt_prog *p, size_t k, const char *seen, char *err,
 			buf_printf(&b, "%s--%s", m == 1 ? "" :
 			    m == n ? " and " : ", ", p->opt[i].name);
 		}
-	snprintf(err, errsize, "%s exclude each other", b.p);
+	owt_fail(err, errsize, NULL, XUSAGE, "%s exclude each other", b.p);
 	buf_free(&b);
 	return -1;
 }

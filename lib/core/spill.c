@@ -17,8 +17,8 @@ spill_open(struct spill *s, const char *dir)
 	memset(s, 0, sizeof *s);
 	snprintf(path, sizeof path, "%s/owt-spill.XXXXXX", dir);
 	if ((s->fd = mkstemp(path)) < 0) {
-		snprintf(s->err, sizeof s->err, "cannot create a file in '%s': %s",
-		    dir, strerror(errno));
+		owt_fail_errno(s->err, sizeof s->err, &s->errcode, XSYS,
+		    "cannot create a file in '%s'", dir);
 		return -1;
 	}
 	unlink(path);
@@ -37,8 +37,9 @@ spill_flush(struct spill *s)
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0) {
-			snprintf(s->err, sizeof s->err, "temporary file: %s",
-			    k < 0 ? strerror(errno) : "short write");
+			owt_fail(s->err, sizeof s->err, &s->errcode, XSYS,
+			    "temporary file: %s", k < 0 ? strerror(errno) :
+			    "short write");
 			return -1;
 		}
 		done += (size_t)k;
@@ -74,8 +75,9 @@ spill_get(struct spill *s, uint64_t off, size_t n, struct buf *b)
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0) {
-			snprintf(s->err, sizeof s->err, "temporary file: %s",
-			    k < 0 ? strerror(errno) : "short read");
+			owt_fail(s->err, sizeof s->err, &s->errcode, XSYS,
+			    "temporary file: %s", k < 0 ? strerror(errno) :
+			    "short read");
 			return -1;
 		}
 		b->len += (size_t)k;

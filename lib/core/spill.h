@@ -16,6 +16,7 @@ struct spill {
 	int fd;
 	struct buf pending;	/* bytes not yet written */
 	uint64_t flushed;	/* bytes in the file */
+	int errcode;		/* XSYS after an error */
 	char err[OWT_ERRSIZE];
 };
 

@@ -122,6 +122,15 @@ holds(const struct dist *d, int pp, int k, int l)
 	}
 }
 
+/* dim[] = { a, b }, or { a } where b is 0: the number of dimensions */
+static int
+dims(int dim[2], int a, int b)
+{
+	dim[0] = a;
+	dim[1] = b;
+	return b ? 2 : 1;
+}
+
 int
 dist_shape(const struct dist *d, int k, int local, int dim[2])
 {
@@ -129,38 +138,23 @@ dist_shape(const struct dist *d, int k, int local, int dim[2])
 
 	switch (k) {
 	case GPT_WTE:
-		dim[0] = local ? d->vocab_pad / d->tp : d->vocab;
-		dim[1] = C;
-		return 2;
+		return dims(dim, local ? d->vocab_pad / d->tp : d->vocab, C);
 	case GPT_WPE:
-		dim[0] = d->maxpos;
-		dim[1] = C;
-		return 2;
+		return dims(dim, d->maxpos, C);
 	case GPT_QKVW:
-		dim[0] = C;
-		dim[1] = 3 * C / t;
-		return 2;
+		return dims(dim, C, 3 * C / t);
 	case GPT_QKVB:
-		dim[0] = 3 * C / t;
-		return 1;
+		return dims(dim, 3 * C / t, 0);
 	case GPT_ATTPROJW:
-		dim[0] = C / t;
-		dim[1] = C;
-		return 2;
+		return dims(dim, C / t, C);
 	case GPT_FCW:
-		dim[0] = C;
-		dim[1] = 4 * C / t;
-		return 2;
+		return dims(dim, C, 4 * C / t);
 	case GPT_FCB:
-		dim[0] = 4 * C / t;
-		return 1;
+		return dims(dim, 4 * C / t, 0);
 	case GPT_FCPROJW:
-		dim[0] = 4 * C / t;
-		dim[1] = C;
-		return 2;
+		return dims(dim, 4 * C / t, C);
 	default:		/* LayerNorms and the biases after a sum */
-		dim[0] = C;
-		return 1;
+		return dims(dim, C, 0);
 	}
 }
 

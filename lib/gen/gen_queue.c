@@ -348,8 +348,8 @@ gen_queue_add(struct gen_queue *q, const char *line, size_t len,
 		if (json_rec_parse(&q->rec, line, len, err, errsize) != 0)
 			return -1;
 		if ((text = json_rec_str(&q->rec, q->o.key, &tlen, &why)) == NULL) {
-			snprintf(err, errsize, "'%s' is %s", q->o.key, why);
-			return -1;
+			return owt_fail(err, errsize, NULL, XDATA,
+			    "'%s' is %s", q->o.key, why);
 		}
 	}
 	p = xcalloc(1, sizeof *p);
@@ -369,9 +369,9 @@ gen_queue_add(struct gen_queue *q, const char *line, size_t len,
 	if (T > 0 && (n = p->ids.n) >= (size_t)T) {
 		free(p->ids.v);
 		free(p);
-		snprintf(err, errsize, "a prompt of %zu tokens leaves no room "
+		return owt_fail(err, errsize, NULL, XDATA,
+		    "a prompt of %zu tokens leaves no room "
 		    "in a context of %d", n, T);
-		return -1;
 	}
 	p->text = xstrndup(text, tlen);
 	p->tlen = tlen;
@@ -489,8 +489,8 @@ gen_queue_score_rec(struct gen_queue *q, struct gpt_infer *inf, int T,
 	if (json_rec_parse(&q->rec, line, len, err, errsize) != 0)
 		return -1;
 	if ((text = json_rec_str(&q->rec, q->o.key, &tlen, &why)) == NULL) {
-		snprintf(err, errsize, "'%s' is %s", q->o.key, why);
-		return -1;
+		return owt_fail(err, errsize, NULL, XDATA,
+		    "'%s' is %s", q->o.key, why);
 	}
 	ids->n = 0;
 	tokenizer_encode(q->bs, text, tlen, ids);

@@ -359,6 +359,11 @@ sample_serve(struct sample *s, char *err, size_t errsize, int *code)
 		    "GPT2BPETokenizer (the checkpoint's or --tokenizer-type's)");
 		goto fail;
 	}
+	if (opt->log_json && (so.log = fopen(opt->log_json, "a")) == NULL) {
+		free(key);
+		return owt_fail_errno(err, errsize, code, XSYS, "cannot create "
+		    "'%s'", opt->log_json);
+	}
 	if ((sv = serve_open(&so, s->vocab->bpe, err, errsize, code)) == NULL)
 		goto fail;
 	say("listening on http://%s", serve_addr(sv));
@@ -383,9 +388,14 @@ sample_serve(struct sample *s, char *err, size_t errsize, int *code)
 	free(key);
 	gpt_infer_free(&inf);
 	gpt_free(&m);
+	if (so.log != NULL && (ferror(so.log) | fclose(so.log)) != 0)
+		return owt_fail_errno(err, errsize, code, XSYS, "%s: write "
+		    "error", opt->log_json);
 	return 0;
 fail:
 	serve_close(sv);
 	free(key);
+	if (so.log != NULL)
+		fclose(so.log);
 	return -1;
 }

@@ -24,7 +24,7 @@ struct sample_opts {
 	uint64_t seed;
 	const char *device, *genfile, *key, *load, *input;
 	struct tokenizer_opts tk;	/* --tokenizer-type ..., --vocab-file ... */
-	const char *output, *listen, *name, *keyfile;
+	const char *output, *listen, *name, *keyfile, *log_json;
 };
 
 /*

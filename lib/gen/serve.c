@@ -61,10 +61,14 @@ serve_close(struct serve *sv)
 /* The paths /metrics counts requests by. */
 enum { SERVE_EP_COMPLETIONS, SERVE_EP_API, SERVE_EP_MODELS, SERVE_EP_HEALTH,
 	SERVE_EP_METRICS, SERVE_EP_TOKENIZE, SERVE_EP_DETOKENIZE, SERVE_EP_OTHER,
-	SERVE_NEP };
+	SERVE_EP_V2, SERVE_NEP = SERVE_EP_V2 + SERVE_V2_INFER };
 static const char *const serve_ep[SERVE_NEP] = { "/v1/completions", "/api",
 	"/v1/models", "/health", "/metrics", "/tokenize", "/detokenize",
-	"other" };
+	"other", "/v2", "/v2/health/live", "/v2/health/ready",
+	"/v2/models/{name}", "/v2/models/{name}/ready",
+	"/v2/models/{name}/generate", "/v2/models/{name}/generate_stream",
+	"/v2/models/{name}/infer" };
+/* KServe v2's (SERVE_V2_SERVER to SERVE_V2_INFER) follow "other" in order. */
 
 /* A Prometheus histogram of seconds. */
 #define SERVE_NB 12
@@ -130,7 +134,10 @@ struct conn {
 	struct buf body;
 	int toobig;
 	int ep;			/* SERVE_EP_* */
+	int v2;			/* SERVE_V2_* */
 	struct serve_req *req;	/* a reference */
+	double t0;		/* --log-json: when it came, what it asked */
+	char what[160];
 };
 
 static volatile sig_atomic_t serve_signal;
@@ -373,6 +380,8 @@ generate(struct serve *sv, struct MHD_Connection *c, struct conn *cs,
 		MHD_add_response_header(rs, "Content-Type",
 		    "text/event-stream");
 		MHD_add_response_header(rs, "Cache-Control", "no-cache");
+		/* nginx: each event on at once, whatever proxy_buffering */
+		MHD_add_response_header(rs, "X-Accel-Buffering", "no");
 		ret = MHD_queue_response(c, 200, rs);
 		MHD_destroy_response(rs);
 		return ret;
@@ -572,6 +581,62 @@ tokenize(struct serve *sv, struct MHD_Connection *c, struct conn *cs,
 	return ret;
 }
 
+/* KServe v2's paths (Triton's protocol). */
+static enum MHD_Result
+v2(struct serve *sv, struct MHD_Connection *c, struct conn *cs,
+    const char *method)
+{
+	static const char *const what[] = { "POST /v2/models/{name}/generate",
+	    "POST /v2/models/{name}/generate_stream",
+	    "POST /v2/models/{name}/infer" };
+	struct buf b = { 0 };
+	struct json_w w;
+	enum MHD_Result ret;
+	int get = strcmp(method, "GET") == 0, ok;
+
+	if (cs->v2 == SERVE_V2_NOMODEL || cs->v2 == SERVE_V2_UNKNOWN) {
+		const char *url = cs->what + strlen(method) + 1;
+		char msg[300];
+
+		if (cs->v2 == SERVE_V2_NOMODEL)	/* Triton's words */
+			snprintf(msg, sizeof msg, "Request for unknown model: "
+			    "'%.*s' is not found", (int)strcspn(url + 11, "/"),
+			    url + 11);
+		else
+			snprintf(msg, sizeof msg, "no such path: %.200s", url);
+		return reply_error(sv, c, SERVE_GENERATE, 404, method, msg);
+	}
+	if (cs->v2 >= SERVE_V2_GENERATE) {
+		if (strcmp(method, "POST") != 0)
+			return reply_error(sv, c, SERVE_GENERATE, 405, method,
+			    "the method is not allowed here");
+		return generate(sv, c, cs, SERVE_GENERATE + cs->v2 -
+		    SERVE_V2_GENERATE, what[cs->v2 - SERVE_V2_GENERATE]);
+	}
+	if (!get)
+		return reply_error(sv, c, SERVE_GENERATE, 405, method,
+		    "the method is not allowed here");
+	pthread_mutex_lock(&sv->lock);
+	ok = sv->ready && !sv->draining;
+	pthread_mutex_unlock(&sv->lock);
+	if (cs->v2 == SERVE_V2_SERVER || cs->v2 == SERVE_V2_MODEL) {
+		serve_api_v2_meta(&b, cs->v2, sv->o.name, sv->ctx);
+		ret = reply_json(c, 200, &b);
+	} else {		/* KServe's {"live": true}, {"ready": ok} */
+		json_w_init(&w, &b, JSON_COMPACT);
+		json_w_obj(&w);
+		json_w_key(&w, cs->v2 == SERVE_V2_LIVE ? "live" : "ready");
+		json_w_bool(&w, cs->v2 == SERVE_V2_LIVE || ok);
+		json_w_end(&w);
+		buf_add(&b, "\n", 1);
+		ok = ok || cs->v2 == SERVE_V2_LIVE;
+		ret = reply(c, ok ? 200 : 503, b.p, b.len, "application/json",
+		    !ok);
+	}
+	buf_free(&b);
+	return ret;
+}
+
 static enum MHD_Result
 handle(void *cls, struct MHD_Connection *c, const char *url,
     const char *method, const char *version, const char *data, size_t *size,
@@ -590,6 +655,11 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 		for (cs->ep = 0; cs->ep < SERVE_EP_OTHER &&
 		    strcmp(url, serve_ep[cs->ep]) != 0; cs->ep++)
 			;
+		cs->v2 = serve_api_v2_path(url, sv->o.name);
+		if (cs->v2 >= SERVE_V2_SERVER && cs->v2 <= SERVE_V2_INFER)
+			cs->ep = SERVE_EP_V2 + cs->v2 - SERVE_V2_SERVER;
+		cs->t0 = owt_now();
+		snprintf(cs->what, sizeof cs->what, "%s %s", method, url);
 		return MHD_YES;
 	}
 	if (*size > 0) {
@@ -602,14 +672,16 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 	}
 	if (cs->req != NULL)	/* resumed with its answer */
 		return reply_done(sv, c, cs->req);
-	if (sv->o.key != NULL && cs->ep != SERVE_EP_HEALTH) {
+	if (sv->o.key != NULL && cs->ep != SERVE_EP_HEALTH && cs->v2 !=
+	    SERVE_V2_LIVE && cs->v2 != SERVE_V2_READY) {
 		const char *a = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 		    "Authorization");
 
 		if (a == NULL || strncmp(a, "Bearer ", 7) != 0 ||
 		    strcmp(a + 7, sv->o.key) != 0)
 			return reply_error(sv, c, cs->ep == SERVE_EP_API ?
-			    SERVE_MEGATRON : SERVE_OPENAI, 401, method,
+			    SERVE_MEGATRON : cs->v2 ? SERVE_GENERATE :
+			    SERVE_OPENAI, 401, method,
 			    a == NULL ? "no API key: send Authorization: "
 			    "Bearer KEY" : "Incorrect API key provided");
 	}
@@ -637,6 +709,8 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 	} else if ((cs->ep == SERVE_EP_TOKENIZE || cs->ep ==
 	    SERVE_EP_DETOKENIZE) && strcmp(method, "POST") == 0) {
 		ret = tokenize(sv, c, cs, cs->ep == SERVE_EP_DETOKENIZE);
+	} else if (cs->v2 != SERVE_V2_NONE) {
+		ret = v2(sv, c, cs, method);
 	} else if (cs->ep != SERVE_EP_OTHER) {
 		ret = reply_error(sv, c, strcmp(url, "/api") == 0 ?
 		    SERVE_MEGATRON : SERVE_OPENAI, 405, method,
@@ -649,6 +723,53 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 	}
 	buf_free(&b);
 	return ret;
+}
+
+/*
+ * --log-json: the line of a request answered (under lock): when it came
+ * (seconds since the epoch), what it asked, its status (0: none sent),
+ * its seconds, and for a generation its samples and tokens.
+ */
+static void
+log_json(struct serve *sv, const struct conn *cs, int status)
+{
+	const struct serve_req *r = cs->req;
+	struct buf b = { 0 };
+	struct json_w w;
+	long long gen = 0;
+	double now = owt_now();
+	struct timespec ts;
+	int i;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	json_w_init(&w, &b, JSON_SPACED | JSON_LOSSY);
+	json_w_obj(&w);
+	json_w_key(&w, "time");
+	json_w_num(&w, "%.3f", (double)ts.tv_sec + ts.tv_nsec / 1e9 -
+	    (now - cs->t0));
+	json_w_key(&w, "request");
+	json_w_strz(&w, cs->what);
+	json_w_key(&w, "status");
+	json_w_int(&w, status);
+	json_w_key(&w, "seconds");
+	json_w_num(&w, "%.6f", now - cs->t0);
+	if (r != NULL) {
+		for (i = 0; i < r->nseq; i++)
+			gen += (long long)r->seq[i].ids.n;
+		json_w_key(&w, "samples");
+		json_w_int(&w, r->nseq);
+		json_w_key(&w, "prompt_tokens");
+		json_w_int(&w, r->ptokens);
+		json_w_key(&w, "generated_tokens");
+		json_w_int(&w, gen);
+		json_w_key(&w, "client_gone");
+		json_w_bool(&w, r->gone);
+	}
+	json_w_end(&w);
+	buf_add(&b, "\n", 1);
+	fwrite(b.p, 1, b.len, sv->o.log);	/* sample_serve checks it */
+	fflush(sv->o.log);
+	buf_free(&b);
 }
 
 static void
@@ -678,6 +799,8 @@ completed(void *cls, struct MHD_Connection *c, void **ptr,
 		}
 		sv->byst[i].n++;
 	}
+	if (sv->o.log != NULL && (cs->req == NULL || !cs->req->no_log))
+		log_json(sv, cs, status);
 	if (cs->req != NULL) {
 		cs->req->gone = 1;
 		cs->req->conn = NULL;

@@ -3,6 +3,7 @@
 #define OWT_SERVE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "tok/bpe.h"
 #include "model/gpt_infer.h"
@@ -17,6 +18,7 @@ struct serve_opts {
 	const char *key;	/* Bearer key every path but /health needs, or
 				   NULL: none (Authorization is ignored) */
 	int quiet;		/* no line per request on stderr */
+	FILE *log;		/* a JSON line per request answered, or NULL */
 };
 
 struct serve;

@@ -27,6 +27,12 @@ serve_api_error(struct buf *b, int kind, int status, const char *msg)
 	}
 	json_w_obj(&w);
 	json_w_key(&w, "error");
+	if (SERVE_IS_V2(kind)) {	/* KServe's {"error": msg} */
+		json_w_strz(&w, msg);
+		json_w_end(&w);
+		buf_add(b, "\n", 1);
+		return;
+	}
 	json_w_obj(&w);
 	json_w_key(&w, "message");
 	json_w_strz(&w, msg);
@@ -64,6 +70,7 @@ serve_api_free(struct serve_req *r)
 	for (i = 0; i < r->nstop; i++)
 		free(r->stop[i]);
 	free(r->seq);
+	free(r->v2id);
 	buf_free(&r->out);
 	free(r);
 }
@@ -551,6 +558,456 @@ parse_megatron(const struct json_val *doc, const struct serve_api_ctx *c,
 #undef BAD
 }
 
+/*
+ * Triton's fields: a name and its values. The generate extension gives
+ * them as members of the body (TensorRT-LLM's backend: a tensor of one
+ * element may come as a list of one) and of its "parameters" (vLLM's
+ * backend, also as the JSON text of "sampling_parameters"); infer as
+ * KServe v2 tensors, each with its datatype.
+ */
+#define V2_MAX_FIELDS 32
+struct v2f {
+	const char *name;
+	const struct json_val **v;	/* (n) */
+	size_t n;
+	const char *dtype;		/* infer's datatype, or NULL */
+};
+
+struct v2set {
+	struct v2f f[V2_MAX_FIELDS];
+	int n;
+	const struct json_val *one[V2_MAX_FIELDS];	/* generate's values */
+};
+
+static void
+v2_free(struct v2set *fs)
+{
+	int i;
+
+	for (i = 0; i < fs->n; i++)
+		if (fs->f[i].v != &fs->one[i])
+			free(fs->f[i].v);
+}
+
+/* The field name, or NULL. */
+static const struct v2f *
+v2_get(const struct v2set *fs, const char *name)
+{
+	int i;
+
+	for (i = 0; i < fs->n; i++)
+		if (strcmp(fs->f[i].name, name) == 0)
+			return &fs->f[i];
+	return NULL;
+}
+
+/* Add name with value v (a list: its members); NULL, or why not. */
+static const char *
+v2_add(struct v2set *fs, const char *name, const struct json_val *v,
+    const char *dtype)
+{
+	struct v2f *f;
+	size_t i;
+
+	if (v2_get(fs, name) != NULL)
+		return "is given twice";
+	if (fs->n == V2_MAX_FIELDS)
+		return "is one field too many";
+	f = &fs->f[fs->n];
+	f->name = name;
+	f->dtype = dtype;
+	if (v->type == JV_ARRAY) {
+		f->v = xmalloc((v->nkids ? v->nkids : 1) * sizeof *f->v);
+		for (i = f->n = 0; i < v->nkids; i++) {
+			const struct json_val *k = &v->kids[i];
+
+			if (k->type == JV_ARRAY && k->nkids == 1)
+				k = &k->kids[0];	/* a [N, 1] tensor */
+			f->v[f->n++] = k;
+		}
+	} else {
+		fs->one[fs->n] = v;
+		f->v = &fs->one[fs->n];
+		f->n = 1;
+	}
+	fs->n++;
+	return NULL;
+}
+
+/* The members of map m as fields; NULL, or the name of a bad one. */
+static const char *
+v2_members(struct v2set *fs, const struct json_val *m, const char **why)
+{
+	size_t i;
+
+	for (i = 0; i < m->nkids; i++)
+		if ((*why = v2_add(fs, m->kids[i].key, &m->kids[i], NULL)) !=
+		    NULL)
+			return m->kids[i].key;
+	return NULL;
+}
+
+/* The fields and their types: S string, I integer, F number, B boolean. */
+static const struct { const char *name; char type; int list; } v2_known[] = {
+	{ "text_input", 'S', 1 }, { "max_tokens", 'I', 0 },
+	{ "temperature", 'F', 0 }, { "top_k", 'I', 0 }, { "top_p", 'F', 0 },
+	{ "random_seed", 'I', 0 }, { "seed", 'I', 0 },
+	{ "stop_words", 'S', 1 }, { "stop", 'S', 1 },
+	{ "bad_words", 'S', 1 }, { "return_log_probs", 'B', 0 },
+	{ "exclude_input_in_output", 'B', 0 }, { "stream", 'B', 0 },
+	{ "ignore_eos", 'B', 0 }, { "end_id", 'I', 0 },
+	{ "beam_width", 'I', 0 }, { "return_finish_reason", 'B', 0 },
+	{ "return_num_input_tokens", 'B', 0 },
+	{ "return_num_output_tokens", 'B', 0 },
+};
+#define V2_NKNOWN (sizeof v2_known / sizeof *v2_known)
+
+/* Whether infer's datatype dt carries values of type t. */
+static int
+v2_dtype_ok(const char *dt, char t)
+{
+	int integer = strncmp(dt, "INT", 3) == 0 || strncmp(dt, "UINT", 4) == 0;
+
+	return t == 'S' ? strcmp(dt, "BYTES") == 0 : t == 'B' ?
+	    strcmp(dt, "BOOL") == 0 : t == 'I' ? integer :
+	    integer || strncmp(dt, "FP", 2) == 0;
+}
+
+/* Check every field against v2_known; NULL, or the message. */
+static const char *
+v2_check(const struct v2set *fs, int kind, char *msg, size_t size)
+{
+	int i;
+	size_t k, j;
+
+	for (i = 0; i < fs->n; i++) {
+		const struct v2f *f = &fs->f[i];
+		const char *what;
+
+		for (k = 0; k < V2_NKNOWN && strcmp(f->name, v2_known[k].name);
+		    k++)
+			;
+		if (k == V2_NKNOWN) {
+			snprintf(msg, size, "unexpected inference input '%s'",
+			    f->name);
+			return msg;
+		}
+		what = v2_known[k].type == 'S' ? "a string" : v2_known[k].type
+		    == 'I' ? "an integer" : v2_known[k].type == 'F' ?
+		    "a number" : "a boolean";
+		if (f->dtype != NULL && !v2_dtype_ok(f->dtype, v2_known[k].type)) {
+			snprintf(msg, size, "%s: datatype %s does not hold %s",
+			    f->name, f->dtype, what);
+			return msg;
+		}
+		if (!v2_known[k].list && f->n != 1) {
+			snprintf(msg, size, "%s: must be one value", f->name);
+			return msg;
+		}
+		if (strcmp(f->name, "text_input") == 0 && (f->n == 0 ||
+		    f->n > (kind == SERVE_INFER ? SERVE_MAX_SAMPLES : 1))) {
+			snprintf(msg, size, "text_input: must be %s",
+			    kind == SERVE_INFER ? "1 to 128 strings" :
+			    "one string");
+			return msg;
+		}
+		for (j = 0; j < f->n; j++) {
+			const struct json_val *v = f->v[j];
+			int ok = v2_known[k].type == 'S' ? v->type == JV_STRING :
+			    v2_known[k].type == 'B' ? v->type == JV_BOOL :
+			    v2_known[k].type == 'I' ? is_int(v, -1e300, 1e300) :
+			    v->type == JV_NUMBER;
+
+			if (!ok) {
+				snprintf(msg, size, "%s: must be %s%s", f->name,
+				    what, v2_known[k].list ? " or a list of them"
+				    : "");
+				return msg;
+			}
+		}
+	}
+	return NULL;
+}
+
+/* The body of an infer: its input tensors and parameters as fields. */
+static const char *
+v2_infer_fields(struct serve_req *r, const struct json_val *doc,
+    struct v2set *fs, char *msg, size_t size)
+{
+	const struct json_val *in, *v, *o, *n;
+	const char *bad, *why;
+	static const char *const outs[] = { "text_output", "cum_log_probs",
+	    "output_log_probs", "finish_reason", "num_input_tokens",
+	    "num_output_tokens" };
+	int k;
+	size_t i, j;
+
+	for (i = 0; i < doc->nkids; i++)
+		if (strcmp(doc->kids[i].key, "inputs") &&
+		    strcmp(doc->kids[i].key, "outputs") &&
+		    strcmp(doc->kids[i].key, "parameters") &&
+		    strcmp(doc->kids[i].key, "id")) {
+			snprintf(msg, size, "unexpected member '%s' of an "
+			    "inference request", doc->kids[i].key);
+			return msg;
+		}
+	if ((in = json_doc_get(doc, "inputs")) == NULL || in->type != JV_ARRAY)
+		return "inputs: must be a list of tensors";
+	for (i = 0; i < in->nkids; i++) {
+		const struct json_val *t = &in->kids[i], *dt, *sh, *d;
+		double count = 1;
+		size_t nd = 0;
+
+		if (t->type != JV_MAP || (n = json_doc_get(t, "name")) == NULL ||
+		    n->type != JV_STRING || (dt = json_doc_get(t, "datatype")) ==
+		    NULL || dt->type != JV_STRING || (sh = json_doc_get(t,
+		    "shape")) == NULL || sh->type != JV_ARRAY || (d =
+		    json_doc_get(t, "data")) == NULL || d->type != JV_ARRAY ||
+		    sh->nkids < 1 || sh->nkids > 2)
+			return "inputs: each a tensor of name, datatype, shape "
+			    "(of one or two dimensions) and data";
+		for (j = 0; j < sh->nkids; j++) {
+			if (!is_int(&sh->kids[j], 0, 1 << 20))
+				return "inputs: a shape holds sizes";
+			count *= sh->kids[j].num;
+		}
+		for (j = 0; j < d->nkids; j++)	/* data flat or nested once */
+			nd += d->kids[j].type == JV_ARRAY ? d->kids[j].nkids : 1;
+		if (sh->nkids == 2 && sh->kids[1].num != 1) {
+			snprintf(msg, size, "%s: shape [N, 1] or [N] only",
+			    n->str);
+			return msg;
+		}
+		if ((double)nd != count || nd != d->nkids) {
+			snprintf(msg, size, "%s: its data does not fill its "
+			    "shape", n->str);
+			return msg;
+		}
+		if ((why = v2_add(fs, n->str, d, dt->str)) != NULL) {
+			snprintf(msg, size, "%s %s", n->str, why);
+			return msg;
+		}
+		if (strcmp(n->str, "text_input") == 0)
+			r->v2shape = (int)sh->nkids;
+	}
+	if ((v = json_doc_get(doc, "parameters")) != NULL) {
+		if (v->type != JV_MAP)
+			return "parameters: must be an object";
+		if ((bad = v2_members(fs, v, &why)) != NULL) {
+			snprintf(msg, size, "%s %s", bad, why);
+			return msg;
+		}
+	}
+	if ((o = json_doc_get(doc, "outputs")) != NULL) {
+		if (o->type != JV_ARRAY)
+			return "outputs: must be a list";
+		r->v2out = 0;
+		for (i = 0; i < o->nkids; i++) {
+			n = o->kids[i].type == JV_MAP ? json_doc_get(&o->kids[i],
+			    "name") : NULL;
+			for (k = 0; k < 6 && (n == NULL || n->type != JV_STRING ||
+			    strcmp(n->str, outs[k])); k++)
+				;
+			if (k == 6)
+				return "outputs: each names an output: "
+				    "text_output, cum_log_probs, output_log_probs, "
+				    "finish_reason, num_input_tokens or "
+				    "num_output_tokens";
+			r->v2out |= 1 << k;
+		}
+	}
+	return NULL;
+}
+
+/* The value of field name: the integer, number or boolean in *x; 0 if absent. */
+static int
+v2_val(const struct v2set *fs, const char *name, double *x)
+{
+	const struct v2f *f = v2_get(fs, name);
+
+	if (f == NULL || f->n == 0)
+		return 0;
+	*x = f->v[0]->num;
+	return 1;
+}
+
+/*
+ * Triton's generate, generate_stream (kind) or infer: one sample for each
+ * text_input, with TensorRT-LLM's and vLLM's fields.
+ */
+static struct serve_req *
+parse_v2(int kind, const struct json_val *doc, const struct serve_api_ctx *c,
+    int *status, struct buf *err)
+{
+	struct serve_req *r = new_req(kind, c);
+	struct json_val *sp = NULL;
+	struct v2set fs;
+	const struct json_val *v;
+	const struct v2f *f;
+	struct bpe_ids ids = { 0 };
+	const char *bad, *why = NULL;
+	char msg[300];
+	double x;
+	int max_tokens = 16, i;
+	size_t m;
+
+	fs.n = 0;
+	r->v2out = 1;
+	r->echo = 1;
+	r->stream = kind == SERVE_GENERATE_STREAM;
+#define BAD(...) do { v2_free(&fs); json_doc_free(sp); \
+	return refuse(r, err, status, 400, __VA_ARGS__); } while (0)
+	if ((v = json_doc_get(doc, "id")) != NULL) {
+		if (v->type != JV_STRING)
+			BAD("id: must be a string");
+		r->v2id = xstrdup(v->str);
+	}
+	if (kind == SERVE_INFER) {
+		if ((why = v2_infer_fields(r, doc, &fs, msg, sizeof msg)) != NULL)
+			BAD("%s", why);
+	} else {
+		for (m = 0; m < doc->nkids; m++) {
+			const char *k = doc->kids[m].key;
+
+			if (strcmp(k, "id") == 0)
+				continue;
+			if (strcmp(k, "parameters") == 0) {
+				if (doc->kids[m].type != JV_MAP)
+					BAD("parameters: must be an object");
+				if ((bad = v2_members(&fs, &doc->kids[m], &why)))
+					BAD("%s %s", bad, why);
+			} else if (strcmp(k, "sampling_parameters") == 0) {
+				const struct json_val *t = &doc->kids[m];
+				char e[200];
+
+				if (t->type == JV_ARRAY && t->nkids == 1)
+					t = &t->kids[0];
+				if (t->type != JV_STRING || sp != NULL ||
+				    (sp = json_doc_parse(t->str, strlen(t->str),
+				    e, sizeof e, NULL)) == NULL ||
+				    sp->type != JV_MAP)
+					BAD("sampling_parameters: must be an "
+					    "object as JSON text");
+				if ((bad = v2_members(&fs, sp, &why)))
+					BAD("%s %s", bad, why);
+			} else if ((why = v2_add(&fs, k, &doc->kids[m], NULL))) {
+				BAD("%s %s", k, why);
+			}
+		}
+	}
+	if ((why = v2_check(&fs, kind, msg, sizeof msg)) != NULL)
+		BAD("%s", why);
+	if ((f = v2_get(&fs, "text_input")) == NULL)
+		BAD("text_input: required");
+	if (v2_val(&fs, "stream", &x) && (x != 0) != (kind ==
+	    SERVE_GENERATE_STREAM))
+		BAD("stream: %s", kind == SERVE_GENERATE_STREAM ? "must be true "
+		    "here, or absent" : kind == SERVE_INFER ? "not supported "
+		    "by infer: use generate_stream" : "must be false here, or "
+		    "absent: use generate_stream");
+	if (v2_val(&fs, "max_tokens", &x)) {
+		if (x < 0 || x > 1 << 30)
+			BAD("max_tokens: must be an integer of at least 0");
+		max_tokens = (int)x;
+	}
+	if (v2_val(&fs, "temperature", &x)) {
+		if (!(x >= 0 && x <= 100))
+			BAD("temperature: must be a number from 0 to 100");
+		r->o.temperature = x;
+	}
+	if (v2_val(&fs, "top_k", &x)) {
+		if (x < -1 || x > 1 << 30)
+			BAD("top_k: must be an integer; -1 or 0: all");
+		r->o.top_k = x > 0 ? (int)x : 0;
+	}
+	if (v2_val(&fs, "top_p", &x)) {
+		if (!(x >= 0 && x <= 1))
+			BAD("top_p: must be a number from 0 to 1; 0 or 1: all");
+		r->o.top_p = x > 0 && x < 1 ? x : 0;
+	}
+	if (v2_get(&fs, "random_seed") && v2_get(&fs, "seed"))
+		BAD("random_seed and seed: give one");
+	if (v2_val(&fs, "random_seed", &x) || v2_val(&fs, "seed", &x)) {
+		if (x < 0 || x > 18446744073709549568.0)
+			BAD("%s: must be an integer from 0 to 2^64-1",
+			    v2_get(&fs, "seed") ? "seed" : "random_seed");
+		r->o.seed = (uint64_t)x;
+	}
+	if (v2_val(&fs, "ignore_eos", &x) && x != 0)
+		r->o.eod = -1;
+	if (v2_val(&fs, "end_id", &x)) {
+		if (x < 0 || x >= c->V)
+			BAD("end_id: must be a token id from 0 to %d", c->V - 1);
+		if (r->o.eod < 0)
+			BAD("end_id and ignore_eos: give one");
+		r->o.eod = (int32_t)x;
+	}
+	if (v2_val(&fs, "beam_width", &x) && x != 1)
+		BAD("beam_width: only 1 is supported: beam search is not built");
+	if ((f = v2_get(&fs, "bad_words")) != NULL)
+		for (m = 0; m < f->n; m++)
+			if (f->v[m]->str[0] != '\0')
+				BAD("bad_words: not supported");
+	if (v2_get(&fs, "stop_words") && v2_get(&fs, "stop"))
+		BAD("stop_words and stop: give one");
+	if ((f = v2_get(&fs, "stop_words")) != NULL || (f = v2_get(&fs,
+	    "stop")) != NULL) {
+		if (f->n > SERVE_MAX_STOPS)
+			BAD("%s: at most %d strings", f->name, SERVE_MAX_STOPS);
+		for (m = 0; m < f->n; m++)
+			if (f->v[m]->str[0] != '\0')	/* "": none */
+				r->stop[r->nstop++] = xstrdup(f->v[m]->str);
+	}
+	/* infer's outputs, where given, choose; else return_* add to text */
+	if (kind != SERVE_INFER || json_doc_get(doc, "outputs") == NULL) {
+		if (v2_val(&fs, "return_log_probs", &x) && x != 0)
+			r->v2out |= 2 | 4;
+		if (v2_val(&fs, "return_finish_reason", &x) && x != 0)
+			r->v2out |= 8;
+		if (v2_val(&fs, "return_num_input_tokens", &x) && x != 0)
+			r->v2out |= 16;
+		if (v2_val(&fs, "return_num_output_tokens", &x) && x != 0)
+			r->v2out |= 32;
+	}
+	r->logprobs = (r->v2out & 6) != 0;
+	if (r->stream && r->logprobs)
+		BAD("return_log_probs: not supported with generate_stream");
+	if (v2_val(&fs, "exclude_input_in_output", &x))
+		r->echo = x == 0;
+	r->o.max_new = max_tokens;
+	f = v2_get(&fs, "text_input");
+	for (m = 0; m < f->n; m++) {
+		const char *t = f->v[m]->str;
+
+		ids.n = 0;
+		bpe_encode(c->bs, t, strlen(t), &ids);
+		if (ids.n == 0) {	/* generate from <|endoftext|> */
+			if (ids.cap == 0)
+				ids.v = xmalloc(sizeof *ids.v * (ids.cap = 1));
+			ids.v[ids.n++] = bpe_eod(c->vocab);
+		}
+		if ((long long)ids.n + max_tokens > c->ctx || ids.n >=
+		    (size_t)c->ctx) {
+			free(ids.v);
+			BAD("text_input and max_tokens: %zu and %d tokens, over "
+			    "the model's context of %d", ids.n, max_tokens,
+			    c->ctx);
+		}
+		r->ptokens += (long long)ids.n;
+		add_seq(r, (const int32_t *)ids.v, (int)ids.n, (int)m)->noecho =
+		    t[0] == '\0';
+	}
+	free(ids.v);
+	for (i = 0; i < r->nseq; i++) {	/* no prompt logprobs */
+		free(r->seq[i].plp);
+		r->seq[i].plp = r->seq[i].g.prompt_lp = NULL;
+	}
+	v2_free(&fs);
+	json_doc_free(sp);
+	return r;
+#undef BAD
+}
+
 struct serve_req *
 serve_api_parse(int kind, const char *body, size_t len,
     const struct serve_api_ctx *c, int *status, struct buf *err)
@@ -581,7 +1038,8 @@ serve_api_parse(int kind, const char *body, size_t len,
 		return NULL;
 	}
 	r = kind == SERVE_OPENAI ? parse_openai(doc, c, status, err) :
-	    parse_megatron(doc, c, status, err);
+	    kind == SERVE_MEGATRON ? parse_megatron(doc, c, status, err) :
+	    parse_v2(kind, doc, c, status, err);
 	json_doc_free(doc);
 	return r;
 }
@@ -683,7 +1141,47 @@ finish_reason(const struct serve_seq *s)
 	return s->stopped || s->g.end == GEN_EOD ? "stop" : "length";
 }
 
-/* An OpenAI stream event: text (a JSON string) of s, and whether it ends. */
+/* Triton's answer's head: the model, its version, the request's id. */
+static void
+v2_head(struct json_w *w, const struct serve_req *r)
+{
+	json_w_obj(w);
+	json_w_key(w, "model_name");
+	json_w_strz(w, r->model);
+	json_w_key(w, "model_version");
+	json_w_strz(w, "1");
+	if (r->v2id != NULL) {
+		json_w_key(w, "id");
+		json_w_strz(w, r->v2id);
+	}
+}
+
+static const char *finish_reason(const struct serve_seq *s);
+
+/* The outputs of generate that text_output's bit leaves out, of s. */
+static void
+v2_extras(struct json_w *w, const struct serve_seq *s)
+{
+	const struct serve_req *r = s->req;
+
+	if (r->v2out & 8) {
+		json_w_key(w, "finish_reason");
+		json_w_strz(w, finish_reason(s));
+	}
+	if (r->v2out & 16) {
+		json_w_key(w, "num_input_tokens");
+		json_w_int(w, s->nprompt);
+	}
+	if (r->v2out & 32) {
+		json_w_key(w, "num_output_tokens");
+		json_w_u64(w, s->ids.n);
+	}
+}
+
+/*
+ * A stream event: text (a JSON string) of s, and whether it ends.
+ * OpenAI's chunk, or Triton's generate_stream answer.
+ */
 static void
 stream_chunk(struct serve_seq *s, const char *text, size_t n, int end)
 {
@@ -692,6 +1190,16 @@ stream_chunk(struct serve_seq *s, const char *text, size_t n, int end)
 
 	buf_add(&r->out, "data: ", 6);
 	json_w_init(&w, &r->out, JSON_COMPACT);
+	if (SERVE_IS_V2(r->kind)) {
+		v2_head(&w, r);
+		json_w_key(&w, "text_output");
+		json_w_raw(&w, text, n);
+		if (end)
+			v2_extras(&w, s);
+		json_w_end(&w);
+		buf_add(&r->out, "\n\n", 2);
+		return;
+	}
 	chunk_head(&w, r);
 	json_w_key(&w, "choices");
 	json_w_arr(&w);
@@ -797,7 +1305,8 @@ serve_api_begin(struct serve_seq *s)
 {
 	struct buf t = { 0 }, j = { 0 };
 
-	if (s->req->kind != SERVE_OPENAI || !s->req->stream || !s->req->echo)
+	if (s->req->kind == SERVE_MEGATRON || !s->req->stream ||
+	    !s->req->echo || s->noecho)
 		return;
 	bpe_decode(s->req->vocab, (const uint32_t *)s->prompt,
 	    (size_t)s->nprompt, &t);
@@ -810,7 +1319,7 @@ serve_api_begin(struct serve_seq *s)
 void
 serve_api_end(struct serve_seq *s)
 {
-	if (s->req->kind == SERVE_OPENAI && s->req->stream)
+	if (s->req->kind != SERVE_MEGATRON && s->req->stream)
 		stream_text(s, 1);
 }
 
@@ -1021,11 +1530,272 @@ answer_megatron(struct serve_req *r)
 	buf_free(&l);
 }
 
+/* The text_output of s: its prompt unless excluded, and its text. */
+static void
+v2_text(struct buf *t, const struct serve_seq *s)
+{
+	t->len = 0;
+	if (s->req->echo && !s->noecho)
+		bpe_decode(s->req->vocab, (const uint32_t *)s->prompt,
+		    (size_t)s->nprompt, t);
+	buf_add(t, s->text.p, s->text.len);
+}
+
+/*
+ * The generated tokens of s that its text holds (a stop string cuts
+ * the text, and the tokens from the one it begins in).
+ */
+static size_t
+v2_ntok(const struct serve_seq *s)
+{
+	size_t k, off = 0, len;
+
+	for (k = 0; k < s->ids.n && off < s->text.len; k++) {
+		if (bpe_token(s->req->vocab, s->ids.v[k], &len) != NULL)
+			off += len;
+	}
+	return s->stopped ? k : s->ids.n;
+}
+
+static double
+v2_cum(const struct serve_seq *s)
+{
+	size_t k, n = v2_ntok(s);
+	double sum = 0;
+
+	for (k = 0; k < n; k++)
+		sum += s->lp[k];
+	return sum;
+}
+
+/* An infer output tensor: name, datatype, the shape's first size. */
+static void
+v2_tensor(struct json_w *w, const char *name, const char *dtype, int n,
+    int second)
+{
+	json_w_obj(w);
+	json_w_key(w, "name");
+	json_w_strz(w, name);
+	json_w_key(w, "datatype");
+	json_w_strz(w, dtype);
+	json_w_key(w, "shape");
+	json_w_arr(w);
+	json_w_int(w, n);
+	if (second >= 0)
+		json_w_int(w, second);
+	json_w_end(w);
+	json_w_key(w, "data");
+	json_w_arr(w);
+}
+
+static void
+answer_v2(struct serve_req *r)
+{
+	struct json_w w;
+	struct buf t = { 0 }, lossy = { 0 };
+	struct serve_seq *s = &r->seq[0];
+	size_t k, n, most = 0;
+	int i;
+
+	if (r->stream)		/* its last event is sent */
+		return;
+	json_w_init(&w, &r->out, JSON_COMPACT);
+	v2_head(&w, r);
+	if (r->kind == SERVE_GENERATE) {
+		if (r->v2out & 1) {
+			v2_text(&t, s);
+			json_string_lossy(&lossy, t.p ? t.p : "", t.len);
+			json_w_key(&w, "text_output");
+			json_w_raw(&w, lossy.p, lossy.len);
+		}
+		if (r->v2out & 2) {
+			json_w_key(&w, "cum_log_probs");
+			json_w_num(&w, "%.9g", v2_cum(s));
+		}
+		if (r->v2out & 4) {
+			json_w_key(&w, "output_log_probs");
+			json_w_arr(&w);
+			for (k = 0, n = v2_ntok(s); k < n; k++)
+				json_w_num(&w, "%.9g", s->lp[k]);
+			json_w_end(&w);
+		}
+		v2_extras(&w, s);
+		goto out;
+	}
+	json_w_key(&w, "outputs");
+	json_w_arr(&w);
+	if (r->v2out & 1) {
+		v2_tensor(&w, "text_output", "BYTES", r->nseq, r->v2shape == 2 ?
+		    1 : -1);
+		for (i = 0; i < r->nseq; i++) {
+			v2_text(&t, &r->seq[i]);
+			lossy.len = 0;
+			json_string_lossy(&lossy, t.p ? t.p : "", t.len);
+			json_w_raw(&w, lossy.p, lossy.len);
+		}
+		json_w_end(&w);
+		json_w_end(&w);
+	}
+	if (r->v2out & 2) {
+		v2_tensor(&w, "cum_log_probs", "FP32", r->nseq, -1);
+		for (i = 0; i < r->nseq; i++)
+			json_w_num(&w, "%.9g", v2_cum(&r->seq[i]));
+		json_w_end(&w);
+		json_w_end(&w);
+	}
+	if (r->v2out & 4) {	/* padded with 0, as TensorRT-LLM pads */
+		for (i = 0; i < r->nseq; i++)
+			if (v2_ntok(&r->seq[i]) > most)
+				most = v2_ntok(&r->seq[i]);
+		v2_tensor(&w, "output_log_probs", "FP32", r->nseq, (int)most);
+		for (i = 0; i < r->nseq; i++)
+			for (k = 0, n = v2_ntok(&r->seq[i]); k < most; k++)
+				json_w_num(&w, "%.9g", k < n ?
+				    r->seq[i].lp[k] : 0);
+		json_w_end(&w);
+		json_w_end(&w);
+	}
+	if (r->v2out & 8) {
+		v2_tensor(&w, "finish_reason", "BYTES", r->nseq, -1);
+		for (i = 0; i < r->nseq; i++)
+			json_w_strz(&w, finish_reason(&r->seq[i]));
+		json_w_end(&w);
+		json_w_end(&w);
+	}
+	for (k = 0; k < 2; k++) {
+		if (!(r->v2out & (16 << k)))
+			continue;
+		v2_tensor(&w, k ? "num_output_tokens" : "num_input_tokens",
+		    "INT32", r->nseq, -1);
+		for (i = 0; i < r->nseq; i++)
+			json_w_u64(&w, k ? r->seq[i].ids.n :
+			    (uint64_t)r->seq[i].nprompt);
+		json_w_end(&w);
+		json_w_end(&w);
+	}
+	json_w_end(&w);
+out:
+	json_w_end(&w);
+	buf_add(&r->out, "\n", 1);
+	buf_free(&t);
+	buf_free(&lossy);
+}
+
 void
 serve_api_answer(struct serve_req *r)
 {
 	if (r->kind == SERVE_OPENAI)
 		answer_openai(r);
-	else
+	else if (r->kind == SERVE_MEGATRON)
 		answer_megatron(r);
+	else
+		answer_v2(r);
+}
+
+int
+serve_api_v2_path(const char *url, const char *model)
+{
+	size_t ml = strlen(model), vl;
+	const char *p;
+
+	if (strncmp(url, "/v2", 3) != 0 || (url[3] != '\0' && url[3] != '/'))
+		return SERVE_V2_NONE;
+	if (strcmp(url, "/v2") == 0 || strcmp(url, "/v2/") == 0)
+		return SERVE_V2_SERVER;
+	if (strcmp(url, "/v2/health/live") == 0)
+		return SERVE_V2_LIVE;
+	if (strcmp(url, "/v2/health/ready") == 0)
+		return SERVE_V2_READY;
+	if (strncmp(url, "/v2/models/", 11) != 0)
+		return SERVE_V2_UNKNOWN;
+	p = url + 11;
+	if (strncmp(p, model, ml) != 0 || (p[ml] != '\0' && p[ml] != '/'))
+		return SERVE_V2_NOMODEL;
+	p += ml;
+	if (strncmp(p, "/versions/", 10) == 0) {	/* the one version: 1 */
+		vl = strcspn(p + 10, "/");
+		if (vl != 1 || p[10] != '1')
+			return SERVE_V2_NOMODEL;
+		p += 11;
+	}
+	return *p == '\0' ? SERVE_V2_MODEL : strcmp(p, "/ready") == 0 ?
+	    SERVE_V2_MODEL_READY : strcmp(p, "/generate") == 0 ?
+	    SERVE_V2_GENERATE : strcmp(p, "/generate_stream") == 0 ?
+	    SERVE_V2_STREAM : strcmp(p, "/infer") == 0 ? SERVE_V2_INFER :
+	    SERVE_V2_UNKNOWN;
+}
+
+/* A tensor's metadata: name, datatype, shape [n]. */
+static void
+v2_meta_tensor(struct json_w *w, const char *name, const char *dtype, int n)
+{
+	json_w_obj(w);
+	json_w_key(w, "name");
+	json_w_strz(w, name);
+	json_w_key(w, "datatype");
+	json_w_strz(w, dtype);
+	json_w_key(w, "shape");
+	json_w_arr(w);
+	json_w_int(w, n);
+	json_w_end(w);
+	json_w_end(w);
+}
+
+void
+serve_api_v2_meta(struct buf *b, int path, const char *model, int ctx)
+{
+	static const struct { const char *name, *dtype; } in[] = {
+		{ "text_input", "BYTES" }, { "max_tokens", "INT32" },
+		{ "temperature", "FP32" }, { "top_k", "INT32" },
+		{ "top_p", "FP32" }, { "random_seed", "UINT64" },
+		{ "stop_words", "BYTES" }, { "bad_words", "BYTES" },
+		{ "end_id", "INT32" }, { "beam_width", "INT32" },
+		{ "ignore_eos", "BOOL" }, { "exclude_input_in_output", "BOOL" },
+		{ "return_log_probs", "BOOL" }, { "return_finish_reason", "BOOL" },
+		{ "return_num_input_tokens", "BOOL" },
+		{ "return_num_output_tokens", "BOOL" },
+	}, out[] = {
+		{ "text_output", "BYTES" }, { "cum_log_probs", "FP32" },
+		{ "output_log_probs", "FP32" }, { "finish_reason", "BYTES" },
+		{ "num_input_tokens", "INT32" }, { "num_output_tokens", "INT32" },
+	};
+	struct json_w w;
+	size_t i;
+
+	json_w_init(&w, b, JSON_COMPACT);
+	json_w_obj(&w);
+	json_w_key(&w, "name");
+	if (path == SERVE_V2_SERVER) {
+		json_w_strz(&w, "owt");
+		json_w_key(&w, "version");
+		json_w_strz(&w, OWT_VERSION);
+		json_w_key(&w, "extensions");
+		json_w_arr(&w);
+		json_w_strz(&w, "generate");
+		json_w_end(&w);
+	} else {
+		json_w_strz(&w, model);
+		json_w_key(&w, "versions");
+		json_w_arr(&w);
+		json_w_strz(&w, "1");
+		json_w_end(&w);
+		json_w_key(&w, "platform");
+		json_w_strz(&w, "owt");
+		json_w_key(&w, "max_model_len");
+		json_w_int(&w, ctx);
+		json_w_key(&w, "inputs");
+		json_w_arr(&w);
+		for (i = 0; i < sizeof in / sizeof *in; i++)
+			v2_meta_tensor(&w, in[i].name, in[i].dtype, i == 0 ||
+			    i == 6 || i == 7 ? -1 : 1);
+		json_w_end(&w);
+		json_w_key(&w, "outputs");
+		json_w_arr(&w);
+		for (i = 0; i < sizeof out / sizeof *out; i++)
+			v2_meta_tensor(&w, out[i].name, out[i].dtype, i == 0 ||
+			    i == 2 ? -1 : 1);
+		json_w_end(&w);
+	}
+	json_w_end(&w);
+	buf_add(b, "\n", 1);
 }

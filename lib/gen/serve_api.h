@@ -9,7 +9,13 @@
 #include "core/buf.h"
 #include "gen/gen.h"
 
-enum { SERVE_OPENAI, SERVE_MEGATRON };
+/*
+ * The protocols: OpenAI's /v1/completions, Megatron's PUT /api, and
+ * Triton's (KServe v2) generate, generate_stream and infer.
+ */
+enum { SERVE_OPENAI, SERVE_MEGATRON, SERVE_GENERATE, SERVE_GENERATE_STREAM,
+	SERVE_INFER };
+#define SERVE_IS_V2(kind) ((kind) >= SERVE_GENERATE)
 
 #define SERVE_MAX_SAMPLES 128	/* samples of one request (prompts x n) */
 #define SERVE_MAX_STOPS 4	/* OpenAI's stop strings */
@@ -36,6 +42,8 @@ struct serve_seq {
 	size_t sent;		/* of text, streamed */
 	int stopped;		/* a stop string or token ended it */
 	int started;		/* in the queue's running set */
+	int noecho;		/* Triton: the prompt stands for an empty
+				   text_input, echoed as "" */
 };
 
 /*
@@ -51,6 +59,14 @@ struct serve_req {
 	int stop_eol, stop_double_eol;	/* Megatron */
 	int32_t stop_token;		/* Megatron; -1: none */
 	int beam;			/* Megatron: beam_width 1 given */
+	int finish, counts;		/* Triton: return_finish_reason,
+					   return_num_*_tokens */
+	char *v2id;			/* Triton's "id", answered back */
+	int v2shape;			/* infer: text_input's rank (1 or 2) */
+	int v2out;			/* Triton's outputs: bit 0 text_output,
+					   1 cum_log_probs, 2 output_log_probs,
+					   3 finish_reason, 4 num_input_tokens,
+					   5 num_output_tokens */
 	char *stop[SERVE_MAX_STOPS];
 	int nstop;
 	struct gen_opts o;
@@ -98,7 +114,7 @@ struct serve_req *serve_api_parse(int kind, const char *body, size_t len,
     const struct serve_api_ctx *c, int *status, struct buf *err);
 void serve_api_free(struct serve_req *r);
 
-/* An error answer of kind: OpenAI's object, Megatron's string. */
+/* An error answer of kind: OpenAI's object, Megatron's string, KServe's {"error": msg}. */
 void serve_api_error(struct buf *b, int kind, int status, const char *msg);
 
 /* Sample s starts: OpenAI's echo of its prompt in a stream. */
@@ -112,5 +128,20 @@ int serve_api_token(struct serve_seq *s, int32_t tok, const float *logits);
 void serve_api_end(struct serve_seq *s);
 /* Every sample has ended: the answer, or the end of the stream. */
 void serve_api_answer(struct serve_req *r);
+
+/*
+ * KServe v2's paths under /v2 for the model named model: SERVE_V2_* of
+ * url (SERVE_V2_NONE: not under /v2; SERVE_V2_NOMODEL: another model's
+ * path; SERVE_V2_UNKNOWN: no such path).
+ */
+enum { SERVE_V2_NONE, SERVE_V2_SERVER, SERVE_V2_LIVE, SERVE_V2_READY,
+	SERVE_V2_MODEL, SERVE_V2_MODEL_READY, SERVE_V2_GENERATE,
+	SERVE_V2_STREAM, SERVE_V2_INFER, SERVE_V2_NOMODEL, SERVE_V2_UNKNOWN };
+int serve_api_v2_path(const char *url, const char *model);
+/*
+ * The answer of a GET of a SERVE_V2_SERVER or SERVE_V2_MODEL path:
+ * the server's or the model's metadata (ctx: its context).
+ */
+void serve_api_v2_meta(struct buf *b, int path, const char *model, int ctx);
 
 #endif

@@ -20,7 +20,7 @@ merge_init(struct merge *m, const struct merge_opts *o, struct progress *prog,
 	m->f = f;
 	for (i = 1; i < MERGE_NCOUNT; i++)
 		m->count[i].name = i < BAD_NREASONS ? input_bad_name[i] :
-		    i == MERGE_MISSING ? "missing text field" : "empty file";
+		    "empty file";
 	json_rec_init(&m->outrec, NULL, 0);
 	/* The prefix as a JSON string less its closing quote: an id adds -N". */
 	if (o->id_prefix != NULL) {
@@ -122,7 +122,7 @@ do_jsonl(struct merge *m, const char *path)
 	const struct json_field *f;
 	struct json_rec *r;
 	struct jsonl j;
-	char msg[1024];
+	char msg[1024], why[256];
 	int k, ret = 0;
 
 	if (jsonl_open(&j, path, want, 0) < 0)
@@ -147,10 +147,10 @@ do_jsonl(struct merge *m, const char *path)
 		m->nbytes += r->len + 1;
 		f = json_rec_get(r, m->o.text_key);
 		if (f == NULL || f->type != JV_STRING) {
-			snprintf(msg, sizeof msg, "%s:%lu: %s '%s' field",
-			    j.in.name, j.in.lineno,
-			    f == NULL ? "missing" : "non-string", m->o.text_key);
-			if ((ret = bad(m, MERGE_MISSING, msg)) != 0)
+			json_field_bad(why, sizeof why, f, m->o.text_key);
+			snprintf(msg, sizeof msg, "%s:%lu: %s", j.in.name,
+			    j.in.lineno, why);
+			if ((ret = bad(m, BAD_FIELD, msg)) != 0)
 				goto out;
 			continue;
 		}

@@ -16,8 +16,7 @@
 
 /* Counters of the summary; the first BAD_NREASONS are input_bad_name[]. */
 enum {
-	MERGE_MISSING = BAD_NREASONS,	/* a JSONL record without the text field */
-	MERGE_EMPTYFILE,
+	MERGE_EMPTYFILE = BAD_NREASONS,
 	MERGE_NCOUNT
 };
 

@@ -46,8 +46,8 @@ newrun(struct shuffle *s)
 	snprintf(path, n, "%s/owt-shuffle.XXXXXX", s->tmpdir);
 	fd = mkstemp(path);
 	if (fd < 0) {
-		snprintf(s->err, sizeof s->err, "cannot create a temporary file "
-		    "in '%s': %s", s->tmpdir, strerror(errno));
+		owt_fail_errno(s->err, sizeof s->err, &s->errcode, XSYS,
+		    "cannot create a temporary file in '%s'", s->tmpdir);
 		free(path);
 		return NULL;
 	}
@@ -55,7 +55,7 @@ newrun(struct shuffle *s)
 	free(path);
 	if ((fp = fdopen(fd, "w+")) == NULL) {
 		close(fd);
-		snprintf(s->err, sizeof s->err, "fdopen: %s", strerror(errno));
+		owt_fail_errno(s->err, sizeof s->err, &s->errcode, XSYS, "fdopen");
 		return NULL;
 	}
 	setvbuf(fp, NULL, _IOFBF, 1 << 16);
@@ -69,8 +69,8 @@ put(struct shuffle *s, FILE *fp, uint64_t key, const char *p, size_t len)
 
 	if (fwrite(&key, 8, 1, fp) != 1 || fwrite(&n, 8, 1, fp) != 1 ||
 	    fwrite(p, 1, len, fp) != len) {
-		snprintf(s->err, sizeof s->err, "cannot write a temporary file "
-		    "in '%s': %s", s->tmpdir, strerror(errno));
+		owt_fail_errno(s->err, sizeof s->err, &s->errcode, XSYS,
+		    "cannot write a temporary file in '%s'", s->tmpdir);
 		return -1;
 	}
 	return 0;
@@ -165,8 +165,10 @@ merge_runs(struct shuffle *s, FILE **runs, size_t nruns,
 	}
 	goto done;
 readerr:
-	snprintf(s->err, sizeof s->err, "cannot read a temporary file: %s",
-	    strerror(errno ? errno : EIO));
+	if (errno == 0)
+		errno = EIO;
+	owt_fail_errno(s->err, sizeof s->err, &s->errcode, XSYS,
+	    "cannot read a temporary file");
 	r = -1;
 done:
 	for (i = 0; i < nruns; i++)
@@ -214,8 +216,8 @@ spill(struct shuffle *s)
 			return -1;
 		}
 	if (fflush(fp) != 0) {
-		snprintf(s->err, sizeof s->err, "cannot write a temporary file "
-		    "in '%s': %s", s->tmpdir, strerror(errno));
+		owt_fail_errno(s->err, sizeof s->err, &s->errcode, XSYS,
+		    "cannot write a temporary file in '%s'", s->tmpdir);
 		fclose(fp);
 		return -1;
 	}

@@ -28,6 +28,7 @@ struct shuffle {
 	uint64_t count;
 	FILE **runs;
 	size_t nruns, runcap;
+	int errcode;		/* XSYS after an error */
 	char err[OWT_ERRSIZE];
 };
 

@@ -225,25 +225,24 @@ gpt_layout_part(struct gpt *m, const struct gpt_config *c,
 
 	memset(m, 0, sizeof *m);
 	if ((why = gpt_config_check(c)) != NULL) {
-		snprintf(err, errsize, "%s", why);
-		return -1;
+		return owt_fail(err, errsize, NULL, XUSAGE, "%s", why);
 	}
 	if (p == NULL)
 		p = &whole;
 	if (p->tp < 1 || p->tp_rank < 0 || p->tp_rank >= p->tp ||
 	    p->l0 < 0 || p->l0 >= p->l1 || p->l1 > c->nlayer) {
-		snprintf(err, errsize, "a part of layers [%d, %d) at tensor-"
+		return owt_fail(err, errsize, NULL, XUSAGE,
+		    "a part of layers [%d, %d) at tensor-"
 		    "parallel rank %d of %d is not one of the model's", p->l0,
 		    p->l1, p->tp_rank, p->tp);
-		return -1;
 	}
 	if (c->nembd % p->tp != 0 || c->nhead % p->tp != 0 ||
 	    c->vocab_pad % p->tp != 0) {
-		snprintf(err, errsize, "hidden size %d, %d attention heads and "
+		return owt_fail(err, errsize, NULL, XUSAGE,
+		    "hidden size %d, %d attention heads and "
 		    "padded vocabulary %d must be multiples of the %d "
 		    "tensor-parallel ranks", c->nembd, c->nhead, c->vocab_pad,
 		    p->tp);
-		return -1;
 	}
 	m->cfg = *c;
 	m->part = *p;
@@ -268,9 +267,9 @@ gpt_init_part(struct gpt *m, const struct gpt_config *c,
 		return -1;
 	if (m->part.tp > 1 && (tp == NULL || tp->size != m->part.tp ||
 	    tp->rank != m->part.tp_rank)) {
-		snprintf(err, errsize, "tensor-parallel rank %d of %d needs its "
+		return owt_fail(err, errsize, NULL, XUSAGE,
+		    "tensor-parallel rank %d of %d needs its "
 		    "group of %d", m->part.tp_rank, m->part.tp, m->part.tp);
-		return -1;
 	}
 	m->tp = m->part.tp > 1 ? tp : NULL;
 	m->be = be;
@@ -626,9 +625,9 @@ gpt_set_batch(struct gpt *m, int B, int T, char *err, size_t errsize)
 	int s;
 
 	if (T > c->maxpos) {
-		snprintf(err, errsize, "sequence length %d is beyond the %d "
+		return owt_fail(err, errsize, NULL, XUSAGE,
+		    "sequence length %d is beyond the %d "
 		    "positions of the model", T, c->maxpos);
-		return -1;
 	}
 	if (B == m->B && T == m->T)
 		return 0;
@@ -682,29 +681,29 @@ gpt_recompute_parse(struct gpt_recompute *r, int checkpoint_activations,
 		else if (strcmp(granularity, "selective") == 0)
 			g = GPT_RECOMPUTE_SELECTIVE;
 		else {
-			snprintf(err, errsize, "--recompute-granularity: '%s' "
-			    "is not full or selective", granularity);
-			return -1;
+			return owt_fail(err, errsize, NULL, XUSAGE,
+			    "--recompute-granularity: '%s' is not full or "
+			    "selective", granularity);
 		}
 	}
 	if (method != NULL && strcmp(method, "uniform") != 0 &&
 	    strcmp(method, "block") != 0) {
-		snprintf(err, errsize, "--recompute-method: '%s' is not uniform "
+		return owt_fail(err, errsize, NULL, XUSAGE,
+		    "--recompute-method: '%s' is not uniform "
 		    "or block", method);
-		return -1;
 	}
 	if (checkpoint_activations && recompute_activations) {
-		snprintf(err, errsize, "--checkpoint-activations and "
+		return owt_fail(err, errsize, NULL, XUSAGE,
+		    "--checkpoint-activations and "
 		    "--recompute-activations exclude each other");
-		return -1;
 	}
 	if ((checkpoint_activations && g == GPT_RECOMPUTE_SELECTIVE) ||
 	    (recompute_activations && g == GPT_RECOMPUTE_FULL)) {
-		snprintf(err, errsize, "--%s and --recompute-granularity %s "
+		return owt_fail(err, errsize, NULL, XUSAGE,
+		    "--%s and --recompute-granularity %s "
 		    "exclude each other", checkpoint_activations ?
 		    "checkpoint-activations" : "recompute-activations",
 		    granularity);
-		return -1;
 	}
 	if (checkpoint_activations)
 		g = GPT_RECOMPUTE_FULL;
@@ -712,19 +711,19 @@ gpt_recompute_parse(struct gpt_recompute *r, int checkpoint_activations,
 		g = GPT_RECOMPUTE_SELECTIVE;
 	if (g == GPT_RECOMPUTE_FULL && method == NULL &&
 	    !checkpoint_activations) {
-		snprintf(err, errsize, "--recompute-granularity full needs "
+		return owt_fail(err, errsize, NULL, XUSAGE,
+		    "--recompute-granularity full needs "
 		    "--recompute-method uniform or block");
-		return -1;
 	}
 	if (g != GPT_RECOMPUTE_FULL && method != NULL) {
-		snprintf(err, errsize, "--recompute-method needs "
+		return owt_fail(err, errsize, NULL, XUSAGE,
+		    "--recompute-method needs "
 		    "--recompute-granularity full");
-		return -1;
 	}
 	if (nlayers < 1) {
-		snprintf(err, errsize, "--recompute-num-layers must be at "
+		return owt_fail(err, errsize, NULL, XUSAGE,
+		    "--recompute-num-layers must be at "
 		    "least 1");
-		return -1;
 	}
 	r->granularity = g;
 	r->method = method != NULL && strcmp(method, "block") == 0 ?

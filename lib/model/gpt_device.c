@@ -107,10 +107,9 @@ gpt_device_comm(const struct gpt_device *d, struct comm *world, char *err,
 	    code);
 #else
 	(void)world;
-	snprintf(err, errsize, "the %s backend has no collectives",
+	return owt_fail(err, errsize, code, XSYS,
+	    "the %s backend has no collectives",
 	    d->be->name);
-	*code = XSYS;
-	return -1;
 #endif
 }
 
@@ -138,20 +137,20 @@ open_cuda(struct gpt_device *d, int prec, int train, char *err,
 	cuda->select(device_index);
 	if ((cap = cuda->capability(name, sizeof name)) == 0) {
 		cuda->device_count(why, sizeof why);
-		snprintf(err, errsize, "--device cuda: no CUDA device%s%s",
+		return owt_fail(err, errsize, NULL, XUSAGE,
+		    "--device cuda: no CUDA device%s%s",
 		    why[0] ? ": " : "", why);
-		return -1;
 	}
 	if (prec == GPT_PREC_DEFAULT)
 		prec = train && cap >= 80 ? GPT_BF16 : GPT_FP32;
 	if (prec == GPT_BF16 && cap < 80) {
-		snprintf(err, errsize, "--bf16: %s (sm_%d) has no bf16 tensor "
+		return owt_fail(err, errsize, NULL, XUSAGE,
+		    "--bf16: %s (sm_%d) has no bf16 tensor "
 		    "cores; use --fp16 or --fp32", name, cap);
-		return -1;
 	}
 	if ((d->be = cuda->backend(prec, why, sizeof why)) == NULL) {
-		snprintf(err, errsize, "--device cuda: %s", why);
-		return -1;
+		return owt_fail(err, errsize, NULL, XUSAGE,
+		    "--device cuda: %s", why);
 	}
 	d->prec = prec;
 	snprintf(d->desc, sizeof d->desc, "cuda: %s (sm_%d), %s products",
@@ -181,15 +180,15 @@ device_open(struct gpt_device *d, const char *name, int prec, int train,
 		return open_cpu(d, prec, train);
 	asked = strcmp(name, "cuda") == 0;
 	if (!asked && strcmp(name, "auto") != 0) {
-		snprintf(err, errsize, "--device: '%s' is not auto, cpu or cuda",
+		return owt_fail(err, errsize, NULL, XUSAGE,
+		    "--device: '%s' is not auto, cpu or cuda",
 		    name);
-		return -1;
 	}
 	if (gpt_device_cuda(why, sizeof why, code) == NULL) {
 		if (!asked)
 			return open_cpu(d, prec, train);
-		snprintf(err, errsize, "--device cuda: %s", why);
-		return -1;
+		return owt_fail(err, errsize, NULL, XUSAGE,
+		    "--device cuda: %s", why);
 	}
 #ifdef OWT_CUDA
 	if (asked || cuda->device_count(NULL, 0) > 0)

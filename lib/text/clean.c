@@ -25,9 +25,9 @@ clean_parse_stages(const char *list, int stage[CLEAN_NSTAGES], char *err,
 			    strncmp(clean_stage_name[i], p, n) == 0)
 				break;
 		if (i == CLEAN_NSTAGES) {
-			snprintf(err, errsize, "--stages: unknown stage '%.*s' in "
+			return owt_fail(err, errsize, NULL, XUSAGE,
+			    "--stages: unknown stage '%.*s' in "
 			    "'%s'", (int)n, p, list);
-			return -1;
 		}
 		stage[i] = 1;
 		p += n + (e != NULL);
@@ -35,8 +35,8 @@ clean_parse_stages(const char *list, int stage[CLEAN_NSTAGES], char *err,
 	for (i = 0; i < CLEAN_NSTAGES && !stage[i]; i++)
 		;
 	if (i == CLEAN_NSTAGES) {
-		snprintf(err, errsize, "--stages: '%s' names no stage", list);
-		return -1;
+		return owt_fail(err, errsize, NULL, XUSAGE,
+		    "--stages: '%s' names no stage", list);
 	}
 	return 0;
 }
@@ -205,11 +205,9 @@ clean_doc_run(const struct clean *c, struct clean_worker *w,
 		d->outlen = out->len - d->out;
 		return;
 	}
-	if ((text = json_rec_str(&w->jr, c->text_key, &n, &why)) == NULL) {
-		snprintf(err, sizeof err, "%s '%s' field",
-		    strcmp(why, "missing") == 0 ? "missing" : "non-string",
-		    c->text_key);
-		bad(d, info, CLEAN_MISSING, file, lineno, err);
+	if ((text = json_rec_text(&w->jr, c->text_key, &n, err,
+	    sizeof err)) == NULL) {
+		bad(d, info, BAD_FIELD, file, lineno, err);
 		return;
 	}
 	if (c->rep != NULL || c->sign != NULL) {
@@ -276,19 +274,17 @@ clean_doc_run(const struct clean *c, struct clean_worker *w,
 static int
 fail(struct clean *c, const char *err, int code)
 {
-	if (c->errcode == 0) {
-		snprintf(c->err, sizeof c->err, "%s", err);
-		c->errcode = code;
-	}
+	if (c->errcode == 0)
+		owt_fail(c->err, sizeof c->err, &c->errcode, code, "%s", err);
 	return -1;
 }
 
 static int
 fail_errno(struct clean *c, const char *name)
 {
-	char err[1024];
+	char err[OWT_ERRSIZE];
 
-	snprintf(err, sizeof err, "cannot write '%s': %s", name, strerror(errno));
+	owt_fail_errno(err, sizeof err, NULL, XSYS, "cannot write '%s'", name);
 	return fail(c, err, XSYS);
 }
 
@@ -520,8 +516,7 @@ clean_read(struct clean *c, struct batch_loop *l, int file, char *err,
 	while (!stop && c->errcode == 0 &&
 	    (k = input_line(&in, &line, &len)) != 0) {
 		if (k < 0 && in.errcode == XSYS) {
-			snprintf(err, errsize, "%s", in.err);
-			*code = XSYS;
+			owt_fail(err, errsize, code, XSYS, "%s", in.err);
 			input_close(&in);
 			return -1;
 		}
@@ -589,9 +584,8 @@ clean_finish(struct clean *c, FILE *out, char *err, size_t errsize,
 	c->nout = c->pass2.npieces;
 	if (r == 0 && c->rep != NULL && c->line.len > 0 &&
 	    fwrite(c->line.p, 1, c->line.len, c->rep) != c->line.len) {
-		snprintf(err, errsize, "cannot write '%s': %s", c->repname,
-		    strerror(errno));
-		*code = XSYS;
+		owt_fail_errno(err, errsize, code, XSYS,
+		    "cannot write '%s'", c->repname);
 		r = -1;
 	}
 	c->line.len = 0;

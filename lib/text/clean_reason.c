@@ -6,7 +6,6 @@ const char *const clean_stage_name[CLEAN_NSTAGES + 1] = {
 };
 
 const struct clean_reason clean_reason[CLEAN_NREASONS] = {
-	[CLEAN_MISSING] = { -1, "missing text field" },
 	[CLEAN_BADSIG] = { -1, "bad signature" },
 	[CLEAN_LISTED] = { CLEAN_DROPSTAGE, "listed" },
 	[CLEAN_OTHERLANG] = { CLEAN_LANG, "other language" },

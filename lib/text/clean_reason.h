@@ -15,8 +15,7 @@ extern const char *const clean_stage_name[CLEAN_NSTAGES + 1];
 enum {
 	CLEAN_KEPT,
 	/* 1 .. BAD_NREASONS - 1: bad records, named by input_bad_name[] */
-	CLEAN_MISSING = BAD_NREASONS,	/* no text field */
-	CLEAN_BADSIG,			/* --signed: not a signature */
+	CLEAN_BADSIG = BAD_NREASONS,	/* --signed: not a signature */
 	CLEAN_LISTED,			/* --drop */
 	CLEAN_OTHERLANG, CLEAN_NOLANG,	/* lang */
 	CLEAN_SHORT,			/* length */

@@ -355,28 +355,27 @@ decontam_load_tasks(struct decontam *dc, char *const *files, size_t n,
 	struct decontam_work w = { 0 };
 	struct json_rec *r;
 	struct jsonl j;
-	const char *text, *why;
+	const char *text;
+	char msg[OWT_ERRSIZE];
 	size_t i, len;
 	int k, ret = -1;
 
 	for (i = 0; i < n; i++) {
 		if (jsonl_open(&j, files[i], want, 1) < 0) {
-			snprintf(err, errsize, "%s", j.err);
-			*code = XDATA;
+			owt_fail(err, errsize, code, XDATA, "%s", j.err);
 			goto out;
 		}
 		while ((k = jsonl_next(&j, &r)) != 0) {
 			if (k < 0) {
-				snprintf(err, errsize, "%s", j.err);
-				*code = j.errcode;
+				owt_fail(err, errsize, code, j.errcode,
+				    "%s", j.err);
 				jsonl_close(&j);
 				goto out;
 			}
-			if ((text = json_rec_str(r, key, &len, &why)) == NULL) {
-				snprintf(err, errsize, "%s:%lu: %s '%s' field",
-				    j.in.name, j.in.lineno, strcmp(why, "missing") ==
-				    0 ? "missing" : "non-string", key);
-				*code = XDATA;
+			if ((text = json_rec_text(r, key, &len, msg,
+			    sizeof msg)) == NULL) {
+				owt_fail(err, errsize, code, XDATA, "%s:%lu: %s",
+				    j.in.name, j.in.lineno, msg);
 				jsonl_close(&j);
 				goto out;
 			}
@@ -452,13 +451,10 @@ put(struct decontam_pass *p, struct buf *out, char *err, size_t errsize,
 {
 	if (out->len > 0 && fwrite(out->p, 1, out->len, p->out) != out->len) {
 		if (p->outname == NULL)
-			snprintf(err, errsize, "write error on standard output: %s",
-			    strerror(errno));
-		else
-			snprintf(err, errsize, "cannot write '%s': %s", p->outname,
-			    strerror(errno));
-		*code = XSYS;
-		return -1;
+			return owt_fail_errno(err, errsize, code, XSYS,
+			    "write error on standard output");
+		return owt_fail_errno(err, errsize, code, XSYS,
+		    "cannot write '%s'", p->outname);
 	}
 	out->len = 0;
 	return 0;
@@ -482,11 +478,10 @@ decontam_pass2(struct decontam *dc, struct spill *spool,
 	decontam_freeze(dc);
 	*code = XSYS;
 	if (spill_flush(spool) < 0) {
-		snprintf(err, errsize, "%s", spool->err);
-		return -1;
+		return owt_fail(err, errsize, NULL, XDATA, "%s", spool->err);
 	}
 	if ((f = fdopen(dup(spool->fd), "r")) == NULL || fseek(f, 0, SEEK_SET) < 0) {
-		snprintf(err, errsize, "decontam spool: %s", strerror(errno));
+		owt_fail_errno(err, errsize, NULL, XDATA, "decontam spool");
 		if (f != NULL)
 			fclose(f);
 		return -1;
@@ -496,7 +491,8 @@ decontam_pass2(struct decontam *dc, struct spill *spool,
 		perr[0] = '\0';
 		if (json_rec_parse(&jr, line, (size_t)len - 1, perr, sizeof perr) != 0 ||
 		    (text = json_rec_str(&jr, p->key, &n, &why)) == NULL) {
-			snprintf(err, errsize, "decontam spool unreadable: %s", perr);
+			owt_fail(err, errsize, NULL, XDATA,
+			    "decontam spool unreadable: %s", perr);
 			goto out;
 		}
 		decontam_cut(dc, text, n, &w);
@@ -515,8 +511,7 @@ decontam_pass2(struct decontam *dc, struct spill *spool,
 			goto out;
 	}
 	if (ferror(f)) {
-		snprintf(err, errsize, "decontam spool: %s", strerror(errno));
-		*code = XSYS;
+		owt_fail_errno(err, errsize, code, XSYS, "decontam spool");
 		goto out;
 	}
 	ret = put(p, &out, err, errsize, code);

@@ -168,22 +168,20 @@ dedup_report_load_drop(const char *path, char *err, size_t errsize, int *code)
 	int k;
 
 	if (jsonl_open(&j, path, want, 2) < 0) {
-		snprintf(err, errsize, "%s", j.err);
-		*code = XDATA;
+		owt_fail(err, errsize, code, XDATA, "%s", j.err);
 		return NULL;
 	}
 	d = dedup_new(DEDUP_EXACT);
 	while ((k = jsonl_next(&j, &r)) != 0) {
 		if (k < 0) {
-			snprintf(err, errsize, "%s", j.err);
-			*code = j.errcode;
+			owt_fail(err, errsize, code, j.errcode, "%s", j.err);
 			goto fail;
 		}
 		if ((stage = json_rec_str(r, "stage", &n, &why)) == NULL ||
 		    (reason = json_rec_str(r, "reason", &rn, &why)) == NULL) {
-			snprintf(err, errsize, "%s:%lu: not a report line (no "
+			owt_fail(err, errsize, code, XDATA,
+			    "%s:%lu: not a report line (no "
 			    "stage or reason)", j.in.name, j.in.lineno);
-			*code = XDATA;
 			goto fail;
 		}
 		if (strcmp(stage, "fix") == 0 || strcmp(reason, "cut") == 0)

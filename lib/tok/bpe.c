@@ -1189,9 +1189,9 @@ bpe_check_tokenizer(const struct opt *o, const char *arg, char *err,
 {
 	if (strcmp(arg, "GPT2BPETokenizer") == 0)
 		return 0;
-	snprintf(err, errsize, "--%s: '%s' is not GPT2BPETokenizer", o->name,
+	return owt_fail(err, errsize, NULL, XUSAGE,
+	    "--%s: '%s' is not GPT2BPETokenizer", o->name,
 	    arg);
-	return -1;
 }
 
 void

@@ -79,7 +79,7 @@ put_doc(struct buf *out, struct tok_count *c, size_t key, const uint32_t *ids,
 static void
 encode_line(struct batch *b, struct worker *w, size_t i)
 {
-	const char *line = b->in.p + b->off[i], *text[ENCODE_MAXKEYS], *why;
+	const char *line = b->in.p + b->off[i], *text[ENCODE_MAXKEYS];
 	size_t len = b->off[i + 1] - b->off[i] - 1, tlen[ENCODE_MAXKEYS], k;
 	char err[512];
 	int r;
@@ -89,11 +89,10 @@ encode_line(struct batch *b, struct worker *w, size_t i)
 		return;
 	}
 	for (k = 0; k < w->o.nkeys; k++)
-		if ((text[k] = json_rec_str(&w->rec, w->o.keys[k], &tlen[k],
-		    &why)) == NULL) {
-			batch_note(b, ENCODE_FIELD, "%s:%lu: %s '%s' field",
-			    b->name, b->lineno[i], strcmp(why, "missing") == 0 ?
-			    "missing" : "non-string", w->o.keys[k]);
+		if ((text[k] = json_rec_text(&w->rec, w->o.keys[k], &tlen[k],
+		    err, sizeof err)) == NULL) {
+			batch_note(b, BAD_FIELD, "%s:%lu: %s", b->name,
+			    b->lineno[i], err);
 			return;
 		}
 	for (k = 0; k < w->o.nkeys; k++) {

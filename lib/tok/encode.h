@@ -34,8 +34,7 @@
 
 /* Counters for the summary; the first BAD_NREASONS are input_bad_name[]. */
 enum {
-	ENCODE_FIELD = BAD_NREASONS,	/* a key missing, or not a string */
-	ENCODE_EMPTY,		/* an empty document, without --append-eod */
+	ENCODE_EMPTY = BAD_NREASONS,	/* an empty document, without --append-eod */
 	ENCODE_TRUNC,		/* -d: a corrupt or truncated token stream */
 	ENCODE_DECODE,		/* -d: tokens that are not UTF-8 text */
 	ENCODE_NCOUNT

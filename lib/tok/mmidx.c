@@ -750,8 +750,8 @@ put_in_place(struct mmidx_writer *w, struct outfile *o, const char *path)
 	    sizeof w->err, &w->errcode) == 0)
 		return 0;
 	if (w->errcode == XUSAGE)
-		snprintf(w->err, sizeof w->err, "%s: already exists; -f "
-		    "overwrites it", path);
+		owt_fail(w->err, sizeof w->err, &w->errcode, XUSAGE,
+		    "%s: already exists; -f overwrites it", path);
 	return -1;
 }
 

@@ -103,8 +103,8 @@ take(struct tok_reader *r, size_t n, const unsigned char **p)
 	ssize_t k = input_bytes(&r->in, n, (const char **)p);
 
 	if (k < 0) {
-		r->errcode = r->in.errcode;
-		snprintf(r->err, sizeof r->err, "%s", r->in.err);
+		owt_fail(r->err, sizeof r->err, &r->errcode, r->in.errcode, "%s",
+		    r->in.err);
 	}
 	return k;
 }
@@ -201,8 +201,8 @@ tok_open(struct tok_reader *r, const char *path)
 
 	memset(r, 0, sizeof *r);
 	if (input_open(&r->in, path) < 0) {
-		r->errcode = r->in.errcode;
-		snprintf(r->err, sizeof r->err, "%s", r->in.err);
+		owt_fail(r->err, sizeof r->err, &r->errcode, r->in.errcode, "%s",
+		    r->in.err);
 		return -1;
 	}
 	k = take(r, 4, &p);

@@ -46,12 +46,12 @@ tokenizer_check_type(const struct opt *o, const char *arg, char *err,
 	}
 	for (i = 0; i < sizeof later / sizeof *later; i++)
 		if (strcmp(arg, later[i]) == 0) {
-			snprintf(err, errsize, "--%s: '%s' is not built yet (there "
+			return owt_fail(err, errsize, NULL, XUSAGE,
+			    "--%s: '%s' is not built yet (there "
 			    "are " BUILT ")", o->name, arg);
-			return -1;
 		}
-	snprintf(err, errsize, "--%s: '%s' is not " BUILT, o->name, arg);
-	return -1;
+	return owt_fail(err, errsize, NULL, XUSAGE, "--%s: '%s' is not " BUILT,
+	    o->name, arg);
 }
 
 struct tokenizer *

@@ -250,14 +250,11 @@ open_datasets(struct gpt_data *d, char **args, int nargs, const char *split,
 		return -1;
 	if (sampler_split_parse(split, d->rounding, sw) < 0) {
 		if (d->rounding == SAMPLER_LEGACY)
-			snprintf(err, errsize, "--split: '%s' is not numbers "
-			    "separated by ',' or '/', not all 0, as Megatron "
-			    "v2.5 reads it", split);
-		else
-			snprintf(err, errsize, "--split: '%s' has no weights",
-			    split);
-		*code = XUSAGE;
-		return -1;
+			return owt_fail(err, errsize, code, XUSAGE,
+			    "--split: '%s' is not numbers separated by ',' or "
+			    "'/', not all 0, as Megatron v2.5 reads it", split);
+		return owt_fail(err, errsize, code, XUSAGE,
+		    "--split: '%s' has no weights", split);
 	}
 	snprintf(d->desc, sizeof d->desc, "data:");
 	for (i = 0; i < d->nds; i++) {

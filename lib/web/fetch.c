@@ -138,9 +138,10 @@ fetch_item_next(struct fetch *f)
 			if ((r = json_rec_parse(&f->rec, line, len, err, sizeof err)) != 0)
 				return fetch_item_bad(f, r, "%s:%lu: %s", f->in.name,
 				    f->in.lineno, err);
-			if ((u = json_rec_str(&f->rec, key, &ulen, &why)) == NULL)
-				return fetch_item_bad(f, FETCH_BAD_FIELD, "%s:%lu: %s '%s' "
-				    "field", f->in.name, f->in.lineno, why, key);
+			if ((u = json_rec_text(&f->rec, key, &ulen, err,
+			    sizeof err)) == NULL)
+				return fetch_item_bad(f, BAD_FIELD, "%s:%lu: %s",
+				    f->in.name, f->in.lineno, err);
 			if (f->o->resume && urlset_has(&f->done, u,
 			    strnlen(u, ulen))) {
 				f->nresumed++;
@@ -385,9 +386,8 @@ fetch_save_html(const char *dir, struct fetch_item *it, char *err,
 	if ((fd = dup(o.fd)) < 0 || (g = gzdopen(fd, "wb6")) == NULL ||
 	    (it->job.body.len > 0 && gzwrite(g, it->job.body.p,
 	    it->job.body.len) <= 0) || gzclose(g) != Z_OK) {
-		snprintf(err, errsize, "cannot write '%s': %s", it->file,
-		    strerror(errno));
-		*code = XSYS;
+		owt_fail_errno(err, errsize, code, XSYS,
+		    "cannot write '%s'", it->file);
 		outfile_abort(&o);
 		return -1;
 	}
@@ -819,8 +819,7 @@ fetch_run(struct fetch *f, char *err, size_t errsize, int *code)
 	while (f->live)
 		fetch_item_free(f, f->live);
 	if (f->failed) {
-		snprintf(err, errsize, "%s", f->err);
-		*code = f->errcode;
+		owt_fail(err, errsize, code, f->errcode, "%s", f->err);
 		errno = f->errnum;
 		return -1;
 	}
@@ -847,9 +846,8 @@ fetch_resume_load(struct urlset *set, const char *path, char *err,
 		while (end > 0 && pread(fd, &c, 1, end - 1) == 1 && c != '\n')
 			end--;
 		if (end != st.st_size && ftruncate(fd, end) != 0) {
-			snprintf(err, errsize, "cannot truncate '%s': %s", path,
-			    strerror(errno));
-			*code = XSYS;
+			owt_fail_errno(err, errsize, code, XSYS,
+			    "cannot truncate '%s'", path);
 			close(fd);
 			return -1;
 		}
@@ -857,8 +855,8 @@ fetch_resume_load(struct urlset *set, const char *path, char *err,
 	if (fd >= 0)
 		close(fd);
 	if (jsonl_open(&j, path, want, 1) < 0) {
-		snprintf(err, errsize, "%s", j.err);
-		*code = j.errcode == XSYS ? XSYS : XDATA;
+		owt_fail(err, errsize, code, j.errcode == XSYS ? XSYS : XDATA,
+		    "%s", j.err);
 		jsonl_close(&j);
 		return -1;
 	}
@@ -867,8 +865,7 @@ fetch_resume_load(struct urlset *set, const char *path, char *err,
 		size_t n;
 
 		if (k < 0) {
-			snprintf(err, errsize, "%s", j.err);
-			*code = j.errcode;
+			owt_fail(err, errsize, code, j.errcode, "%s", j.err);
 			jsonl_close(&j);
 			return -1;
 		}
@@ -911,9 +908,8 @@ fetch_open(struct fetch *f, const struct fetch_opts *o, char *const *paths,
 		char *pat = xmalloc(strlen(o->html_dir) + 12);
 
 		if (mkdir(o->html_dir, 0777) < 0 && errno != EEXIST) {
-			snprintf(err, errsize, "cannot create '%s': %s",
-			    o->html_dir, strerror(errno));
-			*code = XSYS;
+			owt_fail_errno(err, errsize, code, XSYS,
+			    "cannot create '%s'", o->html_dir);
 			free(pat);
 			return -1;
 		}

@@ -18,9 +18,8 @@
  * Why an input line was bad, past input_bad_name[]: a missing or
  * non-string field; a corrupt or truncated WARC record.
  */
-#define FETCH_BAD_FIELD BAD_NREASONS
-#define FETCH_BAD_WARC (BAD_NREASONS + 1)
-#define FETCH_NBAD (BAD_NREASONS + 2)
+#define FETCH_BAD_WARC BAD_NREASONS
+#define FETCH_NBAD (BAD_NREASONS + 1)
 
 struct batch_loop;
 struct fetch_warc;
@@ -66,7 +65,7 @@ struct fetch_item {
 	struct buf out;		/* its page record, made on a worker */
 	int kept;		/* --filter-only: kept, its line is written */
 	int bad;		/* 0, XDATA (a bad line or unreadable page) or XSYS */
-	int reason;		/* BAD_* or FETCH_BAD_FIELD of a bad line or page */
+	int reason;		/* BAD_* or FETCH_BAD_WARC of a bad line or page */
 	char *msg;		/* a bad line's or a system error's message */
 	unsigned long long seq;	/* its place among the items read */
 	struct fetch_item *prev, *next;	/* the items alive */
