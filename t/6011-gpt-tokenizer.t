@@ -85,7 +85,10 @@ fails 2 "^gpt-train: the tokenizer's tokenizer\\.model has sha256 $bsum, where t
     "gpt-train --load with another model" gpt-train $shape --train-iters 3 --load ck \
     --tokenizer-type Llama2Tokenizer --tokenizer-model b.model
 fails 2 '^gpt-sample: --listen: only with GPT2BPETokenizer \(the checkpoint.s or --tokenizer-type.s\)$' \
-    "--listen with a SentencePiece model" gpt-sample --load ck --listen 127.0.0.1:0
+    "--listen with a SentencePiece model" gpt-sample --load ck --listen 127.0.0.1:0 $llama
+fails 2 '^gpt-sample: the tokenizer is GPT2BPETokenizer, where the checkpoint ck/iter_0000002 has Llama2Tokenizer$' \
+    "--listen with GPT-2 on a checkpoint of another tokenizer, once loaded" \
+    gpt-sample --load ck --listen 127.0.0.1:0 --workers 1
 
 run gpt-train $shape --train-iters 3 --load ck --save ck2
 is "$rc" 0 "--load without tokenizer flags goes on"

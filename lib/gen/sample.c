@@ -191,46 +191,72 @@ out:
 	return rc;
 }
 
+/*
+ * The tokenizer that the checkpoint of --load keeps, if any, against
+ * s->vocab, which the options named: 0 where it keeps none or the same,
+ * else -1 with err (XUSAGE: another; XDATA: a bad copy).
+ */
+static int
+kept_check(struct sample *s, char *err, size_t errsize, int *code)
+{
+	struct ckpt_tok saved, given;
+	char path[4096];
+	int kind, k;
+
+	if (ckpt_resolve(s->o->load, path, sizeof path, &kind, err, errsize,
+	    code) < 0)
+		return -1;
+	if (kind == CKPT_NONE || (k = ckpt_tok_read(&saved, path, err,
+	    errsize, code)) == 0)
+		return 0;
+	if (k < 0)
+		return -1;
+	k = ckpt_tok_from(&given, &s->o->tk, s->vocab, err, errsize, code);
+	if (k == 0)
+		k = ckpt_tok_check(&given, &saved, path, err, errsize, code);
+	ckpt_tok_free(&given);
+	ckpt_tok_free(&saved);
+	return k;
+}
+
 int
 sample_tokenizer(struct sample *s, char *err, size_t errsize, int *code)
 {
 	const struct tokenizer_opts *tk = &s->o->tk;
 	struct tokenizer_opts o = *tk;
-	struct ckpt_tok saved, given;
+	struct ckpt_tok saved;
 	char path[4096], paths[CKPT_TOK_MAXFILES][4200];
-	int kind, k = 0, r;
+	int kind, k = 0;
 	int named = tk->type || tk->vocab || tk->model || tk->pattern;
 
-	if (ckpt_resolve(s->o->load, path, sizeof path, &kind, err, errsize,
-	    code) < 0)
-		return -1;
-	if (kind != CKPT_NONE && (k = ckpt_tok_read(&saved, path, err,
-	    errsize, code)) < 0)
-		return -1;
-	if (k == 1 && !named)
-		ckpt_tok_opts(&saved, path, &o, paths);
-	if ((s->vocab = tokenizer_load(&o, err, errsize, code)) == NULL)
-		goto fail;
-	if (k == 1 && named) {
-		r = ckpt_tok_from(&given, &o, s->vocab, err, errsize, code);
-		if (r == 0)
-			r = ckpt_tok_check(&given, &saved, path, err, errsize,
-			    code);
-		ckpt_tok_free(&given);
-		if (r < 0) {
-			tokenizer_free(s->vocab);
-			s->vocab = NULL;
-			goto fail;
-		}
+	/*
+	 * --listen binds its port before it reads anything of the checkpoint
+	 * (health answers while the model loads): sample_load checks the
+	 * kept tokenizer once config.json is read, and takes none from it.
+	 */
+	if (!named && s->o->listen == NULL) {
+		if (ckpt_resolve(s->o->load, path, sizeof path, &kind, err,
+		    errsize, code) < 0)
+			return -1;
+		if (kind != CKPT_NONE && (k = ckpt_tok_read(&saved, path, err,
+		    errsize, code)) < 0)
+			return -1;
+		if (k == 1)
+			ckpt_tok_opts(&saved, path, &o, paths);
 	}
+	s->vocab = tokenizer_load(&o, err, errsize, code);
 	if (k == 1)
 		ckpt_tok_free(&saved);
+	if (s->vocab == NULL)
+		return -1;
+	if (named && s->o->listen == NULL && kept_check(s, err, errsize,
+	    code) < 0) {
+		tokenizer_free(s->vocab);
+		s->vocab = NULL;
+		return -1;
+	}
 	s->ts = tokenizer_state_new(s->vocab, 0);
 	return 0;
-fail:
-	if (k == 1)
-		ckpt_tok_free(&saved);
-	return -1;
 }
 
 void
@@ -253,6 +279,9 @@ sample_load(struct sample *s, struct gpt *m, char *err, size_t errsize,
 
 	if (ckpt_args_open(&l, s->p, s->given, opt->load, 0, err, errsize,
 	    code) < 0 || l.kind == CKPT_NONE)
+		return -1;
+	/* --listen's tokenizer, which sample_tokenizer could not check */
+	if (opt->listen && kept_check(s, err, errsize, code) < 0)
 		return -1;
 	cfg->vocab_pad = gpt_pad_vocab(cfg->vocab, 128);
 	if (opt->seq > cfg->maxpos)

@@ -51,8 +51,9 @@ struct sample {
  * The tokenizer: the options' (tokenizer.h), or without them the one the
  * checkpoint of o->load keeps (ckpt_tok.h), or else the built-in GPT-2.
  * Where the checkpoint keeps one, the options' must be it: else -1 with
- * XUSAGE and err naming both sha256s (or types). 0, or -1 with err and
- * *code. sample_tokenizer_free frees it.
+ * XUSAGE and err naming both sha256s (or types). With --listen nothing of
+ * the checkpoint is read here (sample_load checks it).
+ * 0, or -1 with err and *code. sample_tokenizer_free frees it.
  */
 int sample_tokenizer(struct sample *s, char *err, size_t errsize, int *code);
 void sample_tokenizer_free(struct sample *s);
