@@ -65,7 +65,8 @@ UNIT_SRCS := $(sort $(wildcard t/*.c))
 GPU_PROGS = bpe-encode idx-pack gpt-train gpt-sample
 GPU_LIB = core/batch core/buf core/sha256 core/input core/json core/jsonl core/opt \
 	core/outfile core/par core/plugin core/progress core/tally core/utf8 core/util \
-	comm/comm comm/comm_nccl tok/bpe tok/encode tok/mmidx tok/pack tok/pretok tok/tiktoken tok/tok \
+	comm/comm comm/comm_nccl tok/bpe tok/encode tok/hftok tok/mmidx tok/pack tok/pretok \
+	tok/tiktoken tok/tok \
 	tok/tokenizer tok/uniclass tok/spm tok/spmtok \
 	model/blas model/ckpt model/ckpt_tok model/gemv model/gpt model/gpt_cpu model/gpt_device \
 	model/gpt_infer model/safetensors model/sgemm512 dist/dist dist/gpt_plan \
@@ -103,6 +104,10 @@ OWT_CPPFLAGS += -I$(CURDIR)/.gpu-kit/include
 KIT_LIBS = $(CURDIR)/.gpu-kit/lib/libyajl_s.a \
 	$(CURDIR)/.gpu-kit/lib/libzstd.a $(CURDIR)/.gpu-kit/lib/libz.a \
 	$(CURDIR)/.gpu-kit/lib/libpcre2-8.a
+# libunistring (hftok's NFC) has no pkg-config file: the kit's archive
+# where there is a kit, else -lunistring as in the full build.
+$(foreach p,bpe-encode gpt-train gpt-sample,$(eval LIBS_$(p) := \
+	$(subst -lunistring,$(CURDIR)/.gpu-kit/lib/libunistring.a,$(LIBS_$(p)))))
 endif
 endif
 UNITS := $(patsubst t/%.c,$(B)/t/%,$(UNIT_SRCS))

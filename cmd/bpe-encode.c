@@ -1,4 +1,4 @@
-/* bpe-encode - turn JSONL text into GPT-2, tiktoken or SentencePiece ids (owt-tok(5)), and back */
+/* bpe-encode - turn JSONL text into GPT-2, tiktoken, Hugging Face or SentencePiece ids (owt-tok(5)), and back */
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
@@ -111,18 +111,28 @@ static const struct opt opts[] = {
 	    .help = "show progress even when stderr is not a terminal" },
 	{ .name = "split-sentences", .type = OPT_FUNC, .check = refuse,
 	    .help = "Megatron's: refused (sentences)" },
+	{ .name = "tiktoken-num-special-tokens", .arg = "n", .type = OPT_INT,
+	    .p = &opt.tk.num_special, .min = 1, .max = 1 << 24,
+	    .help = "Megatron's JSON model: special tokens before the ranks (1000)" },
 	{ .name = "tiktoken-pattern", .arg = "name", .type = OPT_STR,
 	    .p = &opt.tk.pattern, .check = tiktoken_check_name,
-	    .help = "TikTokenizer's encoding (by the rank file's size)" },
+	    .help = "TikTokenizer's encoding (by the rank file's size), v1 or v2" },
+	{ .name = "tiktoken-special-tokens", .arg = "list", .type = OPT_STR,
+	    .p = &opt.tk.special,
+	    .help = "Megatron's JSON model: its special tokens (<unk> <s> </s>)" },
 	{ .name = "tokenizer-model", .arg = "file", .type = OPT_STR,
-	    .p = &opt.tk.model,
-	    .help = "the .tiktoken rank file, or the SentencePiece model" },
+	    .p = &opt.tk.model, .help = "TikTokenizer's .tiktoken rank file or "
+	    "Megatron's JSON, HuggingFaceTokenizer's folder of tokenizer.json, "
+	    "or the SentencePiece model" },
 	{ .name = "tokenizer-type", .arg = "type", .type = OPT_STR,
 	    .p = &opt.tk.type, .check = tokenizer_check_type,
 	    .help = "GPT2BPETokenizer (the default), TikTokenizer, ..." },
 	OPT_ROW_VERSION,
 	{ .name = "vocab-file", .arg = "file", .type = OPT_STR, .p = &opt.tk.vocab,
 	    .help = "the tokens (encoder.json) of another vocabulary" },
+	{ .name = "vocab-size", .arg = "n", .type = OPT_INT,
+	    .p = &opt.tk.vocab_size, .min = 2, .max = 1 << 24,
+	    .help = "Megatron's JSON model: ids in all (131072)" },
 	{ .name = "workers", .arg = "n", .type = OPT_INT, .p = &opt.workers,
 	    .min = 1, .max = 1024, .help = "encoding threads (all cores)" },
 };

@@ -22,6 +22,7 @@ static struct fetch_opts opt = {
 };
 static size_t low_speed = 1024;
 static int window = 16384;
+static size_t warc_max_size;
 static struct opt_list resolve;
 
 /* --resolve host:port:addr, after it is stored. */
@@ -101,9 +102,17 @@ static const struct opt opts[] = {
 	    .p = &opt.c.agent,
 	    .help = "the User-Agent header (owt-fetch/VERSION)" },
 	OPT_ROW_VERSION,
+	{ .name = "warc-cdx", .type = OPT_FLAG, .p = &opt.warc_cdx,
+	    .help = "index the responses in prefix.cdx, as wget does" },
 	{ .name = "warc-file", .arg = "prefix", .type = OPT_STR,
 	    .p = &opt.warc_file,
 	    .help = "archive every exchange in prefix.warc.gz" },
+	{ .name = "warc-max-size", .arg = "size", .type = OPT_SIZE,
+	    .p = &warc_max_size, .min = 1024, .max = (double)(1ULL << 62),
+	    .help = "a new prefix-NNNNN.warc.gz once one passes size" },
+	{ .name = "warc-prefix", .arg = "url", .type = OPT_STR,
+	    .p = &opt.warc_prefix,
+	    .help = "lines are index rows: fetch each record from url/file" },
 	{ .name = "window", .arg = "n", .type = OPT_INT, .p = &window,
 	    .min = 1, .max = 1 << 24,
 	    .help = "URLs read and not yet written, at most (16384)" },
@@ -171,12 +180,20 @@ main(int argc, char **argv)
 	if (opt.warc_file && opt.extract + opt.filter_only > 0)
 		owt_die(XUSAGE, "--warc-file archives a crawl: not with %s",
 		    opt.extract ? "--extract" : "--filter-only");
+	if (opt.warc_prefix && (opt.extract || opt.filter_only || opt.warc_file))
+		owt_die(XUSAGE, "--warc-prefix fetches records: not with %s",
+		    opt.extract ? "--extract" : opt.filter_only ? "--filter-only" :
+		    "--warc-file");
 	if (opt.c.agent == NULL) {
 		snprintf(agent, sizeof agent, "owt-fetch/%s", OWT_VERSION);
 		opt.c.agent = agent;
 	}
 	opt.c.low_speed = (long)low_speed;
 	opt.c.warc = opt.warc_file != NULL;
+	opt.warc_max_size = warc_max_size;
+	if ((opt.warc_cdx || warc_max_size) && opt.warc_file == NULL)
+		owt_die(XUSAGE, "%s needs --warc-file", opt.warc_cdx ?
+		    "--warc-cdx" : "--warc-max-size");
 	opt.c.window = (size_t)window;
 	if (opt.c.low_speed_time > opt.c.timeout)
 		opt.c.low_speed_time = opt.c.timeout < 1 ? 1 : (long)opt.c.timeout;

@@ -349,8 +349,17 @@ field pages.jsonl text | sort >want
 field pages2.jsonl text | sort >got
 is "$(wc -l <pages2.jsonl)" 4 "the crawl's four pages from its WARC archive"
 same got want "--extract on the crawl's WARC archive gives the crawl's texts"
+rm -f crawl.log pages.jsonl crawl.warc.gz
+ex owt-fetch.1 'owt-fetch --warc-file crawl --warc-max-size 1G --warc-cdx \'
+is "$(ls crawl-*.warc.gz crawl.cdx | tr '\n' ' ')" \
+    "crawl-00000.warc.gz crawl-00001.warc.gz crawl.cdx " \
+    "the crawl's file, the resumed run's, the CDX"
+is "$(awk 'NR > 1 && $5 == 200' crawl.cdx | wc -l | tr -d ' ')" 4 \
+    "the CDX indexes the four pages once: the resumed run fetched none again"
 notrun owt-fetch.1 'wget -r --warc-file=site https://example.org/' \
     "a site on the network: t/1007-owt-fetch-wget-warc.t runs wget's crawl and --extract on loopback"
+notrun owt-fetch.1 "curl -s 'https://index.commoncrawl.org/CC-MAIN-2024-33-index?url=example.com/&output=json' |" \
+    "Common Crawl's index and archives on the network: t/1012-owt-fetch-warc-index.t fetches records by index from a loopback nginx"
 httpd_stop
 
 # bpe-encode(1) on the crawl's pages, with Megatron-LM's vocabulary files.
@@ -386,6 +395,8 @@ ex gpt-train.1 'gpt-train --load gpt2 --finetune --data-path data/mine --lr 1e-4
 is "$(cat ft/latest_checkpointed_iteration.txt)" 2 "fine-tuning counts from iteration 0: 2 done"
 notrun bpe-encode.1 'bpe-encode --tokenizer-type TikTokenizer \' \
     "needs OpenAI's rank file; t/4005-bpe-tiktoken.t makes it from npm tiktoken's and runs these flags"
+notrun bpe-encode.1 'bpe-encode --tokenizer-type HuggingFaceTokenizer \' \
+    "needs a model's tokenizer.json; t/4011-bpe-hf.t builds Llama-3-style ones and runs these flags"
 notrun gpt-train.1 'gpt-train --data-path data/owt --train-iters 20000 \' \
     "GPT-2 124M for 20000 iterations: days on a CPU"
 notrun gpt-train.1 'gpt-train --data-path data/owt --hidden-dropout 0 \' \
@@ -423,6 +434,11 @@ is "$(grep -c '"status": 200' requests.jsonl)" 8 \
     "--log-json: a line for each request answered 200: ready, 6 generations, /metrics"
 notrun gpt-sample.1 'python3 tools/text_generation_cli.py localhost:8000' \
     "Megatron-LM's tools/; t/7004-serve-megatron.t sends its CLI's requests with python3-requests"
+# --- owt(7): web archives, on the network.
+notrun owt.7 'idx=https://index.commoncrawl.org/CC-MAIN-2024-33-index' \
+    "Common Crawl's index and archives on the network: t/1012-owt-fetch-warc-index.t fetches records by CDX, CDXJ and JSON rows from a loopback nginx"
+notrun owt.7 'wget -r --warc-file=site --warc-cdx https://example.org/' \
+    "a site on the network: t/1012-owt-fetch-warc-index.t runs wget's crawl, its CDX and nginx on loopback"
 
 # --- owt(7): the dataset recipe, run by t/8003-owt-mk.t on loopback pages.
 notrun owt.7 'make -f /usr/local/share/owt/owt.mk URLS=urls OUT=data SHARDS=64 \' \

@@ -51,7 +51,7 @@ like err '^owt-fetch: --warc-file archives a crawl: not with --extract$' "and sa
 printf '%s/harbour.html\n' "$B" >one
 run owt-fetch -q --allow-private --ignore-robots --warc-file site one
 is "$rc" 2 "an existing archive is not overwritten"
-like err "^owt-fetch: --warc-file: 'site.warc.gz' exists: give another prefix$" \
+like err "^owt-fetch: --warc-file: 'site.warc.gz' exists: give another prefix \(or --resume\)$" \
     "and says so"
 : >left.warc.gz.open
 run owt-fetch -q --allow-private --ignore-robots --warc-file left one

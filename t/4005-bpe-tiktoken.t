@@ -18,9 +18,7 @@ E=$OWT_SRC/t/bpe
 tt="--tokenizer-type TikTokenizer"
 
 # Refusals need no reference.
-fails 2 "^bpe-encode: --tokenizer-type: 'HuggingFaceTokenizer' is not built yet \(there are GPT2BPETokenizer, TikTokenizer, SentencePieceTokenizer, GPTSentencePieceTokenizer or Llama2Tokenizer\)$" \
-    "HuggingFaceTokenizer" bpe-encode --tokenizer-type HuggingFaceTokenizer
-fails 2 "^bpe-encode: --tokenizer-type: 'BertWordPieceCase' is not GPT2BPETokenizer, TikTokenizer, SentencePieceTokenizer, GPTSentencePieceTokenizer or Llama2Tokenizer$" \
+fails 2 "^bpe-encode: --tokenizer-type: 'BertWordPieceCase' is not GPT2BPETokenizer, TikTokenizer, HuggingFaceTokenizer, SentencePieceTokenizer, GPTSentencePieceTokenizer or Llama2Tokenizer$" \
     "another type" bpe-encode --tokenizer-type BertWordPieceCase
 fails 2 '^bpe-encode: --tokenizer-type TikTokenizer needs --tokenizer-model FILE \(a \.tiktoken rank file\)$' \
     "TikTokenizer without a model" bpe-encode $tt

@@ -369,7 +369,7 @@ is "$rc" 2 "K=4 of 4 shards exits 2"
 like err 'K=4: not a shard of 0 to 3' "it says so"
 run make -s -f "$MK" URLS=none OUT=bad
 is "$rc" 2 "no URL files exits 2"
-like err "^owt.mk: no URL files in 'none' and no DOCS$" "it says so"
+like err "^owt.mk: no URL files in 'none', no WARCS and no DOCS$" "it says so"
 mkdir -p baddocs
 printf '{"text": "a"}\nnot json\n' >baddocs/x.jsonl
 run make -s -f "$MK" URLS=none DOCS=baddocs OUT=bad

@@ -41,6 +41,7 @@ struct req {
 	int fd;
 	char method[16], path[2048], query[2048], host[256];
 	int gzip_ok, keep;
+	long long ra, rb;	/* Range: bytes=ra-rb (rb -1: open), ra -1: none */
 };
 
 static int
@@ -260,6 +261,53 @@ hard_reset(struct req *r)
 }
 
 /*
+ * /__owt/range/HOW/FILE: a Range request of FILE answered wrongly. HOW:
+ * short (206 with the Content-Range and Content-Length asked for, half
+ * the bytes, then the connection closed), wrong (a Content-Range one
+ * byte later than asked), none (206 without Content-Range), ignore (200,
+ * the whole file); any other HOW, the right 206.
+ */
+static int
+bad_range(struct req *r, const char *how, const char *file)
+{
+	char path[4096], h[512];
+	char *body;
+	size_t n;
+	long long a = r->ra, b = r->rb;
+	int k;
+
+	snprintf(path, sizeof path, "%s/%s", docroot, file);
+	if ((body = slurp(path, &n)) == NULL)
+		return respond(r, 404, "text/plain", NULL, "none\n", 5);
+	if (strcmp(how, "ignore") == 0 || a < 0 || (size_t)a >= n) {
+		k = respond(r, 200, "application/octet-stream", NULL, body, n);
+		free(body);
+		return k;
+	}
+	if (b < 0 || (size_t)b >= n)
+		b = (long long)n - 1;
+	if (strcmp(how, "none") == 0)
+		h[0] = '\0';
+	else
+		snprintf(h, sizeof h, "Content-Range: bytes %lld-%lld/%zu\r\n",
+		    a + (strcmp(how, "wrong") == 0), b, n);
+	if (strcmp(how, "short") == 0) {
+		char hd[1024];
+		int m = snprintf(hd, sizeof hd, "HTTP/1.1 206 X\r\nContent-Length: "
+		    "%lld\r\n%sConnection: close\r\n\r\n", b - a + 1, h);
+
+		send_all(r->fd, hd, m);
+		send_all(r->fd, body + a, (size_t)(b - a + 1) / 2);
+		free(body);
+		return -1;
+	}
+	k = respond(r, 206, "application/octet-stream", h, body + a,
+	    (size_t)(b - a + 1));
+	free(body);
+	return k;
+}
+
+/*
  * The /__owt/ misbehaviours; -1 closes the connection. The robots.txt of a
  * host named r503.* answers 503, of rslow.* 404 after a second.
  */
@@ -354,6 +402,8 @@ route(struct req *r)
 
 		return send_all(r->fd, m, sizeof m - 1);
 	}
+	if (sscanf(p, "range/%63[^/]/", key) == 1)
+		return bad_range(r, key, p + 7 + strlen(key));
 	return respond(r, 404, "text/html", NULL, "<p>no such case</p>", 19);
 }
 
@@ -380,6 +430,7 @@ read_request(struct req *r, char *buf, size_t size, size_t *have)
 	r->host[0] = r->query[0] = '\0';
 	r->gzip_ok = 0;
 	r->keep = 1;
+	r->ra = r->rb = -1;
 	target = malloc(4096);
 	if (sscanf(buf, "%15s %4095s", r->method, target) != 2) {
 		free(target);
@@ -396,6 +447,10 @@ read_request(struct req *r, char *buf, size_t size, size_t *have)
 			sscanf(s + 5, " %255[^:\r]", r->host);
 		else if (strncasecmp(s, "Accept-Encoding:", 16) == 0)
 			r->gzip_ok = strstr(s, "gzip") != NULL;
+		else if (strncasecmp(s, "Range:", 6) == 0 &&
+		    sscanf(s + 6, " bytes=%lld-", &r->ra) == 1 &&
+		    sscanf(strchr(s, '-') + 1, "%lld", &r->rb) != 1)
+			r->rb = -1;
 		else if (strncasecmp(s, "Connection:", 11) == 0)
 			r->keep = strstr(s, "close") == NULL && strstr(s, "Close") == NULL;
 	}

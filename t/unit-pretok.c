@@ -1,4 +1,4 @@
-/* unit-pretok.c - lib/pretok: the classes against Unicode 16 (lib/uniclass), \s, gaps, refusals */
+/* unit-pretok.c - lib/pretok: the classes against Unicode 16 (lib/uniclass), \s, gaps, refusals, the scanner against PCRE2 */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +72,69 @@ check_class(const char *pattern, unsigned cls, const char *what)
 	pretok_free(p);
 }
 
+/*
+ * The scanner (pretok.c) against PCRE2 alone: the same pieces of n random
+ * texts made of characters that the patterns tell apart (ASCII, two-byte
+ * letters, marks, digits and white space that the scanner takes, three-
+ * byte ones it leaves to PCRE2, the Kelvin sign and long s that (?i)
+ * matches to k and s, invalid UTF-8).
+ */
+static void
+check_scanner(const char *pattern, int has, const char *what)
+{
+	static const char *const ch[] = {
+		"a", "b", "Z", "s", "S", "t", "k", "K", "'", " ", " ", " ", "\t",
+		"\r", "\n", "1", "9", "0", ".", ",", "/", "-", "_", "\xc3\xa9",
+		"\xc3\x89", "\xc5\xbf", "\xe2\x84\xaa", "\xe4\xb8\xad",
+		"\xc2\x85", "\xc2\xa0", "\xd9\xa3", "\xcc\x81", "\xd0\xb6",
+		"\xe2\x80\x83", "\xf0\x9f\x98\x80", "\xff", "\xc2\xaa",
+		"\xca\xb0", "\xc7\x85",
+	};
+	char err[OWT_ERRSIZE], t[256];
+	struct pretok *p;
+	struct pretok_state *a, *b;
+	size_t i, k, len, at, na, nb, bad = 0;
+	int code;
+	unsigned r = 12345;
+
+	if ((p = pretok_compile(pattern, err, sizeof err, &code)) == NULL) {
+		OK(0, "%s: %s", what, err);
+		return;
+	}
+	OK(pretok_has_scanner(p) == has, "%s: %s", what, has ?
+	    "the scanner takes the pattern" : "no scanner: PCRE2 alone");
+	a = pretok_state_new(p);
+	b = pretok_state_new(p);
+	for (i = 0; i < 30000; i++) {
+		r = r * 1103515245 + 12345;
+		for (len = 0, k = (r >> 16) % 24 + 1; k > 0; k--) {
+			const char *c;
+
+			r = r * 1103515245 + 12345;
+			c = ch[(r >> 16) % (sizeof ch / sizeof *ch)];
+			memcpy(t + len, c, strlen(c));
+			len += strlen(c);
+		}
+		for (at = 0; at < len; at += na) {
+			pretok_use_scanner(p, 1);
+			na = pretok_next(a, t, len, at);
+			pretok_use_scanner(p, 0);
+			nb = pretok_next(b, t, len, at);
+			if (na != nb) {
+				if (bad++ == 0)
+					printf("# %s: '%.*s' at %zu: %zu, PCRE2 %zu\n",
+					    what, (int)len, t, at, na, nb);
+				break;
+			}
+		}
+	}
+	OK(bad == 0, "%s: the scanner's pieces are PCRE2's (30000 texts, %zu "
+	    "differ)", what, bad);
+	pretok_state_free(a);
+	pretok_state_free(b);
+	pretok_free(p);
+}
+
 int
 main(void)
 {
@@ -105,6 +168,28 @@ main(void)
 	    "the matches");
 	pretok_state_free(st);
 	pretok_free(p);
+
+	/* tiktoken's r50k, cl100k, o200k; Megatron's v1 (possessive) and v2 */
+	check_scanner("'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| "
+	    "?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+", 1, "r50k_base");
+	check_scanner("(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?"
+	    "\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"
+	    "\\s+(?!\\S)|\\s+", 1, "cl100k_base");
+	check_scanner("[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}"
+	    "\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"
+	    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+"
+	    "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|"
+	    "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|"
+	    "\\s+(?!\\S)|\\s+", 1, "o200k_base");
+	check_scanner("[^\\r\\n\\p{L}\\p{N}]?+\\p{L}+|\\p{N}| "
+	    "?[^\\s\\p{L}\\p{N}]++[\\r\\n]*|\\s*[\\r\\n]|\\s+(?!\\S)|\\s+", 0,
+	    "Megatron's v1");
+	/* what the machine does beyond them: groups repeated, counted, looked ahead */
+	check_scanner("(?:a|ab|'s)+(?=\\s)|(?:\\p{L}\\p{N}?){2,4}|(?i:S)[^a]*?x|"
+	    "(?i:k)+|\\p{N}{2}|(?!\\p{N})\\S+?|\\s", 0, "lazy quantifiers");
+	check_scanner("(?:a|ab|'s)+(?=\\s)|(?:\\p{L}\\p{N}?){2,4}|(?i:SK)+|"
+	    "\\p{N}{2}|(?:\\p{N}\\s?)*\\p{N}|(?!\\p{N})\\S+|\\s|.", 1,
+	    "groups repeated and counted, lookahead, (?i)");
 
 	OK(pretok_compile("(a", err, sizeof err, &code) == NULL &&
 	    code == XUSAGE, "a bad pattern is refused (exit class 2)");

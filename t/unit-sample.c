@@ -371,6 +371,179 @@ test_pick(void)
 	gen_pick_free(&buf);
 }
 
+/* A model of 150 positions for prompts of several chunks. */
+static const struct gpt_config mid = {
+	.nlayer = 2, .nhead = 4, .nembd = 64, .maxpos = 150, .vocab = 300,
+	.vocab_pad = 384, .ln_eps = 1e-5f,
+};
+
+/* A sample of test_chunked: its tokens, a hash of each one's logits. */
+struct crec {
+	int32_t tok[32];
+	uint64_t h[32];
+	int n;
+	int step;		/* the gen_step count at its first token */
+};
+
+static int csteps;
+
+static void
+on_crec(void *arg, struct gen_seq *s, int32_t tok)
+{
+	struct crec *r = s->user;
+	uint64_t h = 0;
+	int v;
+
+	(void)arg;
+	if (tok < 0 || r->n == 32)
+		return;
+	for (v = 0; v < mid.vocab; v++) {
+		uint32_t bits;
+
+		memcpy(&bits, &s->logits[v], sizeof bits);
+		h = owt_mix64(h ^ bits);
+	}
+	if (r->n == 0)
+		r->step = csteps;
+	r->tok[r->n] = tok;
+	r->h[r->n++] = h;
+}
+
+/*
+ * Sample 0 (3 tokens of prompt[0]) runs; sample 1 (40 of prompt[1])
+ * joins: whether it is fed a chunk of 8 a step while sample 0 gets a
+ * token a step, and draws its first token with its last chunk.
+ */
+static int
+interleave(struct gpt_infer *inf, int32_t **prompt)
+{
+	struct gen_opts o = { .temperature = 1, .top_k = 20, .seed = 3,
+	    .eod = -1, .chunk = 8, .max_new = 12 };
+	struct gen g;
+	struct gen_seq s[2];
+	struct crec r[2];
+	char err[256];
+	int ok, k, code;
+
+	gen_init(&g, inf, &o, on_crec, NULL);
+	memset(s, 0, sizeof s);
+	memset(r, 0, sizeof r);
+	s[0].user = &r[0];
+	s[1].user = &r[1];
+	s[1].stream = 1;
+	gen_start(&g, &s[0], prompt[0], 3, err, sizeof err, &code);
+	ok = r[0].n == 0;
+	csteps = 1;
+	gen_step(&g);
+	ok &= r[0].n == 1;
+	gen_start(&g, &s[1], prompt[1], 40, err, sizeof err, &code);
+	for (k = 2; k <= 6; k++) {
+		csteps = k;
+		gen_step(&g);
+		ok &= r[0].n == k && s[1].fed == 8 * (k - 1) &&
+		    r[1].n == (k == 6);
+	}
+	while (gen_step(&g))
+		;
+	gen_free(&g);
+	return ok;
+}
+
+/*
+ * Chunked prefill (gen.h): a prompt of 5 chunks is fed one chunk a step
+ * while a running sample gets a token each step, and its first token
+ * comes at its fifth step; 24 seeded samples started at once, more
+ * than GEMV_MAXN decoding together, prompts of 1 to 7 chunks, give each
+ * sample alone's tokens and bitwise the same logits: fp32 and int8, the
+ * decoding in products of GEMV_MAXN rows and a prompt's chunk in a call
+ * of its own, or a whole step in one row-wise call (inf->rowwise).
+ */
+static void
+test_chunked(void)
+{
+	enum { NS = 24 };
+	struct gpt m;
+	struct gpt_infer inf;
+	struct gen g;
+	struct gen_opts o = { .temperature = 1, .top_k = 20, .seed = 3,
+	    .eod = -1, .chunk = 8 };
+	struct gen_seq s[NS];
+	struct crec alone[NS], busy[NS];
+	int32_t *prompt[NS];
+	int len[NS], i, k, pass, code, same, most;
+	char err[256];
+
+	OK(gpt_init(&m, &mid, &gpt_cpu, err, sizeof err) == 0, "model");
+	gpt_init_weights(&m, 7, 0.2f);
+	OK(gpt_infer_init(&inf, &m, NS, NS + 16, NS, err, sizeof err, &code) == 0,
+	    "an inference state of 24 slots");
+	for (i = 0; i < NS; i++) {
+		len[i] = i % 4 ? 1 + i % 7 : 20 + (i * 13) % 37;
+		prompt[i] = xmalloc((size_t)len[i] * sizeof **prompt);
+		for (k = 0; k < len[i]; k++)
+			prompt[i][k] = (int32_t)(owt_mix64(rng_state++) % 300);
+	}
+	/* the interleaving: sample 0 (3 tokens) runs, sample 1 (40) joins */
+	for (i = 0; i < 2; i++) {
+		prompt[i] = xrealloc(prompt[i], 40 * sizeof **prompt);
+		for (k = len[i]; k < 40; k++)
+			prompt[i][k] = (int32_t)(owt_mix64(rng_state++) % 300);
+	}
+	len[0] = 3;
+	len[1] = 40;
+	for (pass = 0; pass < 2; pass++) {
+		inf.rowwise = pass;
+		OK(interleave(&inf, prompt), "a prompt of 40 tokens is fed 8 a "
+		    "step beside a running sample, which gets a token each "
+		    "step; its first token comes with its last chunk%s", pass ?
+		    " (a step in one row-wise call)" : "");
+	}
+	o.max_new = 32;
+	for (pass = 0; pass < 4; pass++) {
+		if (pass == 2)
+			gpt_infer_quantize(&inf);
+		inf.rowwise = pass % 2;
+		gen_init(&g, &inf, &o, on_crec, NULL);
+		memset(s, 0, sizeof s);
+		memset(alone, 0, sizeof alone);
+		memset(busy, 0, sizeof busy);
+		for (i = 0; i < NS; i++) {
+			s[i].user = &alone[i];
+			s[i].stream = (uint64_t)i;
+			s[i].o = NULL;
+			gen_start(&g, &s[i], prompt[i], len[i], err, sizeof err,
+			    &code);
+			while (gen_step(&g))
+				;
+		}
+		for (i = 0; i < NS; i++) {
+			s[i].user = &busy[i];
+			gen_start(&g, &s[i], prompt[i], len[i], err, sizeof err,
+			    &code);
+		}
+		for (most = 0; gen_step(&g); )
+			for (i = k = 0; i < NS; i++)
+				if (s[i].end == GEN_RUNNING && s[i].fed == len[i] &&
+				    ++k > most)
+					most = k;
+		for (i = same = 0; i < NS; i++)
+			same += alone[i].n == 32 && busy[i].n == 32 &&
+			    memcmp(alone[i].tok, busy[i].tok, sizeof busy[i].tok)
+			    == 0 && memcmp(alone[i].h, busy[i].h,
+			    sizeof busy[i].h) == 0;
+		OK(same == NS && most > GEMV_MAXN, "%s%s: 24 samples at once "
+		    "(%d decoding together at most), prompts of 1 to 7 chunks: "
+		    "each sample alone's tokens and logits (%d of 24)",
+		    pass >= 2 ? "int8" : "fp32", inf.rowwise ? ", a step in one "
+		    "row-wise call" : "", most, same);
+		gen_free(&g);
+	}
+	for (i = 0; i < NS; i++)
+		free(prompt[i]);
+	gpt_infer_free(&inf);
+	gpt_free(&m);
+}
+
 /* A model over the GPT-2 vocabulary, small enough to run anywhere. */
 static const struct gpt_config gpt2tiny = {
 	.nlayer = 1, .nhead = 2, .nembd = 16, .maxpos = 16, .vocab = 50257,
@@ -690,6 +863,7 @@ main(void)
 	test_gemv();
 	test_infer();
 	test_pick();
+	test_chunked();
 	test_queue();
 	test_py();
 	return unit_done();

@@ -1,4 +1,4 @@
-/* unit-warc.c - lib/warc.c's pure functions: WARC headers, HTTP heads, chunks, codings, sniffing */
+/* unit-warc.c - lib/warc.c's pure functions: WARC headers, HTTP heads, chunks, codings, sniffing, a record's end; warc_index.c's rows */
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,6 +7,7 @@
 
 #include "unit.h"
 #include "web/warc.h"
+#include "web/warc_index.h"
 
 static void
 test_head(void)
@@ -168,9 +169,162 @@ test_sniff(void)
 	OK(!warc_sniff(z, 5), "gzip cut before WARC/");
 }
 
+/* gzip of p[0..n) as one member into z (size zs): its length. */
+static size_t
+gz(const char *p, size_t n, unsigned char *z, size_t zs)
+{
+	z_stream s;
+	size_t k;
+
+	memset(&s, 0, sizeof s);
+	deflateInit2(&s, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+	s.next_in = (unsigned char *)p;
+	s.avail_in = (uInt)n;
+	s.next_out = z;
+	s.avail_out = (uInt)zs;
+	deflate(&s, Z_FINISH);
+	k = zs - s.avail_out;
+	deflateEnd(&s);
+	return k;
+}
+
+static void
+test_end(void)
+{
+	static const char rec[] = "WARC/1.1\r\nWARC-Type: resource\r\n"
+	    "Content-Length: 5\r\n\r\nhello\r\n\r\n";
+	unsigned char z[1024], big[4096];
+	struct warc_end e;
+	char err[256];
+	size_t zn, n, i, at = 0;
+	int k = 0;
+
+	/* Two members: the first ends where its bytes end, byte by byte. */
+	zn = gz(rec, sizeof rec - 1, z, sizeof z);
+	memcpy(big, z, zn);
+	memcpy(big + zn, z, zn);
+	warc_end_init(&e);
+	for (n = 1; n <= 2 * zn && k == 0; n++)
+		if ((k = warc_end_feed(&e, big, n, err, sizeof err)) != 0)
+			at = n;
+	OK(k == 1 && at == zn, "gzip: the first member ends at %zu (of %zu)",
+	    at, zn);
+	warc_end_free(&e);
+	/* A shorter stream is a new try. */
+	warc_end_init(&e);
+	k = warc_end_feed(&e, big, zn - 3, err, sizeof err);
+	OK(k == 0, "gzip: not yet");
+	k = warc_end_feed(&e, big, 10, err, sizeof err);
+	k = warc_end_feed(&e, big, zn + 7, err, sizeof err);
+	OK(k == 1, "gzip: a shorter stream, then a longer one: ended");
+	warc_end_free(&e);
+	/* Plain: the header, the block and CRLF CRLF. */
+	n = sizeof rec - 1;
+	warc_end_init(&e);
+	for (i = 1, k = 0; i <= n && k == 0; i++)
+		if ((k = warc_end_feed(&e, (const unsigned char *)rec, i, err,
+		    sizeof err)) != 0)
+			at = i;
+	OK(k == 1 && at == n, "plain: the record ends at %zu (of %zu)", at, n);
+	warc_end_free(&e);
+	warc_end_init(&e);
+	k = warc_end_feed(&e, (const unsigned char *)"<html>", 6, err, sizeof err);
+	OK(k == -1, "not a record");
+	SAMES(err, "no WARC record here", "is named");
+	memcpy(big, "\x28\xb5\x2f\xfd\0\0", 6);
+	k = warc_end_feed(&e, big, 6, err, sizeof err);
+	SAMES(err, "a zstd record needs its length", "zstd: no end to find");
+	memcpy(z, "\x1f\x8b\x08\0\0\0\0\0\0\0\xff\xff\xff", 13);
+	warc_end_free(&e);
+	warc_end_init(&e);
+	k = warc_end_feed(&e, z, 13, err, sizeof err);
+	OK(k == -1 && strncmp(err, "corrupt gzip data", 17) == 0,
+	    "corrupt gzip: %s", err);
+	warc_end_free(&e);
+}
+
+/* Parse line as a row of x: 0 or -1 (err). */
+static int
+row(struct warc_index *x, const char *line, struct warc_index_row *r,
+    char *err)
+{
+	static char b[1024];
+
+	snprintf(b, sizeof b, "%s", line);
+	return warc_index_row(x, b, strlen(b), r, err, 256);
+}
+
+static void
+test_index(void)
+{
+	struct warc_index x;
+	struct warc_index_row r;
+	char err[256];
+	const char *h;
+
+	warc_index_init(&x);
+	OK(row(&x, "com,example)/ 20240801 http://example.com/ text/html 200 "
+	    "D - - 1234 5678 crawl-data/a.warc.gz", &r, err) == 0 &&
+	    strcmp(r.url, "http://example.com/") == 0 &&
+	    strcmp(r.file, "crawl-data/a.warc.gz") == 0 && r.offset == 5678 &&
+	    r.length == 1234, "Common Crawl's 11 columns, no header");
+	OK(row(&x, "k 2024 http://e.test/ text/html 200 D - 99 f.warc.gz", &r,
+	    err) == 0 && r.offset == 99 && r.length == -1 &&
+	    strcmp(r.file, "f.warc.gz") == 0, "the older 9, no length");
+	OK(row(&x, "a b c", &r, err) == -1, "3 fields, no header: bad");
+	SAMES(err, "3 fields: not CDX (11 or 9 fields, or a ' CDX' header "
+	    "line first), CDXJ or JSON", "is named");
+	h = " CDX a b a m s k r M V g u";
+	OK(warc_index_header(&x, h, strlen(h), err, sizeof err) == 1,
+	    "wget's header line");
+	OK(row(&x, "http://e.test/ 2024 http://e.test/ text/html 200 D - - 42 "
+	    "site.warc.gz <urn:uuid:1>", &r, err) == 0 && r.offset == 42 &&
+	    r.length == -1 && strcmp(r.file, "site.warc.gz") == 0 &&
+	    strcmp(r.url, "http://e.test/") == 0, "wget's row: V, g, a");
+	OK(row(&x, "- 2024 http://e.test/ text/html 200 D - - 42 "
+	    "site.warc.gz <urn:uuid:1>", &r, err) == 0 && r.url[0] == '\0',
+	    "a URL of '-' is none");
+	OK(row(&x, "a b c d", &r, err) == -1, "shorter than the header: bad");
+	SAMES(err, "4 fields, the CDX header has more", "is named");
+	h = "CDX N b a S V g";
+	OK(warc_index_header(&x, h, strlen(h), err, sizeof err) == 1 &&
+	    row(&x, "k 1 http://e.test/ 10 20 f.gz", &r, err) == 0 &&
+	    r.length == 10 && r.offset == 20, "a header of our own order, with S");
+	h = " CDX a b";
+	OK(warc_index_header(&x, h, strlen(h), err, sizeof err) == -1,
+	    "a header without g or V");
+	h = " CDXX a b";
+	OK(warc_index_header(&x, h, strlen(h), err, sizeof err) == 0,
+	    "not a header: CDXX");
+	warc_index_reset(&x);
+	OK(row(&x, "com,e)/ 2024 {\"url\": \"http://e.test/\", \"length\": "
+	    "\"7\", \"offset\": \"8\", \"filename\": \"f.warc.gz\"}", &r,
+	    err) == 0 && r.length == 7 && r.offset == 8 &&
+	    strcmp(r.url, "http://e.test/") == 0, "CDXJ, strings");
+	OK(row(&x, "{\"offset\": 8, \"length\": 7, \"filename\": \"f\"}",
+	    &r, err) == 0 && r.length == 7 && r.offset == 8 && r.url[0] == '\0',
+	    "JSON, numbers, no url");
+	OK(row(&x, "{\"offset\": 8, \"filename\": \"f\"}", &r, err) == 0 &&
+	    r.length == -1, "JSON without length");
+	OK(row(&x, "{\"offset\": 8.5, \"filename\": \"f\"}", &r, err) == -1,
+	    "a fractional offset");
+	SAMES(err, "bad 'offset' field", "is named");
+	OK(row(&x, "{\"offset\": 8, \"length\": 0, \"filename\": \"f\"}", &r,
+	    err) == -1, "a length of 0");
+	OK(row(&x, "{\"offset\": \"99999999999999999999\", \"filename\": "
+	    "\"f\"}", &r, err) == -1, "an offset past 2^62");
+	OK(row(&x, "{\"offset\": 1, \"filename\": 3}", &r, err) == -1,
+	    "a file name that is no string");
+	SAMES(err, "not a string 'filename' field", "is named");
+	OK(row(&x, "{\"offset\": 1", &r, err) == -1, "bad JSON");
+	warc_index_free(&x);
+}
+
 int
 main(void)
 {
+	test_end();
+	test_index();
 	test_head();
 	test_http();
 	test_chunks();

@@ -140,6 +140,38 @@ tiktoken_bench() {
 		    echo "    TOKEN COUNTS DIFFER: bpe-encode $tn, the reference $n"
 	done
 }
+# PART=tiktoken-ab OLD=DIR (another build's folder, holding bin/): that
+# build's bpe-encode against this one's, one core, CPU seconds, alternating,
+# the median of TREPS (3): cl100k_base and o200k_base on the distinct set,
+# and GPT-2 (--append-eod) on the shared sample (REPS 5), peak RSS too.
+if [ "${PART:-all}" = tiktoken-ab ]; then
+	[ $ref = 1 ] && [ -x "${OLD:-}/bin/bpe-encode" ] || {
+		echo "tiktoken-ab: needs npm and OLD=another build"
+		exit 0
+	}
+	: "${TREPS:=3}"
+	echo "load $(cut -d' ' -f1 /proc/loadavg) on $ncpu cores; $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
+	distinct=${DISTINCT:-$OWT_BUILD/bench/distinct.jsonl}
+	[ -s "$distinct" ] || sh "$OWT_SRC/contrib/bench/make-distinct.sh" "$distinct" 20
+	# abrun LABEL N ARGS...: old and new alternating, N times each
+	abrun() {
+		label=$1 n=$2
+		shift 2
+		: >"$BW/ao"; : >"$BW/an"
+		for i in $(seq "$n"); do
+			timed "$BW/ao" taskset -c 0 "$OLD/bin/bpe-encode" -q --workers 1 "$@" >"$BW/o.tok"
+			timed "$BW/an" taskset -c 0 "$OWT_BUILD/bin/bpe-encode" -q --workers 1 "$@" >"$BW/n.tok"
+		done
+		cmp -s "$BW/o.tok" "$BW/n.tok" && same="same output" || same="outputs differ"
+		echo "  $label: old $(median "$BW/ao" 3) s, $(($(median "$BW/ao" 2) / 1024)) MB; new $(median "$BW/an" 3) s, $(($(median "$BW/an" 2) / 1024)) MB; old/new $(ratio "$(median "$BW/ao" 3)" "$(median "$BW/an" 3)")x ($same)"
+	}
+	for e in cl100k_base o200k_base; do
+		NODE_PATH=$BW/node_modules node "$OWT_SRC/contrib/oracle/tiktoken-ranks.js" $e "$BW"
+		abrun "$e" "$TREPS" --tokenizer-type TikTokenizer --tokenizer-model "$BW/$e.tiktoken" "$distinct"
+	done
+	[ -n "$cold" ] && abrun "GPT-2 --append-eod" "$REPS" --append-eod "$cold"
+	exit 0
+fi
 if [ "${PART:-all}" = tiktoken ]; then
 	[ $ref = 1 ] || exit 0
 	echo "load $(cut -d' ' -f1 /proc/loadavg) on $ncpu cores; $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"

@@ -113,12 +113,12 @@ ls "$BW/saved"/*.gz >"$BW/files"
 wget -q -i "$BW/urls" -P "$BW/wget" --warc-file="$BW/site" 2>/dev/null || :
 saved=$(wc -l <"$BW/files" | tr -d ' ')
 bytes=$(sed 's/.*"bytes":\([0-9]*\).*/\1/' "$BW/log" | awk '{ s += $1 } END { print s }')
-# Wall seconds, then CPU seconds (user + system) in a third column.
+# Wall seconds, peak RSS, CPU seconds (user + system), minor page faults.
 measure_cpu() {
 	out=$1
 	shift
-	/usr/bin/time -f '%e %M %U %S' -o "$BW/.time" "$@"
-	awk '{ print $1, $2, $3 + $4 }' "$BW/.time" >>"$out"
+	/usr/bin/time -f '%e %M %U %S %R' -o "$BW/.time" "$@"
+	awk '{ print $1, $2, $3 + $4, $5 }' "$BW/.time" >>"$out"
 }
 load=$(cut -d ' ' -f 1 /proc/loadavg)
 for i in $(seq "$REPS"); do
@@ -127,6 +127,11 @@ for i in $(seq "$REPS"); do
 	measure_cpu "$BW/curl" curl -s -Z --parallel-max 64 --compressed -K "$BW/curl.cfg" 2>/dev/null
 	measure_cpu "$BW/extract" owt-fetch -q --extract "$BW/files" >/dev/null
 	measure_cpu "$BW/warc" owt-fetch -q --extract "$BW/site.warc.gz" >/dev/null
+	# One core: CPU time is steadier than wall time on a shared machine.
+	measure_cpu "$BW/extract1" taskset -c 0 owt-fetch -q --workers 1 \
+	    --extract "$BW/files" >/dev/null
+	measure_cpu "$BW/warc1" taskset -c 0 owt-fetch -q --workers 1 \
+	    --extract "$BW/site.warc.gz" >/dev/null
 done
 t_warc=$(median "$BW/warc" 1)
 t_crawlw=$(median "$BW/crawlw" 1)
@@ -143,8 +148,12 @@ echo "curl --parallel (fetch only, 64):            $(rate "$n" "$t_curl") pages/
 echo "owt-fetch --extract (same pages from disk):  $(rate "$saved" "$t_ext") pages/s, $(mbps "$bytes" "$t_ext") MB/s ($t_ext s)"
 echo "owt-fetch --extract (wget's WARC of them):  $(rate "$saved" "$t_warc") pages/s ($t_warc s, $(wc -c <"$BW/site.warc.gz" | tr -d ' ') bytes of .warc.gz)"
 echo "ratio pages/s WARC / saved files: $(ratio "$t_ext" "$t_warc") (target >= 0.95)"
-echo "owt-fetch --warc-file (crawl, archived, gzip level 6): $(rate "$n" "$t_crawlw") pages/s ($t_crawlw s, CPU $c_crawlw s, $(wc -c <"$BW/crawl1.warc.gz" | tr -d ' ') bytes of .warc.gz)"
-echo "ratio crawl with / without --warc-file: wall $(ratio "$t_crawlw" "$t_crawl") (target <= 1.05), CPU $(ratio "$c_crawlw" "$c_crawl")"
+c_ext1=$(median "$BW/extract1" 3)
+c_warc1=$(median "$BW/warc1" 3)
+echo "one core (taskset -c 0, --workers 1), CPU seconds: saved files $c_ext1 s ($(median "$BW/extract1" 4) page faults), WARC $c_warc1 s ($(median "$BW/warc1" 4) page faults)"
+echo "ratio pages per CPU-second WARC / saved files, one core: $(ratio "$c_ext1" "$c_warc1") (target >= 0.95)"
+echo "owt-fetch --warc-file (crawl, archived, libdeflate level 1): $(rate "$n" "$t_crawlw") pages/s ($t_crawlw s, CPU $c_crawlw s, $(wc -c <"$BW/crawl1.warc.gz" | tr -d ' ') bytes of .warc.gz)"
+echo "ratio crawl with / without --warc-file: wall $(ratio "$t_crawlw" "$t_crawl") (target <= 1.05), CPU $(ratio "$c_crawlw" "$c_crawl"); the archive's share of the CPU time: $(awk -v a="$c_crawlw" -v b="$c_crawl" 'BEGIN { printf "%.0f%%", (a > 0 ? (a - b) * 100 / a : 0) }') (contrib/bench/owt-fetch-warc.sh: the same, in turn, more times)"
 echo "ratio crawl / extract-from-disk time: $(ratio "$t_crawl" "$t_ext") (target <= 1.25)"
 echo "ratio crawl / curl time: $(ratio "$t_crawl" "$t_curl")"
 echo "CPU time: crawl $c_crawl s = $(rate "$n" "$c_crawl") pages per CPU-second, $(rate "$((n * $(nproc)))" "$c_crawl") pages/s on $(nproc) idle cores; extract $c_ext s = $(rate "$saved" "$c_ext") pages per CPU-second"
@@ -154,4 +163,6 @@ echo "ratio crawl / extract-from-disk CPU time: $(ratio "$c_crawl" "$c_ext")"
 measure "$BW/wide" owt-fetch $flags --connections 256 --per-host 256 "$BW/urls" >/dev/null
 read -r t rss <"$BW/wide"
 echo "owt-fetch --connections 256: $(rate "$n" "$t") pages/s, peak RSS $((rss / 1024)) MB (target < 300)"
-[ -d "$D/readability/html" ] && extraction_quality
+if [ -d "$D/readability/html" ]; then
+	extraction_quality
+fi

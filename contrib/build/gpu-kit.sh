@@ -1,7 +1,7 @@
 #!/bin/sh
 # gpu-kit.sh - copy what gpt-sample, bpe-encode and idx-pack link besides
-# libc and CUDA (yajl, zlib, zstd, PCRE2: Debian's headers and static
-# libraries; libmicrohttpd for gpt-sample --listen: its header, and its
+# libc and CUDA (yajl, zlib, zstd, PCRE2, libunistring: Debian's headers
+# and static libraries; libmicrohttpd for gpt-sample --listen: its header, and its
 # shared library with those it needs but libc, in lib/mhd/, since
 # Debian's static one needs GnuTLS, which has none)
 # into .gpu-kit/, for a GPU machine that has no package registry. The
@@ -16,8 +16,10 @@ cp /usr/include/yajl/*.h .gpu-kit/include/yajl/
 cp /usr/include/zlib.h /usr/include/zconf.h /usr/include/zstd.h \
     /usr/include/zstd_errors.h /usr/include/pcre2.h .gpu-kit/include/
 [ -f /usr/include/$arch/zconf.h ] && cp /usr/include/$arch/zconf.h .gpu-kit/include/
+cp /usr/include/uni*.h .gpu-kit/include/
+cp -r /usr/include/unistring .gpu-kit/include/
 cp "$lib/libyajl_s.a" "$lib/libzstd.a" "$lib/libz.a" "$lib/libpcre2-8.a" \
-    .gpu-kit/lib/
+    "$lib/libunistring.a" .gpu-kit/lib/
 mkdir .gpu-kit/lib/mhd
 cp /usr/include/microhttpd.h .gpu-kit/include/
 for so in "$lib/libmicrohttpd.so.12" $(ldd "$lib/libmicrohttpd.so.12" |

@@ -11,8 +11,10 @@
 # kept URLs, so the chunks of the files taken by name and in order are the
 # URLs in order; every step up to the global passes runs per unit, and the
 # global passes read the units in that order. The shard count therefore
-# never changes the dataset. Documents already in hand (DOCS) follow the
-# URLs, cut the same way into units docs.K-of-N. Every step publishes its
+# never changes the dataset. Pages in WARC archives (WARCS: owt-fetch
+# --extract reads them instead of fetching) follow the URLs' pages, cut
+# the same way into units warc.K-of-N; documents already in hand (DOCS)
+# follow them, as units docs.K-of-N. Every step publishes its
 # output by rename, the outputs before the file that says the step is done
 # (the target, or a marker a later run trusts: 5-final/UNIT.drop, N.done),
 # and removes such a marker before it replaces the output the marker
@@ -29,6 +31,7 @@ SHARDS ?= 1
 NAME ?= owt
 SEED ?= 1234
 DOCS ?=
+WARCS ?=
 DECONTAM ?=
 WAIT ?=
 FETCH_FLAGS ?=
@@ -51,6 +54,21 @@ FILES := $(sort $(notdir $(shell [ -d '$(URLS)' ] && \
 	find '$(URLS)/' -maxdepth 1 -type f ! -name '.*' 2>/dev/null)))
 URL_UNITS := $(foreach f,$(FILES),$(foreach k,$(KS),$(f).$(k)-of-$(N)))
 UNITS := $(URL_UNITS)
+
+# WARCS: WARC archives, and folders of them (their files by name), whose
+# pages join the fetched ones, after them, in the order given: extracted
+# once (2-warc/all.jsonl), then cut into N units like DOCS. Their files
+# are the prerequisites of the extraction: an archive added or changed
+# redoes the archives' units and the global steps, not the fetches.
+ifneq ($(strip $(WARCS)),)
+ifneq ($(filter warc,$(FILES)),)
+$(error owt.mk: a URL file named 'warc' and WARCS: rename the file)
+endif
+WARC_FILES := $(foreach w,$(WARCS),$(shell find '$(w)' -xtype f ! -name '.*' | \
+	LC_ALL=C sort))
+WARC_UNITS := $(KS:%=warc.%-of-$(N))
+UNITS += $(WARC_UNITS)
+endif
 
 # DOCS: files and folders of documents (text, JSONL, as jsonl-merge reads
 # them) that join the fetched pages, after them, in the order given. Their
@@ -83,7 +101,7 @@ SUMMARY := $(OUT)/$(NAME).summary
 # DEDUP_FLAGS change cleans again. FETCH_FLAGS has none: a change of
 # politeness or workers must not fetch a crawl again.
 V := $(OUT)/0-vars
-STAMPED := UNITS DOCS DOC_FILES SEED DECONTAM MERGE_FLAGS DEDUP_FLAGS \
+STAMPED := UNITS DOCS DOC_FILES WARCS WARC_FILES SEED DECONTAM MERGE_FLAGS DEDUP_FLAGS \
 	ENCODE_FLAGS PACK_FLAGS
 same = $(and $(findstring x$(1),x$(2)),$(findstring x$(2),x$(1)))
 $(foreach v,$(STAMPED),$(if $(and $(wildcard $(V)/$(v)),$(call same,$(strip \
@@ -92,7 +110,7 @@ $(foreach v,$(STAMPED),$(if $(and $(wildcard $(V)/$(v)),$(call same,$(strip \
 # The units of shard K (Slurm's array task K): chunk K of every file.
 K ?= 0
 K_UNITS := $(foreach f,$(FILES),$(f).$(K)-of-$(N)) \
-	$(if $(DOC_UNITS),docs.$(K)-of-$(N))
+	$(if $(WARC_UNITS),warc.$(K)-of-$(N)) $(if $(DOC_UNITS),docs.$(K)-of-$(N))
 ifneq ($(filter shard-% _shard-%,$(MAKECMDGOALS)),)
 ifeq ($(filter $(K),$(KS)),)
 $(error K=$(K): not a shard of 0 to $(lastword $(KS)))
@@ -124,12 +142,12 @@ shard-fetch shard-drop shard-pack:
 
 ifeq ($(UNITS),)
 _all _split _shard-fetch _dedup _shard-drop _shuffle _shard-pack:
-	@echo "owt.mk: no URL files in '$(URLS)' and no DOCS" >&2; exit 1
+	@echo "owt.mk: no URL files in '$(URLS)', no WARCS and no DOCS" >&2; exit 1
 else
 _all: $(SUMMARY)
 	@cat '$(SUMMARY)'
 _split: $(STAMPED:%=$(V)/%) $(URL_UNITS:%=$(OUT)/2-fetch/%.urls) \
-	$(DOC_UNITS:%=$(OUT)/2-docs/%.jsonl)
+	$(WARC_UNITS:%=$(OUT)/2-warc/%.jsonl) $(DOC_UNITS:%=$(OUT)/2-docs/%.jsonl)
 _shard-fetch: $(K_UNITS:%=$(OUT)/3-clean/%.jsonl)
 _dedup: $(DROPS)
 _shard-drop: $(K_UNITS:%=$(OUT)/5-final/%.jsonl)
@@ -159,6 +177,18 @@ $(OUT)/2-fetch/%.urls: $(OUT)/1-filter/$$(basename $$*)
 $(OUT)/2-fetch/%.jsonl: $(OUT)/2-fetch/%.urls
 	$(OWT_STAGE) fetch $(@:.jsonl=)
 
+# 2. warc (with WARCS): the archives' pages extracted once, in the order
+# given (all.jsonl), then cut into N units like a URL file's chunks.
+$(OUT)/2-warc/all.jsonl: $(WARC_FILES) $(V)/WARCS $(V)/WARC_FILES
+	@mkdir -p $(@D)
+	$(OWT_STAGE) warc $@ $(WARC_FILES)
+
+$(OUT)/2-warc/$(N).done: $(OUT)/2-warc/all.jsonl
+	$(OWT_STAGE) cut $< $(N) warc
+
+$(WARC_UNITS:%=$(OUT)/2-warc/%.jsonl): $(OUT)/2-warc/$(N).done
+	@:
+
 # 2. docs (with DOCS): the documents merged once, in the order given
 # (all.jsonl), then cut into N units like a URL file's chunks.
 $(OUT)/2-docs/all.jsonl: $(DOC_FILES) $(V)/DOCS $(V)/DOC_FILES $(V)/MERGE_FLAGS
@@ -168,7 +198,7 @@ $(OUT)/2-docs/all.jsonl: $(DOC_FILES) $(V)/DOCS $(V)/DOC_FILES $(V)/MERGE_FLAGS
 # One pass cuts all N units (N.done last); a unit that comes out the same
 # keeps its time, so that its cleaning is not redone.
 $(OUT)/2-docs/$(N).done: $(OUT)/2-docs/all.jsonl
-	$(OWT_STAGE) cut $< $(N)
+	$(OWT_STAGE) cut $< $(N) docs
 
 $(DOC_UNITS:%=$(OUT)/2-docs/%.jsonl): $(OUT)/2-docs/$(N).done
 	@:
@@ -180,6 +210,11 @@ $(OUT)/3-clean/%.jsonl: $(OUT)/2-fetch/%.jsonl $(V)/DEDUP_FLAGS
 	$(OWT_STAGE) clean $< $@
 
 $(DOC_UNITS:%=$(OUT)/3-clean/%.jsonl): $(OUT)/3-clean/%.jsonl: $(OUT)/2-docs/%.jsonl \
+		$(V)/DEDUP_FLAGS
+	@mkdir -p $(@D)
+	$(OWT_STAGE) clean $< $@
+
+$(WARC_UNITS:%=$(OUT)/3-clean/%.jsonl): $(OUT)/3-clean/%.jsonl: $(OUT)/2-warc/%.jsonl \
 		$(V)/DEDUP_FLAGS
 	@mkdir -p $(@D)
 	$(OWT_STAGE) clean $< $@
@@ -226,7 +261,7 @@ SLURM_FLAGS ?=
 q = '$(subst ','\'',$(1))'
 SLURM_MAKE = make -f $(call q,$(abspath $(OWT_MK))) URLS=$(call q,$(URLS)) \
 	OUT=$(call q,$(OUT)) SHARDS=$(N) NAME=$(call q,$(NAME)) \
-	SEED=$(call q,$(SEED)) DOCS=$(call q,$(DOCS)) \
+	SEED=$(call q,$(SEED)) DOCS=$(call q,$(DOCS)) WARCS=$(call q,$(WARCS)) \
 	DECONTAM=$(call q,$(DECONTAM)) \
 	FETCH_FLAGS=$(call q,$(FETCH_FLAGS)) MERGE_FLAGS=$(call q,$(MERGE_FLAGS)) \
 	DEDUP_FLAGS=$(call q,$(DEDUP_FLAGS)) \

@@ -52,9 +52,8 @@ fail(struct comm *c, char *err, size_t errsize, int *code, const char *fmt, ...)
 	if (c != NULL)
 		c->w->broken = 1;
 	va_start(ap, fmt);
-	vsnprintf(err, errsize, fmt, ap);
+	owt_vfail(err, errsize, code, XSYS, 0, fmt, ap);
 	va_end(ap);
-	*code = XSYS;
 	return -1;
 }
 

@@ -131,9 +131,8 @@ fail(struct batch_loop *l, int code, const char *fmt, ...)
 
 	if (l->code == 0) {
 		l->errnum = errno;
-		l->code = code;
 		va_start(ap, fmt);
-		vsnprintf(l->err, sizeof l->err, fmt, ap);
+		owt_vfail(l->err, sizeof l->err, &l->code, code, 0, fmt, ap);
 		va_end(ap);
 	}
 	l->stopped = 1;

@@ -208,8 +208,8 @@ owt_threads_check(int n, size_t stack)
 		owt_fatal_threads(n, e);
 }
 
-static int
-vfail(char *err, size_t errsize, int *code, int cls, int errnum,
+int
+owt_vfail(char *err, size_t errsize, int *code, int cls, int errnum,
     const char *fmt, va_list ap)
 {
 	int n;
@@ -232,7 +232,7 @@ owt_fail(char *err, size_t errsize, int *code, int cls, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vfail(err, errsize, code, cls, 0, fmt, ap);
+	owt_vfail(err, errsize, code, cls, 0, fmt, ap);
 	va_end(ap);
 	return -1;
 }
@@ -245,7 +245,7 @@ owt_fail_errno(char *err, size_t errsize, int *code, int cls,
 	int e = errno;
 
 	va_start(ap, fmt);
-	vfail(err, errsize, code, cls, e, fmt, ap);
+	owt_vfail(err, errsize, code, cls, e, fmt, ap);
 	va_end(ap);
 	errno = e;
 	return -1;

@@ -88,6 +88,9 @@ int owt_fail(char *err, size_t errsize, int *code, int cls,
     const char *fmt, ...) OWT_PRINTF(5, 6);
 int owt_fail_errno(char *err, size_t errsize, int *code, int cls,
     const char *fmt, ...) OWT_PRINTF(5, 6);
+/* owt_fail of a va_list, ": strerror(errnum)" appended unless errnum is 0. */
+int owt_vfail(char *err, size_t errsize, int *code, int cls, int errnum,
+    const char *fmt, va_list ap) OWT_PRINTF(6, 0);
 
 /*
  * Write s with its control characters escaped: \t, \n and \r as such,

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "gen/gen.h"
+#include "model/gemv.h"
 #include "core/util.h"
 
 void
@@ -156,8 +157,12 @@ gen_init(struct gen *g, struct gpt_infer *inf, const struct gen_opts *o,
 	g->arg = arg;
 	g->slot = xcalloc((size_t)inf->S, sizeof *g->slot);
 	g->logits = xmalloc((size_t)inf->S * V * sizeof *g->logits);
-	g->ids = xmalloc((size_t)inf->S * sizeof *g->ids);
-	g->seq = xmalloc((size_t)inf->S * sizeof *g->seq);
+	g->ids = xmalloc((size_t)(inf->N > inf->S ? inf->N : inf->S) *
+	    sizeof *g->ids);
+	g->seq = xmalloc((size_t)(inf->N > inf->S ? inf->N : inf->S) *
+	    sizeof *g->seq);
+	g->cseq = xmalloc((size_t)(o->chunk > 0 ? o->chunk : 1) *
+	    sizeof *g->cseq);
 	gen_pick_init(&g->pick, V);
 }
 
@@ -168,6 +173,7 @@ gen_free(struct gen *g)
 	free(g->logits);
 	free(g->ids);
 	free(g->seq);
+	free(g->cseq);
 	gen_pick_free(&g->pick);
 	memset(g, 0, sizeof *g);
 }
@@ -245,7 +251,7 @@ gen_start(struct gen *g, struct gen_seq *s, const int32_t *prompt, int n,
 	int T = context(g), k, c, i;
 	int32_t *seq;
 
-	if (n >= T || n > g->inf->N)
+	if (n >= T || (n > g->inf->N && (g->o.chunk == 0 || s->prompt_lp)))
 		return owt_fail(err, errsize, code, XDATA, "a prompt of %d "
 		    "tokens leaves no room in a context of %d", n, T);
 	for (k = 0; g->slot[k] != NULL; k++)
@@ -262,6 +268,13 @@ gen_start(struct gen *g, struct gen_seq *s, const int32_t *prompt, int n,
 		return 0;
 	}
 	gpt_infer_reset(g->inf, k);
+	s->fed = 0;
+	s->prompt = prompt;
+	if (g->o.chunk > 0 && s->prompt_lp == NULL) {	/* gen_step feeds it */
+		s->order = g->nstarted++;
+		return 0;
+	}
+	s->fed = n;
 	seq = xmalloc((size_t)n * sizeof *seq);
 	for (k = 0; k < n; k++)
 		seq[k] = s->slot;
@@ -292,29 +305,140 @@ gen_start(struct gen *g, struct gen_seq *s, const int32_t *prompt, int n,
 	return 0;
 }
 
+/*
+ * The oldest prompt still to feed: its next chunk, whose last draws the
+ * first token. The number of tokens fed, 0 when no prompt is left.
+ */
+static int
+prefill(struct gen *g)
+{
+	struct gen_seq *s = NULL;
+	char err[OWT_ERRSIZE];
+	int k, c, last, code;
+
+	for (k = 0; k < g->inf->S; k++)
+		if (g->slot[k] != NULL && g->slot[k]->fed < g->slot[k]->nprompt &&
+		    (s == NULL || g->slot[k]->order < s->order))
+			s = g->slot[k];
+	if (s == NULL)
+		return 0;
+	c = s->nprompt - s->fed < g->o.chunk ? s->nprompt - s->fed : g->o.chunk;
+	last = s->fed + c == s->nprompt;
+	for (k = 0; k < c; k++)
+		g->cseq[k] = s->slot;
+	if (gpt_infer_step(g->inf, c, s->prompt + s->fed, g->cseq, last, err,
+	    sizeof err, &code) < 0)
+		owt_fatal("gen_step: %s: a bug", err);	/* gen_start checked */
+	s->fed += c;
+	if (last) {
+		s->last = s->prompt[s->nprompt - 1];
+		gpt_infer_logits(g->inf, 1, g->logits);
+		draw(g, s, g->logits);
+	}
+	return c;
+}
+
+/*
+ * A row-wise step (inf->rowwise) in one call: the step's prompt chunks,
+ * up to o.chunk tokens of the oldest prompts, each a whole chunk, then
+ * the running samples' last tokens. Rows of one slot stay in order: the
+ * chunks' rows but the last chunks' final rows first, then those final
+ * rows and the running samples' rows, whose logits are drawn from.
+ */
+static void
+step_rows(struct gen *g, struct gen_seq **run, int n)
+{
+	struct gen_seq *pre[g->inf->S > 0 ? g->inf->S : 1], *s;
+	int V = g->inf->m->cfg.vocab, npre = 0, fed = 0, rows = 0, nlast = 0;
+	int pc[g->inf->S > 0 ? g->inf->S : 1], taken[g->inf->S > 0 ?
+	    g->inf->S : 1];
+	int k, i, j, c, code;
+	char err[OWT_ERRSIZE];
+
+	memset(taken, 0, sizeof taken);
+	while (g->o.chunk > 0 && fed < g->o.chunk) {
+		for (s = NULL, k = 0; k < g->inf->S; k++)
+			if (g->slot[k] != NULL && !taken[k] &&
+			    g->slot[k]->fed < g->slot[k]->nprompt &&
+			    (s == NULL || g->slot[k]->order < s->order))
+				s = g->slot[k];
+		if (s == NULL)
+			break;
+		c = s->nprompt - s->fed < g->o.chunk ? s->nprompt - s->fed :
+		    g->o.chunk;
+		if (n + fed + c > g->inf->N)
+			break;
+		taken[s->slot] = 1;
+		pre[npre] = s;
+		pc[npre++] = c;
+		fed += c;
+	}
+	for (i = 0; i < npre; i++) {
+		s = pre[i];
+		c = pc[i] - (s->fed + pc[i] == s->nprompt);
+		for (j = 0; j < c; j++) {
+			g->ids[rows] = s->prompt[s->fed + j];
+			g->seq[rows++] = s->slot;
+		}
+	}
+	for (i = 0; i < npre; i++)
+		if (pre[i]->fed + pc[i] == pre[i]->nprompt) {
+			g->ids[rows] = pre[i]->prompt[pre[i]->nprompt - 1];
+			g->seq[rows++] = pre[i]->slot;
+			nlast++;
+		}
+	for (k = 0; k < n; k++) {
+		g->ids[rows] = run[k]->last;
+		g->seq[rows++] = run[k]->slot;
+	}
+	if (rows == 0)
+		return;
+	if (gpt_infer_step(g->inf, rows, g->ids, g->seq, nlast + n, err,
+	    sizeof err, &code) < 0)
+		owt_fatal("gen_step: %s: a bug", err);	/* gen_start checked */
+	gpt_infer_logits(g->inf, nlast + n, g->logits);
+	for (i = 0; i < npre; i++)
+		pre[i]->fed += pc[i];
+	for (k = 0; k < n; k++)
+		draw(g, run[k], g->logits + (size_t)(nlast + k) * V);
+	for (i = j = 0; i < npre; i++)
+		if (pre[i]->fed == pre[i]->nprompt) {
+			pre[i]->last = pre[i]->prompt[pre[i]->nprompt - 1];
+			draw(g, pre[i], g->logits + (size_t)j++ * V);
+		}
+}
+
 int
 gen_step(struct gen *g)
 {
 	struct gen_seq *run[g->inf->S > 0 ? g->inf->S : 1];
-	int V = g->inf->m->cfg.vocab, n = 0, k;
+	int V = g->inf->m->cfg.vocab, n = 0, k, i, r, fed, c;
 	char err[OWT_ERRSIZE];
 	int code;
 
 	for (k = 0; k < g->inf->S; k++)
-		if (g->slot[k] != NULL) {
+		if (g->slot[k] != NULL && g->slot[k]->fed == g->slot[k]->nprompt) {
 			run[n] = g->slot[k];
 			g->ids[n] = run[n]->last;
 			g->seq[n++] = k;
 		}
-	if (n == 0)
-		return 0;
+	if (g->inf->rowwise) {
+		step_rows(g, run, n);
+		return g->running;
+	}
 	/* draw ends a sample before its slot is full */
-	if (gpt_infer_step(g->inf, n, g->ids, g->seq, n, err, sizeof err,
-	    &code) < 0)
-		owt_fatal("gen_step: %s: a bug", err);
-	gpt_infer_logits(g->inf, n, g->logits);
+	for (i = 0; i < n; i += r) {
+		r = n - i < GEMV_MAXN ? n - i : GEMV_MAXN;
+		if (gpt_infer_step(g->inf, r, g->ids + i, g->seq + i, r, err,
+		    sizeof err, &code) < 0)
+			owt_fatal("gen_step: %s: a bug", err);
+		gpt_infer_logits(g->inf, r, g->logits + (size_t)i * V);
+	}
 	for (k = 0; k < n; k++)
 		draw(g, run[k], g->logits + (size_t)k * V);
+	for (fed = 0; g->o.chunk > 0 && fed < g->o.chunk; fed += c)
+		if ((c = prefill(g)) == 0)
+			break;
 	return g->running;
 }
 

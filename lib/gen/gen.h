@@ -35,6 +35,9 @@ struct gen_opts {
 	double top_p_bound;	/* but not below this (Megatron's server) */
 	int ban;		/* set: ban_tok is never drawn right after */
 	int32_t ban_after, ban_tok;	/* ban_after was fed */
+	int chunk;		/* the loop's: > 0, prompts are fed in chunks of
+				   this many tokens by gen_step (chunked
+				   prefill); 0: whole, by gen_start */
 };
 
 /* Scratch space for gen_pick, V entries. */
@@ -78,6 +81,10 @@ struct gen_seq {
 	const float *logits;	/* (V) during fn: the row tok was drawn from */
 	float *prompt_lp;	/* (nprompt - 1) or NULL: gen_start writes the
 				   log-probabilities of prompt[1..] there */
+	const int32_t *prompt;	/* chunked prefill: the prompt, the caller's
+				   until the sample ends */
+	int fed;		/* prompt tokens fed so far */
+	uint64_t order;		/* chunked prefill: started before higher */
 };
 
 /*
@@ -92,8 +99,23 @@ typedef void gen_token_fn(void *arg, struct gen_seq *s, int32_t tok);
  * The decoding loop: up to S samples at once, one per slot of the key/
  * value cache. gen_start feeds a prompt to a free slot and draws the
  * first token; each gen_step feeds every running sample its last token
- * in one batch and draws the next. A sample's tokens depend only on its
- * prompt, its stream and the options, not on what runs beside it.
+ * and draws the next. A sample's tokens depend only on its prompt, its
+ * stream and the options, not on what runs beside it: a step feeds the
+ * samples' last tokens in products of at most GEMV_MAXN rows (the CPU's
+ * row-wise kernels, gemv.h, whose rows do not depend on the row count; the
+ * same kernel whatever the batch), and a prompt in calls of its own.
+ *
+ * With o->chunk > 0 (chunked prefill), gen_start only takes the slot
+ * (a sample with prompt_lp is still fed whole there);
+ * each gen_step then, after the running samples' tokens, feeds prompt
+ * chunks of o->chunk tokens (a prompt's chunk k is its tokens
+ * [k chunk, (k + 1) chunk), whatever runs beside it), the oldest
+ * prompt's first, until o->chunk prompt tokens were fed in the step or
+ * none is left; a prompt's last chunk draws its first token. A long
+ * prompt so delays the running samples by one chunk a step, not by its
+ * whole length. With inf->rowwise the step is one call: the chunks'
+ * rows and the running samples' (rows independent of their number), so
+ * the weights are read once a step.
  */
 struct gen {
 	struct gpt_infer *inf;
@@ -104,6 +126,8 @@ struct gen {
 	int running;
 	float *logits;		/* (N,V) host */
 	int32_t *ids, *seq;	/* (S) */
+	int32_t *cseq;		/* (chunk) */
+	uint64_t nstarted;
 	struct gen_pick_buf pick;
 };
 
@@ -115,8 +139,10 @@ void gen_free(struct gen *g);
 int gen_has_room(const struct gen *g);
 /*
  * Start sample s on prompt (n tokens, 1 <= n < the context, at most the
- * rows of a step): feeds it and draws the first token (fn is called). 0,
- * or -1 with err when the prompt does not fit (XDATA).
+ * rows of a step unless chunked): feeds it and draws the first token (fn
+ * is called), or with o->chunk only takes a slot for gen_step to feed
+ * it (prompt must then live until s ends). 0, or -1 with err when the
+ * prompt does not fit (XDATA).
  */
 int gen_start(struct gen *g, struct gen_seq *s, const int32_t *prompt, int n,
     char *err, size_t errsize, int *code);

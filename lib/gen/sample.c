@@ -378,6 +378,7 @@ sample_serve(struct sample *s, char *err, size_t errsize, int *code)
 	struct gpt m;
 	struct gpt_infer inf;
 	char *key;
+	double slot;
 	int T, NL;
 
 	if (api_key(opt->keyfile, &key, err, errsize, code) < 0)
@@ -408,9 +409,10 @@ sample_serve(struct sample *s, char *err, size_t errsize, int *code)
 		gpt_free(&m);
 		goto fail;
 	}
-	say("%d slots of %d positions, %.1f MB of key/value cache each; "
-	    "ready as '%s'", opt->parallel, m.cfg.maxpos, 2.0 * m.cfg.nlayer *
-	    m.cfg.maxpos * m.cfg.nembd * sizeof(float) / 1e6, so.name);
+	slot = 2.0 * m.cfg.nlayer * m.cfg.maxpos * m.cfg.nembd * sizeof(float);
+	say("%d slots of %d positions, %.1f MB of key/value cache each, %.1f "
+	    "MB in all; ready as '%s'", opt->parallel, m.cfg.maxpos, slot / 1e6,
+	    slot * opt->parallel / 1e6, so.name);
 	serve_run(sv, &inf);
 	say("stopped");
 	serve_close(sv);

@@ -57,6 +57,7 @@ serve_close(struct serve *sv)
 
 #define SERVE_MAX_BODY (1 << 20)	/* bytes of a request body */
 #define SERVE_TIMEOUT 60		/* seconds a connection may idle */
+#define SERVE_CHUNK 64			/* prompt tokens fed a step (gen.h) */
 
 /* The paths /metrics counts requests by. */
 enum { SERVE_EP_COMPLETIONS, SERVE_EP_API, SERVE_EP_MODELS, SERVE_EP_HEALTH,
@@ -1112,6 +1113,11 @@ serve_run(struct serve *sv, struct gpt_infer *inf)
 	if (sv->ctx - 1 > inf->N)
 		sv->ctx = inf->N + 1;
 	go.ctx = sv->ctx;
+	/* a step's rows: at most S - 1 running while a prompt waits, so
+	   its chunk always fits beside them */
+	go.chunk = SERVE_CHUNK < inf->N - inf->S + 1 ? SERVE_CHUNK :
+	    inf->N - inf->S + 1;
+	inf->rowwise = 1;	/* a step's rows in one call, each its own */
 	gen_init(&sv->gen, inf, &go, on_token, sv);
 	sv->tlast = xcalloc((size_t)inf->S, sizeof *sv->tlast);
 	sv->api.vocab = sv->vocab;

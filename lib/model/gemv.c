@@ -223,7 +223,17 @@ axpy_rows(float *out, const float *x, const float *w, const float *bias,
 		case 2: axpy_block(2, out, x, C, w, OC, c, lo, hi); break;
 		case 3: axpy_block(3, out, x, C, w, OC, c, lo, hi); break;
 		case 4: axpy_block(4, out, x, C, w, OC, c, lo, hi); break;
-		default: axpy_block(R, out, x, C, w, OC, c, lo, hi); break;
+		default:	/* 8 rows at a time: registers, not memory */
+			for (r = 0; r + 8 <= R; r += 8)
+				axpy_block(8, out + (size_t)r * OC, x +
+				    (size_t)r * C, C, w, OC, c, lo, hi);
+			for (; r + 4 <= R; r += 4)
+				axpy_block(4, out + (size_t)r * OC, x +
+				    (size_t)r * C, C, w, OC, c, lo, hi);
+			for (; r < R; r++)
+				axpy_block(1, out + (size_t)r * OC, x +
+				    (size_t)r * C, C, w, OC, c, lo, hi);
+			break;
 		}
 	}
 	for (; c < C; c++)

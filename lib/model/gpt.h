@@ -247,6 +247,20 @@ struct gpt_backend {
 	 */
 	void (*matmul_forward_q8)(float *out, const float *inp, const int8_t *w,
 	    const float *scale, const float *bias, int N, int C, int OC);
+	/*
+	 * Row-wise forms of matmul_forward, lmhead_forward and
+	 * matmul_forward_q8 for inference (struct gpt_infer's rowwise): each
+	 * output row summed in an order fixed by the shapes, whatever N
+	 * and the other rows, and without a parallel region a call. NULL
+	 * where a backend has none (the others are used).
+	 */
+	void (*matmul_forward_rows)(float *out, const float *inp, const float *w,
+	    const float *bias, int N, int C, int OC);
+	void (*lmhead_forward_rows)(float *logits, const float *inp,
+	    const float *wte, int N, int C, int V);
+	void (*matmul_forward_q8_rows)(float *out, const float *inp,
+	    const int8_t *w, const float *scale, const float *bias, int N, int C,
+	    int OC);
 };
 
 extern const struct gpt_backend gpt_cpu;

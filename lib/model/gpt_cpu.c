@@ -930,4 +930,7 @@ const struct gpt_backend gpt_cpu = {
 	.encoder_forward_pos = encoder_forward_pos,
 	.attention_forward_kv = attention_forward_kv,
 	.matmul_forward_q8 = matmul_forward_q8,
+	.matmul_forward_rows = gemv_f32,
+	.lmhead_forward_rows = gemv_f32t,
+	.matmul_forward_q8_rows = gemv_q8,
 };

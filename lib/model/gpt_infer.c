@@ -187,17 +187,21 @@ linear(struct gpt_infer *g, int k, int l, float *out, const float *inp,
 {
 	struct gpt *m = g->m;
 	const struct gpt_config *c = &m->cfg;
-	int OC, C;
+	const struct gpt_backend *be = m->be;
+	int OC, C, rows = g->rowwise && be->matmul_forward_rows &&
+	    be->lmhead_forward_rows && be->matmul_forward_q8_rows;
 
 	q8_shape(c, k, &OC, &C);
 	if (g->q8)
-		m->be->matmul_forward_q8(out, inp, g->q8 + g->q8off[k] +
-		    (size_t)l * OC * C, g->q8scale + g->q8soff[k] +
-		    (size_t)l * OC, bias, n, C, OC);
+		(rows ? be->matmul_forward_q8_rows : be->matmul_forward_q8)(out,
+		    inp, g->q8 + g->q8off[k] + (size_t)l * OC * C, g->q8scale +
+		    g->q8soff[k] + (size_t)l * OC, bias, n, C, OC);
 	else if (k == GPT_WTE)
-		m->be->lmhead_forward(out, inp, P(GPT_WTE, 0), n, C, OC);
+		(rows ? be->lmhead_forward_rows : be->lmhead_forward)(out, inp,
+		    P(GPT_WTE, 0), n, C, OC);
 	else
-		m->be->matmul_forward(out, inp, P(k, l), bias, n, C, OC);
+		(rows ? be->matmul_forward_rows : be->matmul_forward)(out, inp,
+		    P(k, l), bias, n, C, OC);
 }
 
 int
@@ -243,6 +247,8 @@ gpt_infer_step(struct gpt_infer *g, int n, const int32_t *ids,
 		linear(g, GPT_FCPROJW, l, g->tmp, g->fchg, P(GPT_FCPROJB, l), n);
 		be->residual_forward(g->x, g->x, g->tmp, nc, 0, 0, 0);
 	}
+	if (nout == 0)	/* a prompt's chunk before its last */
+		return 0;
 	be->layernorm_forward(g->ln, g->mean, g->rstd,
 	    g->x + (size_t)(n - nout) * C, P(GPT_LNFW, 0), P(GPT_LNFB, 0), nout,
 	    C, c->ln_eps);

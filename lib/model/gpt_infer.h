@@ -34,6 +34,12 @@ struct gpt_infer {
 	int32_t *ids, *seq, *pos;	/* (N) */
 	int32_t *targets;	/* (NL) */
 	int32_t *hpos;		/* (N) host: positions of a step's rows */
+	int rowwise;		/* set: the backend's row-wise products
+				   (matmul_forward_rows...) for any number of
+				   rows, so a row's numbers do not depend on
+				   how many share its step; 0 (gpt_infer_init):
+				   its fastest for the rows (on the CPU,
+				   row-wise up to GEMV_MAXN rows, sgemm above) */
 	int8_t *q8;		/* int8 matrices (gpt_infer_quantize), or NULL */
 	float *q8scale;
 	size_t q8off[GPT_NPARAM], q8soff[GPT_NPARAM];	/* per tensor, layer 0 */
@@ -54,8 +60,9 @@ void gpt_infer_reset(struct gpt_infer *g, int s);
 /*
  * Feed n tokens (1 <= n <= N): ids[i] goes to slot seq[i] at its next
  * position, a slot's rows in order. Then g->logits (nout,V) holds the
- * logits of the last nout rows (nout <= NL). 0, or -1 with err when a
- * slot would grow beyond maxT positions (XDATA; nothing is fed then).
+ * logits of the last nout rows (0 <= nout <= NL; 0: none). 0, or -1
+ * with err when a slot would grow beyond maxT positions (XDATA; nothing
+ * is fed then).
  */
 int gpt_infer_step(struct gpt_infer *g, int n, const int32_t *ids,
     const int32_t *seq, int nout, char *err, size_t errsize, int *code);

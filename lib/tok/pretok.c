@@ -21,9 +21,14 @@
  * more and the byte after it are in need[] (a bit for each such pair):
  * plain cuts every other text.
  */
+struct scan;
+struct bt;
+
 struct pretok {
 	pcre2_code *re, *plain;
 	int jit;		/* JIT-compiled: pcre2_jit_match */
+	struct scan *scan;	/* the fast scanner, or NULL */
+	int use_scan;
 	uint8_t need[65536 / 8];
 };
 
@@ -36,7 +41,721 @@ struct pretok_state {
 	/* The match found after a gap, for the next call. */
 	const char *text;
 	size_t start, end;
+	/* the scanner's backtrack stack */
+	struct bt *bt;
+	size_t nbt, capbt;
 };
+
+/*
+ * The fast scanner: the same pattern compiled again, into a small
+ * backtracking machine over the code points below SCAN_LIMIT (ASCII and
+ * the two-byte UTF-8 characters: Latin, Greek, Cyrillic, Armenian,
+ * Hebrew, Arabic, ...). Its sets are PCRE2's own answers: each atom of
+ * the translated pattern (a class, an escape, a literal, under (?i) or
+ * not) is compiled alone by PCRE2 and asked about every code point below
+ * SCAN_LIMIT, so the scanner holds no Unicode table of its own (and none
+ * of Unicode 15's or 16's additions is below U+0800). The machine tries
+ * the alternatives in order, quantifiers greedy, backtracking as PCRE2
+ * does, and refuses an empty match (PCRE2_NOTEMPTY), so that a match it
+ * finds is PCRE2's. The moment it would look at a character at or above
+ * SCAN_LIMIT (or at invalid UTF-8) it gives up, and PCRE2 cuts that
+ * piece: which pieces each engine cuts changes no piece. A pattern with
+ * what the machine lacks (anchors, backreferences, lookbehind, lazy or
+ * possessive quantifiers, atomic groups, inline flags other than
+ * (?i:...), a repeated group that can match empty) gets no scanner.
+ */
+#define SCAN_LIMIT 0x800
+#define SCAN_INF 0xffffffffu
+
+struct scan_set {
+	uint64_t w[SCAN_LIMIT / 64];
+};
+
+enum { N_SET, N_CAT, N_ALT, N_REP, N_LOOK };
+
+struct node {
+	int kind, neg;		/* neg: a negative lookahead */
+	uint32_t set, min, max;
+	struct node **kid;
+	size_t nkid, capkid;
+};
+
+enum { I_SET, I_RUN, I_SPLIT, I_JMP, I_LOOK, I_LEND, I_MATCH };
+
+struct inst {
+	uint8_t op, neg;
+	uint32_t set, x, y, min, max;
+	/* I_SPLIT: the first characters of x's matches and of y's, or NONE: any */
+	uint32_t fx, fy;
+	/* I_SPLIT: for an ASCII next character, ACT_X, ACT_Y or both */
+	uint8_t act[128];
+};
+#define ACT_X 1
+#define ACT_Y 2
+
+static inline int
+in_set(const struct scan_set *s, uint32_t cp)
+{
+	return (int)(s->w[cp >> 6] >> (cp & 63) & 1);
+}
+
+struct scan {
+	struct inst *code;
+	size_t ncode, capcode;
+	struct scan_set *sets;
+	char **atom;		/* each set's atom, "(?i)" first under (?i) */
+	size_t nsets, capsets, capatom;
+};
+
+/* A backtrack entry: resume at pc, pos; a run's (lo != NONE) steps back to lo. */
+struct bt {
+	uint32_t pc;
+	size_t pos, lo;
+};
+#define BT_SPLIT ((size_t)-1)
+
+struct parse {
+	const char *p;
+	struct scan *sc;
+	int bad;
+};
+
+static struct node *
+node_new(int kind)
+{
+	struct node *n = xcalloc(1, sizeof *n);
+
+	n->kind = kind;
+	return n;
+}
+
+static void
+node_add(struct node *n, struct node *k)
+{
+	n->kid = xgrow(n->kid, &n->capkid, n->nkid + 1, sizeof *n->kid);
+	n->kid[n->nkid++] = k;
+}
+
+static void
+node_free(struct node *n)
+{
+	size_t i;
+
+	if (n == NULL)
+		return;
+	for (i = 0; i < n->nkid; i++)
+		node_free(n->kid[i]);
+	free(n->kid);
+	free(n);
+}
+
+/* The set of atom p[0..n) under ci, asked of PCRE2; its index, or -1. */
+static int
+scan_atom(struct scan *sc, const char *p, size_t n, int ci)
+{
+	struct buf b = { 0 };
+	pcre2_code *re;
+	pcre2_match_data *md;
+	struct scan_set *st;
+	PCRE2_SIZE at, *ov;
+	uint32_t cp;
+	unsigned char u[2];
+	size_t i;
+	int e;
+
+	buf_printf(&b, "%s(?:%.*s)", ci ? "(?i)" : "", (int)n, p);
+	buf_addc(&b, '\0');
+	for (i = 0; i < sc->nsets; i++)
+		if (strcmp(sc->atom[i], b.p) == 0) {
+			buf_free(&b);
+			return (int)i;
+		}
+	re = pcre2_compile((PCRE2_SPTR)b.p, PCRE2_ZERO_TERMINATED, PCRE2_UTF |
+	    PCRE2_UCP | PCRE2_ANCHORED, &e, &at, NULL);
+	if (re == NULL) {
+		buf_free(&b);
+		return -1;
+	}
+	md = pcre2_match_data_create_from_pattern(re, NULL);
+	if (md == NULL)
+		owt_fatal("out of memory");
+	sc->sets = xgrow(sc->sets, &sc->capsets, sc->nsets + 1, sizeof *sc->sets);
+	sc->atom = xgrow(sc->atom, &sc->capatom, sc->nsets + 1, sizeof *sc->atom);
+	st = &sc->sets[sc->nsets];
+	memset(st, 0, sizeof *st);
+	ov = pcre2_get_ovector_pointer(md);
+	for (cp = 0; cp < SCAN_LIMIT; cp++) {
+		if (cp < 0x80) {
+			u[0] = (unsigned char)cp;
+			n = 1;
+		} else {
+			u[0] = (unsigned char)(0xc0 | cp >> 6);
+			u[1] = (unsigned char)(0x80 | (cp & 63));
+			n = 2;
+		}
+		if (pcre2_match(re, u, n, 0, 0, md, NULL) >= 0 && ov[1] == n)
+			st->w[cp >> 6] |= 1ull << (cp & 63);
+	}
+	pcre2_match_data_free(md);
+	pcre2_code_free(re);
+	sc->atom[sc->nsets] = b.p;
+	return (int)sc->nsets++;
+}
+
+static struct node *parse_alt(struct parse *ps, int ci);
+
+/* One atom, with its quantifier; NULL at | or ) or the end. */
+static struct node *
+parse_quant(struct parse *ps, int ci)
+{
+	const char *p = ps->p, *a = p;
+	struct node *n = NULL, *r;
+	unsigned long lo, hi;
+	char *end;
+	int k, set;
+
+	if (*p == '\0' || *p == '|' || *p == ')')
+		return NULL;
+	if (*p == '(') {
+		int gci = ci, look = -1;
+
+		p++;
+		if (p[0] == '?') {
+			if (p[1] == ':')
+				p += 2;
+			else if (p[1] == 'i' && p[2] == ':')
+				gci = 1, p += 3;
+			else if (p[1] == '!')
+				look = 1, p += 2;
+			else if (p[1] == '=')
+				look = 0, p += 2;
+			else {
+				ps->bad = 1;
+				return NULL;
+			}
+		}
+		ps->p = p;
+		r = parse_alt(ps, gci);
+		if (ps->bad || *ps->p != ')') {
+			node_free(r);
+			ps->bad = 1;
+			return NULL;
+		}
+		p = ps->p + 1;
+		if (look >= 0) {
+			n = node_new(N_LOOK);
+			n->neg = look;
+			node_add(n, r);
+		} else
+			n = r;
+	} else {
+		if (*p == '[') {
+			p++;
+			if (*p == '^')
+				p++;
+			if (*p == ']')
+				p++;
+			for (; *p != ']'; p++) {
+				if (*p == '\0' || (*p == '[' && p[1] == ':')) {
+					ps->bad = 1;
+					return NULL;
+				}
+				if (*p == '\\' && p[1] != '\0')
+					p++;
+			}
+			p++;
+		} else if (*p == '\\') {
+			p++;
+			if (*p == '\0' || strchr("bBAzZGKQEgkRX123456789", *p)) {
+				ps->bad = 1;
+				return NULL;
+			}
+			if ((*p == 'p' || *p == 'P' || *p == 'x') && p[1] == '{') {
+				if ((p = strchr(p, '}')) == NULL) {
+					ps->bad = 1;
+					return NULL;
+				}
+			} else if (*p == 'x')
+				p += 2;
+			p++;
+		} else if (strchr("^$*+?{", *p)) {
+			ps->bad = 1;
+			return NULL;
+		} else {
+			/* one character, UTF-8 */
+			p++;
+			while ((*p & 0xc0) == 0x80)
+				p++;
+		}
+		if ((set = scan_atom(ps->sc, a, (size_t)(p - a), ci)) < 0) {
+			ps->bad = 1;
+			return NULL;
+		}
+		n = node_new(N_SET);
+		n->set = (uint32_t)set;
+	}
+	/* quantifiers, greedy */
+	for (;;) {
+		if (*p == '?')
+			lo = 0, hi = 1, k = 1;
+		else if (*p == '*')
+			lo = 0, hi = SCAN_INF, k = 1;
+		else if (*p == '+')
+			lo = 1, hi = SCAN_INF, k = 1;
+		else if (*p == '{' && p[1] >= '0' && p[1] <= '9') {
+			lo = hi = strtoul(p + 1, &end, 10);
+			if (*end == ',' && end[1] == '}') {
+				hi = SCAN_INF;
+				end++;
+			} else if (*end == ',' && end[1] >= '0' && end[1] <= '9')
+				hi = strtoul(end + 1, &end, 10);
+			if (*end != '}' || hi < lo || lo > 100 ||
+			    (hi != SCAN_INF && hi > 100)) {
+				node_free(n);
+				ps->bad = 1;
+				return NULL;
+			}
+			k = (int)(end + 1 - p);
+		} else
+			break;
+		p += k;
+		if (*p == '?' || *p == '+') {	/* lazy, possessive */
+			node_free(n);
+			ps->bad = 1;
+			return NULL;
+		}
+		r = node_new(N_REP);
+		r->min = (uint32_t)lo;
+		r->max = (uint32_t)hi;
+		node_add(r, n);
+		n = r;
+	}
+	ps->p = p;
+	return n;
+}
+
+static struct node *
+parse_alt(struct parse *ps, int ci)
+{
+	struct node *alt = node_new(N_ALT), *cat, *q;
+
+	for (;;) {
+		cat = node_new(N_CAT);
+		while ((q = parse_quant(ps, ci)) != NULL)
+			node_add(cat, q);
+		node_add(alt, cat);
+		if (ps->bad || *ps->p != '|')
+			break;
+		ps->p++;
+	}
+	return alt;
+}
+
+/* Whether n can match the empty string. */
+static int
+nullable(const struct node *n)
+{
+	size_t i;
+
+	switch (n->kind) {
+	case N_SET:
+		return 0;
+	case N_LOOK:
+		return 1;
+	case N_REP:
+		return n->min == 0 || nullable(n->kid[0]);
+	case N_CAT:
+		for (i = 0; i < n->nkid; i++)
+			if (!nullable(n->kid[i]))
+				return 0;
+		return 1;
+	default:
+		for (i = 0; i < n->nkid; i++)
+			if (nullable(n->kid[i]))
+				return 1;
+		return 0;
+	}
+}
+
+static uint32_t
+emit(struct scan *sc, int op)
+{
+	sc->code = xgrow(sc->code, &sc->capcode, sc->ncode + 1, sizeof *sc->code);
+	memset(&sc->code[sc->ncode], 0, sizeof *sc->code);
+	sc->code[sc->ncode].op = (uint8_t)op;
+	return (uint32_t)sc->ncode++;
+}
+
+/* Code for n; -1 where a repeat could loop on the empty string. */
+static int
+gen(struct scan *sc, const struct node *n)
+{
+	uint32_t i, l = 0, *fix = NULL;
+	size_t nfix = 0, capfix = 0, k;
+
+	switch (n->kind) {
+	case N_SET:
+		l = emit(sc, I_SET);
+		sc->code[l].set = n->set;
+		return 0;
+	case N_CAT:
+		for (k = 0; k < n->nkid; k++)
+			if (gen(sc, n->kid[k]) < 0)
+				return -1;
+		return 0;
+	case N_LOOK:
+		l = emit(sc, I_LOOK);
+		sc->code[l].neg = (uint8_t)n->neg;
+		if (gen(sc, n->kid[0]) < 0)
+			return -1;
+		emit(sc, I_LEND);
+		sc->code[l].x = (uint32_t)sc->ncode;
+		return 0;
+	case N_ALT:
+		for (k = 0; k < n->nkid; k++) {
+			if (k + 1 < n->nkid) {
+				l = emit(sc, I_SPLIT);
+				sc->code[l].x = l + 1;
+			}
+			if (gen(sc, n->kid[k]) < 0) {
+				free(fix);
+				return -1;
+			}
+			if (k + 1 < n->nkid) {
+				fix = xgrow(fix, &capfix, nfix + 1, sizeof *fix);
+				fix[nfix++] = emit(sc, I_JMP);
+				sc->code[l].y = (uint32_t)sc->ncode;
+			}
+		}
+		for (k = 0; k < nfix; k++)
+			sc->code[fix[k]].x = (uint32_t)sc->ncode;
+		free(fix);
+		return 0;
+	}
+	/* N_REP */
+	if (n->kid[0]->kind == N_SET) {
+		l = emit(sc, I_RUN);
+		sc->code[l].set = n->kid[0]->set;
+		sc->code[l].min = n->min;
+		sc->code[l].max = n->max;
+		return 0;
+	}
+	if (n->max > 1 && nullable(n->kid[0]))
+		return -1;
+	for (i = 0; i < n->min; i++)
+		if (gen(sc, n->kid[0]) < 0)
+			return -1;
+	if (n->max == SCAN_INF) {
+		l = emit(sc, I_SPLIT);
+		sc->code[l].x = l + 1;
+		if (gen(sc, n->kid[0]) < 0)
+			return -1;
+		sc->code[emit(sc, I_JMP)].x = l;
+		sc->code[l].y = (uint32_t)sc->ncode;
+		return 0;
+	}
+	for (i = n->min; i < n->max; i++) {
+		l = emit(sc, I_SPLIT);
+		sc->code[l].x = l + 1;
+		fix = xgrow(fix, &capfix, nfix + 1, sizeof *fix);
+		fix[nfix++] = l;
+		if (gen(sc, n->kid[0]) < 0) {
+			free(fix);
+			return -1;
+		}
+	}
+	for (k = 0; k < nfix; k++)
+		sc->code[fix[k]].y = (uint32_t)sc->ncode;
+	free(fix);
+	return 0;
+}
+
+static void
+scan_free(struct scan *sc)
+{
+	size_t i;
+
+	if (sc == NULL)
+		return;
+	for (i = 0; i < sc->nsets; i++)
+		free(sc->atom[i]);
+	free(sc->atom);
+	free(sc->sets);
+	free(sc->code);
+	free(sc);
+}
+
+#define FIRST_ANY 0xffffffffu
+
+/*
+ * The set of the characters that a path from pc can take first (into a
+ * new set, its index), or FIRST_ANY where a path may end, look ahead or
+ * loop before it takes one; memo[pc] keeps each answer (0: not yet, 1:
+ * being worked out, 2: FIRST_ANY, else index + 3).
+ */
+static uint32_t
+first(struct scan *sc, uint32_t pc, uint32_t *memo)
+{
+	const struct inst in = sc->code[pc];
+	uint32_t a, b, r, i;
+	struct scan_set u;
+
+	if (memo[pc] == 1)
+		return FIRST_ANY;
+	if (memo[pc] == 2)
+		return FIRST_ANY;
+	if (memo[pc] != 0)
+		return memo[pc] - 3;
+	memo[pc] = 1;
+	switch (in.op) {
+	case I_SET:
+		r = in.set;
+		break;
+	case I_RUN:
+	case I_SPLIT:
+	case I_JMP:
+		a = in.op == I_JMP ? FIRST_ANY : in.op == I_RUN ? in.set :
+		    first(sc, in.x, memo);
+		b = in.op == I_JMP ? first(sc, in.x, memo) : in.op == I_RUN ?
+		    (in.min > 0 ? in.set : first(sc, pc + 1, memo)) :
+		    first(sc, in.y, memo);
+		if (in.op == I_JMP || a == b) {
+			r = b;
+			break;
+		}
+		if (a == FIRST_ANY || b == FIRST_ANY) {
+			r = FIRST_ANY;
+			break;
+		}
+		for (i = 0; i < SCAN_LIMIT / 64; i++)
+			u.w[i] = sc->sets[a].w[i] | sc->sets[b].w[i];
+		sc->sets = xgrow(sc->sets, &sc->capsets, sc->nsets + 1,
+		    sizeof *sc->sets);
+		sc->atom = xgrow(sc->atom, &sc->capatom, sc->nsets + 1,
+		    sizeof *sc->atom);
+		sc->sets[sc->nsets] = u;
+		sc->atom[sc->nsets] = xstrdup("");
+		r = (uint32_t)sc->nsets++;
+		break;
+	default:
+		r = FIRST_ANY;
+	}
+	if (in.op == I_SPLIT) {
+		a = sc->code[pc].fx = first(sc, in.x, memo);
+		b = sc->code[pc].fy = first(sc, in.y, memo);
+		for (i = 0; i < 128; i++)
+			sc->code[pc].act[i] = (uint8_t)((a == FIRST_ANY ||
+			    in_set(&sc->sets[a], i) ? ACT_X : 0) |
+			    (b == FIRST_ANY || in_set(&sc->sets[b], i) ? ACT_Y : 0));
+	}
+	memo[pc] = r == FIRST_ANY ? 2 : r + 3;
+	return r;
+}
+
+/* The scanner of translated pattern, or NULL where it has what the scanner lacks. */
+static struct scan *
+scan_compile(const char *pattern)
+{
+	struct scan *sc = xcalloc(1, sizeof *sc);
+	struct parse ps = { pattern, sc, 0 };
+	struct node *n = parse_alt(&ps, 0);
+	uint32_t *memo;
+	size_t pc;
+
+	if (ps.bad || *ps.p != '\0' || gen(sc, n) < 0) {
+		node_free(n);
+		scan_free(sc);
+		return NULL;
+	}
+	emit(sc, I_MATCH);
+	node_free(n);
+	memo = xcalloc(sc->ncode, sizeof *memo);
+	for (pc = 0; pc < sc->ncode; pc++)
+		first(sc, (uint32_t)pc, memo);
+	free(memo);
+	return sc;
+}
+
+/*
+ * The code point at t[pos] below SCAN_LIMIT into *cp and its length; 0
+ * at the end; -1 for any other (PCRE2's then).
+ */
+static inline int
+scan_char(const unsigned char *t, size_t len, size_t pos, uint32_t *cp)
+{
+	unsigned c;
+
+	if (pos >= len)
+		return 0;
+	c = t[pos];
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf && pos + 1 < len && (t[pos + 1] & 0xc0) == 0x80) {
+		*cp = (c & 0x1f) << 6 | (t[pos + 1] & 0x3f);
+		return 2;
+	}
+	return -1;
+}
+
+
+#define SCAN_FAIL ((size_t)-1)
+#define SCAN_GIVE_UP ((size_t)-2)
+
+/*
+ * Run the machine from pc at pos: the end of the match (I_MATCH, not
+ * empty: from start) or of the lookahead (I_LEND), SCAN_FAIL, or
+ * SCAN_GIVE_UP.
+ */
+static size_t
+scan_run(const struct scan *sc, struct pretok_state *s,
+    const unsigned char *t, size_t len, uint32_t pc, size_t pos, size_t start)
+{
+	size_t base = s->nbt, p, pmin, r;
+	const struct inst *in;
+	const struct scan_set *st;
+	struct bt *b;
+	uint32_t cp, k;
+	unsigned u;
+	int c;
+
+	for (;;) {
+		in = &sc->code[pc];
+		switch (in->op) {
+		case I_SET:
+			if ((c = scan_char(t, len, pos, &cp)) < 0)
+				goto give_up;
+			if (c == 0 || !in_set(&sc->sets[in->set], cp))
+				goto fail;
+			pos += (size_t)c;
+			pc++;
+			continue;
+		case I_RUN:
+			st = &sc->sets[in->set];
+			if (in->max == SCAN_INF && in->min <= 1) {
+				/* + and *: the ASCII ones first, at a go */
+				for (p = pos;;) {
+					while (p < len && (u = t[p]) < 0x80 &&
+					    (st->w[u >> 6] >> (u & 63) & 1))
+						p++;
+					if (p >= len || t[p] < 0x80)
+						break;
+					if ((c = scan_char(t, len, p, &cp)) < 0)
+						goto give_up;
+					if (!in_set(st, cp))
+						break;
+					p += (size_t)c;
+				}
+				k = p > pos;
+				pmin = in->min == 0 || p == pos ? pos : pos +
+				    (t[pos] < 0x80 ? 1 : 2);
+			} else {
+				pmin = in->min == 0 ? pos : SCAN_FAIL;
+				for (k = 0, p = pos; k < in->max && p < len;) {
+					if ((u = t[p]) < 0x80) {
+						if (!(st->w[u >> 6] >> (u & 63) & 1))
+							break;
+						p++;
+					} else {
+						if ((c = scan_char(t, len, p, &cp)) < 0)
+							goto give_up;
+						if (!in_set(st, cp))
+							break;
+						p += (size_t)c;
+					}
+					if (++k == in->min)
+						pmin = p;
+				}
+			}
+			if (k < in->min)
+				goto fail;
+			if (p > pmin) {
+				if (s->nbt == s->capbt)
+					s->bt = xgrow(s->bt, &s->capbt, s->nbt + 1,
+					    sizeof *s->bt);
+				s->bt[s->nbt++] = (struct bt){ pc + 1, p, pmin };
+			}
+			pos = p;
+			pc++;
+			continue;
+		case I_SPLIT:
+			/* a branch that cannot take the next character is passed over */
+			if (pos < len && (u = t[pos]) < 0x80) {
+				if (in->act[u] != (ACT_X | ACT_Y)) {
+					pc = in->act[u] == ACT_X ? in->x : in->y;
+					continue;
+				}
+			} else if ((c = scan_char(t, len, pos, &cp)) > 0) {
+				if (in->fx != FIRST_ANY &&
+				    !in_set(&sc->sets[in->fx], cp)) {
+					pc = in->y;
+					continue;
+				}
+				if (in->fy != FIRST_ANY &&
+				    !in_set(&sc->sets[in->fy], cp)) {
+					pc = in->x;
+					continue;
+				}
+			} else if (c == 0) {
+				if (in->fx != FIRST_ANY) {
+					pc = in->y;
+					continue;
+				}
+				if (in->fy != FIRST_ANY) {
+					pc = in->x;
+					continue;
+				}
+			}
+			if (s->nbt == s->capbt)
+				s->bt = xgrow(s->bt, &s->capbt, s->nbt + 1,
+				    sizeof *s->bt);
+			s->bt[s->nbt++] = (struct bt){ in->y, pos, BT_SPLIT };
+			pc = in->x;
+			continue;
+		case I_JMP:
+			pc = in->x;
+			continue;
+		case I_LOOK:
+			r = scan_run(sc, s, t, len, pc + 1, pos, SCAN_FAIL);
+			if (r == SCAN_GIVE_UP)
+				goto give_up;
+			if ((r != SCAN_FAIL) == in->neg)
+				goto fail;
+			pc = in->x;
+			continue;
+		case I_LEND:
+			s->nbt = base;
+			return pos;
+		default:	/* I_MATCH */
+			if (pos == start)
+				goto fail;
+			s->nbt = base;
+			return pos;
+		}
+fail:
+		if (s->nbt == base)
+			return SCAN_FAIL;
+		b = &s->bt[s->nbt - 1];
+		pc = b->pc;
+		if (b->lo == BT_SPLIT) {
+			pos = b->pos;
+			s->nbt--;
+			continue;
+		}
+		/* a run gives back its last character */
+		pos = b->pos - 1;
+		while ((t[pos] & 0xc0) == 0x80)
+			pos--;
+		if (pos == b->lo)
+			s->nbt--;
+		else
+			b->pos = pos;
+	}
+give_up:
+	s->nbt = base;
+	return SCAN_GIVE_UP;
+}
 
 /*
  * What Unicode 16 adds to PCRE2's \p{NAME} at p ("\p{NAME}..."), as the
@@ -178,6 +897,7 @@ struct pretok *
 pretok_compile(const char *pattern, char *err, size_t errsize, int *code)
 {
 	struct pretok *p = xcalloc(1, sizeof *p);
+	struct buf b;
 	int jit1 = 0, jit2 = 0;
 
 	if ((p->re = compile(pattern, p->need, &jit1, err, errsize, code)) ==
@@ -187,6 +907,12 @@ pretok_compile(const char *pattern, char *err, size_t errsize, int *code)
 		return NULL;
 	}
 	p->jit = jit1 && jit2;
+	b = (struct buf){ 0 };
+	translate(pattern, &b, NULL);
+	buf_addc(&b, '\0');
+	p->scan = scan_compile(b.p);
+	p->use_scan = p->scan != NULL;
+	buf_free(&b);
 	return p;
 }
 
@@ -197,6 +923,7 @@ pretok_free(struct pretok *p)
 		return;
 	pcre2_code_free(p->re);
 	pcre2_code_free(p->plain);
+	scan_free(p->scan);
 	free(p);
 }
 
@@ -244,6 +971,7 @@ pretok_state_free(struct pretok_state *s)
 	pcre2_match_data_free(s->md);
 	pcre2_match_context_free(s->mc);
 	pcre2_jit_stack_free(s->stack);
+	free(s->bt);
 	free(s);
 }
 
@@ -255,9 +983,18 @@ pretok_next(struct pretok_state *s, const char *text, size_t len, size_t at)
 
 	if (at == 0) {
 		s->text = NULL;
-		s->re = needs_added(s->p, text, len) ? s->p->re : s->p->plain;
+		s->re = NULL;	/* chosen when PCRE2 is first asked */
 	} else if (s->text == text && s->start == at && s->end <= len)
 		return s->end - at;
+	if (s->p->use_scan) {
+		size_t end = scan_run(s->p->scan, s, (const unsigned char *)text,
+		    len, 0, at, at);
+
+		if (end < SCAN_GIVE_UP)
+			return end - at;
+	}
+	if (s->re == NULL)
+		s->re = needs_added(s->p, text, len) ? s->p->re : s->p->plain;
 	rc = s->p->jit ?
 	    pcre2_jit_match(s->re, (PCRE2_SPTR)text, len, at,
 	    PCRE2_NOTEMPTY, s->md, s->mc) :
@@ -274,4 +1011,16 @@ pretok_next(struct pretok_state *s, const char *text, size_t len, size_t at)
 	s->start = ov[0];
 	s->end = ov[1];
 	return ov[0] - at;
+}
+
+int
+pretok_has_scanner(const struct pretok *p)
+{
+	return p->scan != NULL;
+}
+
+void
+pretok_use_scanner(struct pretok *p, int on)
+{
+	p->use_scan = on && p->scan != NULL;
 }

@@ -5,6 +5,7 @@
 
 #include "core/buf.h"
 #include "core/input.h"
+#include "core/json.h"
 #include "core/opt.h"
 #include "tok/pretok.h"
 #include "tok/tiktoken.h"
@@ -24,6 +25,15 @@
 	"[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|" \
 	"\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|" \
 	"\\s+(?!\\S)|\\s+"
+
+/* Megatron-Core's two (megatron/training/tokenizer/tokenizer.py). */
+#define PAT_MEGATRON_V1 "[^\\r\\n\\p{L}\\p{N}]?+\\p{L}+|\\p{N}| " \
+	"?[^\\s\\p{L}\\p{N}]++[\\r\\n]*|\\s*[\\r\\n]|\\s+(?!\\S)|\\s+"
+#define PAT_MEGATRON_V2 "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}" \
+	"\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+|[^\\r\\n\\p{L}" \
+	"\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}" \
+	"\\p{Lo}\\p{M}]*|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|" \
+	"\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"
 
 struct special {
 	const char *text;
@@ -74,7 +84,11 @@ static const struct encoding encodings[] = {
 	    N(sp_o200k) },
 	{ "llama3", PAT_CL100K, 128000, LLAMA3_BASE + LLAMA3_NSPECIAL,
 	    "<|end_of_text|>", NULL, LLAMA3_NSPECIAL },
+	/* Megatron's JSON model: its ranks, specials and size from options */
+	{ "v1", PAT_MEGATRON_V1, 0, 0, "</s>", NULL, 0 },
+	{ "v2", PAT_MEGATRON_V2, 0, 0, "</s>", NULL, 0 },
 };
+#define MEGATRON(enc) ((enc)->nranks == 0)
 
 const char tiktoken_names[] =
     "gpt2 r50k_base p50k_base cl100k_base o200k_base llama3";
@@ -92,6 +106,7 @@ struct tiktoken {
 	uint64_t *slot;
 	uint32_t mask;
 	uint32_t byte[256];	/* the rank of each single byte */
+	uint32_t *pair;		/* the rank of each two bytes (b0 << 8 | b1), or NONE */
 	struct pretok *split;
 };
 
@@ -100,20 +115,34 @@ struct tiktoken {
  * the hash of its bytes (one entry a hash, the last one merged): the
  * words that recur are merged once.
  */
-#define CACHE_LEN 22
-#define CACHE_IDS 10
-#define CACHE_ENTRIES (1u << 15)	/* 2 MB a thread */
+#define CACHE_LEN 46
+#define CACHE_IDS 16
+#define CACHE_ENTRIES (1u << 16)	/* at most: 7 MB a thread */
 struct cache_ent {
 	uint8_t len, n;
 	char b[CACHE_LEN];
 	uint32_t id[CACHE_IDS];
 };
 
-/* One thread's scratch: the pieces' matches, a piece's merge, the cache. */
+/*
+ * The rank of two tokens joined, by their ids, as found (one entry a
+ * hash, the last one asked): most pairs recur, and their ids hash faster
+ * than their bytes.
+ */
+#define PAIR_BITS 16		/* at most: 1 MB a thread */
+struct pair_ent {
+	uint64_t key;		/* a << 32 | b; all ones: empty */
+	uint32_t rank;
+};
+
+/* One thread's scratch: the pieces' matches, a piece's merge, the caches. */
 struct tiktoken_state {
 	const struct tiktoken *t;
 	struct pretok_state *split;
 	struct cache_ent *cache;
+	struct pair_ent *pairs;
+	size_t cache_mask;
+	int pair_shift;		/* 64 - log2(the pairs' entries) */
 	uint32_t *next, *prev, *rank, *tok;
 	uint64_t *heap;
 	size_t cap;
@@ -125,6 +154,12 @@ tiktoken_check_name(const struct opt *o, const char *arg, char *err,
 {
 	struct opt w = *o;
 
+	/* Megatron's two, for its JSON model (the message names the others) */
+	if (strcmp(arg, "v1") == 0 || strcmp(arg, "v2") == 0) {
+		if (o->p)
+			*(const char **)o->p = arg;
+		return 0;
+	}
 	w.words = tiktoken_names;
 	return opt_check_word(&w, arg, err, errsize);
 }
@@ -139,9 +174,14 @@ hash(const unsigned char *p, size_t n)
 		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
 		h ^= h >> 31;
 	}
-	if (n > 0) {
-		w = 0;
-		memcpy(&w, p, n);
+	if (n >= 4) {
+		uint32_t a, b;
+
+		memcpy(&a, p, 4);
+		memcpy(&b, p + n - 4, 4);
+		h = (h ^ ((uint64_t)b << 32 | a)) * 0x94d049bb133111ebull;
+	} else if (n > 0) {
+		w = (uint64_t)p[0] | (uint64_t)p[n / 2] << 8 | (uint64_t)p[n - 1] << 16;
 		h = (h ^ w) * 0x94d049bb133111ebull;
 	}
 	h ^= h >> 29;
@@ -168,38 +208,65 @@ lookup(const struct tiktoken *t, const char *p, size_t n)
 	}
 }
 
-static int
-b64val(int c)
-{
-	return c >= 'A' && c <= 'Z' ? c - 'A' : c >= 'a' && c <= 'z' ?
-	    c - 'a' + 26 : c >= '0' && c <= '9' ? c - '0' + 52 : c == '+' ? 62 :
-	    c == '/' ? 63 : -1;
-}
+/* base64 digit values, -1 for other bytes. */
+static const signed char b64tab[256] = {
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 62, -1, -1, -1, 63,
+	52, 53, 54, 55, 56, 57, 58, 59, 60, 61, -1, -1, -1, -1, -1, -1,
+	-1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+	15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, -1, -1, -1, -1, -1,
+	-1, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40,
+	41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+	-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+};
 
-/* Standard base64 s[0..n) (padded) appended to out; -1 when it is not. */
+/*
+ * Standard base64 s[0..n) (padded) appended to out (room for 3 * n / 4
+ * bytes reserved by the caller); -1 when it is not.
+ */
 static int
 b64decode(const char *s, size_t n, struct buf *out)
 {
-	unsigned v = 0;
-	int bits = 0, d;
+	const unsigned char *u = (const unsigned char *)s;
+	unsigned char *o;
+	int a, b, c, d;
 	size_t i;
 
 	if (n == 0 || n % 4 != 0)
 		return -1;
-	for (i = 0; i < n; i++) {
-		if (s[i] == '=') {
-			if (i < n - 2 || (i == n - 2 && s[n - 1] != '='))
-				return -1;
-			break;
+	buf_reserve(out, n / 4 * 3);
+	o = (unsigned char *)out->p + out->len;
+	for (i = 0; i < n; i += 4) {
+		a = b64tab[u[i]];
+		b = b64tab[u[i + 1]];
+		c = b64tab[u[i + 2]];
+		d = b64tab[u[i + 3]];
+		if ((a | b | c | d) >= 0) {
+			*o++ = (unsigned char)(a << 2 | b >> 4);
+			*o++ = (unsigned char)(b << 4 | c >> 2);
+			*o++ = (unsigned char)(c << 6 | d);
+			continue;
 		}
-		if ((d = b64val((unsigned char)s[i])) < 0)
+		/* the last group: "xx==" or "xxx=" */
+		if (i + 4 != n || a < 0 || b < 0)
 			return -1;
-		v = v << 6 | (unsigned)d;
-		if ((bits += 6) >= 8) {
-			bits -= 8;
-			buf_addc(out, (char)(v >> bits & 0xff));
-		}
+		if (u[i + 2] == '=' && u[i + 3] == '=')
+			*o++ = (unsigned char)(a << 2 | b >> 4);
+		else if (c >= 0 && u[i + 3] == '=') {
+			*o++ = (unsigned char)(a << 2 | b >> 4);
+			*o++ = (unsigned char)(b << 4 | c >> 2);
+		} else
+			return -1;
 	}
+	out->len = (size_t)((char *)o - out->p);
 	return 0;
 }
 
@@ -241,7 +308,10 @@ build(struct tiktoken *t, struct entry *e, size_t n, const struct buf *raw,
 	size_t i, at = 0, nslot;
 	uint64_t h, i2;
 
-	qsort(e, n, sizeof *e, by_id);
+	for (i = 1; i < n && e[i - 1].id < e[i].id; i++)
+		;
+	if (i < n)
+		qsort(e, n, sizeof *e, by_id);
 	t->nvocab = e[n - 1].id + 1;
 	t->off = xcalloc((size_t)t->nvocab + 1, sizeof *t->off);
 	t->blob = xmalloc(raw->len + 1);
@@ -272,6 +342,12 @@ build(struct tiktoken *t, struct entry *e, size_t n, const struct buf *raw,
 			;
 		t->slot[i2 & t->mask] = (h >> 32) << 32 | (id + 1);
 	}
+	t->pair = xmalloc(65536 * sizeof *t->pair);
+	memset(t->pair, 0xff, 65536 * sizeof *t->pair);
+	for (i = 0; i < n; i++)
+		if (e[i].rank && e[i].len == 2)
+			t->pair[(unsigned char)t->blob[t->off[e[i].id]] << 8 |
+			    (unsigned char)t->blob[t->off[e[i].id] + 1]] = e[i].id;
 	for (i = 0; i < 256; i++) {
 		char c = (char)i;
 
@@ -323,8 +399,9 @@ add_specials(const struct encoding *enc, struct entry *e, size_t n,
 	return n;
 }
 
-struct tiktoken *
-tiktoken_load(const char *path, const char *encoding, char *err,
+/* The rank file's form: its lines, the encoding named or told by size. */
+static struct tiktoken *
+load_ranks(const char *path, const char *encoding, char *err,
     size_t errsize, int *code)
 {
 	struct tiktoken *t = xcalloc(1, sizeof *t);
@@ -345,9 +422,13 @@ tiktoken_load(const char *path, const char *encoding, char *err,
 	while ((k = input_line(&in, &line, &len)) > 0) {
 		if (len == 0)
 			continue;
-		if ((sp = memchr(line, ' ', len)) == NULL || sp == line ||
-		    sp[1] < '0' || sp[1] > '9' || (rank = strtoul(sp + 1, &end,
-		    10), end != line + len) || rank >= MAXRANK) {
+		rank = 0;
+		if ((sp = memchr(line, ' ', len)) != NULL)
+			for (end = sp + 1; end < line + len && *end >= '0' &&
+			    *end <= '9' && rank < MAXRANK; end++)
+				rank = rank * 10 + (unsigned long)(*end - '0');
+		if (sp == NULL || sp == line || end == sp + 1 ||
+		    end != line + len || rank >= MAXRANK) {
 			owt_fail(err, errsize, code, XDATA, "%s:%lu: not \"BASE64 "
 			    "RANK\"", in.name, in.lineno);
 			goto out;
@@ -373,7 +454,7 @@ tiktoken_load(const char *path, const char *encoding, char *err,
 		t->enc = encoding_named(encoding);
 	/* by size: r50k_base, not gpt2, its twin, which must be named */
 	for (i = 0; t->enc == NULL && i < N(encodings); i++)
-		if (encodings[i].nranks == n && i != 0)
+		if (encodings[i].nranks == n && i != 0 && n > 0)
 			t->enc = &encodings[i];
 	if (t->enc == NULL) {
 		owt_fail(err, errsize, code, XUSAGE, "%s: %zu ranks: no "
@@ -412,6 +493,251 @@ out:
 	return t;
 }
 
+/* Whether path's first byte other than white space is '[' or '{': JSON. */
+static int
+is_json(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	int c;
+
+	if (f == NULL)
+		return 0;
+	while ((c = getc(f)) == ' ' || c == '\t' || c == '\n' || c == '\r')
+		;
+	fclose(f);
+	return c == '[' || c == '{';
+}
+
+/* Megatron's special tokens, o's or its three, and fillers to n. */
+static char **
+megatron_specials(const char *given, size_t n, size_t *count, char *err,
+    size_t errsize, int *code)
+{
+	static const char *const need[] = { "<unk>", "<s>", "</s>" };
+	const char *p = given != NULL ? given : "<unk> <s> </s>", *q;
+	char **sp = NULL, name[64];
+	size_t ns = 0, cap = 0, i, j;
+
+	for (;;) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '\0')
+			break;
+		for (q = p; *q != '\0' && *q != ' ' && *q != '\t'; q++)
+			;
+		sp = xgrow(sp, &cap, ns + 1, sizeof *sp);
+		sp[ns] = xmalloc((size_t)(q - p) + 1);
+		memcpy(sp[ns], p, (size_t)(q - p));
+		sp[ns][q - p] = '\0';
+		for (i = 0; i < ns; i++)
+			if (strcmp(sp[i], sp[ns]) == 0) {
+				owt_fail(err, errsize, code, XUSAGE,
+				    "--tiktoken-special-tokens: '%s' is given "
+				    "twice", sp[ns]);
+				ns++;
+				goto fail;
+			}
+		ns++;
+		p = q;
+	}
+	for (j = 0; j < N(need); j++) {
+		for (i = 0; i < ns && strcmp(sp[i], need[j]) != 0; i++)
+			;
+		if (i == ns) {
+			owt_fail(err, errsize, code, XUSAGE, "--tiktoken-special-"
+			    "tokens: no %s (Megatron's need <unk>, <s> and </s>)",
+			    need[j]);
+			goto fail;
+		}
+	}
+	if (ns > n) {
+		owt_fail(err, errsize, code, XUSAGE, "--tiktoken-num-special-"
+		    "tokens: %zu, fewer than the %zu special tokens", n, ns);
+		goto fail;
+	}
+	for (; ns < n; ns++) {
+		snprintf(name, sizeof name, "<SPECIAL_%zu>", ns);
+		sp = xgrow(sp, &cap, ns + 1, sizeof *sp);
+		sp[ns] = xstrdup(name);
+	}
+	*count = ns;
+	return sp;
+fail:
+	for (i = 0; i < ns; i++)
+		free(sp[i]);
+	free(sp);
+	return NULL;
+}
+
+/* Megatron's JSON form (tiktoken.h). */
+static struct tiktoken *
+load_megatron(const char *path, const struct tiktoken_opts *o, char *err,
+    size_t errsize, int *code)
+{
+	struct tiktoken *t = xcalloc(1, sizeof *t);
+	long nspecial = o->num_special ? o->num_special : 1000;
+	long vsize = o->vocab_size ? o->vocab_size : 131072;
+	const struct json_val *x, *f;
+	struct json_val *doc = NULL;
+	struct entry *e = NULL;
+	struct buf text = { 0 }, raw = { 0 };
+	char **sp = NULL, why[256];
+	size_t nsp = 0, inner, i, n = 0;
+	struct input in;
+	uint32_t r;
+	int ok = 0, opened = 0;
+
+	if (o->pattern == NULL || (t->enc = encoding_named(o->pattern)) == NULL ||
+	    !MEGATRON(t->enc)) {
+		owt_fail(err, errsize, code, XUSAGE, "%s: Megatron's JSON model "
+		    "needs --tiktoken-pattern v1 or v2", path);
+		goto out;
+	}
+	if (nspecial < 1 || vsize <= nspecial || vsize > (long)MAXRANK) {
+		owt_fail(err, errsize, code, XUSAGE, "--vocab-size %ld and "
+		    "--tiktoken-num-special-tokens %ld: need 0 < special < "
+		    "size <= %u", vsize, nspecial, MAXRANK);
+		goto out;
+	}
+	if ((sp = megatron_specials(o->special, (size_t)nspecial, &nsp, err,
+	    errsize, code)) == NULL)
+		goto out;
+	if (input_open(&in, path) < 0) {
+		owt_fail(err, errsize, code, in.errcode, "%s", in.err);
+		goto out;
+	}
+	opened = 1;
+	if (input_slurp(&in, &text, (size_t)1 << 32) < 0) {
+		owt_fail(err, errsize, code, in.errcode, "%s", in.err);
+		goto out;
+	}
+	if ((doc = json_doc_parse(text.p, text.len, why, sizeof why,
+	    code)) == NULL) {
+		owt_fail(err, errsize, code, XDATA, "%s: %s", path, why);
+		goto out;
+	}
+	inner = (size_t)(vsize - nspecial);
+	if (doc->type != JV_ARRAY) {
+		owt_fail(err, errsize, code, XDATA, "%s: not a JSON list", path);
+		goto out;
+	}
+	if (doc->nkids < inner) {
+		owt_fail(err, errsize, code, XDATA, "%s: %zu ranks, where "
+		    "--vocab-size %ld less %ld special tokens needs %zu", path,
+		    doc->nkids, vsize, nspecial, inner);
+		goto out;
+	}
+	e = xcalloc(inner + nsp, sizeof *e);
+	for (i = 0; i < inner; i++) {
+		x = &doc->kids[i];
+		if (x->type != JV_MAP || x->nkids != 3 ||
+		    (f = json_doc_get(x, "rank")) == NULL ||
+		    json_doc_get(x, "token_str") == NULL ||
+		    json_doc_get(x, "token_bytes") == NULL) {
+			owt_fail(err, errsize, code, XDATA, "%s: entry %zu: not "
+			    "{\"rank\", \"token_bytes\", \"token_str\"}", path, i);
+			goto out;
+		}
+		if (f->type != JV_NUMBER || f->num != (double)i) {
+			owt_fail(err, errsize, code, XDATA, "%s: entry %zu: its "
+			    "rank is not %zu", path, i, i);
+			goto out;
+		}
+		f = json_doc_get(x, "token_bytes");
+		e[n].at = (uint32_t)raw.len;
+		if (f->type != JV_STRING ||
+		    b64decode(f->str, strlen(f->str), &raw) < 0) {
+			owt_fail(err, errsize, code, XDATA, "%s: entry %zu: "
+			    "token_bytes is not base64", path, i);
+			goto out;
+		}
+		e[n].len = (uint32_t)raw.len - e[n].at;
+		if (i < 256 && (e[n].len != 1 ||
+		    (unsigned char)raw.p[e[n].at] != i)) {
+			owt_fail(err, errsize, code, XDATA, "%s: entry %zu: not "
+			    "the byte 0x%02zx", path, i, i);
+			goto out;
+		}
+		e[n].id = (uint32_t)(i + (size_t)nspecial);
+		e[n].rank = 1;
+		n++;
+	}
+	for (i = 0; i < nsp; i++) {
+		e[n].id = (uint32_t)i;
+		e[n].at = (uint32_t)raw.len;
+		e[n].len = (uint32_t)strlen(sp[i]);
+		e[n].rank = 0;
+		buf_add(&raw, sp[i], e[n].len);
+		n++;
+	}
+	if (build(t, e, n, &raw, path, err, errsize, code) < 0)
+		goto out;
+	for (i = 0; i < nsp; i++)
+		if ((r = lookup(t, sp[i], strlen(sp[i]))) != NONE) {
+			owt_fail(err, errsize, code, XDATA, "%s: the special "
+			    "token %s is also rank %u", path, sp[i],
+			    r - (uint32_t)nspecial);
+			goto out;
+		}
+	for (i = 0; strcmp(sp[i], "</s>") != 0; i++)
+		;
+	t->eod = (uint32_t)i;
+	if ((t->split = pretok_compile(t->enc->pattern, err, errsize,
+	    code)) == NULL)
+		goto out;
+	ok = 1;
+out:
+	if (opened)
+		input_close(&in);
+	json_doc_free(doc);
+	buf_free(&text);
+	buf_free(&raw);
+	free(e);
+	for (i = 0; i < nsp; i++)
+		free(sp[i]);
+	free(sp);
+	if (!ok) {
+		tiktoken_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+struct tiktoken *
+tiktoken_load_with(const char *path, const struct tiktoken_opts *o,
+    char *err, size_t errsize, int *code)
+{
+	const struct encoding *enc;
+	const char *flag = o->num_special ? "--tiktoken-num-special-tokens" :
+	    o->special ? "--tiktoken-special-tokens" : o->vocab_size ?
+	    "--vocab-size" : NULL;
+
+	if (is_json(path))
+		return load_megatron(path, o, err, errsize, code);
+	if (flag != NULL) {
+		owt_fail(err, errsize, code, XUSAGE, "%s: only with Megatron's "
+		    "JSON model (%s is a rank file)", flag, path);
+		return NULL;
+	}
+	if (o->pattern != NULL && (enc = encoding_named(o->pattern)) != NULL &&
+	    MEGATRON(enc)) {
+		owt_fail(err, errsize, code, XUSAGE, "--tiktoken-pattern %s: "
+		    "only with Megatron's JSON model (%s is a rank file)",
+		    o->pattern, path);
+		return NULL;
+	}
+	return load_ranks(path, o->pattern, err, errsize, code);
+}
+
+struct tiktoken *
+tiktoken_load(const char *path, const char *encoding, char *err,
+    size_t errsize, int *code)
+{
+	struct tiktoken_opts o = { encoding, 0, NULL, 0 };
+
+	return tiktoken_load_with(path, &o, err, errsize, code);
+}
+
 void
 tiktoken_free(struct tiktoken *t)
 {
@@ -421,6 +747,7 @@ tiktoken_free(struct tiktoken *t)
 	free(t->blob);
 	free(t->off);
 	free(t->slot);
+	free(t->pair);
 	free(t);
 }
 
@@ -443,14 +770,33 @@ tiktoken_eod(const struct tiktoken *t)
 }
 
 struct tiktoken_state *
-tiktoken_state_new(const struct tiktoken *t)
+tiktoken_state_new_cache(const struct tiktoken *t, size_t cache)
 {
 	struct tiktoken_state *s = xcalloc(1, sizeof *s);
+	size_t nc = CACHE_ENTRIES, np = (size_t)1 << PAIR_BITS;
 
+	/* 7/8 of the budget to the pieces, 1/8 to the pairs */
+	if (cache > 0) {
+		while (nc > 512 && nc * sizeof *s->cache > cache / 8 * 7)
+			nc /= 2;
+		while (np > 1024 && np * sizeof *s->pairs > cache / 8)
+			np /= 2;
+	}
 	s->t = t;
 	s->split = pretok_state_new(t->split);
-	s->cache = xcalloc(CACHE_ENTRIES, sizeof *s->cache);
+	s->cache = xcalloc(nc, sizeof *s->cache);
+	s->cache_mask = nc - 1;
+	s->pairs = xmalloc(np * sizeof *s->pairs);
+	memset(s->pairs, 0xff, np * sizeof *s->pairs);
+	for (s->pair_shift = 64; np > 1; np /= 2)
+		s->pair_shift--;
 	return s;
+}
+
+struct tiktoken_state *
+tiktoken_state_new(const struct tiktoken *t)
+{
+	return tiktoken_state_new_cache(t, 0);
 }
 
 static void
@@ -474,6 +820,7 @@ tiktoken_state_free(struct tiktoken_state *s)
 	pretok_state_free(s->split);
 	state_scratch_free(s);
 	free(s->cache);
+	free(s->pairs);
 	free(s);
 }
 
@@ -513,6 +860,76 @@ heap_pop(uint64_t *h, size_t *n)
  * leftmost first, comes off a heap of (rank, start); an entry whose part
  * has another rank now is out of date and passed over.
  */
+/* The rank of tokens a, at p[0..n), and b after it, joined: p[0..len). */
+static inline uint32_t
+pair_rank(struct tiktoken_state *s, const char *p, size_t len, uint32_t a,
+    uint32_t b)
+{
+	uint64_t key = (uint64_t)a << 32 | b;
+	struct pair_ent *e = &s->pairs[(key * 0x9e3779b97f4a7c15ull) >>
+	    s->pair_shift];
+
+	if (e->key != key) {
+		e->key = key;
+		e->rank = lookup(s->t, p, len);
+	}
+	return e->rank;
+}
+
+/*
+ * The same for a short piece (n <= SMALL), without the heap: tiktoken's
+ * own loop, the lowest rank by a scan, leftmost first; parts are removed
+ * by moving the rest down.
+ */
+#define SMALL 24
+static void
+merge_small(struct tiktoken_state *s, const char *p, size_t n,
+    struct bpe_ids *out)
+{
+	const struct tiktoken *t = s->t;
+	uint32_t start[SMALL + 1], tok[SMALL], rank[SMALL], r;
+	size_t m = n, i, best;
+
+	for (i = 0; i < n; i++) {
+		start[i] = (uint32_t)i;
+		tok[i] = t->byte[(unsigned char)p[i]];
+		rank[i] = i + 1 < n ? t->pair[(unsigned char)p[i] << 8 |
+		    (unsigned char)p[i + 1]] : NONE;
+	}
+	start[n] = (uint32_t)n;
+	for (;;) {
+		r = NONE;
+		best = 0;
+		for (i = 0; i + 1 < m; i++)
+			if (rank[i] < r) {
+				r = rank[i];
+				best = i;
+			}
+		if (r == NONE)
+			break;
+		/* part best takes in the next */
+		tok[best] = r;
+		m--;
+		for (i = best + 1; i < m; i++) {
+			start[i] = start[i + 1];
+			tok[i] = tok[i + 1];
+			rank[i] = rank[i + 1];
+		}
+		start[m] = (uint32_t)n;
+		rank[best] = best + 1 < m ? pair_rank(s, p + start[best],
+		    start[best + 2] - start[best], tok[best], tok[best + 1]) :
+		    NONE;
+		if (best > 0)
+			rank[best - 1] = pair_rank(s, p + start[best - 1],
+			    start[best + 1] - start[best - 1], tok[best - 1],
+			    tok[best]);
+	}
+	if (out->n + m > out->cap)
+		out->v = xgrow(out->v, &out->cap, out->n + m, sizeof *out->v);
+	for (i = 0; i < m; i++)
+		out->v[out->n++] = tok[i];
+}
+
 static void
 merge(struct tiktoken_state *s, const char *p, size_t n, struct bpe_ids *out)
 {
@@ -521,6 +938,10 @@ merge(struct tiktoken_state *s, const char *p, size_t n, struct bpe_ids *out)
 	uint32_t r;
 	uint64_t top;
 
+	if (n <= SMALL) {
+		merge_small(s, p, n, out);
+		return;
+	}
 	if (n + 1 > s->cap) {
 		state_scratch_free(s);
 		s->cap = n + 1;
@@ -535,7 +956,8 @@ merge(struct tiktoken_state *s, const char *p, size_t n, struct bpe_ids *out)
 		s->next[i] = (uint32_t)i + 1;
 		s->prev[i] = (uint32_t)i - 1;
 		s->tok[i] = t->byte[(unsigned char)p[i]];
-		s->rank[i] = i + 1 < n ? lookup(t, p + i, 2) : NONE;
+		s->rank[i] = i + 1 < n ? t->pair[(unsigned char)p[i] << 8 |
+		    (unsigned char)p[i + 1]] : NONE;
 		if (s->rank[i] != NONE)
 			heap_push(s->heap, &nh, (uint64_t)s->rank[i] << 32 | i);
 	}
@@ -553,12 +975,14 @@ merge(struct tiktoken_state *s, const char *p, size_t n, struct bpe_ids *out)
 		if (s->next[j] < n)
 			s->prev[s->next[j]] = (uint32_t)i;
 		k = s->next[i];
-		s->rank[i] = k < n ? lookup(t, p + i, s->next[k] - i) : NONE;
+		s->rank[i] = k < n ? pair_rank(s, p + i, s->next[k] - i, s->tok[i],
+		    s->tok[k]) : NONE;
 		if (s->rank[i] != NONE)
 			heap_push(s->heap, &nh, (uint64_t)s->rank[i] << 32 | i);
 		if (i > 0) {
 			k = s->prev[i];
-			s->rank[k] = lookup(t, p + k, s->next[i] - k);
+			s->rank[k] = pair_rank(s, p + k, s->next[i] - k, s->tok[k],
+			    s->tok[i]);
 			if (s->rank[k] != NONE)
 				heap_push(s->heap, &nh, (uint64_t)s->rank[k] << 32 | k);
 		}
@@ -574,7 +998,7 @@ tiktoken_encode(struct tiktoken_state *s, const char *text, size_t len,
 {
 	const struct tiktoken *t = s->t;
 	struct cache_ent *c;
-	size_t at, n, before = out->n, from;
+	size_t at, n, before = out->n, from, k;
 	uint32_t r;
 
 	for (at = 0; at < len; at += n) {
@@ -584,7 +1008,9 @@ tiktoken_encode(struct tiktoken_state *s, const char *text, size_t len,
 		else
 			r = lookup(t, text + at, n);
 		if (r != NONE) {
-			out->v = xgrow(out->v, &out->cap, out->n + 1, sizeof *out->v);
+			if (out->n == out->cap)
+				out->v = xgrow(out->v, &out->cap, out->n + 1,
+				    sizeof *out->v);
 			out->v[out->n++] = r;
 			continue;
 		}
@@ -593,12 +1019,13 @@ tiktoken_encode(struct tiktoken_state *s, const char *text, size_t len,
 			continue;
 		}
 		c = &s->cache[hash((const unsigned char *)text + at, n) &
-		    (CACHE_ENTRIES - 1)];
+		    s->cache_mask];
 		if (c->len == n && memcmp(c->b, text + at, n) == 0) {
-			out->v = xgrow(out->v, &out->cap, out->n + c->n,
-			    sizeof *out->v);
-			memcpy(out->v + out->n, c->id, c->n * sizeof *c->id);
-			out->n += c->n;
+			if (out->n + c->n > out->cap)
+				out->v = xgrow(out->v, &out->cap, out->n + c->n,
+				    sizeof *out->v);
+			for (k = 0; k < c->n; k++)
+				out->v[out->n++] = c->id[k];
 			continue;
 		}
 		from = out->n;

@@ -37,7 +37,8 @@ struct tiktoken_state;
 
 /*
  * The encodings' names, "gpt2 r50k_base ..." (for opt_check_word), and
- * an opt.h check for --tiktoken-pattern that takes one of them.
+ * an opt.h check for --tiktoken-pattern that takes one of them, or
+ * Megatron's v1 and v2 (for its JSON model, below).
  */
 extern const char tiktoken_names[];
 struct opt;
@@ -53,6 +54,30 @@ int tiktoken_check_name(const struct opt *o, const char *arg, char *err,
  */
 struct tiktoken *tiktoken_load(const char *path, const char *encoding,
     char *err, size_t errsize, int *code);
+
+/*
+ * Megatron-Core's JSON model (its CustomTikTokenizer): a list of objects
+ * {"rank": I, "token_bytes": BASE64, "token_str": S}, the I-th of rank I,
+ * the first 256 the single bytes, with the pattern "v1" or "v2"
+ * (Megatron's PATTERN_TIKTOKEN and PATTERN_TIKTOKEN_V2). Ids: the special
+ * tokens first (special, white-space separated, must hold <unk> <s> </s>;
+ * NULL: those three), then "<SPECIAL_N>" up to num_special; then the first
+ * vocab_size - num_special ranks, each rank + num_special. n_vocab is
+ * vocab_size, EOD </s>. Encoding is encode_ordinary, as above.
+ * tiktoken_load_with reads either form, told by its content (a JSON
+ * list, or "BASE64 RANK" lines); the Megatron options (0 or NULL: not
+ * given; then 1000, "<unk> <s> </s>" and 131072) go with a JSON model
+ * only (XUSAGE). A JSON model is XDATA "FILE: entry N: what" where it is
+ * not one, or has fewer than vocab_size - num_special ranks.
+ */
+struct tiktoken_opts {
+	const char *pattern;	/* --tiktoken-pattern: an encoding, v1, v2 */
+	long num_special;	/* --tiktoken-num-special-tokens */
+	const char *special;	/* --tiktoken-special-tokens */
+	long vocab_size;	/* --vocab-size */
+};
+struct tiktoken *tiktoken_load_with(const char *path,
+    const struct tiktoken_opts *o, char *err, size_t errsize, int *code);
 void tiktoken_free(struct tiktoken *t);
 
 /* The encoding's name, n_vocab (ids are below it) and EOD id. */
@@ -61,6 +86,12 @@ uint32_t tiktoken_nvocab(const struct tiktoken *t);
 uint32_t tiktoken_eod(const struct tiktoken *t);
 
 struct tiktoken_state *tiktoken_state_new(const struct tiktoken *t);
+/*
+ * The same with its caches (merged pieces, ranks of joins) within about
+ * cache bytes (0: their most, 8 MB; at least about 120 KB).
+ */
+struct tiktoken_state *tiktoken_state_new_cache(const struct tiktoken *t,
+    size_t cache);
 void tiktoken_state_free(struct tiktoken_state *s);
 
 /* Append the ids of text[0..len) to out; returns how many. */

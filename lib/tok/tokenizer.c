@@ -1,15 +1,10 @@
-/* tokenizer.c - Megatron's --tokenizer-type by name: GPT-2's BPE or tiktoken's, one face */
+/* tokenizer.c - Megatron's --tokenizer-type by name: GPT-2's BPE, tiktoken's, Hugging Face's or SentencePiece's, one face */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/opt.h"
 #include "tok/tokenizer.h"
-
-/* Megatron-Core's types that owt knows but has not built. */
-static const char *const later[] = {
-	"HuggingFaceTokenizer",
-};
 
 /* Megatron-Core's SentencePiece types, as spmtok.h's SPMTOK_* kinds. */
 static const char *const spm_types[] = {
@@ -29,27 +24,20 @@ spm_kind(const char *type)
 	return -1;
 }
 
-#define BUILT "GPT2BPETokenizer, TikTokenizer, SentencePieceTokenizer, " \
-	"GPTSentencePieceTokenizer or Llama2Tokenizer"
+#define BUILT "GPT2BPETokenizer, TikTokenizer, HuggingFaceTokenizer, " \
+	"SentencePieceTokenizer, GPTSentencePieceTokenizer or Llama2Tokenizer"
 
 int
 tokenizer_check_type(const struct opt *o, const char *arg, char *err,
     size_t errsize)
 {
-	size_t i;
-
 	if (strcmp(arg, "GPT2BPETokenizer") == 0 ||
-	    strcmp(arg, "TikTokenizer") == 0 || spm_kind(arg) >= 0) {
+	    strcmp(arg, "TikTokenizer") == 0 ||
+	    strcmp(arg, "HuggingFaceTokenizer") == 0 || spm_kind(arg) >= 0) {
 		if (o->p)
 			*(const char **)o->p = arg;
 		return 0;
 	}
-	for (i = 0; i < sizeof later / sizeof *later; i++)
-		if (strcmp(arg, later[i]) == 0) {
-			return owt_fail(err, errsize, NULL, XUSAGE,
-			    "--%s: '%s' is not built yet (there "
-			    "are " BUILT ")", o->name, arg);
-		}
 	return owt_fail(err, errsize, NULL, XUSAGE, "--%s: '%s' is not " BUILT,
 	    o->name, arg);
 }
@@ -69,11 +57,15 @@ tokenizer_load(const struct tokenizer_opts *o, char *err, size_t errsize,
 			    o->type);
 			goto fail;
 		}
-		if (o->vocab != NULL || o->merges != NULL || o->pattern != NULL) {
+		if (o->vocab != NULL || o->merges != NULL || o->pattern != NULL ||
+		    o->num_special || o->special != NULL || o->vocab_size) {
 			owt_fail(err, errsize, code, XUSAGE, "--%s: not with %s "
 			    "(its --tokenizer-model is the SentencePiece model)",
 			    o->pattern ? "tiktoken-pattern" : o->vocab ?
-			    "vocab-file" : "merge-file", o->type);
+			    "vocab-file" : o->merges ? "merge-file" :
+			    o->num_special ? "tiktoken-num-special-tokens" :
+			    o->special ? "tiktoken-special-tokens" : "vocab-size",
+			    o->type);
 			goto fail;
 		}
 		if ((t->sp = spmtok_load(o->model, kind, err, errsize, code)) ==
@@ -91,8 +83,30 @@ tokenizer_load(const struct tokenizer_opts *o, char *err, size_t errsize,
 			    "--tokenizer-model is the rank file)");
 			goto fail;
 		}
-		if ((t->tt = tiktoken_load(o->model, o->pattern, err, errsize,
+		struct tiktoken_opts to = { o->pattern, o->num_special,
+		    o->special, o->vocab_size };
+
+		if ((t->tt = tiktoken_load_with(o->model, &to, err, errsize,
 		    code)) == NULL)
+			goto fail;
+		return t;
+	}
+	if (o->type != NULL && strcmp(o->type, "HuggingFaceTokenizer") == 0) {
+		t->type = TOKENIZER_HF;
+		if (o->model == NULL) {
+			owt_fail(err, errsize, code, XUSAGE, "--tokenizer-type "
+			    "HuggingFaceTokenizer needs --tokenizer-model DIR "
+			    "(with tokenizer.json and tokenizer_config.json)");
+			goto fail;
+		}
+		if (o->vocab != NULL || o->merges != NULL || o->pattern != NULL) {
+			owt_fail(err, errsize, code, XUSAGE, "--vocab-file, "
+			    "--merge-file and --tiktoken-pattern: not with "
+			    "HuggingFaceTokenizer (its --tokenizer-model is the "
+			    "directory of tokenizer.json)");
+			goto fail;
+		}
+		if ((t->hf = hftok_load(o->model, err, errsize, code)) == NULL)
 			goto fail;
 		return t;
 	}
@@ -102,9 +116,13 @@ tokenizer_load(const struct tokenizer_opts *o, char *err, size_t errsize,
 		    "with GPT2BPETokenizer (--vocab-file and --merge-file)");
 		goto fail;
 	}
-	if (o->pattern != NULL) {
-		owt_fail(err, errsize, code, XUSAGE, "--tiktoken-pattern: only "
-		    "with --tokenizer-type TikTokenizer");
+	if (o->pattern != NULL || o->num_special || o->special != NULL ||
+	    o->vocab_size) {
+		owt_fail(err, errsize, code, XUSAGE, "%s: only with "
+		    "--tokenizer-type TikTokenizer", o->pattern != NULL ?
+		    "--tiktoken-pattern" : o->num_special ?
+		    "--tiktoken-num-special-tokens" : o->special != NULL ?
+		    "--tiktoken-special-tokens" : "--vocab-size");
 		goto fail;
 	}
 	if ((t->bpe = bpe_load(o->vocab, o->merges, err, errsize, code)) == NULL)
@@ -125,6 +143,7 @@ tokenizer_free(struct tokenizer *t)
 		return;
 	bpe_free(t->bpe);
 	tiktoken_free(t->tt);
+	hftok_free(t->hf);
 	spmtok_free(t->sp);
 	free(t);
 }
@@ -132,6 +151,8 @@ tokenizer_free(struct tokenizer *t)
 uint32_t
 tokenizer_nvocab(const struct tokenizer *t)
 {
+	if (t->hf)
+		return hftok_nvocab(t->hf);
 	if (t->sp)
 		return t->sp->nvocab;
 	return t->tt ? tiktoken_nvocab(t->tt) : bpe_nvocab(t->bpe);
@@ -140,6 +161,8 @@ tokenizer_nvocab(const struct tokenizer *t)
 uint32_t
 tokenizer_eod(const struct tokenizer *t)
 {
+	if (t->hf)
+		return hftok_eod(t->hf);
 	if (t->sp)
 		return t->sp->eod;
 	return t->tt ? tiktoken_eod(t->tt) : bpe_eod(t->bpe);
@@ -163,8 +186,10 @@ tokenizer_state_new(const struct tokenizer *t, size_t cache)
 	struct tokenizer_state *s = xcalloc(1, sizeof *s);
 
 	s->t = t;
-	if (t->tt)
-		s->tt = tiktoken_state_new(t->tt);
+	if (t->hf)
+		s->hf = hftok_state_new(t->hf);
+	else if (t->tt)
+		s->tt = tiktoken_state_new_cache(t->tt, cache);
 	else if (t->bpe)
 		s->bpe = bpe_state_new(t->bpe, cache);
 	return s;
@@ -177,6 +202,7 @@ tokenizer_state_free(struct tokenizer_state *s)
 		return;
 	bpe_state_free(s->bpe);
 	tiktoken_state_free(s->tt);
+	hftok_state_free(s->hf);
 	free(s);
 }
 
@@ -184,6 +210,8 @@ size_t
 tokenizer_encode(struct tokenizer_state *s, const char *text, size_t len,
     struct bpe_ids *out)
 {
+	if (s->hf)
+		return hftok_encode(s->hf, text, len, out);
 	if (s->bpe)
 		return bpe_encode(s->bpe, text, len, out);
 	if (s->t->sp)
@@ -195,6 +223,8 @@ size_t
 tokenizer_decode(const struct tokenizer *t, const uint32_t *ids, size_t n,
     struct buf *out)
 {
+	if (t->hf)
+		return hftok_decode(t->hf, ids, n, out);
 	if (t->sp)
 		return spmtok_decode(t->sp, ids, n, out);
 	return t->tt ? tiktoken_decode(t->tt, ids, n, out) :

@@ -1,4 +1,4 @@
-/* tokenizer.h - Megatron's --tokenizer-type by name: GPT-2's BPE or tiktoken's, one face */
+/* tokenizer.h - Megatron's --tokenizer-type by name: GPT-2's BPE, tiktoken's or Hugging Face's, one face */
 #ifndef OWT_TOKENIZER_H
 #define OWT_TOKENIZER_H
 
@@ -6,30 +6,36 @@
 #include <stdint.h>
 
 #include "tok/bpe.h"
+#include "tok/hftok.h"
 #include "tok/spmtok.h"
 #include "tok/tiktoken.h"
 
 /*
  * Megatron-Core's names: GPT2BPETokenizer (bpe.h: --vocab-file and
  * --merge-file, or the built-in GPT-2) and TikTokenizer (tiktoken.h: a
- * .tiktoken rank file, --tokenizer-model, and --tiktoken-pattern);
- * SentencePieceTokenizer, GPTSentencePieceTokenizer and Llama2Tokenizer
- * (spmtok.h: a SentencePiece model, --tokenizer-model). Its
- * HuggingFaceTokenizer is known and refused as not built yet.
+ * .tiktoken rank file, --tokenizer-model, and --tiktoken-pattern),
+ * HuggingFaceTokenizer (hftok.h: --tokenizer-model, a directory with
+ * tokenizer.json), and SentencePieceTokenizer, GPTSentencePieceTokenizer
+ * and Llama2Tokenizer (spmtok.h: a SentencePiece model, --tokenizer-model).
  */
-enum { TOKENIZER_GPT2BPE, TOKENIZER_TIKTOKEN, TOKENIZER_SPM };
+enum { TOKENIZER_GPT2BPE, TOKENIZER_TIKTOKEN, TOKENIZER_HF, TOKENIZER_SPM };
 
 struct tokenizer_opts {
 	const char *type;	/* NULL: GPT2BPETokenizer */
 	const char *model;	/* --tokenizer-model */
 	const char *vocab, *merges;	/* --vocab-file, --merge-file */
 	const char *pattern;	/* --tiktoken-pattern */
+	/* Megatron's JSON TikTokenizer model (tiktoken.h); 0, NULL: not given */
+	int num_special;	/* --tiktoken-num-special-tokens */
+	const char *special;	/* --tiktoken-special-tokens */
+	int vocab_size;		/* --vocab-size */
 };
 
 struct tokenizer {
 	int type;
 	struct bpe *bpe;
 	struct tiktoken *tt;
+	struct hftok *hf;
 	struct spmtok *sp;
 };
 
@@ -37,6 +43,7 @@ struct tokenizer_state {
 	const struct tokenizer *t;
 	struct bpe_state *bpe;
 	struct tiktoken_state *tt;
+	struct hftok_state *hf;
 };
 
 /*
@@ -85,7 +92,7 @@ uint32_t tokenizer_eod(const struct tokenizer *t);
 uint32_t tokenizer_bos(const struct tokenizer *t);
 uint32_t tokenizer_eos(const struct tokenizer *t);
 
-/* Per thread; cache is bpe_state_new's (GPT-2's piece cache). */
+/* Per thread; cache is the bytes of its caches (bpe_state_new's, tiktoken_state_new_cache's). */
 struct tokenizer_state *tokenizer_state_new(const struct tokenizer *t,
     size_t cache);
 void tokenizer_state_free(struct tokenizer_state *s);

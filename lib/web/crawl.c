@@ -33,7 +33,7 @@ const char *const crawl_outcome[CR_NOUTCOMES] = {
 };
 
 /* Why a transfer was stopped from a callback. */
-enum { A_NONE, A_SIZE, A_TYPE, A_STATUS, A_PRIVATE };
+enum { A_NONE, A_SIZE, A_TYPE, A_STATUS, A_PRIVATE, A_RANGE, A_ENOUGH };
 
 enum { R_NONE, R_FETCHING, R_READY, R_FAILED };
 
@@ -167,6 +167,40 @@ crawl_html_type(const char *ct, size_t len)
 }
 
 /*
+ * A range's answer: 206 with "Content-Range: bytes START-END/LEN", START
+ * the one asked for, END too when one was. 0, or -1 with j->error.
+ */
+static int
+range_check(struct crawl_job *j, long status)
+{
+	struct curl_header *h;
+	long long a, b;
+	char tail[2];
+
+	if (status != 206) {
+		snprintf(j->error, sizeof j->error, "HTTP %ld to a Range request "
+		    "(the server ignores Range)", status);
+		return -1;
+	}
+	if (curl_easy_header(j->easy, "Content-Range", 0, CURLH_HEADER, -1,
+	    &h) != CURLHE_OK) {
+		snprintf(j->error, sizeof j->error, "HTTP 206 without Content-Range");
+		return -1;
+	}
+	if (sscanf(h->value, "bytes %lld-%lld/%1s", &a, &b, tail) != 3 ||
+	    a != j->range_start || b < a ||
+	    (j->range_end >= 0 && b != j->range_end)) {
+		snprintf(j->error, sizeof j->error, "wrong Content-Range '%.60s' "
+		    "for bytes %lld-", h->value, j->range_start);
+		if (j->range_end >= 0)
+			snprintf(j->error + strlen(j->error), sizeof j->error -
+			    strlen(j->error), "%lld", j->range_end);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * The body, as libcurl decompresses it. The first call checks the status
  * and type of the final response; every call counts against the cap, so a
  * compression bomb stops at the cap, not at its compressed size.
@@ -188,7 +222,12 @@ on_write(char *p, size_t size, size_t nmemb, void *arg)
 			j->abort = A_STATUS;
 			return 0;
 		}
-		if (crawl_html_type(ct, ct ? strlen(ct) : 0) == 0) {
+		if (j->ranged) {
+			if (range_check(j, status) < 0) {
+				j->abort = A_RANGE;
+				return 0;
+			}
+		} else if (crawl_html_type(ct, ct ? strlen(ct) : 0) == 0) {
 			j->abort = A_TYPE;
 			return 0;
 		}
@@ -198,6 +237,10 @@ on_write(char *p, size_t size, size_t nmemb, void *arg)
 		return 0;
 	}
 	buf_add(&j->body, p, n);
+	if (j->enough != NULL && j->enough(j)) {
+		j->abort = A_ENOUGH;
+		return 0;
+	}
 	return n;
 }
 
@@ -530,8 +573,18 @@ start(struct crawl *c, struct crawl_job *j)
 		curl_easy_setopt(e, CURLOPT_DEBUGFUNCTION, on_debug);
 		curl_easy_setopt(e, CURLOPT_DEBUGDATA, j);
 		curl_easy_setopt(e, CURLOPT_VERBOSE, 1L);
-	} else {
+	} else if (!j->ranged || j->robots) {
 		curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+	}
+	if (j->ranged && !j->robots) {
+		char r[48];
+
+		if (j->range_end >= 0)
+			snprintf(r, sizeof r, "%lld-%lld", j->range_start,
+			    j->range_end);
+		else
+			snprintf(r, sizeof r, "%lld-", j->range_start);
+		curl_easy_setopt(e, CURLOPT_RANGE, r);
 	}
 	curl_easy_setopt(e, CURLOPT_USERAGENT, c->o.agent);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
@@ -694,6 +747,11 @@ classify(struct crawl_job *j, CURLcode rc, const char *msg)
 	} else if (j->abort == A_SIZE && !j->robots) {
 		snprintf(j->error, sizeof j->error, "body over %zu bytes", cap);
 		j->outcome = CR_TOO_LARGE;
+	} else if (j->abort == A_RANGE) {
+		range_check(j, j->status);
+		j->outcome = CR_ERROR;
+	} else if (j->abort == A_ENOUGH) {
+		;
 	} else if (j->abort == A_TYPE) {
 		set_error(j, CR_NOT_HTML, "content type %s", ct ? ct : "");
 	} else if (j->abort == A_STATUS || (rc == CURLE_OK &&
@@ -708,6 +766,20 @@ classify(struct crawl_job *j, CURLcode rc, const char *msg)
 		set_error(j, CR_SCHEME, "%s", msg);
 	} else if (rc != CURLE_OK && !(j->abort == A_SIZE && j->robots)) {
 		set_error(j, CR_ERROR, "%s", msg);
+	} else if (j->ranged && !j->robots) {
+		if (range_check(j, j->status) < 0)
+			;
+		else if (j->range_end >= 0 && (long long)j->body.len !=
+		    j->range_end - j->range_start + 1)
+			snprintf(j->error, sizeof j->error, "short answer: %zu of "
+			    "%lld bytes", j->body.len,
+			    j->range_end - j->range_start + 1);
+		else if (j->range_end < 0 && j->enough != NULL)
+			snprintf(j->error, sizeof j->error, "the record ends past "
+			    "the answer's %zu bytes", j->body.len);
+		else
+			return;
+		j->outcome = CR_ERROR;
 	} else if (!j->robots &&
 	    crawl_html_type(ct, ct ? strlen(ct) : 0) < 0 &&
 	    !crawl_sniff_html(j->body.p, j->body.len)) {

@@ -72,6 +72,18 @@ struct crawl_job {
 	/* o.warc: the last try's request and response heads, each hop's in turn */
 	struct buf wreq, wresp;
 	char ip[64];		/* the last connection's address */
+	/*
+	 * A byte range of url (ranged set): asked with Range, taken
+	 * only from a 206 answer whose Content-Range starts at range_start
+	 * (and ends at range_end, when >= 0: then the body must be that long);
+	 * a 200 is an error (the server ignores Range). The body is the bytes
+	 * as sent (no content coding asked), whatever their type. With no
+	 * end, enough(), when set, sees the body as it grows and returns 1
+	 * when it holds all that is wanted: the transfer ends there, CR_OK.
+	 */
+	int ranged;
+	long long range_start, range_end;
+	int (*enough)(struct crawl_job *j);
 
 	/* the crawler's */
 	struct crawl_job *next;

@@ -8,7 +8,8 @@
  * order; input order with --ordered). The loop's done hook counts each
  * item, writes its record into the output channel and its log line into
  * logbuf, which is written only after the output is flushed: a log line
- * never names a page not yet written, so --resume loses nothing.
+ * never names a page not yet written, so --resume loses nothing. With
+ * --warc-file the archive's records are written between the two.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +25,7 @@
 
 #include "core/batch.h"
 #include "web/fetch.h"
+#include "web/fetch_index.h"
 #include "web/fetch_warc.h"
 #include "web/warc_write.h"
 #include "core/outfile.h"
@@ -43,9 +45,8 @@ fail(struct fetch *f, int code, const char *fmt, ...)
 
 	if (!f->failed) {
 		f->errnum = errno;
-		f->errcode = code;
 		va_start(ap, fmt);
-		vsnprintf(f->err, sizeof f->err, fmt, ap);
+		owt_vfail(f->err, sizeof f->err, &f->errcode, code, 0, fmt, ap);
 		va_end(ap);
 	}
 	f->failed = f->stopping = 1;
@@ -125,6 +126,12 @@ fetch_item_next(struct fetch *f)
 			return it;
 		if (k == 2)
 			continue;
+		if (f->o->warc_prefix && (r = fetch_index_header(f, line, len,
+		    &it)) != 0) {
+			if (r < 0)
+				return it;
+			continue;
+		}
 		if (f->lineno++ % f->o->shard[1] != f->o->shard[0])
 			continue;
 		while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\t' ||
@@ -134,6 +141,11 @@ fetch_item_next(struct fetch *f)
 			line++, len--;
 		if (len == 0)
 			continue;
+		if (f->o->warc_prefix) {
+			if ((it = fetch_index_item(f, line, len)) != NULL)
+				return it;
+			continue;
+		}
 		if (*line == '{') {
 			if ((r = json_rec_parse(&f->rec, line, len, err, sizeof err)) != 0)
 				return fetch_item_bad(f, r, "%s:%lu: %s", f->in.name,
@@ -304,7 +316,7 @@ fetch_write_page(const struct fetch_opts *o, const struct fetch_item *it,
 		add_str(&fl, "date", it->meta.date.p, it->meta.date.len);
 	if (it->meta.lang.len > 0)
 		add_str(&fl, "lang_hint", it->meta.lang.p, it->meta.lang.len);
-	if (!o->extract) {
+	if (!o->extract && it->warc == NULL) {
 		add_str(&fl, "final_url", j->final_url, strlen(j->final_url));
 		add_num(&fl, "http_status", j->status);
 		add_time(&fl, "fetched_at", j->fetched_at);
@@ -449,6 +461,10 @@ fetch_extract(const struct fetch_opts *o, struct fetch_item *it,
 			fetch_warc_payload(o, it);
 		else
 			read_page(o, it);
+		if (it->bad)
+			return;
+	} else if (o->warc_prefix != NULL && j->outcome == CR_OK) {
+		fetch_index_record(o, it);
 		if (it->bad)
 			return;
 	}
@@ -629,11 +645,17 @@ flush(struct fetch *f, int force)
 	ssize_t w;
 
 	if (f->failed || (!force && f->logbuf.len < FLUSH_BYTES &&
+	    (f->ww == NULL || f->ww->pend.len < FLUSH_BYTES) &&
 	    owt_now() - f->flushed < FLUSH_SECS))
 		return;
 	if (fflush(f->out) != 0) {
 		fail(f, XSYS, "write error on standard output: %s",
 		    strerror(errno));
+		return;
+	}
+	/* The archive between: its pages are written, the log's are in it. */
+	if (fetch_warc_flush(f) < 0) {
+		fail(f, XSYS, "%s", f->ww->err);
 		return;
 	}
 	while (off < f->logbuf.len) {
@@ -718,7 +740,8 @@ crawl_next(void *arg)
 		}
 		if (f->stopping || (it = fetch_item_next(f)) == NULL)
 			return NULL;
-		if (it->url != NULL && !fetch_filter(f, it))
+		/* An index row's URL is an archive's: no filter. */
+		if (it->url != NULL && (it->job.ranged || !fetch_filter(f, it)))
 			break;
 		put(f, it);
 	}
@@ -957,6 +980,7 @@ fetch_free(struct fetch *f)
 		input_close(&f->in);
 	f->in_open = 0;
 	fetch_warc_free(f);
+	fetch_index_free(f);
 	if (f->ww != NULL) {
 		warc_writer_free(f->ww);
 		free(f->ww);

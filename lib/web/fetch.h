@@ -16,13 +16,16 @@
 
 /*
  * Why an input line was bad, past input_bad_name[]: a missing or
- * non-string field; a corrupt or truncated WARC record.
+ * non-string field; a corrupt or truncated WARC record; a bad index row
+ * (--warc-prefix).
  */
 #define FETCH_BAD_WARC BAD_NREASONS
-#define FETCH_NBAD (BAD_NREASONS + 1)
+#define FETCH_BAD_INDEX (BAD_NREASONS + 1)
+#define FETCH_NBAD (BAD_NREASONS + 2)
 
 struct batch_loop;
 struct fetch_warc;
+struct fetch_index;
 struct fetch_warc_rec;
 struct warc_writer;
 
@@ -34,6 +37,9 @@ struct fetch_opts {
 	int workers;		/* extraction threads (0: inline) */
 	const char *html_dir;	/* keep each fetched page there, or NULL */
 	const char *warc_file;	/* archive every exchange in PREFIX.warc.gz, or NULL */
+	uint64_t warc_max_size;	/* --warc-max-size: a new file past it (0: never) */
+	int warc_cdx;		/* --warc-cdx: PREFIX.cdx beside the archive */
+	const char *warc_prefix;	/* lines are index rows of records under it, or NULL */
 	const char *blacklist;	/* more blacklisted domains, or NULL */
 	const char *log;	/* every URL's outcome as JSONL, or NULL */
 	const char *resume;	/* skip the URLs this log has, or NULL */
@@ -62,6 +68,7 @@ struct fetch_item {
 	struct fetch_warc_rec *warc;	/* a WARC record's (fetch_warc.h), or NULL */
 	char warc_id[48];	/* --warc-file: its response record's id */
 	struct buf warc_gz;	/* --warc-file: its records, made on a worker */
+	struct buf warc_cdx;	/* --warc-cdx: its responses' lines (warc_writer_group) */
 	struct buf out;		/* its page record, made on a worker */
 	int kept;		/* --filter-only: kept, its line is written */
 	int bad;		/* 0, XDATA (a bad line or unreadable page) or XSYS */
@@ -93,6 +100,7 @@ struct fetch {
 	unsigned long long lineno;	/* lines of all operands, for --shard */
 	struct fetch_warc *warc;	/* --extract: WARC archives read (fetch_warc.c) */
 	struct warc_writer *ww;		/* --warc-file (fetch_warc.c) */
+	struct fetch_index *index;	/* --warc-prefix: the rows' columns (fetch_index.c) */
 	unsigned long long nread;	/* items read */
 
 	/* counts for the summary */
@@ -148,7 +156,8 @@ unsigned long long fetch_nbad(const struct fetch *f);
  * The next item of the input: lines of other shards, blank lines and
  * URLs the --resume log has are skipped; a line is trimmed of blanks, and
  * is a JSON object with a "url" ("file" with --extract) string, or the URL
- * itself. A bad line (or file) is an item with url NULL, bad XDATA and
+ * itself; with --warc-prefix, an index row (fetch_index.h), a CDX header
+ * line seen by every shard. A bad line (or file) is an item with url NULL, bad XDATA and
  * msg. NULL at the end, at the stop signal, or on a read error (f->failed,
  * f->err).
  */

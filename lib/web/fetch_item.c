@@ -50,6 +50,11 @@ warc_part_free(struct fetch_warc_rec *w)
 	free(w->id);
 	free(w->ptype);
 	free(w->ctype);
+	free(w->own);
+	free(w->where);
+	if (w->end != NULL)
+		warc_end_free(w->end);
+	free(w->end);
 	free(w);
 }
 
@@ -71,6 +76,7 @@ fetch_item_free(struct fetch *f, struct fetch_item *it)
 	buf_free(&it->job.wreq);
 	buf_free(&it->job.wresp);
 	buf_free(&it->warc_gz);
+	buf_free(&it->warc_cdx);
 	free(it->line);
 	free(it->ctype);
 	free(it->file);

@@ -18,9 +18,6 @@
 #include "web/fetch_warc.h"
 #include "web/warc_write.h"
 
-/* Room for the HTTP head in a block, beyond --max-bytes of payload. */
-#define HEAD_SLACK ((size_t)256 << 10)
-
 struct fetch_warc {
 	struct warc_reader r;
 	struct warc_rec rec;
@@ -56,6 +53,7 @@ fetch_warc_open(struct fetch *f, const char *path, int sharded,
 	if (path == NULL || strcmp(path, "-") == 0 || !warc_sniff_file(path))
 		return 0;
 	w = state(f);
+	warc_malloc_tune();
 	w->files = xgrow(w->files, &w->filecap, w->nfiles + 1, sizeof *w->files);
 	w->file = w->files[w->nfiles++] = xstrdup(path);
 	if (warc_open(&w->r, w->file, NULL, 0, w->file) < 0) {
@@ -75,25 +73,6 @@ end_archive(struct fetch_warc *w)
 {
 	warc_close(&w->r);
 	w->open = 0;
-}
-
-/* WARC-Date (ISO 8601, seconds or finer, UTC) as a time, or 0. */
-static time_t
-warc_time(const char *s)
-{
-	struct tm tm;
-	int n = 0;
-
-	if (s == NULL)
-		return 0;
-	memset(&tm, 0, sizeof tm);
-	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon,
-	    &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6 ||
-	    n < 19)
-		return 0;
-	tm.tm_year -= 1900;
-	tm.tm_mon -= 1;
-	return timegm(&tm);
 }
 
 struct fetch_item *
@@ -125,11 +104,11 @@ fetch_warc_item(struct fetch *f)
 				continue;
 			}
 			if (warc_block(&w->r, &w->rec, f->o->c.max_bytes +
-			    (h->type == WARC_RESPONSE ? HEAD_SLACK : 0)) == 0) {
+			    (h->type == WARC_RESPONSE ? WARC_HTTP_SLACK : 0)) == 0) {
 				it = fetch_item_new(f);
 				it->url = xstrdup(h->target ? h->target : "");
 				it->job.url = it->url;
-				it->job.fetched_at = warc_time(h->date);
+				it->job.fetched_at = warc_date(h->date);
 				/* The block becomes the job's body, without a copy. */
 				it->job.body = w->rec.block;
 				memset(&w->rec.block, 0, sizeof w->rec.block);
@@ -286,21 +265,44 @@ fetch_warc_free(struct fetch *f)
 
 /* ---- writing (--warc-file) ---- */
 
+/* --resume: a URL the archive holds is done, as one the log has. */
+static void
+resumed_url(void *arg, const char *u, size_t n)
+{
+	urlset_add(arg, u, n);
+}
+
 int
 fetch_warc_writer_open(struct fetch *f, char *err, size_t errsize, int *code)
 {
 	const struct fetch_opts *o = f->o;
 	struct buf info = { 0 };
-	const char *sfx[] = { ".warc.gz", ".warc.gz.open" };
+	const char *sfx[] = { ".warc.gz", ".warc.gz.open", "-00000.warc.gz",
+		"-00000.warc.gz.open" };
 	char path[4096];
+	uint64_t ncut = 0;
+	int seq = o->warc_max_size > 0 ? 0 : -1, next;
 	size_t i;
 
-	/* Never overwrite an archive, nor what a killed run left. */
-	for (i = 0; i < 2; i++) {
-		snprintf(path, sizeof path, "%s%s", o->warc_file, sfx[i]);
-		if (access(path, F_OK) == 0)
-			return owt_fail(err, errsize, code, XUSAGE, "--warc-file: "
-			    "'%s' exists: give another prefix", path);
+	if (o->resume) {
+		/* What a killed run left: cut back, closed, its URLs done. */
+		if (warc_recover(o->warc_file, o->warc_cdx, resumed_url, &f->done,
+		    &next, &ncut, err, errsize, code) < 0)
+			return -1;
+		if (next >= 0)
+			seq = next;
+		if (ncut > 0 && !o->quiet)
+			owt_warn("--resume: %llu bytes of partial records cut from "
+			    "'%s' files", (unsigned long long)ncut, o->warc_file);
+	} else {
+		/* Never overwrite an archive, nor what a killed run left. */
+		for (i = 0; i < 4; i++) {
+			snprintf(path, sizeof path, "%s%s", o->warc_file, sfx[i]);
+			if (access(path, F_OK) == 0)
+				return owt_fail(err, errsize, code, XUSAGE, "--warc-file: "
+				    "'%s' exists: give another prefix (or --resume)",
+				    path);
+		}
 	}
 	buf_printf(&info, "software: owt-fetch/%s\r\nformat: WARC File Format 1.1\r\n"
 	    "robots: %s\r\nhttp-header-user-agent: %s\r\n"
@@ -309,10 +311,15 @@ fetch_warc_writer_open(struct fetch *f, char *err, size_t errsize, int *code)
 	    o->c.ignore_robots ? "ignore" : "obey", o->c.agent ? o->c.agent : "",
 	    o->c.max_bytes, o->c.timeout, o->c.retries, o->c.delay,
 	    o->c.per_host);
+	if (o->warc_max_size > 0)
+		buf_printf(&info, "warc-max-size: %llu\r\n",
+		    (unsigned long long)o->warc_max_size);
 	f->ww = xcalloc(1, sizeof *f->ww);
-	if (warc_writer_open(f->ww, o->warc_file, info.p) < 0) {
+	if (warc_writer_open(f->ww, o->warc_file, info.p, o->warc_max_size, seq,
+	    o->warc_cdx, o->resume != NULL) < 0) {
 		buf_free(&info);
-		return owt_fail(err, errsize, code, XSYS, "%s", f->ww->err);
+		return owt_fail(err, errsize, code, f->ww->errcode, "%s",
+		    f->ww->err);
 	}
 	buf_free(&info);
 	return 0;
@@ -363,11 +370,7 @@ head_field(const char *h, size_t n, const char *name, char *v, size_t vs)
 static void
 add_record(struct fetch_item *it, const struct warc_out *r, char *id)
 {
-	struct buf gz = { 0 };
-
-	warc_record_gz(r, id, &gz);
-	buf_add(&it->warc_gz, gz.p, gz.len);
-	buf_free(&gz);
+	warc_record_gz(r, id, &it->warc_gz);
 }
 
 void
@@ -377,12 +380,14 @@ fetch_warc_build(const struct fetch_opts *o, struct fetch_item *it)
 	size_t rp = 0, sp = 0, qn, sn = 0, plen;
 	const char *q, *s = NULL;
 	char scheme[8], host[512], path[2048], loc[16], reqid[48], fields[1024];
-	char pdg[40], trunc[64], err[256];
+	char pdg[40], trunc[64], err[256], resid[48];
 	struct warc_http h;
+	size_t off;
 	struct buf dec = { 0 };
 	int last;
 
 	it->warc_id[0] = '\0';
+	it->warc_gz.len = it->warc_cdx.len = 0;
 	if (j->wresp.len == 0)
 		return;
 	snprintf(scheme, sizeof scheme, "%s", strncmp(j->url, "https:", 6) == 0 ?
@@ -451,7 +456,20 @@ fetch_warc_build(const struct fetch_opts *o, struct fetch_item *it)
 			snprintf(fields + plen, sizeof fields - plen, "%s", trunc);
 			rs = (struct warc_out){ "response", uri, rq.date,
 			    "application/http; msgtype=response", fields, rv, 2 };
-			add_record(it, &rs, last ? it->warc_id : NULL);
+			off = it->warc_gz.len;
+			add_record(it, &rs, resid);
+			if (last)
+				memcpy(it->warc_id, resid, sizeof resid);
+			if (o->warc_cdx) {
+				char date[32];
+				struct tm tm;
+
+				gmtime_r(&rs.date, &tm);
+				strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+				warc_cdx_line(uri, date, s, sn, pdg[0] ? pdg : NULL,
+				    &it->warc_cdx);
+				buf_printf(&it->warc_cdx, "\t%zu\t%s\n", off, resid);
+			}
 		}
 		/* An absolute Location may change the scheme of the next hop. */
 		if (head_field(s, sn, "Location", loc, sizeof loc) &&
@@ -486,30 +504,42 @@ fetch_warc_build(const struct fetch_opts *o, struct fetch_item *it)
 int
 fetch_warc_meta(struct fetch *f, const struct fetch_item *it, int outcome)
 {
-	struct buf b = { 0 };
+	struct buf b = { 0 }, gz = { 0 };
 	char fields[128];
-	struct iovec v;
+	struct iovec v, g[2];
 	struct warc_out r;
 	int k;
 
-	/* The exchanges first, as the worker made them. */
-	if (it->warc_gz.len > 0 && warc_writer_write(f->ww, it->warc_gz.p,
-	    it->warc_gz.len) < 0)
-		return -1;
 	if (it->warc_id[0] == '\0')
 		return 0;
 	buf_printf(&b, "outcome: %s\r\n", crawl_outcome[outcome]);
 	if (outcome != CR_OK)
 		buf_printf(&b, "error: %s\r\n", it->job.error);
+	/* The URL as given, that --resume matches, where it was normalised. */
+	if (strcmp(it->url, it->job.url) != 0)
+		buf_printf(&b, "input-url: %s\r\n", it->url);
 	v.iov_base = b.p;
 	v.iov_len = b.len;
 	snprintf(fields, sizeof fields, "WARC-Concurrent-To: %s\r\n", it->warc_id);
 	r = (struct warc_out){ "metadata", it->job.url, it->job.fetched_at ?
 	    it->job.fetched_at : time(NULL), "application/warc-fields", fields,
 	    &v, 1 };
-	k = warc_writer_put(f->ww, &r, NULL);
+	warc_record_gz(&r, NULL, &gz);
+	/* The exchanges as the worker made them, the outcome last: a group. */
+	g[0].iov_base = it->warc_gz.p;
+	g[0].iov_len = it->warc_gz.len;
+	g[1].iov_base = gz.p;
+	g[1].iov_len = gz.len;
+	k = warc_writer_group(f->ww, g, 2, it->warc_cdx.p, it->warc_cdx.len);
 	buf_free(&b);
+	buf_free(&gz);
 	return k;
+}
+
+int
+fetch_warc_flush(struct fetch *f)
+{
+	return f->ww != NULL ? warc_writer_flush(f->ww) : 0;
 }
 
 int
@@ -520,7 +550,7 @@ fetch_warc_writer_close(struct fetch *f, char *err, size_t errsize, int *code)
 	if (f->ww == NULL)
 		return 0;
 	if (warc_writer_close(f->ww) < 0)
-		k = owt_fail(err, errsize, code, XSYS, "%s", f->ww->err);
+		k = owt_fail(err, errsize, code, f->ww->errcode, "%s", f->ww->err);
 	warc_writer_free(f->ww);
 	free(f->ww);
 	f->ww = NULL;

@@ -14,6 +14,9 @@ struct fetch_warc_rec {
 	char *ctype;		/* the block's Content-Type, or NULL */
 	const char *file;	/* the archive (owned by the run) */
 	uint64_t offset;	/* warc_offset */
+	char *own;		/* --warc-prefix: the row's file name, file points at it */
+	char *where;		/* --warc-prefix: "INDEX:LINE" of the row */
+	struct warc_end *end;	/* --warc-prefix, no length: the record's end, found */
 };
 
 /*
@@ -45,19 +48,27 @@ void fetch_warc_summary(const struct fetch *f);
 void fetch_warc_free(struct fetch *f);
 
 /*
- * --warc-file: open PREFIX.warc.gz.open with its warcinfo record (0, or
- * -1 with err: XUSAGE when the archive or its .open file exists, else
- * XSYS). On a worker, fetch_warc_build makes an item's exchanges into
- * request and response records (each redirect hop; the body as received)
- * in it->warc_gz, the response's id in it->warc_id, then leaves its body
- * as the payload to extract (chunks and content coding undone). In the
- * item's turn, fetch_warc_meta writes them and the metadata record of its
- * outcome (0, or -1 with f->ww->err, XSYS). Then close and rename.
+ * --warc-file: open PREFIX.warc.gz.open (PREFIX-00000 with
+ * --warc-max-size) with its warcinfo record, and PREFIX.cdx with
+ * --warc-cdx (0, or -1 with err: XUSAGE when the archive or its .open
+ * file exists, else XSYS). With --resume, what a killed run left is
+ * recovered first (warc_recover: the URLs of its whole items join
+ * f->done) and the run goes on in the next numbered file. On a worker,
+ * fetch_warc_build makes an item's exchanges into request and response
+ * records (each redirect hop; the body as received) in it->warc_gz, their
+ * CDX lines in it->warc_cdx, the last response's id in it->warc_id, then
+ * leaves its body as the payload to extract (chunks and content coding
+ * undone). In the item's turn, fetch_warc_meta adds them and the metadata
+ * record of its outcome as one group (0, or -1 with f->ww->err, XSYS);
+ * fetch_warc_flush writes what is pending (after the output, before the
+ * log: an archived page is in the output, a logged one in the archive).
+ * Then close and rename.
  */
 int fetch_warc_writer_open(struct fetch *f, char *err, size_t errsize,
     int *code);
 void fetch_warc_build(const struct fetch_opts *o, struct fetch_item *it);
 int fetch_warc_meta(struct fetch *f, const struct fetch_item *it, int outcome);
+int fetch_warc_flush(struct fetch *f);
 int fetch_warc_writer_close(struct fetch *f, char *err, size_t errsize,
     int *code);
 

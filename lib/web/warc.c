@@ -11,7 +11,9 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -578,6 +580,109 @@ warc_rec_free(struct warc_rec *rec)
 {
 	buf_free(&rec->head);
 	buf_free(&rec->block);
+}
+
+time_t
+warc_date(const char *s)
+{
+	struct tm tm;
+	int n = 0;
+
+	if (s == NULL)
+		return 0;
+	memset(&tm, 0, sizeof tm);
+	if (sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon,
+	    &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &n) != 6 ||
+	    n < 19)
+		return 0;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	return timegm(&tm);
+}
+
+void
+warc_malloc_tune(void)
+{
+	static int done;
+
+	if (done)
+		return;
+	done = 1;
+	mallopt(M_MMAP_THRESHOLD, 4 << 20);
+	mallopt(M_TRIM_THRESHOLD, 8 << 20);
+}
+
+/* ---- the end of one record ---- */
+
+void
+warc_end_init(struct warc_end *e)
+{
+	memset(e, 0, sizeof *e);
+}
+
+void
+warc_end_free(struct warc_end *e)
+{
+	if (e->zinit)
+		inflateEnd(&e->z);
+	e->zinit = 0;
+}
+
+int
+warc_end_feed(struct warc_end *e, const unsigned char *p, size_t n, char *err,
+    size_t errsize)
+{
+	char head[WARC_MAX_HEAD];
+	struct warc_head h;
+	size_t hn;
+	int k;
+
+	if (n < e->fed) {
+		warc_end_free(e);
+		e->fed = 0;
+	}
+	if (n < 5)
+		return 0;
+	if (p[0] == 0x1f && p[1] == 0x8b) {
+		if (!e->zinit) {
+			memset(&e->z, 0, sizeof e->z);
+			if (inflateInit2(&e->z, 15 + 16) != Z_OK)
+				owt_fatal("cannot initialise zlib");
+			e->zinit = 1;
+			e->fed = 0;
+		}
+		e->z.next_in = (unsigned char *)p + e->fed;
+		e->z.avail_in = (uInt)(n - e->fed);
+		do {
+			e->z.next_out = e->out;
+			e->z.avail_out = sizeof e->out;
+			k = inflate(&e->z, Z_NO_FLUSH);
+			if (k == Z_STREAM_END)
+				return 1;
+			if (k != Z_OK && k != Z_BUF_ERROR)
+				return owt_fail(err, errsize, NULL, XDATA,
+				    "corrupt gzip data: %s", e->z.msg ? e->z.msg :
+				    "inflate failed");
+		} while (e->z.avail_in > 0 && e->z.avail_out == 0);
+		e->fed = n - e->z.avail_in;
+		return 0;
+	}
+	if (memcmp(p, "WARC/", 5) != 0)
+		return owt_fail(err, errsize, NULL, XDATA, "%s",
+		    memcmp(p, zstd_magic, 4) == 0 || memcmp(p, dict_magic, 4) == 0 ?
+		    "a zstd record needs its length" : "no WARC record here");
+	e->fed = n;
+	if ((hn = warc_head_end((const char *)p, n < WARC_MAX_HEAD ? n :
+	    WARC_MAX_HEAD)) == 0) {
+		if (n >= WARC_MAX_HEAD)
+			return owt_fail(err, errsize, NULL, XDATA,
+			    "WARC header longer than %zu bytes", WARC_MAX_HEAD);
+		return 0;
+	}
+	memcpy(head, p, hn);
+	if (warc_head_parse(head, hn, &h, err, errsize) < 0)
+		return -1;
+	return h.length <= n - hn && n - hn - h.length >= 4;
 }
 
 /* ---- HTTP payloads ---- */
