@@ -63,12 +63,12 @@ UNIT_SRCS := $(sort $(wildcard t/*.c))
 # none, from .gpu-kit/ (headers and static libraries that
 # contrib/build/gpu-kit.sh copies from this machine's Debian packages).
 GPU_PROGS = bpe-encode idx-pack gpt-train gpt-sample
-GPU_LIB = core/batch core/buf core/input core/json core/jsonl core/opt \
+GPU_LIB = core/batch core/buf core/sha256 core/input core/json core/jsonl core/opt \
 	core/outfile core/par core/plugin core/progress core/tally core/utf8 core/util \
 	comm/comm comm/comm_nccl tok/bpe tok/encode tok/hftok tok/mmidx tok/pack tok/pretok \
 	tok/tiktoken tok/tok \
-	tok/tokenizer tok/uniclass \
-	model/blas model/ckpt model/gemv model/gpt model/gpt_cpu model/gpt_device \
+	tok/tokenizer tok/uniclass tok/spm tok/spmtok \
+	model/blas model/ckpt model/ckpt_tok model/gemv model/gpt model/gpt_cpu model/gpt_device \
 	model/gpt_infer model/safetensors model/sgemm512 dist/dist dist/gpt_plan \
 	dist/pipeline train/ckpt_args train/gpt_data train/mt19937 train/sampler \
 	train/schedule train/train train/train_log train/train_prep train/train_run \
@@ -88,6 +88,13 @@ else
 $(B)/lib/gen/serve.o: OWT_CPPFLAGS += -DOWT_NO_MHD
 endif
 endif
+# Where it knows no sentencepiece, lib/tok/spm.cc is built as a stub that
+# refuses SentencePiece models (OWT_NO_SPM), and no program links it.
+ifneq ($(shell pkg-config --exists sentencepiece 2>/dev/null && echo y),y)
+$(B)/lib/tok/spm.o: OWT_CPPFLAGS += -DOWT_NO_SPM
+SPM_LIBS := -lsentencepiece -lstdc++
+$(foreach p,$(GPU_PROGS),$(eval LIBS_$(p) := $(filter-out $(SPM_LIBS),$(LIBS_$(p)))))
+endif
 PROGS := $(GPU_PROGS)
 LIB_OBJS := $(GPU_LIB:%=$(B)/lib/%.o)
 BINS := $(addprefix $(B)/bin/,$(PROGS))
@@ -99,7 +106,8 @@ KIT_LIBS = $(CURDIR)/.gpu-kit/lib/libyajl_s.a \
 	$(CURDIR)/.gpu-kit/lib/libpcre2-8.a
 # libunistring (hftok's NFC) has no pkg-config file: the kit's archive
 # where there is a kit, else -lunistring as in the full build.
-LIBS_bpe-encode := $(subst -lunistring,$(CURDIR)/.gpu-kit/lib/libunistring.a,$(LIBS_bpe-encode))
+$(foreach p,bpe-encode gpt-train gpt-sample,$(eval LIBS_$(p) := \
+	$(subst -lunistring,$(CURDIR)/.gpu-kit/lib/libunistring.a,$(LIBS_$(p)))))
 endif
 endif
 UNITS := $(patsubst t/%.c,$(B)/t/%,$(UNIT_SRCS))

@@ -1,4 +1,4 @@
-/* bpe-encode - turn JSONL text into GPT-2, tiktoken or Hugging Face ids (owt-tok(5)), and back */
+/* bpe-encode - turn JSONL text into GPT-2, tiktoken, Hugging Face or SentencePiece ids (owt-tok(5)), and back */
 #include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
@@ -122,11 +122,11 @@ static const struct opt opts[] = {
 	    .help = "Megatron's JSON model: its special tokens (<unk> <s> </s>)" },
 	{ .name = "tokenizer-model", .arg = "file", .type = OPT_STR,
 	    .p = &opt.tk.model, .help = "TikTokenizer's .tiktoken rank file or "
-	    "Megatron's JSON, or HuggingFaceTokenizer's folder of tokenizer.json" },
+	    "Megatron's JSON, HuggingFaceTokenizer's folder of tokenizer.json, "
+	    "or the SentencePiece model" },
 	{ .name = "tokenizer-type", .arg = "type", .type = OPT_STR,
 	    .p = &opt.tk.type, .check = tokenizer_check_type,
-	    .help = "GPT2BPETokenizer (the default), TikTokenizer or "
-	    "HuggingFaceTokenizer" },
+	    .help = "GPT2BPETokenizer (the default), TikTokenizer, ..." },
 	OPT_ROW_VERSION,
 	{ .name = "vocab-file", .arg = "file", .type = OPT_STR, .p = &opt.tk.vocab,
 	    .help = "the tokens (encoder.json) of another vocabulary" },

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "model/blas.h"
-#include "tok/bpe.h"
+#include "tok/tokenizer.h"
 #include "gen/gen_queue.h"
 #include "gen/sample.h"
 #include "model/gpt.h"
@@ -72,8 +72,8 @@ static const struct opt opts[] = {
 	{ .name = "max-position-embeddings", .arg = "n", .type = OPT_INT,
 	    .p = &opt.shape[3], .min = 1, .max = 1 << 20,
 	    .help = "check the model's n_positions" },
-	{ .name = "merge-file", .arg = "file", .type = OPT_STR, .p = &opt.merges,
-	    .help = "the BPE merges (the shipped GPT-2 vocab.bpe)" },
+	{ .name = "merge-file", .arg = "file", .type = OPT_STR,
+	    .p = &opt.tk.merges, .help = "GPT2BPETokenizer's merges" },
 	{ .name = "micro-batch-size", .arg = "n", .type = OPT_INT,
 	    .p = &opt.batch, .min = 1, .max = 1024,
 	    .help = "samples generated together (4)" },
@@ -123,8 +123,7 @@ static const struct opt opts[] = {
 	    .help = "divide the logits by x; 0: greedy (1.0)" },
 	{ .name = "tensor-model-parallel-size", .arg = "n", .type = OPT_NOTE,
 	    .help = "accepted for Megatron's scripts; no effect" },
-	{ .name = "tokenizer-type", .arg = "GPT2BPETokenizer", .type = OPT_STR,
-	    .check = bpe_check_tokenizer, .help = "the only one" },
+	TOKENIZER_OPT_ROWS(&opt.tk),
 	{ .name = "top-k", .arg = "n", .type = OPT_INT, .p = &opt.top_k,
 	    .max = 1 << 30,
 	    .help = "draw from the n most likely tokens; 0: all (0)" },
@@ -136,8 +135,8 @@ static const struct opt opts[] = {
 	{ .name = "top_p", .arg = "x", .flags = OPT_ALIAS,
 	    .help = "the same, Megatron's spelling" },
 	OPT_ROW_VERSION,
-	{ .name = "vocab-file", .arg = "file", .type = OPT_STR, .p = &opt.vocab,
-	    .help = "the BPE vocabulary (the shipped GPT-2 encoder.json)" },
+	{ .name = "vocab-file", .arg = "file", .type = OPT_STR,
+	    .p = &opt.tk.vocab, .help = "the BPE vocabulary (GPT2BPETokenizer)" },
 	{ .name = "workers", .arg = "n", .type = OPT_INT, .p = &opt.workers,
 	    .min = 1, .max = 1024, .help = "threads (all processors)" },
 };
@@ -189,7 +188,7 @@ parse(int argc, char **argv)
 		owt_die(XUSAGE, "unexpected operand '%s'", argv[first]);
 	if (opt.load == NULL)
 		owt_die(XUSAGE, "no model: give --load dir");
-	if ((opt.vocab == NULL) != (opt.merges == NULL))
+	if ((opt.tk.vocab == NULL) != (opt.tk.merges == NULL))
 		owt_die(XUSAGE, "--vocab-file and --merge-file go together");
 	if (opt.score && opt.interactive)
 		owt_die(XUSAGE, "--score and --interactive exclude each other");
@@ -240,7 +239,6 @@ main(int argc, char **argv)
 	struct gen_queue_opts qo = { 0 };
 	struct gpt model;
 	struct input in;
-	struct bpe_state *bs;
 	char err[OWT_ERRSIZE];
 	int code, interactive, uncond, r;
 
@@ -250,10 +248,8 @@ main(int argc, char **argv)
 	run.p = &options;
 	run.given = given;
 	uncond = qo.format == GEN_QUEUE_UNCOND;
-	if ((run.vocab = bpe_load(opt.vocab, opt.merges, err,
-	    sizeof err, &code)) == NULL)
+	if (sample_tokenizer(&run, err, sizeof err, &code) < 0)
 		owt_die(code, "%s", err);
-	bs = bpe_state_new(run.vocab, 0);
 	if (opt.workers == 0)
 		opt.workers = owt_ncpu();
 	omp_set_num_threads(opt.workers);
@@ -261,8 +257,7 @@ main(int argc, char **argv)
 	if (opt.listen) {
 		if (sample_serve(&run, err, sizeof err, &code) < 0)
 			owt_die(code, "%s", err);
-		bpe_state_free(bs);
-		bpe_free(run.vocab);
+		sample_tokenizer_free(&run);
 		return owt_finish(run.status);
 	}
 	if (sample_load(&run, &model, err, sizeof err, &code) < 0)
@@ -278,7 +273,7 @@ main(int argc, char **argv)
 		qo.flush = 1;
 		sample_catch_sigint();
 	}
-	gen_queue_init(&run.q, &qo, run.vocab, bs, stdout);
+	gen_queue_init(&run.q, &qo, run.vocab, run.ts, stdout);
 	if (opt.score)
 		r = sample_score(&run, &model, &in, err, sizeof err, &code);
 	else
@@ -296,7 +291,6 @@ main(int argc, char **argv)
 	if (!uncond)
 		input_close(&in);
 	gpt_free(&model);
-	bpe_state_free(bs);
-	bpe_free(run.vocab);
+	sample_tokenizer_free(&run);
 	return owt_finish(run.status);
 }

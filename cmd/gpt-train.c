@@ -7,6 +7,7 @@
 
 #include "model/blas.h"
 #include "tok/bpe.h"
+#include "tok/tokenizer.h"
 #include "train/ckpt_args.h"
 #include "model/gpt.h"
 #include "train/gpt_data.h"
@@ -186,7 +187,7 @@ static const struct opt opts[] = {
 	    .p = &o.maxpos, .min = 1, .max = 1 << 20, .tag = C_MODEL,
 	    .help = "positions of the model (1024)" },
 	{ .name = "merge-file", .arg = "file", .type = OPT_STR,
-	    .p = &o.merge_file, .help = "GPT-2's merges (vocab.bpe), read" },
+	    .p = &o.tk.merges, .help = "GPT-2's merges (vocab.bpe), read" },
 	{ .name = "micro-batch-size", .arg = "n", .type = OPT_INT,
 	    .p = &o.micro, .min = 1, .max = 1 << 16, .tag = C_ARG,
 	    .help = "sequences per forward pass (4)" },
@@ -262,8 +263,7 @@ static const struct opt opts[] = {
 	    .help = "tensor-parallel ranks (1)" },
 	{ .name = "tensorboard-dir", .arg = "dir", .type = OPT_NOTE,
 	    .help = "no effect: --log-json writes the log as JSON lines" },
-	{ .name = "tokenizer-type", .arg = "type", .type = OPT_STR,
-	    .check = bpe_check_tokenizer, .help = "GPT2BPETokenizer, the only one" },
+	TOKENIZER_OPT_ROWS(&o.tk),
 	{ .name = "train-iters", .arg = "n", .type = OPT_U64,
 	    .p = &o.train_iters, .min = 1, .max = 1e15, .tag = C_ARG,
 	    .help = "iterations to train" },
@@ -279,7 +279,7 @@ static const struct opt opts[] = {
 	    .help = "data parallel: shard the optimizer state (ZeRO-1)" },
 	OPT_ROW_VERSION,
 	{ .name = "vocab-file", .arg = "file", .type = OPT_STR,
-	    .p = &o.vocab_file,
+	    .p = &o.tk.vocab,
 	    .help = "GPT-2's encoder.json: the vocabulary, read" },
 	{ .name = "vocab-size", .arg = "n", .type = OPT_INT, .p = &o.vocab,
 	    .min = 2, .max = 1 << 30, .tag = C_MODEL,
@@ -347,7 +347,7 @@ parse(int argc, char **argv)
 	if (GIVEN("train-iters") && GIVEN("train-samples"))
 		owt_die(XUSAGE, "--train-iters and --train-samples exclude "
 		    "each other");
-	if ((o.vocab_file == NULL) != (o.merge_file == NULL))
+	if ((o.tk.vocab == NULL) != (o.tk.merges == NULL))
 		owt_die(XUSAGE, "--vocab-file and --merge-file go together");
 	if (o.override_sched && o.use_ckpt_sched)
 		owt_die(XUSAGE, "--override-lr-scheduler and "
@@ -452,6 +452,8 @@ main(int argc, char **argv)
 		owt_die_errno(XSYS, "%s: write error", o.log_json);
 	gpt_data_close(&data);
 	ckpt_args_free(&pr.ld);
+	ckpt_tok_set(NULL);
+	ckpt_tok_free(&pr.tok);
 	train_free(&tr);
 	gpt_free(&model);
 	free(args);

@@ -4,8 +4,10 @@
 # checkpoints' JSON (config.json, trainer state, safetensors headers) is
 # read through yajl (lib/core/json.c); --vocab-file and --merge-file through
 # lib/tok/bpe.c, whose input layer reads gzip and zstd.
-PKGS_gpt-train = yajl zlib libzstd
-LIBS_gpt-train = -fopenmp
+PKGS_gpt-train = yajl zlib libzstd libpcre2-8
+# The tokenizers of bpe-encode (lib/tok/tokenizer.c): PCRE2's split
+# patterns, libunistring's NFC (hftok.c), libsentencepiece's models.
+LIBS_gpt-train = -fopenmp -lunistring -lsentencepiece -lstdc++
 OMP_OBJS = $(B)/lib/model/gpt.o $(B)/lib/model/gpt_cpu.o $(B)/lib/model/blas.o \
     $(B)/lib/model/sgemm512.o
 $(OMP_OBJS): OWT_CFLAGS += -fopenmp -fno-math-errno

@@ -68,7 +68,7 @@ is "$(cat got)" 3 "with one note each"
 like err '^bpe-encode: --chunk-size: accepted; no effect$' "the note names the option"
 run bpe-encode -q --chunk-size 25 --output-prefix n one.jsonl
 is "$(cat err)" "" "-q: no note"
-fails 2 "^bpe-encode: --tokenizer-type: 'BertWordPieceCase' is not GPT2BPETokenizer, TikTokenizer or HuggingFaceTokenizer$" \
+fails 2 "^bpe-encode: --tokenizer-type: 'BertWordPieceCase' is not GPT2BPETokenizer, TikTokenizer, HuggingFaceTokenizer, SentencePieceTokenizer, GPTSentencePieceTokenizer or Llama2Tokenizer$" \
     "another tokenizer" bpe-encode --tokenizer-type BertWordPieceCase
 fails 2 "^bpe-encode: --dataset-impl: 'lazy' is not mmap, the only format owt writes$" \
     "--dataset-impl lazy" bpe-encode --dataset-impl lazy

@@ -219,7 +219,7 @@ fails 2 '^gpt-train: --vocab-file and --merge-file go together$' "--vocab-file a
     gpt-train --mock-data --train-iters 1 --vocab-file ./model/gpt2-vocab.json
 fails 1 "^gpt-train: cannot open 'nosuch.json': No such file or directory$" "a missing --vocab-file" \
     gpt-train --mock-data --train-iters 1 --vocab-file nosuch.json --merge-file ./model/gpt2-merges.txt
-fails 2 "^gpt-train: --tokenizer-type: 'BertWordPieceLowerCase' is not GPT2BPETokenizer$" \
+fails 2 "^gpt-train: --tokenizer-type: 'BertWordPieceLowerCase' is not GPT2BPETokenizer, TikTokenizer, HuggingFaceTokenizer, SentencePieceTokenizer, GPTSentencePieceTokenizer or Llama2Tokenizer$" \
     "another tokenizer" gpt-train --mock-data --train-iters 1 --tokenizer-type BertWordPieceLowerCase
 fails 2 "^gpt-train: --data-impl: 'lazy' is not mmap or infer \\(owt reads Megatron's mmap datasets only\\)$" \
     "--data-impl lazy" gpt-train --mock-data --train-iters 1 --data-impl lazy

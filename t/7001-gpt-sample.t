@@ -162,8 +162,8 @@ run $g --top-k 20 --seed 7 --out-seq-length 12 --sample-input-file p.txt \
 same out t1.txt "Megatron's model options, when they match, change nothing"
 fails 1 '^gpt-sample: ck/iter_0000080/config.json: n_layer is 2, but --num-layers is 3$' \
     "a model option that differs from config.json" $g --num-layers 3
-fails 2 "^gpt-sample: --tokenizer-type: 'SentencePieceTokenizer' is not GPT2BPETokenizer$" \
-    "another tokenizer" $g --tokenizer-type SentencePieceTokenizer
+fails 2 "^gpt-sample: --tokenizer-type: 'BertWordPieceCase' is not GPT2BPETokenizer, TikTokenizer, HuggingFaceTokenizer, SentencePieceTokenizer, GPTSentencePieceTokenizer or Llama2Tokenizer$" \
+    "another tokenizer" $g --tokenizer-type BertWordPieceCase
 fails 2 '^gpt-sample: --seq-length 100 is beyond the 64 positions of the model$' \
     "a --seq-length beyond the model" $g --seq-length 100
 

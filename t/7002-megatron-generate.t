@@ -148,7 +148,7 @@ fails 1 '^gpt-sample: \./model/gpt2_1\.3B_output/iter_0000001/config\.json: n_la
     "the 1.3B shape against a smaller checkpoint" megatron --num-layers 24 --sample-input-file prompts.txt
 fails 1 '^gpt-sample: \./model/gpt2_1\.3B_output/iter_0000001/config\.json: n_positions is 32, but --max-position-embeddings is 2048$' \
     "--max-position-embeddings against config.json" megatron --max-position-embeddings 2048 --sample-input-file prompts.txt
-fails 2 "^gpt-sample: --tokenizer-type: 'BertWordPieceLowerCase' is not GPT2BPETokenizer$" \
+fails 2 "^gpt-sample: --tokenizer-type: 'BertWordPieceLowerCase' is not GPT2BPETokenizer, TikTokenizer, HuggingFaceTokenizer, SentencePieceTokenizer, GPTSentencePieceTokenizer or Llama2Tokenizer$" \
     "another --tokenizer-type" megatron --tokenizer-type BertWordPieceLowerCase
 fails 2 '^gpt-sample: --score and --sample-output-file exclude each other$' \
     "--score with --sample-output-file" megatron --score --sample-output-file x

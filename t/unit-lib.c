@@ -12,6 +12,7 @@
 #include "core/input.h"
 #include "core/outfile.h"
 #include "core/par.h"
+#include "core/sha256.h"
 #include "merge/shuffle.h"
 #include "tok/tok.h"
 #include "core/utf8.h"
@@ -974,6 +975,29 @@ test_fail(void)
 	    "owt_fatal prints prog: message");
 }
 
+/* FIPS 180-4's vectors: empty, one block, two (56 bytes), a million 'a's. */
+static void
+test_sha256(void)
+{
+	char hex[65], *a = xmalloc(1000000);
+	const char *two = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+
+	sha256_hex("", 0, hex);
+	SAMES(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+	    "sha256 of nothing");
+	sha256_hex("abc", 3, hex);
+	SAMES(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+	    "sha256 of abc");
+	sha256_hex(two, strlen(two), hex);
+	SAMES(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1",
+	    "sha256 of 56 bytes (the length in a second block)");
+	memset(a, 'a', 1000000);
+	sha256_hex(a, 1000000, hex);
+	SAMES(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0",
+	    "sha256 of a million a's");
+	free(a);
+}
+
 int
 main(void)
 {
@@ -996,6 +1020,7 @@ main(void)
 	test_loop_stall();
 	test_loop_errors(dir);
 	test_outfile(dir);
+	test_sha256();
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	if (system(cmd) != 0)
 		return 3;

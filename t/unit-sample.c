@@ -5,6 +5,7 @@
 
 #include "model/blas.h"
 #include "tok/bpe.h"
+#include "tok/tokenizer.h"
 #include "model/gemv.h"
 #include "gen/gen.h"
 #include "gen/gen_queue.h"
@@ -558,6 +559,10 @@ struct qrun {
 	size_t n;
 };
 
+/* The queue's tokenizer: the built-in GPT-2 through tokenizer.h. */
+static struct tokenizer *qtok;
+static struct tokenizer_state *qts;
+
 static void
 qrun_start(struct qrun *r, struct gpt *m, struct bpe *v, struct bpe_state *bs,
     const struct gen_queue_opts *qo, int S, int max_new)
@@ -570,7 +575,8 @@ qrun_start(struct qrun *r, struct gpt *m, struct bpe *v, struct bpe_state *bs,
 
 	memset(r, 0, sizeof *r);
 	r->f = open_memstream(&r->p, &r->n);
-	gen_queue_init(&r->q, qo, v, bs, r->f);
+	(void)bs;
+	gen_queue_init(&r->q, qo, qtok, qts, r->f);
 	if (gpt_infer_init(&r->inf, m, S, 16, 16, err, sizeof err, &code) < 0)
 		abort();
 	gen_queue_model(&r->q, &r->inf, &o);
@@ -651,6 +657,12 @@ test_queue(void)
 	if (v == NULL)
 		return;
 	bs = bpe_state_new(v, 0);
+	qtok = tokenizer_load(&(struct tokenizer_opts){ 0 }, err, sizeof err,
+	    &code);
+	OK(qtok != NULL, "the GPT-2 tokenizer (%s)", qtok ? "loaded" : err);
+	if (qtok == NULL)
+		return;
+	qts = tokenizer_state_new(qtok, 0);
 	OK(gpt_init(&m, &gpt2tiny, &gpt_cpu, err, sizeof err) == 0, "model");
 	gpt_init_weights(&m, 3, 0.5f);
 
@@ -807,6 +819,8 @@ test_queue(void)
 	buf_free(&out);
 
 	gpt_free(&m);
+	tokenizer_state_free(qts);
+	tokenizer_free(qtok);
 	bpe_state_free(bs);
 	bpe_free(v);
 }

@@ -26,6 +26,7 @@ struct gen_queue_sample {
 	int ended;
 	struct bpe_ids out;	/* the tokens generated */
 	size_t shown;		/* tokens written so far (text, streaming) */
+	size_t shown_bytes;	/* and the bytes of their text */
 	struct gen_queue_sample *next;
 };
 
@@ -90,7 +91,7 @@ gen_queue_py_text(struct buf *b, const char *s, size_t n)
 
 void
 gen_queue_init(struct gen_queue *q, const struct gen_queue_opts *o,
-    struct bpe *vocab, struct bpe_state *bs, FILE *out)
+    const struct tokenizer *vocab, struct tokenizer_state *bs, FILE *out)
 {
 	memset(q, 0, sizeof *q);
 	q->o = *o;
@@ -114,7 +115,11 @@ put(struct gen_queue *q, const void *p, size_t n, int flush)
 		q->werrno = errno ? errno : EIO;
 }
 
-/* Write the tokens of s not yet written (text mode), and flush. */
+/*
+ * Write the text of s not yet written (text mode), and flush. The text
+ * of all its tokens, less what was written: a SentencePiece token's text
+ * depends on what comes before it (the first one's space is dropped).
+ */
 static void
 stream(struct gen_queue *q, struct gen_queue_sample *s)
 {
@@ -122,8 +127,11 @@ stream(struct gen_queue *q, struct gen_queue_sample *s)
 
 	if (s->shown == s->out.n)
 		return;
-	bpe_decode(q->vocab, s->out.v + s->shown, s->out.n - s->shown, &b);
-	put(q, b.p, b.len, 1);
+	tokenizer_decode(q->vocab, s->out.v, s->out.n, &b);
+	if (b.len > s->shown_bytes) {
+		put(q, b.p + s->shown_bytes, b.len - s->shown_bytes, 1);
+		s->shown_bytes = b.len;
+	}
 	buf_free(&b);
 	s->shown = s->out.n;
 }
@@ -140,7 +148,7 @@ jsonl_sample(struct gen_queue *q, struct gen_queue_sample *s, struct buf *b)
 	size_t at[8], ned = 0, k;
 
 	/* the values one after another in v, key[k]'s from at[k] */
-	bpe_decode(q->vocab, s->out.v, s->out.n, &raw);
+	tokenizer_decode(q->vocab, s->out.v, s->out.n, &raw);
 	json_w_init(&w, &v, JSON_COMPACT | JSON_LOSSY);
 	key[ned] = "text";
 	at[ned++] = v.len;
@@ -199,7 +207,7 @@ write_sample(struct gen_queue *q, struct gen_queue_sample *s)
 {
 	struct buf b = { 0 }, raw = { 0 }, text = { 0 };
 	struct json_w w;
-	uint32_t eod = bpe_eod(q->vocab);
+	uint32_t eod = tokenizer_eod(q->vocab);
 	int ended = s->seq.end == GEN_EOD;
 
 	switch (q->o.format) {
@@ -211,9 +219,9 @@ write_sample(struct gen_queue *q, struct gen_queue_sample *s)
 		jsonl_sample(q, s, &b);
 		break;
 	case GEN_QUEUE_MEGATRON:
-		bpe_decode(q->vocab, s->out.v, s->out.n, &raw);
+		tokenizer_decode(q->vocab, s->out.v, s->out.n, &raw);
 		if (ended)
-			bpe_decode(q->vocab, &eod, 1, &raw);
+			tokenizer_decode(q->vocab, &eod, 1, &raw);
 		buf_adds(&b, "\nContext:");
 		buf_add(&b, s->p->text, s->p->tlen);
 		buf_adds(&b, "\n\n\nMegatron-LM:");
@@ -221,7 +229,7 @@ write_sample(struct gen_queue *q, struct gen_queue_sample *s)
 		buf_addc(&b, '\n');
 		break;
 	case GEN_QUEUE_UNCOND:
-		bpe_decode(q->vocab, s->out.v, s->out.n, &raw);
+		tokenizer_decode(q->vocab, s->out.v, s->out.n, &raw);
 		json_w_init(&w, &b, JSON_SPACED | JSON_ASCII);
 		json_w_obj(&w);
 		json_w_key(&w, "text");
@@ -347,16 +355,16 @@ gen_queue_add(struct gen_queue *q, const char *line, size_t len,
 	p = xcalloc(1, sizeof *p);
 	if ((p->empty = tlen == 0 && q->o.format != GEN_QUEUE_MEGATRON)) {
 		p->ids.v = xmalloc(sizeof *p->ids.v);
-		p->ids.v[p->ids.n++] = bpe_eod(q->vocab);
+		p->ids.v[p->ids.n++] = tokenizer_eod(q->vocab);
 	} else if (q->o.format == GEN_QUEUE_MEGATRON) {
 		char *nl = xmalloc(tlen + 1);	/* readlines keeps it */
 
 		memcpy(nl, text, tlen);
 		nl[tlen] = '\n';
-		bpe_encode(q->bs, nl, tlen + 1, &p->ids);
+		tokenizer_encode(q->bs, nl, tlen + 1, &p->ids);
 		free(nl);
 	} else {
-		bpe_encode(q->bs, text, tlen, &p->ids);
+		tokenizer_encode(q->bs, text, tlen, &p->ids);
 	}
 	if (T > 0 && (n = p->ids.n) >= (size_t)T) {
 		free(p->ids.v);
@@ -485,9 +493,9 @@ gen_queue_score_rec(struct gen_queue *q, struct gpt_infer *inf, int T,
 		    "'%s' is %s", q->o.key, why);
 	}
 	ids->n = 0;
-	bpe_encode(q->bs, text, tlen, ids);
+	tokenizer_encode(q->bs, text, tlen, ids);
 	ids->v = xgrow(ids->v, &ids->cap, ids->n + 1, sizeof *ids->v);
-	ids->v[ids->n++] = bpe_eod(q->vocab);
+	ids->v[ids->n++] = tokenizer_eod(q->vocab);
 	gen_score(inf, (const int32_t *)ids->v, (int)ids->n, T, stride, &nll,
 	    &count);
 	/* null: no tokens (0 / 0), or NaN and inf, which JSON lacks */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "tok/bpe.h"
+#include "tok/tokenizer.h"
 #include "core/buf.h"
 #include "gen/gen.h"
 #include "model/gpt_infer.h"
@@ -53,8 +54,8 @@ struct gen_queue_sample;
  */
 struct gen_queue {
 	struct gen_queue_opts o;
-	struct bpe *vocab;
-	struct bpe_state *bs;
+	const struct tokenizer *vocab;
+	struct tokenizer_state *bs;
 	FILE *out;
 	struct gen gen;
 	int jsonl_in;		/* the first input line was a JSON record */
@@ -70,7 +71,7 @@ struct gen_queue {
 };
 
 void gen_queue_init(struct gen_queue *q, const struct gen_queue_opts *o,
-    struct bpe *vocab, struct bpe_state *bs, FILE *out);
+    const struct tokenizer *vocab, struct tokenizer_state *bs, FILE *out);
 /* Generate with inf and o from now on (gen_init); before gen_queue_read. */
 void gen_queue_model(struct gen_queue *q, struct gpt_infer *inf,
     const struct gen_opts *o);

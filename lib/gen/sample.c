@@ -13,6 +13,7 @@
 #include "gen/sample.h"
 #include "gen/serve.h"
 #include "model/ckpt.h"
+#include "model/ckpt_tok.h"
 #include "model/gpt_infer.h"
 #include "train/ckpt_args.h"
 
@@ -89,8 +90,8 @@ sample_generate(struct sample *s, struct gpt *m, struct input *in,
 		.temperature = opt->temperature, .top_k = opt->top_k,
 		.top_p = opt->top_p, .greedy = opt->greedy,
 		.max_new = opt->out_len, .seed = opt->seed,
-		.eod = (int32_t)bpe_eod(s->vocab),
-		.nvocab = (int)bpe_nvocab(s->vocab),
+		.eod = (int32_t)tokenizer_eod(s->vocab),
+		.nvocab = (int)tokenizer_nvocab(s->vocab),
 		.ctx = opt->seq ? opt->seq : m->cfg.maxpos,
 	};
 	int more = in != NULL, tty = interactive && isatty(0), r, k, rc = -1;
@@ -190,6 +191,83 @@ out:
 	return rc;
 }
 
+/*
+ * The tokenizer that the checkpoint of --load keeps, if any, against
+ * s->vocab, which the options named: 0 where it keeps none or the same,
+ * else -1 with err (XUSAGE: another; XDATA: a bad copy).
+ */
+static int
+kept_check(struct sample *s, char *err, size_t errsize, int *code)
+{
+	struct ckpt_tok saved, given;
+	char path[4096];
+	int kind, k;
+
+	if (ckpt_resolve(s->o->load, path, sizeof path, &kind, err, errsize,
+	    code) < 0)
+		return -1;
+	if (kind == CKPT_NONE || (k = ckpt_tok_read(&saved, path, err,
+	    errsize, code)) == 0)
+		return 0;
+	if (k < 0)
+		return -1;
+	k = ckpt_tok_from(&given, &s->o->tk, s->vocab, err, errsize, code);
+	if (k == 0)
+		k = ckpt_tok_check(&given, &saved, path, err, errsize, code);
+	ckpt_tok_free(&given);
+	ckpt_tok_free(&saved);
+	return k;
+}
+
+int
+sample_tokenizer(struct sample *s, char *err, size_t errsize, int *code)
+{
+	const struct tokenizer_opts *tk = &s->o->tk;
+	struct tokenizer_opts o = *tk;
+	struct ckpt_tok saved;
+	char path[4096], paths[CKPT_TOK_MAXFILES][4200];
+	int kind, k = 0;
+	int named = tk->type || tk->vocab || tk->model || tk->pattern;
+
+	/*
+	 * --listen binds its port before it reads anything of the checkpoint
+	 * (health answers while the model loads): sample_load checks the
+	 * kept tokenizer once config.json is read, and takes none from it.
+	 */
+	if (!named && s->o->listen == NULL) {
+		if (ckpt_resolve(s->o->load, path, sizeof path, &kind, err,
+		    errsize, code) < 0)
+			return -1;
+		if (kind != CKPT_NONE && (k = ckpt_tok_read(&saved, path, err,
+		    errsize, code)) < 0)
+			return -1;
+		if (k == 1)
+			ckpt_tok_opts(&saved, path, &o, paths);
+	}
+	s->vocab = tokenizer_load(&o, err, errsize, code);
+	if (k == 1)
+		ckpt_tok_free(&saved);
+	if (s->vocab == NULL)
+		return -1;
+	if (named && s->o->listen == NULL && kept_check(s, err, errsize,
+	    code) < 0) {
+		tokenizer_free(s->vocab);
+		s->vocab = NULL;
+		return -1;
+	}
+	s->ts = tokenizer_state_new(s->vocab, 0);
+	return 0;
+}
+
+void
+sample_tokenizer_free(struct sample *s)
+{
+	tokenizer_state_free(s->ts);
+	tokenizer_free(s->vocab);
+	s->ts = NULL;
+	s->vocab = NULL;
+}
+
 int
 sample_load(struct sample *s, struct gpt *m, char *err, size_t errsize,
     int *code)
@@ -202,15 +280,18 @@ sample_load(struct sample *s, struct gpt *m, char *err, size_t errsize,
 	if (ckpt_args_open(&l, s->p, s->given, opt->load, 0, err, errsize,
 	    code) < 0 || l.kind == CKPT_NONE)
 		return -1;
+	/* --listen's tokenizer, which sample_tokenizer could not check */
+	if (opt->listen && kept_check(s, err, errsize, code) < 0)
+		return -1;
 	cfg->vocab_pad = gpt_pad_vocab(cfg->vocab, 128);
 	if (opt->seq > cfg->maxpos)
 		return owt_fail(err, errsize, code, XUSAGE, "--seq-length %d is "
 		    "beyond the %d positions of the model", opt->seq,
 		    cfg->maxpos);
-	if ((uint32_t)cfg->vocab < bpe_nvocab(s->vocab))
+	if ((uint32_t)cfg->vocab < tokenizer_nvocab(s->vocab))
 		return owt_fail(err, errsize, code, XDATA, "%s/config.json: "
 		    "vocab_size %d is smaller than the tokenizer's %u tokens",
-		    l.path, cfg->vocab, bpe_nvocab(s->vocab));
+		    l.path, cfg->vocab, tokenizer_nvocab(s->vocab));
 	/* a Megatron script's --fp16 runs on the cpu too: in fp32, a warning */
 	if (gpt_device_open(&s->dev, opt->device, opt->prec, 0, err, errsize,
 	    code) < 0)
@@ -293,7 +374,7 @@ sample_serve(struct sample *s, char *err, size_t errsize, int *code)
 		.parallel = opt->parallel, .queue = opt->queue,
 		.ctx = opt->seq, .drain = opt->drain, .quiet = opt->quiet,
 	};
-	struct serve *sv;
+	struct serve *sv = NULL;
 	struct gpt m;
 	struct gpt_infer inf;
 	char *key;
@@ -303,12 +384,17 @@ sample_serve(struct sample *s, char *err, size_t errsize, int *code)
 	if (api_key(opt->keyfile, &key, err, errsize, code) < 0)
 		return -1;
 	so.key = key;
+	if (s->vocab->bpe == NULL) {
+		owt_fail(err, errsize, code, XUSAGE, "--listen: only with "
+		    "GPT2BPETokenizer (the checkpoint's or --tokenizer-type's)");
+		goto fail;
+	}
 	if (opt->log_json && (so.log = fopen(opt->log_json, "a")) == NULL) {
 		free(key);
 		return owt_fail_errno(err, errsize, code, XSYS, "cannot create "
 		    "'%s'", opt->log_json);
 	}
-	if ((sv = serve_open(&so, s->vocab, err, errsize, code)) == NULL)
+	if ((sv = serve_open(&so, s->vocab->bpe, err, errsize, code)) == NULL)
 		goto fail;
 	say("listening on http://%s", serve_addr(sv));
 	if (sample_load(s, &m, err, errsize, code) < 0)

@@ -11,6 +11,7 @@
 #include "model/gpt.h"
 #include "model/gpt_device.h"
 #include "tok/bpe.h"
+#include "tok/tokenizer.h"
 
 /* gpt-sample's options, as its table sets them. */
 struct sample_opts {
@@ -21,7 +22,8 @@ struct sample_opts {
 	int shape[4];		/* --num-layers ...: ckpt_args_config checks them */
 	double temperature, top_p;
 	uint64_t seed;
-	const char *device, *genfile, *key, *load, *merges, *vocab, *input;
+	const char *device, *genfile, *key, *load, *input;
+	struct tokenizer_opts tk;	/* --tokenizer-type ..., --vocab-file ... */
 	const char *output, *listen, *name, *keyfile, *log_json;
 };
 
@@ -36,13 +38,25 @@ struct sample {
 	struct sample_opts *o;
 	const struct opt_prog *p;
 	const char *given;
-	struct bpe *vocab;
+	struct tokenizer *vocab;	/* sample_tokenizer's */
+	struct tokenizer_state *ts;
 	struct gpt_device dev;
 	struct gen_queue q;
 	const char *outname;
 	int status;
 	unsigned long long nbad;
 };
+
+/*
+ * The tokenizer: the options' (tokenizer.h), or without them the one the
+ * checkpoint of o->load keeps (ckpt_tok.h), or else the built-in GPT-2.
+ * Where the checkpoint keeps one, the options' must be it: else -1 with
+ * XUSAGE and err naming both sha256s (or types). With --listen nothing of
+ * the checkpoint is read here (sample_load checks it).
+ * 0, or -1 with err and *code. sample_tokenizer_free frees it.
+ */
+int sample_tokenizer(struct sample *s, char *err, size_t errsize, int *code);
+void sample_tokenizer_free(struct sample *s);
 
 /*
  * The model of o->load into m on o->device (ckpt_args_open, then

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "model/ckpt.h"
+#include "model/ckpt_tok.h"
 #include "core/json.h"
 #include "core/outfile.h"
 #include "model/safetensors.h"
@@ -90,6 +91,7 @@ rm_rf(const char *path)
 char *
 ckpt_config_json(const struct gpt_config *c)
 {
+	const struct ckpt_tok *tk = ckpt_tok_get();
 	struct buf b = { 0 };
 	struct json_w w;
 
@@ -103,13 +105,23 @@ ckpt_config_json(const struct gpt_config *c)
 	json_w_end(&w);
 	json_w_key(&w, "attn_pdrop");
 	json_w_num(&w, "%.9g", c->attn_dropout);
-	if (c->vocab == 50257) {
+	if (tk != NULL) {
+		if (tk->bos != BPE_NOID) {
+			json_w_key(&w, "bos_token_id");
+			json_w_u64(&w, tk->bos);
+		}
+	} else if (c->vocab == 50257) {
 		json_w_key(&w, "bos_token_id");
 		json_w_int(&w, 50256);
 	}
 	json_w_key(&w, "embd_pdrop");
 	json_w_num(&w, "%.9g", c->hidden_dropout);
-	if (c->vocab == 50257) {
+	if (tk != NULL) {
+		if (tk->eos != BPE_NOID) {
+			json_w_key(&w, "eos_token_id");
+			json_w_u64(&w, tk->eos);
+		}
+	} else if (c->vocab == 50257) {
 		json_w_key(&w, "eos_token_id");
 		json_w_int(&w, 50256);
 	}
@@ -131,6 +143,8 @@ ckpt_config_json(const struct gpt_config *c)
 	json_w_int(&w, c->nlayer);
 	json_w_key(&w, "n_positions");
 	json_w_int(&w, c->maxpos);
+	if (tk != NULL)
+		ckpt_tok_json(tk, &w);
 	json_w_key(&w, "resid_pdrop");
 	json_w_num(&w, "%.9g", c->hidden_dropout);
 	json_w_key(&w, "scale_attn_weights");
@@ -309,7 +323,8 @@ save_files(const char *tmp, struct gpt *m, const float *params,
 	snprintf(path, sizeof path, "%s/config.json", tmp);
 	r = write_file(path, cfg, strlen(cfg), err, errsize);
 	free(cfg);
-	if (r < 0)
+	if (r < 0 || (ckpt_tok_get() != NULL &&
+	    (r = ckpt_tok_write(ckpt_tok_get(), tmp, err, errsize)) < 0))
 		goto out;
 	r = -1;
 	if (with_optim) {

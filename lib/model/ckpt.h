@@ -46,7 +46,9 @@ struct train_state {
  * The HF config.json of a model, and the configuration read back from
  * one (n_layer, n_head, n_embd, n_positions or n_ctx, vocab_size,
  * layer_norm_epsilon; GELU must be the tanh form, n_inner 4 * n_embd).
- * vocab_pad and dropout are left as they are.
+ * vocab_pad and dropout are left as they are. With a run's tokenizer
+ * (ckpt_tok_set), its BOS, EOS and "owt_tokenizer" (ckpt_tok.h), and a
+ * checkpoint saved holds its files.
  */
 char *ckpt_config_json(const struct gpt_config *c);
 int ckpt_read_config(const char *path, struct gpt_config *c, char *err,

@@ -1,4 +1,4 @@
-/* tokenizer.c - Megatron's --tokenizer-type by name: GPT-2's BPE, tiktoken's or Hugging Face's, one face */
+/* tokenizer.c - Megatron's --tokenizer-type by name: GPT-2's BPE, tiktoken's, Hugging Face's or SentencePiece's, one face */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,34 +6,40 @@
 #include "core/opt.h"
 #include "tok/tokenizer.h"
 
-/* Megatron-Core's types that owt knows but has not built. */
-static const char *const later[] = {
-	"GPTSentencePieceTokenizer", "Llama2Tokenizer", "SentencePieceTokenizer",
+/* Megatron-Core's SentencePiece types, as spmtok.h's SPMTOK_* kinds. */
+static const char *const spm_types[] = {
+	"SentencePieceTokenizer", "GPTSentencePieceTokenizer", "Llama2Tokenizer",
 };
+
+/* The SPMTOK_* kind of Megatron's type name, or -1. */
+static int
+spm_kind(const char *type)
+{
+	size_t i;
+
+	for (i = 0; type != NULL && i < sizeof spm_types / sizeof *spm_types;
+	    i++)
+		if (strcmp(type, spm_types[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+#define BUILT "GPT2BPETokenizer, TikTokenizer, HuggingFaceTokenizer, " \
+	"SentencePieceTokenizer, GPTSentencePieceTokenizer or Llama2Tokenizer"
 
 int
 tokenizer_check_type(const struct opt *o, const char *arg, char *err,
     size_t errsize)
 {
-	size_t i;
-
 	if (strcmp(arg, "GPT2BPETokenizer") == 0 ||
 	    strcmp(arg, "TikTokenizer") == 0 ||
-	    strcmp(arg, "HuggingFaceTokenizer") == 0) {
+	    strcmp(arg, "HuggingFaceTokenizer") == 0 || spm_kind(arg) >= 0) {
 		if (o->p)
 			*(const char **)o->p = arg;
 		return 0;
 	}
-	for (i = 0; i < sizeof later / sizeof *later; i++)
-		if (strcmp(arg, later[i]) == 0) {
-			return owt_fail(err, errsize, NULL, XUSAGE,
-			    "--%s: '%s' is not built yet (there are "
-			    "GPT2BPETokenizer, TikTokenizer and "
-			    "HuggingFaceTokenizer)", o->name, arg);
-		}
-	return owt_fail(err, errsize, NULL, XUSAGE, "--%s: '%s' is not "
-	    "GPT2BPETokenizer, TikTokenizer or HuggingFaceTokenizer", o->name,
-	    arg);
+	return owt_fail(err, errsize, NULL, XUSAGE, "--%s: '%s' is not " BUILT,
+	    o->name, arg);
 }
 
 struct tokenizer *
@@ -41,7 +47,32 @@ tokenizer_load(const struct tokenizer_opts *o, char *err, size_t errsize,
     int *code)
 {
 	struct tokenizer *t = xcalloc(1, sizeof *t);
+	int kind;
 
+	if ((kind = spm_kind(o->type)) >= 0) {
+		t->type = TOKENIZER_SPM;
+		if (o->model == NULL) {
+			owt_fail(err, errsize, code, XUSAGE, "--tokenizer-type %s "
+			    "needs --tokenizer-model FILE (a SentencePiece model)",
+			    o->type);
+			goto fail;
+		}
+		if (o->vocab != NULL || o->merges != NULL || o->pattern != NULL ||
+		    o->num_special || o->special != NULL || o->vocab_size) {
+			owt_fail(err, errsize, code, XUSAGE, "--%s: not with %s "
+			    "(its --tokenizer-model is the SentencePiece model)",
+			    o->pattern ? "tiktoken-pattern" : o->vocab ?
+			    "vocab-file" : o->merges ? "merge-file" :
+			    o->num_special ? "tiktoken-num-special-tokens" :
+			    o->special ? "tiktoken-special-tokens" : "vocab-size",
+			    o->type);
+			goto fail;
+		}
+		if ((t->sp = spmtok_load(o->model, kind, err, errsize, code)) ==
+		    NULL)
+			goto fail;
+		return t;
+	}
 	if (o->type != NULL && strcmp(o->type, "TikTokenizer") == 0) {
 		t->type = TOKENIZER_TIKTOKEN;
 		if (o->model == NULL)
@@ -113,6 +144,7 @@ tokenizer_free(struct tokenizer *t)
 	bpe_free(t->bpe);
 	tiktoken_free(t->tt);
 	hftok_free(t->hf);
+	spmtok_free(t->sp);
 	free(t);
 }
 
@@ -121,6 +153,8 @@ tokenizer_nvocab(const struct tokenizer *t)
 {
 	if (t->hf)
 		return hftok_nvocab(t->hf);
+	if (t->sp)
+		return t->sp->nvocab;
 	return t->tt ? tiktoken_nvocab(t->tt) : bpe_nvocab(t->bpe);
 }
 
@@ -129,7 +163,21 @@ tokenizer_eod(const struct tokenizer *t)
 {
 	if (t->hf)
 		return hftok_eod(t->hf);
+	if (t->sp)
+		return t->sp->eod;
 	return t->tt ? tiktoken_eod(t->tt) : bpe_eod(t->bpe);
+}
+
+uint32_t
+tokenizer_bos(const struct tokenizer *t)
+{
+	return t->sp ? t->sp->bos : BPE_NOID;
+}
+
+uint32_t
+tokenizer_eos(const struct tokenizer *t)
+{
+	return t->sp ? t->sp->eos : tokenizer_eod(t);
 }
 
 struct tokenizer_state *
@@ -142,7 +190,7 @@ tokenizer_state_new(const struct tokenizer *t, size_t cache)
 		s->hf = hftok_state_new(t->hf);
 	else if (t->tt)
 		s->tt = tiktoken_state_new_cache(t->tt, cache);
-	else
+	else if (t->bpe)
 		s->bpe = bpe_state_new(t->bpe, cache);
 	return s;
 }
@@ -166,6 +214,8 @@ tokenizer_encode(struct tokenizer_state *s, const char *text, size_t len,
 		return hftok_encode(s->hf, text, len, out);
 	if (s->bpe)
 		return bpe_encode(s->bpe, text, len, out);
+	if (s->t->sp)
+		return spmtok_encode(s->t->sp, text, len, out);
 	return tiktoken_encode(s->tt, text, len, out);
 }
 
@@ -175,6 +225,8 @@ tokenizer_decode(const struct tokenizer *t, const uint32_t *ids, size_t n,
 {
 	if (t->hf)
 		return hftok_decode(t->hf, ids, n, out);
+	if (t->sp)
+		return spmtok_decode(t->sp, ids, n, out);
 	return t->tt ? tiktoken_decode(t->tt, ids, n, out) :
 	    bpe_decode(t->bpe, ids, n, out);
 }

@@ -7,17 +7,18 @@
 
 #include "tok/bpe.h"
 #include "tok/hftok.h"
+#include "tok/spmtok.h"
 #include "tok/tiktoken.h"
 
 /*
  * Megatron-Core's names: GPT2BPETokenizer (bpe.h: --vocab-file and
  * --merge-file, or the built-in GPT-2) and TikTokenizer (tiktoken.h: a
- * .tiktoken rank file, --tokenizer-model, and --tiktoken-pattern) and
+ * .tiktoken rank file, --tokenizer-model, and --tiktoken-pattern),
  * HuggingFaceTokenizer (hftok.h: --tokenizer-model, a directory with
- * tokenizer.json). Its GPTSentencePieceTokenizer, Llama2Tokenizer and
- * SentencePieceTokenizer are known and refused as not built yet.
+ * tokenizer.json), and SentencePieceTokenizer, GPTSentencePieceTokenizer
+ * and Llama2Tokenizer (spmtok.h: a SentencePiece model, --tokenizer-model).
  */
-enum { TOKENIZER_GPT2BPE, TOKENIZER_TIKTOKEN, TOKENIZER_HF };
+enum { TOKENIZER_GPT2BPE, TOKENIZER_TIKTOKEN, TOKENIZER_HF, TOKENIZER_SPM };
 
 struct tokenizer_opts {
 	const char *type;	/* NULL: GPT2BPETokenizer */
@@ -35,6 +36,7 @@ struct tokenizer {
 	struct bpe *bpe;
 	struct tiktoken *tt;
 	struct hftok *hf;
+	struct spmtok *sp;
 };
 
 struct tokenizer_state {
@@ -45,10 +47,26 @@ struct tokenizer_state {
 };
 
 /*
+ * The option rows of --tiktoken-pattern, --tokenizer-model and
+ * --tokenizer-type (neighbours in a table in the order of names) that set
+ * *tk, a struct tokenizer_opts: gpt-train's and gpt-sample's, which take
+ * bpe-encode's flags.
+ */
+#define TOKENIZER_OPT_ROWS(tk) \
+	{ .name = "tiktoken-pattern", .arg = "name", .type = OPT_STR, \
+	    .p = &(tk)->pattern, .check = tiktoken_check_name, \
+	    .help = "TikTokenizer's encoding, as bpe-encode's" }, \
+	{ .name = "tokenizer-model", .arg = "file", .type = OPT_STR, \
+	    .p = &(tk)->model, \
+	    .help = "the .tiktoken or SentencePiece model, as bpe-encode's" }, \
+	{ .name = "tokenizer-type", .arg = "type", .type = OPT_STR, \
+	    .p = &(tk)->type, .check = tokenizer_check_type, \
+	    .help = "GPT2BPETokenizer, TikTokenizer, ..., as bpe-encode's" }
+
+/*
  * An opt.h check for --tokenizer-type: 0 for a type that is built, or -1
  * with "--NAME: 'ARG' is not built yet ..." for Megatron's others, and
- * "--NAME: 'ARG' is not GPT2BPETokenizer, TikTokenizer or
- * HuggingFaceTokenizer" for the rest.
+ * "--NAME: 'ARG' is not GPT2BPETokenizer, TikTokenizer, ..." for the rest.
  */
 struct opt;
 int tokenizer_check_type(const struct opt *o, const char *arg, char *err,
@@ -66,6 +84,13 @@ void tokenizer_free(struct tokenizer *t);
 /* The number of ids (all below it), and the EOD id (BPE_NOID: none). */
 uint32_t tokenizer_nvocab(const struct tokenizer *t);
 uint32_t tokenizer_eod(const struct tokenizer *t);
+/*
+ * Megatron's bos and eos (BPE_NOID: none): the SentencePiece types' (a
+ * Llama2Tokenizer text's first id is its bos); the others have no bos,
+ * and their eos is the EOD.
+ */
+uint32_t tokenizer_bos(const struct tokenizer *t);
+uint32_t tokenizer_eos(const struct tokenizer *t);
 
 /* Per thread; cache is the bytes of its caches (bpe_state_new's, tiktoken_state_new_cache's). */
 struct tokenizer_state *tokenizer_state_new(const struct tokenizer *t,

@@ -7,6 +7,28 @@
 #include "train/train_run.h"
 #include "core/util.h"
 
+/*
+ * --load's tokenizer against the options': another is refused; none
+ * given, the run keeps the checkpoint's.
+ */
+static int
+train_prep_tok(struct train_prep *pr, char *err, size_t errsize, int *code)
+{
+	struct ckpt_tok saved;
+	int k;
+
+	if ((k = ckpt_tok_read(&saved, pr->ld.path, err, errsize, code)) <= 0)
+		return k;
+	if (pr->tok.type[0]) {
+		k = ckpt_tok_check(&pr->tok, &saved, pr->ld.path, err, errsize,
+		    code);
+		ckpt_tok_free(&saved);
+		return k;
+	}
+	pr->tok = saved;
+	return 0;
+}
+
 int
 train_prep(struct train_prep *pr, struct train_opts *o,
     const struct opt_prog *p, char *given, int dry_run, char *err,
@@ -21,9 +43,11 @@ train_prep(struct train_prep *pr, struct train_opts *o,
 		*code = XUSAGE;
 		return -1;
 	}
-	if (!dry_run && o->vocab_file && train_run_vocab(o->vocab_file,
-	    o->merge_file, &o->vocab, given[opt_find(p, "vocab-size")],
-	    &pr->ntok, err, errsize, code) < 0)
+	/* A tokenizer named: the built-in GPT-2 alone is kept as before. */
+	if (!dry_run && (o->tk.type || o->tk.vocab || o->tk.model ||
+	    o->tk.pattern) && train_run_vocab(&o->tk, &o->vocab,
+	    given[opt_find(p, "vocab-size")], &pr->ntok, &pr->tok, err,
+	    errsize, code) < 0)
 		return -1;
 
 	/* A checkpoint supplies what the options do not (gpt-train(1)'s table). */
@@ -37,7 +61,12 @@ train_prep(struct train_prep *pr, struct train_opts *o,
 	if (ld->kind != CKPT_NONE && (uint32_t)ld->cfg.vocab < pr->ntok)
 		return owt_fail(err, errsize, code, XDATA, "%s/config.json: "
 		    "vocab_size %d is smaller than the %u tokens of "
-		    "--vocab-file", ld->path, ld->cfg.vocab, pr->ntok);
+		    "the tokenizer", ld->path, ld->cfg.vocab, pr->ntok);
+	if (!dry_run && ld->kind != CKPT_NONE && train_prep_tok(pr, err,
+	    errsize, code) < 0)
+		return -1;
+	if (!dry_run && pr->tok.type[0])
+		ckpt_tok_set(&pr->tok);
 	if (!dry_run && ckpt_args_save(ld, o->save, o->force, &pr->replace,
 	    err, errsize, code) < 0)
 		return -1;

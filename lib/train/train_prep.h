@@ -12,6 +12,8 @@
 #include "train/gpt_data.h"
 #include "train/schedule.h"
 #include "train/train.h"
+#include "model/ckpt_tok.h"
+#include "tok/tokenizer.h"
 #include "train/train_run.h"
 
 /* gpt-train(1)'s options, as its table sets them. */
@@ -27,7 +29,7 @@ struct train_opts {
 	double initial_scale, min_scale;
 	uint64_t scale_window, hysteresis;
 	const char *split, *split_rounding, *device, *save, *load, *log_json;
-	const char *vocab_file, *merge_file;
+	struct tokenizer_opts tk;	/* --tokenizer-type ..., --vocab-file ... */
 	uint64_t seed, save_interval, eval_interval, eval_iters, log_interval,
 	    exit_interval;
 	int mock, finetune, force, no_load_optim, override_sched, use_ckpt_sched;
@@ -47,15 +49,18 @@ struct train_prep {
 	struct ckpt_args_load ld;	/* free with ckpt_args_free */
 	struct gpt_recompute rc;
 	int sched;		/* CKPT_ARGS_OVERRIDE, _USE_CKPT or _CHECK */
-	uint32_t ntok;		/* the tokenizer's, or 0 without --vocab-file */
+	uint32_t ntok;		/* the tokenizer's, or 0 without one */
+	struct ckpt_tok tok;	/* the run's tokenizer, its checkpoints' (ntok > 0) */
 	int replace;		/* --save's checkpoints go first (--force) */
 };
 
 /*
  * The checks a run and --dry-run share, in this order: the
- * recomputation's options; the run's --vocab-file (train_run_vocab);
+ * recomputation's options; the run's tokenizer (train_run_vocab);
  * --load by gpt-train(1)'s table (ckpt_args_load; --dry-run overrides
- * the schedule), its warning on stderr; the run's --save
+ * the schedule), its warning on stderr, and its tokenizer (one that is
+ * not the options' exits 2; without tokenizer options the run keeps the
+ * checkpoint's, ckpt_tok.h); the run's --save
  * (ckpt_args_save); --seq-length within the positions. o's options
  * (given[], indexed as p's table) take the checkpoint's values. 0, or
  * -1 with err and *code; pr->ld is to be freed either way.

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "tok/bpe.h"
+#include "tok/tokenizer.h"
 #include "core/buf.h"
 #include "core/json.h"
 #include "train/schedule.h"
@@ -69,23 +70,30 @@ log_json(struct train_run *r, struct buf *b, char *err, size_t errsize,
 }
 
 int
-train_run_vocab(const char *vocab_file, const char *merge_file, int *vocab,
-    int given, uint32_t *ntok, char *err, size_t errsize, int *code)
+train_run_vocab(const struct tokenizer_opts *tk, int *vocab, int given,
+    uint32_t *ntok, struct ckpt_tok *ct, char *err, size_t errsize,
+    int *code)
 {
-	struct bpe *v;
+	const char *name = tk->model ? tk->model : tk->vocab ? tk->vocab :
+	    "the built-in GPT-2";
+	struct tokenizer *t;
 	uint32_t eod;
+	int r;
 
-	if ((v = bpe_load(vocab_file, merge_file, err, errsize, code)) == NULL)
+	if ((t = tokenizer_load(tk, err, errsize, code)) == NULL)
 		return -1;
-	*ntok = bpe_nvocab(v);
-	eod = bpe_eod(v);
-	bpe_free(v);
+	*ntok = tokenizer_nvocab(t);
+	eod = tokenizer_eod(t);
+	r = ckpt_tok_from(ct, tk, t, err, errsize, code);
+	tokenizer_free(t);
+	if (r < 0)
+		return -1;
 	if (eod == BPE_NOID)
-		return owt_fail(err, errsize, code, XDATA, "%s: no <|endoftext|> "
-		    "token, the end of each document", vocab_file);
+		return owt_fail(err, errsize, code, XDATA, "%s: no end-of-text "
+		    "token, the end of each document", name);
 	if (given && (uint32_t)*vocab != *ntok)
 		return owt_fail(err, errsize, code, XDATA, "%s: %u tokens, but "
-		    "--vocab-size is %d", vocab_file, *ntok, *vocab);
+		    "--vocab-size is %d", name, *ntok, *vocab);
 	*vocab = (int)*ntok;
 	return 0;
 }

@@ -11,6 +11,8 @@
 #include "train/gpt_data.h"
 #include "model/gpt_device.h"
 #include "train/train.h"
+#include "model/ckpt_tok.h"
+#include "tok/tokenizer.h"
 
 /*
  * A run of gpt-train(1). The caller sets the fields above "the run's",
@@ -46,13 +48,14 @@ struct train_run {
 };
 
 /*
- * The vocabulary of vocab_file and merge_file read as Megatron's
- * GPT2BPETokenizer reads them: *ntok its tokens, which *vocab becomes;
- * with given (--vocab-size) *vocab must equal them. An EOD id
- * (<|endoftext|>) must be there. 0, or -1 with err and *code (XDATA).
+ * The tokenizer tk names (tokenizer.h), loaded: *ntok its tokens, which
+ * *vocab becomes; with given (--vocab-size) *vocab must equal them. An
+ * EOD id must be there. ct: what a checkpoint keeps of it (ckpt_tok.h).
+ * 0, or -1 with err and *code (XDATA; XUSAGE for options that do not go
+ * together).
  */
-int train_run_vocab(const char *vocab_file, const char *merge_file,
-    int *vocab, int given, uint32_t *ntok, char *err, size_t errsize,
+int train_run_vocab(const struct tokenizer_opts *tk, int *vocab, int given,
+    uint32_t *ntok, struct ckpt_tok *ct, char *err, size_t errsize,
     int *code);
 
 /*

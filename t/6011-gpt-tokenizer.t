@@ -1,0 +1,99 @@
+#!/bin/sh
+# gpt-train and gpt-sample with bpe-encode's tokenizer flags, on a small
+# SentencePiece model (spm_train on the man pages, a fixed seed):
+# Llama2Tokenizer's data trains 2 steps; the checkpoint keeps the model
+# file (the same bytes) and config.json its sha256 (sha256sum's), type,
+# BOS and EOS; --vocab-size is checked against the tokenizer and the
+# padding follows --make-vocab-size-divisible-by; gpt-sample samples and
+# scores with it (the ids are spm_encode's after BOS, the text
+# spm_decode's), taking the checkpoint's copy when no flag names one;
+# another tokenizer is refused by both (exit 2, both sha256s), a copy
+# that is not what config.json says too (exit 1).
+. "${OWT_SRC:-.}/t/lib.sh"
+
+cd "$T" || exit 3
+if ! command -v spm_train >/dev/null || ! command -v spm_encode >/dev/null; then
+	skip_all "no spm_train or spm_encode (Debian's sentencepiece)"
+fi
+grep -hv '^\.\\"' "$OWT_SRC"/man/*.[157] | sed 's/^\.[A-Za-z][a-z]* *//' |
+    grep '[a-z]' >text.txt
+spm_train --input=text.txt --model_prefix=a --vocab_size=300 --model_type=bpe \
+    --random_seed=1 --num_threads=1 --minloglevel=2 >/dev/null 2>&1
+is "$?" 0 "spm_train makes a model"
+spm_train --input=text.txt --model_prefix=b --vocab_size=280 --model_type=bpe \
+    --random_seed=1 --num_threads=1 --minloglevel=2 >/dev/null 2>&1
+perl -CSD -MJSON::PP -ne 'chomp; print JSON::PP->new->canonical->encode({ text => $_ }), "\n"' \
+    text.txt >text.jsonl
+llama="--tokenizer-type Llama2Tokenizer --tokenizer-model a.model"
+bpe-encode -q --append-eod $llama text.jsonl | idx-pack -q -o d
+shape="--num-layers 1 --hidden-size 16 --num-attention-heads 2 --seq-length 16
+    --max-position-embeddings 16 --micro-batch-size 2 --workers 1 --split 100,0,0
+    --data-path d --lr 1e-3 --seed 5"
+
+run gpt-train $shape $llama --train-iters 2 --save ck
+is "$rc" 0 "2 steps on Llama2Tokenizer's data"
+like "$T/out" 'vocabulary 300 \(padded to 384\)' "the vocabulary is the model's 300, padded to 128s"
+same a.model ck/iter_0000002/tokenizer.model "the checkpoint keeps the model file"
+sum=$(sha256sum a.model | cut -c1-64)
+bsum=$(sha256sum b.model | cut -c1-64)
+grep -q "\"tokenizer.model\": \"$sum\"" ck/iter_0000002/config.json
+is "$?" 0 "config.json has its sha256"
+grep -c '"type": "Llama2Tokenizer"\|"bos_token_id": 1,\|"eos_token_id": 2,\|"vocab_size": 300$' \
+    ck/iter_0000002/config.json >n
+is "$(cat n)" 4 "config.json has the type, BOS <s> 1, EOS </s> 2 and 300 tokens"
+perl -MJSON::PP -0777 -ne 'decode_json($_)' ck/iter_0000002/config.json
+is "$?" 0 "config.json is JSON"
+fails 1 '^gpt-train: a\.model: 300 tokens, but --vocab-size is 512$' \
+    "a --vocab-size that is not the tokenizer's" \
+    gpt-train $shape $llama --train-iters 2 --vocab-size 512
+run gpt-train $shape $llama --train-iters 1 --make-vocab-size-divisible-by 64
+like "$T/out" 'vocabulary 300 \(padded to 320\)' "--make-vocab-size-divisible-by 64: 320"
+
+printf 'The man page\nbpe-encode reads\n' >p.txt
+run gpt-sample --load ck --sample-input-file p.txt --out-seq-length 6 --greedy \
+    --workers 1 --genfile g.jsonl --ids
+is "$rc" 0 "gpt-sample samples with the checkpoint's tokenizer"
+perl -MJSON::PP -ne '$r = decode_json($_); print join(" ", @{$r->{prompt_ids}}), "\n"' \
+    g.jsonl >got
+spm_encode --model=a.model --output_format=id <p.txt | sed 's/^/1 /' >want
+same want got "the prompts' ids are BOS and spm_encode's"
+perl -MJSON::PP -ne '$r = decode_json($_); print join(" ", @{$r->{ids}}), "\n"' g.jsonl |
+    spm_decode --model=a.model --input_format=id >want
+perl -CO -MJSON::PP -ne 'print decode_json($_)->{text}, "\n"' g.jsonl >got
+same want got "the samples' text is spm_decode's"
+run gpt-sample --load ck --sample-input-file p.txt --out-seq-length 6 --greedy \
+    --workers 1 $llama
+cp out t1.txt
+perl -CO -MJSON::PP -ne 'print decode_json($_)->{text}, "\n"' g.jsonl >want
+same want t1.txt "the flags naming the same tokenizer give the same text, streamed"
+printf '{"text":"The man page"}\n' >s.jsonl
+run gpt-sample --load ck --score --sample-input-file s.jsonl --workers 1
+perl -MJSON::PP -ne 'print decode_json($_)->{tokens}, "\n"' out >got
+echo "$(($(printf 'The man page\n' | spm_encode --model=a.model --output_format=id | wc -w) + 1))" >want
+same want got "--score scores the ids and EOD, after BOS"
+
+fails 2 "^gpt-sample: the tokenizer's tokenizer\\.model has sha256 $bsum, where the checkpoint ck/iter_0000002 has $sum$" \
+    "gpt-sample with another model" gpt-sample --load ck --sample-input-file p.txt \
+    --tokenizer-type Llama2Tokenizer --tokenizer-model b.model
+fails 2 '^gpt-sample: the tokenizer is GPTSentencePieceTokenizer, where the checkpoint ck/iter_0000002 has Llama2Tokenizer$' \
+    "gpt-sample with another type" gpt-sample --load ck --sample-input-file p.txt \
+    --tokenizer-type GPTSentencePieceTokenizer --tokenizer-model a.model
+fails 2 '^gpt-sample: the tokenizer is GPT2BPETokenizer, where the checkpoint ck/iter_0000002 has Llama2Tokenizer$' \
+    "gpt-sample with GPT-2's files" gpt-sample --load ck --sample-input-file p.txt \
+    --vocab-file "$OWT_SRC/data/gpt2/encoder.json" --merge-file "$OWT_SRC/data/gpt2/vocab.bpe"
+fails 2 "^gpt-train: the tokenizer's tokenizer\\.model has sha256 $bsum, where the checkpoint ck/iter_0000002 has $sum$" \
+    "gpt-train --load with another model" gpt-train $shape --train-iters 3 --load ck \
+    --tokenizer-type Llama2Tokenizer --tokenizer-model b.model
+fails 2 '^gpt-sample: --listen: only with GPT2BPETokenizer \(the checkpoint.s or --tokenizer-type.s\)$' \
+    "--listen with a SentencePiece model" gpt-sample --load ck --listen 127.0.0.1:0 $llama
+fails 2 '^gpt-sample: the tokenizer is GPT2BPETokenizer, where the checkpoint ck/iter_0000002 has Llama2Tokenizer$' \
+    "--listen with GPT-2 on a checkpoint of another tokenizer, once loaded" \
+    gpt-sample --load ck --listen 127.0.0.1:0 --workers 1
+
+run gpt-train $shape --train-iters 3 --load ck --save ck2
+is "$rc" 0 "--load without tokenizer flags goes on"
+same a.model ck2/iter_0000003/tokenizer.model "and its checkpoints keep the tokenizer"
+printf 'x' >>ck2/iter_0000003/tokenizer.model
+fails 1 "^gpt-sample: ck2/iter_0000003/tokenizer\\.model: sha256 [0-9a-f]*, where config\\.json has $sum$" \
+    "a kept copy that is not what config.json says" gpt-sample --load ck2 --sample-input-file p.txt
+done_testing
