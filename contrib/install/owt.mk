@@ -6,7 +6,7 @@
 # gives OUT/NAME_text_document.bin and .idx; see owt(7) for the stages, the
 # files each leaves in OUT, Slurm, and cron. ENCODE_FLAGS pass bpe-encode's
 # flags through, its tokenizer's among them (ENCODE_FLAGS='--tokenizer-type
-# Llama2Tokenizer --tokenizer-model /abs/tokenizer.model'; t/8005). The unit of work is a chunk of
+# Llama2Tokenizer --tokenizer-model /abs/tokenizer.model'; t/8006). The unit of work is a chunk of
 # one URL file: chunk K of N holds lines K*L/N+1 to (K+1)*L/N of the file's
 # kept URLs, so the chunks of the files taken by name and in order are the
 # URLs in order; every step up to the global passes runs per unit, and the
