@@ -592,3 +592,32 @@ input_slurp(struct input *in, struct buf *b, size_t max)
 	b->p[b->len] = '\0';
 	return 0;
 }
+
+int
+input_read_file(const char *path, struct buf *b, char *err, size_t errsize,
+    int *code)
+{
+	char chunk[65536];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	b->len = 0;
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 1;
+		return owt_fail_errno(err, errsize, code, XSYS,
+		    "%s: cannot open", path);
+	}
+	buf_reserve(b, 1);
+	while ((n = read(fd, chunk, sizeof chunk)) > 0)
+		buf_add(b, chunk, (size_t)n);
+	if (n < 0) {
+		owt_fail_errno(err, errsize, code, XSYS, "%s: read error",
+		    path);
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	b->p[b->len] = '\0';
+	return 0;
+}

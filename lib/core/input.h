@@ -117,6 +117,13 @@ int input_ready(const struct input *in);
 
 /* Append the whole remaining content to b, at most max bytes. 0 or -1. */
 int input_slurp(struct input *in, struct buf *b, size_t max);
+/*
+ * A small file whole into b, as it is (not decompressed), NUL-terminated:
+ * 0; 1 when it does not exist; -1 with "PATH: cannot open: why" or
+ * "PATH: read error: why" (XSYS).
+ */
+int input_read_file(const char *path, struct buf *b, char *err,
+    size_t errsize, int *code);
 
 /* Read up to n decompressed bytes: the count, 0 at the end, -1 on error. */
 ssize_t input_read(struct input *in, void *dst, size_t n);

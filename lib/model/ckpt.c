@@ -13,41 +13,13 @@
 
 #include "model/ckpt.h"
 #include "model/ckpt_tok.h"
+#include "core/input.h"
 #include "core/json.h"
 #include "core/outfile.h"
 #include "model/safetensors.h"
 #include "core/util.h"
 
 #define LATEST "latest_checkpointed_iteration.txt"
-
-/* The whole of a small file, NUL-terminated; 1 when it does not exist. */
-static int
-slurp(const char *path, struct buf *b, char *err, size_t errsize, int *code)
-{
-	char chunk[65536];
-	ssize_t n;
-	int fd = open(path, O_RDONLY);
-
-	b->len = 0;
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return 1;
-		return owt_fail_errno(err, errsize, code, XSYS,
-		    "%s: cannot open", path);
-	}
-	buf_reserve(b, 1);
-	while ((n = read(fd, chunk, sizeof chunk)) > 0)
-		buf_add(b, chunk, (size_t)n);
-	if (n < 0) {
-		owt_fail_errno(err, errsize, code, XSYS, "%s: read error",
-		    path);
-		close(fd);
-		return -1;
-	}
-	close(fd);
-	b->p[b->len] = '\0';
-	return 0;
-}
 
 /*
  * A file inside a checkpoint's temporary directory: created with 0666
@@ -198,7 +170,7 @@ ckpt_read_config(const char *path, struct gpt_config *c, char *err,
 	size_t i;
 	int r, inner;
 
-	if ((r = slurp(path, &b, err, errsize, code)) != 0) {
+	if ((r = input_read_file(path, &b, err, errsize, code)) != 0) {
 		buf_free(&b);
 		return r < 0 ? -1 : owt_fail(err, errsize, code, XDATA,
 		    "%s: no such file", path);
@@ -493,7 +465,7 @@ owt_state(const char *dir)
 	int r = 0, code;
 
 	snprintf(p, sizeof p, "%s/trainer_state.json", dir);
-	if (slurp(p, &b, jerr, sizeof jerr, &code) == 0 && (doc =
+	if (input_read_file(p, &b, jerr, sizeof jerr, &code) == 0 && (doc =
 	    json_doc_parse(b.p, b.len, jerr, sizeof jerr, &code)) != NULL) {
 		v = json_doc_get(doc, "format");
 		r = v && v->type == JV_STRING &&
@@ -527,7 +499,7 @@ ckpt_resolve(const char *dir, char *path, size_t size, int *kind, char *err,
 		return owt_fail(err, errsize, code, XDATA,
 		    "%s: not a directory", dir);
 	snprintf(lp, sizeof lp, "%s/" LATEST, dir);
-	r = slurp(lp, &b, err, errsize, code);
+	r = input_read_file(lp, &b, err, errsize, code);
 	if (r < 0)
 		goto out;
 	if (r == 1) {
@@ -904,7 +876,7 @@ ckpt_load_state(const char *path, struct train_state *st, struct json_val **doc,
 
 	*doc = NULL;
 	snprintf(file, sizeof file, "%s/trainer_state.json", path);
-	if ((r = slurp(file, &b, err, errsize, code)) != 0) {
+	if ((r = input_read_file(file, &b, err, errsize, code)) != 0) {
 		buf_free(&b);
 		return r;
 	}

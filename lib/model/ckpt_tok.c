@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/input.h"
 #include "core/outfile.h"
 #include "core/sha256.h"
 #include "core/util.h"
@@ -12,30 +13,19 @@
 
 static const struct ckpt_tok *current;
 
-/* The whole file at path into b. */
+/* The whole file at path into b; one that does not exist is bad input. */
 static int
 read_all(const char *path, struct buf *b, char *err, size_t errsize,
     int *code)
 {
-	char chunk[65536];
-	ssize_t n;
-	int fd;
+	int r = input_read_file(path, b, err, errsize, code);
 
-	b->len = 0;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if (r == 1) {
+		errno = ENOENT;
 		return owt_fail_errno(err, errsize, code, XDATA,
 		    "cannot open '%s'", path);
-	buf_reserve(b, 1);
-	while ((n = read(fd, chunk, sizeof chunk)) > 0)
-		buf_add(b, chunk, (size_t)n);
-	if (n < 0) {
-		owt_fail_errno(err, errsize, code, XSYS, "%s: read error",
-		    path);
-		close(fd);
-		return -1;
 	}
-	close(fd);
-	return 0;
+	return r;
 }
 
 /* The copies' names of a type's files, NULL-ended; NULL: none known. */

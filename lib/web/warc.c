@@ -819,6 +819,24 @@ warc_dechunk(char *p, size_t *n, char *err, size_t errsize)
 	return 0;
 }
 
+/*
+ * The room for the next piece of a decoded payload in out: up to 1 MB,
+ * reserved, or 0 when out holds max bytes already (the payload is cut).
+ */
+static size_t
+room(struct buf *out, size_t max)
+{
+	size_t have;
+
+	if (out->len >= max)
+		return 0;
+	have = max - out->len;
+	if (have > 1 << 20)
+		have = 1 << 20;
+	buf_reserve(out, have);
+	return have;
+}
+
 static int
 decode_zlib(int raw, const char *p, size_t n, size_t max, struct buf *out,
     char *err, size_t errsize)
@@ -833,14 +851,10 @@ decode_zlib(int raw, const char *p, size_t n, size_t max, struct buf *out,
 	z.next_in = (unsigned char *)p;
 	z.avail_in = (uInt)n;
 	do {
-		if (out->len >= max) {
+		if ((have = room(out, max)) == 0) {
 			inflateEnd(&z);
 			return 1;
 		}
-		have = max - out->len;
-		if (have > 1 << 20)
-			have = 1 << 20;
-		buf_reserve(out, have);
 		z.next_out = (unsigned char *)out->p + out->len;
 		z.avail_out = (uInt)have;
 		k = inflate(&z, Z_NO_FLUSH);
@@ -872,14 +886,10 @@ decode_br(const char *p, size_t n, size_t max, struct buf *out, char *err,
 	if (s == NULL)
 		owt_fatal("cannot initialise brotli");
 	do {
-		if (out->len >= max) {
+		if ((have = room(out, max)) == 0) {
 			BrotliDecoderDestroyInstance(s);
 			return 1;
 		}
-		have = max - out->len;
-		if (have > 1 << 20)
-			have = 1 << 20;
-		buf_reserve(out, have);
 		o = (uint8_t *)out->p + out->len;
 		avail_out = have;
 		k = BrotliDecoderDecompressStream(s, &avail_in, &in, &avail_out,
@@ -888,12 +898,13 @@ decode_br(const char *p, size_t n, size_t max, struct buf *out, char *err,
 		out->p[out->len] = '\0';
 		if (k == BROTLI_DECODER_RESULT_ERROR ||
 		    (k == BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT)) {
-			BrotliDecoderDestroyInstance(s);
-			return owt_fail(err, errsize, NULL, XDATA,
-			    "corrupt br payload: %s",
-			    k == BROTLI_DECODER_RESULT_ERROR ?
+			/* the message before the state it is read from goes */
+			owt_fail(err, errsize, NULL, XDATA,
+			    "corrupt br payload: %s", k == BROTLI_DECODER_RESULT_ERROR ?
 			    BrotliDecoderErrorString(BrotliDecoderGetErrorCode(s)) :
 			    "truncated");
+			BrotliDecoderDestroyInstance(s);
+			return -1;
 		}
 	} while (k != BROTLI_DECODER_RESULT_SUCCESS);
 	BrotliDecoderDestroyInstance(s);
@@ -912,14 +923,10 @@ decode_zstd(const char *p, size_t n, size_t max, struct buf *out, char *err,
 	if (zs == NULL)
 		owt_fatal("cannot initialise zstd");
 	while (z != 0 || ib.pos < ib.size) {
-		if (out->len >= max) {
+		if ((have = room(out, max)) == 0) {
 			ZSTD_freeDStream(zs);
 			return 1;
 		}
-		have = max - out->len;
-		if (have > 1 << 20)
-			have = 1 << 20;
-		buf_reserve(out, have);
 		ob.dst = out->p + out->len;
 		ob.size = have;
 		ob.pos = 0;
