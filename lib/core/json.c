@@ -1381,3 +1381,29 @@ json_w_raw_members(struct json_w *w, const char *json, size_t n)
 	sep(w);
 	buf_add(w->b, json, n);
 }
+
+struct json_val *
+json_doc_load(const char *path, char *err, size_t errsize, int *code)
+{
+	struct json_val *doc;
+	struct buf b = { 0 };
+	char why[256];
+	int r;
+
+	if ((r = input_read_file(path, &b, err, errsize, code)) != 0) {
+		buf_free(&b);
+		if (r > 0)
+			owt_fail(err, errsize, code, XDATA, "%s: no such file",
+			    path);
+		return NULL;
+	}
+	doc = json_doc_parse(b.p, b.len, why, sizeof why, code);
+	buf_free(&b);
+	if (doc == NULL || doc->type != JV_MAP) {
+		owt_fail(err, errsize, code, XDATA, "%s: %s", path,
+		    doc ? "not a JSON object" : why);
+		json_doc_free(doc);
+		return NULL;
+	}
+	return doc;
+}

@@ -106,6 +106,13 @@ struct json_val *json_doc_parse(const char *s, size_t len, char *err,
 /* The first member key of an object, or NULL (also when v is not an object). */
 const struct json_val *json_doc_get(const struct json_val *v, const char *key);
 void json_doc_free(struct json_val *v);
+/*
+ * The JSON object in the file at path (config.json and its kind), or
+ * NULL with "PATH: no such file", "PATH: byte N: ...", "PATH: not a JSON
+ * object" (XDATA) or input_read_file's message (XSYS).
+ */
+struct json_val *json_doc_load(const char *path, char *err, size_t errsize,
+    int *code);
 
 /*
  * Flags of json_string_as, and of a writer's style (JSON_SPACED | JSON_ASCII).

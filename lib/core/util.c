@@ -401,6 +401,17 @@ owt_now(void)
 }
 
 uint64_t
+owt_fnv1a(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+uint64_t
 owt_mix64(uint64_t x)
 {
 	x += 0x9e3779b97f4a7c15ULL;

@@ -143,6 +143,8 @@ double owt_now(void);
 
 /* splitmix64: the project's seeded mixing function and counter-based PRNG. */
 uint64_t owt_mix64(uint64_t x);
+/* FNV-1a of s[0..n), 64 bits: the hash of byte strings (mix it after). */
+uint64_t owt_fnv1a(const char *s, size_t n);
 
 /* Most callers of the above use these too. */
 #include "core/buf.h"

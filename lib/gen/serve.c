@@ -447,6 +447,15 @@ hist_write(struct buf *b, const char *name, const char *help,
 	buf_adds(b, line);
 }
 
+/* One metric of Prometheus' text format: its HELP, TYPE and value lines. */
+static void
+metric(struct buf *b, const char *name, const char *help, const char *type,
+    unsigned long long v)
+{
+	buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", name, help, name,
+	    type, name, v);
+}
+
 /* Prometheus' text format. */
 static void
 metrics(struct serve *sv, struct buf *b)
@@ -464,30 +473,19 @@ metrics(struct serve *sv, struct buf *b)
 		    sv->byst[i].status, sv->byst[i].n);
 		buf_adds(b, line);
 	}
-	snprintf(line, sizeof line, "# HELP owt_prompt_tokens_total Prompt "
-	    "tokens fed.\n# TYPE owt_prompt_tokens_total counter\n"
-	    "owt_prompt_tokens_total %llu\n", sv->ptokens);
-	buf_adds(b, line);
-	snprintf(line, sizeof line, "# HELP owt_generated_tokens_total Tokens "
-	    "generated.\n# TYPE owt_generated_tokens_total counter\n"
-	    "owt_generated_tokens_total %llu\n", sv->gtokens);
-	buf_adds(b, line);
-	snprintf(line, sizeof line, "# HELP owt_queue_length Requests "
-	    "waiting for a slot.\n# TYPE owt_queue_length gauge\n"
-	    "owt_queue_length %d\n", sv->nqueue);
-	buf_adds(b, line);
-	snprintf(line, sizeof line, "# HELP owt_slots_busy Slots running a "
-	    "sample.\n# TYPE owt_slots_busy gauge\nowt_slots_busy %d\n",
-	    sv->busy);
-	buf_adds(b, line);
-	snprintf(line, sizeof line, "# HELP owt_slots Slots (--parallel)."
-	    "\n# TYPE owt_slots gauge\nowt_slots %d\n", sv->o.parallel);
-	buf_adds(b, line);
-	snprintf(line, sizeof line, "# HELP owt_kv_cache_positions Key/value "
-	    "cache positions in use, of slots times the context.\n"
-	    "# TYPE owt_kv_cache_positions gauge\n"
-	    "owt_kv_cache_positions %d\n", sv->kv);
-	buf_adds(b, line);
+	metric(b, "owt_prompt_tokens_total", "Prompt tokens fed.", "counter",
+	    sv->ptokens);
+	metric(b, "owt_generated_tokens_total", "Tokens generated.", "counter",
+	    sv->gtokens);
+	metric(b, "owt_queue_length", "Requests waiting for a slot.", "gauge",
+	    (unsigned long long)sv->nqueue);
+	metric(b, "owt_slots_busy", "Slots running a sample.", "gauge",
+	    (unsigned long long)sv->busy);
+	metric(b, "owt_slots", "Slots (--parallel).", "gauge",
+	    (unsigned long long)sv->o.parallel);
+	metric(b, "owt_kv_cache_positions", "Key/value cache positions in "
+	    "use, of slots times the context.", "gauge",
+	    (unsigned long long)sv->kv);
 	hist_write(b, "owt_time_to_first_token_seconds", "From a request's "
 	    "arrival to a sample's first token.", &sv->ttft);
 	hist_write(b, "owt_time_per_output_token_seconds", "Between a "

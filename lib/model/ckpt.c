@@ -163,25 +163,13 @@ ckpt_read_config(const char *path, struct gpt_config *c, char *err,
 		{ "vocab_size", offsetof(struct gpt_config, vocab) },
 		{ "n_positions", offsetof(struct gpt_config, maxpos) },
 	};
-	struct buf b = { 0 };
 	struct json_val *doc;
 	const struct json_val *v;
-	char jerr[128];
 	size_t i;
 	int r, inner;
 
-	if ((r = input_read_file(path, &b, err, errsize, code)) != 0) {
-		buf_free(&b);
-		return r < 0 ? -1 : owt_fail(err, errsize, code, XDATA,
-		    "%s: no such file", path);
-	}
-	doc = json_doc_parse(b.p, b.len, jerr, sizeof jerr, code);
-	buf_free(&b);
-	if (doc == NULL || doc->type != JV_MAP) {
-		json_doc_free(doc);
-		return owt_fail(err, errsize, code, XDATA, "%s: %s", path,
-		    doc ? "not a JSON object" : jerr);
-	}
+	if ((doc = json_doc_load(path, err, errsize, code)) == NULL)
+		return -1;
 	r = -1;
 	for (i = 0; i < sizeof ints / sizeof *ints; i++) {
 		int *field = (int *)((char *)c + ints[i].off), k;

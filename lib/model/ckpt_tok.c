@@ -96,24 +96,14 @@ ckpt_tok_read(struct ckpt_tok *ct, const char *dir, char *err,
 	const struct json_val *tk, *v, *files;
 	const char *const *names;
 	struct json_val *doc;
-	struct buf b = { 0 };
-	char path[4200], jerr[128];
+	char path[4200];
 	size_t i;
 	int k, r = -1;
 
 	memset(ct, 0, sizeof *ct);
 	snprintf(path, sizeof path, "%s/config.json", dir);
-	if (read_all(path, &b, err, errsize, code) < 0) {
-		buf_free(&b);
+	if ((doc = json_doc_load(path, err, errsize, code)) == NULL)
 		return -1;
-	}
-	doc = json_doc_parse(b.p, b.len, jerr, sizeof jerr, code);
-	buf_free(&b);
-	if (doc == NULL || doc->type != JV_MAP) {
-		json_doc_free(doc);
-		return owt_fail(err, errsize, code, XDATA, "%s: %s", path,
-		    doc ? "not a JSON object" : jerr);
-	}
 	if ((tk = json_doc_get(doc, "owt_tokenizer")) == NULL) {
 		json_doc_free(doc);
 		return 0;

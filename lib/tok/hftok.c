@@ -153,12 +153,7 @@ raw:
 static uint64_t
 hash_bytes(const char *s, size_t n)
 {
-	uint64_t x = 1469598103934665603ull;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		x = (x ^ (unsigned char)s[i]) * 1099511628211ull;
-	return owt_mix64(x ^ n);
+	return owt_mix64(owt_fnv1a(s, n) ^ n);
 }
 
 static uint32_t

@@ -9,12 +9,8 @@
 static uint64_t
 hash(const char *s, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
-	size_t i;
+	uint64_t h = owt_mix64(owt_fnv1a(s, n));
 
-	for (i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
-	h = owt_mix64(h);
 	return h ? h : 1;
 }
 
