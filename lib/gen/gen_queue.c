@@ -399,41 +399,44 @@ gen_queue_add(struct gen_queue *q, const char *line, size_t len,
 	return 0;
 }
 
-/* The next line of in: 1, 0 at its end, or -1 with in's error. */
+/* The arguments of a line scored, not generated (read_line). */
+struct score_to {
+	struct gpt_infer *inf;
+	int T, stride;
+	struct buf *out;
+};
+
+/*
+ * The next line of in, added to q's samples (sc NULL; 1 when it was
+ * queued) or scored into sc->out (1): 0 at the end; -1 with err and
+ * *code on a read error, or "FILE:LINE: why" (XDATA) for a bad line.
+ */
 static int
-next_line(struct input *in, char **line, size_t *len, char *err,
-    size_t errsize, int *code)
+read_line(struct gen_queue *q, struct input *in, const struct score_to *sc,
+    char *err, size_t errsize, int *code)
 {
-	int r = input_line(in, line, len);
+	char *line, why[512];
+	size_t len;
+	int r = input_line(in, &line, &len);
 
 	if (r < 0)
 		return owt_fail(err, errsize, code, in->errcode, "%s", in->err);
-	return r;
-}
-
-/* The line just read is bad: "FILE:LINE: why", XDATA. */
-static int
-bad_line(const struct input *in, const char *why, char *err, size_t errsize,
-    int *code)
-{
-	return owt_fail(err, errsize, code, XDATA, "%s:%lu: %s", in->name,
-	    in->lineno, why);
+	if (r == 0)
+		return 0;
+	r = sc == NULL ? gen_queue_add(q, line, len, in->lineno, why,
+	    sizeof why) : gen_queue_score_rec(q, sc->inf, sc->T, sc->stride,
+	    line, len, sc->out, why, sizeof why);
+	if (r < 0)
+		return owt_fail(err, errsize, code, XDATA, "%s:%lu: %s",
+		    in->name, in->lineno, why);
+	return sc != NULL || r == 0;
 }
 
 int
 gen_queue_read(struct gen_queue *q, struct input *in, char *err,
     size_t errsize, int *code)
 {
-	char *line, why[512];
-	size_t len;
-	int r;
-
-	if ((r = next_line(in, &line, &len, err, errsize, code)) <= 0)
-		return r;
-	if ((r = gen_queue_add(q, line, len, in->lineno, why,
-	    sizeof why)) < 0)
-		return bad_line(in, why, err, errsize, code);
-	return r == 0;
+	return read_line(q, in, NULL, err, errsize, code);
 }
 
 int
@@ -531,14 +534,6 @@ gen_queue_score_read(struct gen_queue *q, struct gpt_infer *inf, int T,
     int stride, struct input *in, struct buf *out, char *err,
     size_t errsize, int *code)
 {
-	char *line, why[512];
-	size_t len;
-	int r;
-
-	if ((r = next_line(in, &line, &len, err, errsize, code)) <= 0)
-		return r;
-	if (gen_queue_score_rec(q, inf, T, stride, line, len, out, why,
-	    sizeof why) < 0)
-		return bad_line(in, why, err, errsize, code);
-	return 1;
+	return read_line(q, in, &(struct score_to){ inf, T, stride, out }, err,
+	    errsize, code);
 }
