@@ -1328,6 +1328,27 @@ json_w_strz(struct json_w *w, const char *s)
 }
 
 void
+json_w_kstr(struct json_w *w, const char *key, const char *s)
+{
+	json_w_key(w, key);
+	json_w_strz(w, s);
+}
+
+void
+json_w_kint(struct json_w *w, const char *key, long long v)
+{
+	json_w_key(w, key);
+	json_w_int(w, v);
+}
+
+void
+json_w_ku64(struct json_w *w, const char *key, uint64_t v)
+{
+	json_w_key(w, key);
+	json_w_u64(w, v);
+}
+
+void
 json_w_num(struct json_w *w, const char *fmt, double v)
 {
 	sep(w);

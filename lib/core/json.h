@@ -183,6 +183,10 @@ void json_w_end(struct json_w *w);
 void json_w_key(struct json_w *w, const char *key);
 void json_w_str(struct json_w *w, const char *s, size_t n);
 void json_w_strz(struct json_w *w, const char *s);	/* NUL-terminated */
+/* A member: its key, then the value (json_w_strz, json_w_int, json_w_u64). */
+void json_w_kstr(struct json_w *w, const char *key, const char *s);
+void json_w_kint(struct json_w *w, const char *key, long long v);
+void json_w_ku64(struct json_w *w, const char *key, uint64_t v);
 /* A number by fmt ("%.9g", "%.17g"); one that is not finite as null. */
 void json_w_num(struct json_w *w, const char *fmt, double v);
 void json_w_u64(struct json_w *w, uint64_t v);

@@ -235,8 +235,7 @@ write_sample(struct gen_queue *q, struct gen_queue_sample *s)
 		json_w_key(&w, "text");
 		gen_queue_py_text(&text, raw.p ? raw.p : "", raw.len);
 		json_w_str(&w, text.p, text.len);
-		json_w_key(&w, "length");
-		json_w_int(&w, s->seq.ngen);
+		json_w_kint(&w, "length", s->seq.ngen);
 		json_w_key(&w, "finished");
 		json_w_bool(&w, ended);
 		json_w_end(&w);

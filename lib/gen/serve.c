@@ -400,21 +400,15 @@ models(struct serve *sv, struct buf *b)
 
 	json_w_init(&w, b, JSON_COMPACT);
 	json_w_obj(&w);
-	json_w_key(&w, "object");
-	json_w_strz(&w, "list");
+	json_w_kstr(&w, "object", "list");
 	json_w_key(&w, "data");
 	json_w_arr(&w);
 	json_w_obj(&w);
-	json_w_key(&w, "id");
-	json_w_strz(&w, sv->o.name);
-	json_w_key(&w, "object");
-	json_w_strz(&w, "model");
-	json_w_key(&w, "created");
-	json_w_int(&w, 0);
-	json_w_key(&w, "owned_by");
-	json_w_strz(&w, "owt");
-	json_w_key(&w, "max_model_len");
-	json_w_int(&w, sv->ctx);
+	json_w_kstr(&w, "id", sv->o.name);
+	json_w_kstr(&w, "object", "model");
+	json_w_kint(&w, "created", 0);
+	json_w_kstr(&w, "owned_by", "owt");
+	json_w_kint(&w, "max_model_len", sv->ctx);
 	json_w_end(&w);
 	json_w_end(&w);
 	json_w_end(&w);
@@ -561,10 +555,8 @@ tokenize(struct serve *sv, struct MHD_Connection *c, struct conn *cs,
 		buf_free(&text);
 	} else {
 		bpe_encode(sv->bs, v->str, strlen(v->str), &ids);
-		json_w_key(&w, "count");
-		json_w_u64(&w, ids.n);
-		json_w_key(&w, "max_model_len");
-		json_w_int(&w, sv->ctx);
+		json_w_ku64(&w, "count", ids.n);
+		json_w_kint(&w, "max_model_len", sv->ctx);
 		json_w_key(&w, "tokens");
 		json_w_arr(&w);
 		for (i = 0; i < ids.n; i++)
@@ -687,8 +679,8 @@ handle(void *cls, struct MHD_Connection *c, const char *url,
 	if (strcmp(url, "/health") == 0 && get) {
 		json_w_init(&w, &b, JSON_COMPACT);
 		json_w_obj(&w);
-		json_w_key(&w, "status");
-		json_w_strz(&w, sv->draining ? "shutting down" : sv->ready ?
+		json_w_kstr(&w, "status",
+		    sv->draining ? "shutting down" : sv->ready ?
 		    "ok" : "loading");
 		json_w_end(&w);
 		buf_add(&b, "\n", 1);
@@ -746,21 +738,16 @@ log_json(struct serve *sv, const struct conn *cs, int status)
 	json_w_key(&w, "time");
 	json_w_num(&w, "%.3f", (double)ts.tv_sec + ts.tv_nsec / 1e9 -
 	    (now - cs->t0));
-	json_w_key(&w, "request");
-	json_w_strz(&w, cs->what);
-	json_w_key(&w, "status");
-	json_w_int(&w, status);
+	json_w_kstr(&w, "request", cs->what);
+	json_w_kint(&w, "status", status);
 	json_w_key(&w, "seconds");
 	json_w_num(&w, "%.6f", now - cs->t0);
 	if (r != NULL) {
 		for (i = 0; i < r->nseq; i++)
 			gen += (long long)r->seq[i].ids.n;
-		json_w_key(&w, "samples");
-		json_w_int(&w, r->nseq);
-		json_w_key(&w, "prompt_tokens");
-		json_w_int(&w, r->ptokens);
-		json_w_key(&w, "generated_tokens");
-		json_w_int(&w, gen);
+		json_w_kint(&w, "samples", r->nseq);
+		json_w_kint(&w, "prompt_tokens", r->ptokens);
+		json_w_kint(&w, "generated_tokens", gen);
 		json_w_key(&w, "client_gone");
 		json_w_bool(&w, r->gone);
 	}

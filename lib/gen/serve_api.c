@@ -34,10 +34,9 @@ serve_api_error(struct buf *b, int kind, int status, const char *msg)
 		return;
 	}
 	json_w_obj(&w);
-	json_w_key(&w, "message");
-	json_w_strz(&w, msg);
-	json_w_key(&w, "type");
-	json_w_strz(&w, status == 429 || status == 503 ? "server_error" :
+	json_w_kstr(&w, "message", msg);
+	json_w_kstr(&w, "type",
+	    status == 429 || status == 503 ? "server_error" :
 	    status == 404 ? "not_found_error" : status == 401 ?
 	    "authentication_error" : "invalid_request_error");
 	json_w_key(&w, "param");
@@ -1125,14 +1124,10 @@ static void
 chunk_head(struct json_w *w, const struct serve_req *r)
 {
 	json_w_obj(w);
-	json_w_key(w, "id");
-	json_w_strz(w, r->id);
-	json_w_key(w, "object");
-	json_w_strz(w, "text_completion");
-	json_w_key(w, "created");
-	json_w_int(w, r->created);
-	json_w_key(w, "model");
-	json_w_strz(w, r->model);
+	json_w_kstr(w, "id", r->id);
+	json_w_kstr(w, "object", "text_completion");
+	json_w_kint(w, "created", r->created);
+	json_w_kstr(w, "model", r->model);
 }
 
 static const char *
@@ -1146,13 +1141,10 @@ static void
 v2_head(struct json_w *w, const struct serve_req *r)
 {
 	json_w_obj(w);
-	json_w_key(w, "model_name");
-	json_w_strz(w, r->model);
-	json_w_key(w, "model_version");
-	json_w_strz(w, "1");
+	json_w_kstr(w, "model_name", r->model);
+	json_w_kstr(w, "model_version", "1");
 	if (r->v2id != NULL) {
-		json_w_key(w, "id");
-		json_w_strz(w, r->v2id);
+		json_w_kstr(w, "id", r->v2id);
 	}
 }
 
@@ -1165,16 +1157,13 @@ v2_extras(struct json_w *w, const struct serve_seq *s)
 	const struct serve_req *r = s->req;
 
 	if (r->v2out & 8) {
-		json_w_key(w, "finish_reason");
-		json_w_strz(w, finish_reason(s));
+		json_w_kstr(w, "finish_reason", finish_reason(s));
 	}
 	if (r->v2out & 16) {
-		json_w_key(w, "num_input_tokens");
-		json_w_int(w, s->nprompt);
+		json_w_kint(w, "num_input_tokens", s->nprompt);
 	}
 	if (r->v2out & 32) {
-		json_w_key(w, "num_output_tokens");
-		json_w_u64(w, s->ids.n);
+		json_w_ku64(w, "num_output_tokens", s->ids.n);
 	}
 }
 
@@ -1206,8 +1195,7 @@ stream_chunk(struct serve_seq *s, const char *text, size_t n, int end)
 	json_w_obj(&w);
 	json_w_key(&w, "text");
 	json_w_raw(&w, text, n);
-	json_w_key(&w, "index");
-	json_w_int(&w, s->index);
+	json_w_kint(&w, "index", s->index);
 	json_w_key(&w, "logprobs");
 	json_w_null(&w);
 	json_w_key(&w, "finish_reason");
@@ -1396,12 +1384,9 @@ usage(struct json_w *w, const struct serve_req *r)
 		gen += (long long)r->seq[i].ids.n;
 	json_w_key(w, "usage");
 	json_w_obj(w);
-	json_w_key(w, "prompt_tokens");
-	json_w_int(w, r->ptokens);
-	json_w_key(w, "completion_tokens");
-	json_w_int(w, gen);
-	json_w_key(w, "total_tokens");
-	json_w_int(w, r->ptokens + gen);
+	json_w_kint(w, "prompt_tokens", r->ptokens);
+	json_w_kint(w, "completion_tokens", gen);
+	json_w_kint(w, "total_tokens", r->ptokens + gen);
 	json_w_end(w);
 }
 
@@ -1444,15 +1429,13 @@ answer_openai(struct serve_req *r)
 		lossy.len = 0;
 		json_string_lossy(&lossy, t.p, t.len);
 		json_w_raw(&w, lossy.p, lossy.len);
-		json_w_key(&w, "index");
-		json_w_int(&w, s->index);
+		json_w_kint(&w, "index", s->index);
 		json_w_key(&w, "logprobs");
 		if (r->logprobs)
 			openai_logprobs(&w, s, t.len);
 		else
 			json_w_null(&w);
-		json_w_key(&w, "finish_reason");
-		json_w_strz(&w, finish_reason(s));
+		json_w_kstr(&w, "finish_reason", finish_reason(s));
 		json_w_end(&w);
 	}
 	json_w_end(&w);
@@ -1574,10 +1557,8 @@ v2_tensor(struct json_w *w, const char *name, const char *dtype, int n,
     int second)
 {
 	json_w_obj(w);
-	json_w_key(w, "name");
-	json_w_strz(w, name);
-	json_w_key(w, "datatype");
-	json_w_strz(w, dtype);
+	json_w_kstr(w, "name", name);
+	json_w_kstr(w, "datatype", dtype);
 	json_w_key(w, "shape");
 	json_w_arr(w);
 	json_w_int(w, n);
@@ -1730,10 +1711,8 @@ static void
 v2_meta_tensor(struct json_w *w, const char *name, const char *dtype, int n)
 {
 	json_w_obj(w);
-	json_w_key(w, "name");
-	json_w_strz(w, name);
-	json_w_key(w, "datatype");
-	json_w_strz(w, dtype);
+	json_w_kstr(w, "name", name);
+	json_w_kstr(w, "datatype", dtype);
 	json_w_key(w, "shape");
 	json_w_arr(w);
 	json_w_int(w, n);
@@ -1767,8 +1746,7 @@ serve_api_v2_meta(struct buf *b, int path, const char *model, int ctx)
 	json_w_key(&w, "name");
 	if (path == SERVE_V2_SERVER) {
 		json_w_strz(&w, "owt");
-		json_w_key(&w, "version");
-		json_w_strz(&w, OWT_VERSION);
+		json_w_kstr(&w, "version", OWT_VERSION);
 		json_w_key(&w, "extensions");
 		json_w_arr(&w);
 		json_w_strz(&w, "generate");
@@ -1779,10 +1757,8 @@ serve_api_v2_meta(struct buf *b, int path, const char *model, int ctx)
 		json_w_arr(&w);
 		json_w_strz(&w, "1");
 		json_w_end(&w);
-		json_w_key(&w, "platform");
-		json_w_strz(&w, "owt");
-		json_w_key(&w, "max_model_len");
-		json_w_int(&w, ctx);
+		json_w_kstr(&w, "platform", "owt");
+		json_w_kint(&w, "max_model_len", ctx);
 		json_w_key(&w, "inputs");
 		json_w_arr(&w);
 		for (i = 0; i < sizeof in / sizeof *in; i++)

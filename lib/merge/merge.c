@@ -210,8 +210,7 @@ do_text(struct merge *m, const char *path)
 	json_w_obj(&w);
 	json_w_key(&w, m->o.text_key);
 	json_w_str(&w, text.p, text.len);
-	json_w_key(&w, "src");
-	json_w_strz(&w, path);
+	json_w_kstr(&w, "src", path);
 	json_w_end(&w);
 	json_rec_init(&r, want, 0);
 	if (json_rec_parse(&r, line.p, line.len, err, sizeof err) != 0)

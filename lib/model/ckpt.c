@@ -69,8 +69,7 @@ ckpt_config_json(const struct gpt_config *c)
 
 	json_w_init(&w, &b, JSON_PRETTY);
 	json_w_obj(&w);
-	json_w_key(&w, "activation_function");
-	json_w_strz(&w, "gelu_new");
+	json_w_kstr(&w, "activation_function", "gelu_new");
 	json_w_key(&w, "architectures");
 	json_w_arr(&w);
 	json_w_strz(&w, "GPT2LMHeadModel");
@@ -79,42 +78,32 @@ ckpt_config_json(const struct gpt_config *c)
 	json_w_num(&w, "%.9g", c->attn_dropout);
 	if (tk != NULL) {
 		if (tk->bos != BPE_NOID) {
-			json_w_key(&w, "bos_token_id");
-			json_w_u64(&w, tk->bos);
+			json_w_ku64(&w, "bos_token_id", tk->bos);
 		}
 	} else if (c->vocab == 50257) {
-		json_w_key(&w, "bos_token_id");
-		json_w_int(&w, 50256);
+		json_w_kint(&w, "bos_token_id", 50256);
 	}
 	json_w_key(&w, "embd_pdrop");
 	json_w_num(&w, "%.9g", c->hidden_dropout);
 	if (tk != NULL) {
 		if (tk->eos != BPE_NOID) {
-			json_w_key(&w, "eos_token_id");
-			json_w_u64(&w, tk->eos);
+			json_w_ku64(&w, "eos_token_id", tk->eos);
 		}
 	} else if (c->vocab == 50257) {
-		json_w_key(&w, "eos_token_id");
-		json_w_int(&w, 50256);
+		json_w_kint(&w, "eos_token_id", 50256);
 	}
 	json_w_key(&w, "initializer_range");
 	json_w_raw(&w, "0.02", 4);
 	json_w_key(&w, "layer_norm_epsilon");
 	json_w_num(&w, "%.9g", c->ln_eps);
-	json_w_key(&w, "model_type");
-	json_w_strz(&w, "gpt2");
-	json_w_key(&w, "n_ctx");
-	json_w_int(&w, c->maxpos);
-	json_w_key(&w, "n_embd");
-	json_w_int(&w, c->nembd);
-	json_w_key(&w, "n_head");
-	json_w_int(&w, c->nhead);
+	json_w_kstr(&w, "model_type", "gpt2");
+	json_w_kint(&w, "n_ctx", c->maxpos);
+	json_w_kint(&w, "n_embd", c->nembd);
+	json_w_kint(&w, "n_head", c->nhead);
 	json_w_key(&w, "n_inner");
 	json_w_null(&w);
-	json_w_key(&w, "n_layer");
-	json_w_int(&w, c->nlayer);
-	json_w_key(&w, "n_positions");
-	json_w_int(&w, c->maxpos);
+	json_w_kint(&w, "n_layer", c->nlayer);
+	json_w_kint(&w, "n_positions", c->maxpos);
 	if (tk != NULL)
 		ckpt_tok_json(tk, &w);
 	json_w_key(&w, "resid_pdrop");
@@ -123,12 +112,10 @@ ckpt_config_json(const struct gpt_config *c)
 	json_w_bool(&w, 1);
 	json_w_key(&w, "tie_word_embeddings");
 	json_w_bool(&w, 1);
-	json_w_key(&w, "torch_dtype");
-	json_w_strz(&w, "float32");
+	json_w_kstr(&w, "torch_dtype", "float32");
 	json_w_key(&w, "use_cache");
 	json_w_bool(&w, 1);
-	json_w_key(&w, "vocab_size");
-	json_w_int(&w, c->vocab);
+	json_w_kint(&w, "vocab_size", c->vocab);
 	json_w_end(&w);
 	buf_addc(&b, '\n');
 	return b.p;
@@ -316,25 +303,17 @@ save_files(const char *tmp, struct gpt *m, const float *params,
 	}
 	json_w_init(&w, &b, JSON_PRETTY);
 	json_w_obj(&w);
-	json_w_key(&w, "format");
-	json_w_strz(&w, "owt gpt-train 1");
-	json_w_key(&w, "iteration");
-	json_w_u64(&w, st->iteration);
-	json_w_key(&w, "consumed_train_samples");
-	json_w_u64(&w, st->consumed_train);
-	json_w_key(&w, "consumed_valid_samples");
-	json_w_u64(&w, st->consumed_valid);
-	json_w_key(&w, "scheduler_samples");
-	json_w_u64(&w, st->sched_samples);
-	json_w_key(&w, "seed");
-	json_w_u64(&w, st->seed);
+	json_w_kstr(&w, "format", "owt gpt-train 1");
+	json_w_ku64(&w, "iteration", st->iteration);
+	json_w_ku64(&w, "consumed_train_samples", st->consumed_train);
+	json_w_ku64(&w, "consumed_valid_samples", st->consumed_valid);
+	json_w_ku64(&w, "scheduler_samples", st->sched_samples);
+	json_w_ku64(&w, "seed", st->seed);
 	if (st->loss_scale > 0) {
 		json_w_key(&w, "loss_scale");
 		json_w_num(&w, "%.17g", st->loss_scale);
-		json_w_key(&w, "loss_scale_growth");
-		json_w_u64(&w, st->ls_growth);
-		json_w_key(&w, "loss_scale_hysteresis");
-		json_w_u64(&w, st->ls_hyst);
+		json_w_ku64(&w, "loss_scale_growth", st->ls_growth);
+		json_w_ku64(&w, "loss_scale_hysteresis", st->ls_hyst);
 	}
 	json_w_key(&w, "args");
 	if (args_json != NULL)

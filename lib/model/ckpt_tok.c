@@ -228,16 +228,13 @@ ckpt_tok_json(const struct ckpt_tok *ct, struct json_w *w)
 	json_w_key(w, "files");
 	json_w_obj(w);
 	for (k = 0; k < ct->nfiles; k++) {
-		json_w_key(w, ct->file[k].name);
-		json_w_strz(w, ct->file[k].sha256);
+		json_w_kstr(w, ct->file[k].name, ct->file[k].sha256);
 	}
 	json_w_end(w);
 	if (ct->pattern[0]) {
-		json_w_key(w, "pattern");
-		json_w_strz(w, ct->pattern);
+		json_w_kstr(w, "pattern", ct->pattern);
 	}
-	json_w_key(w, "type");
-	json_w_strz(w, ct->type);
+	json_w_kstr(w, "type", ct->type);
 	json_w_end(w);
 }
 

@@ -335,8 +335,7 @@ safetensors_write(const char *path, const char *meta,
 	json_w_obj(&w);
 	json_w_key(&w, "__metadata__");
 	json_w_obj(&w);
-	json_w_key(&w, "format");
-	json_w_strz(&w, "pt");
+	json_w_kstr(&w, "format", "pt");
 	if (meta != NULL)
 		json_w_raw_members(&w, meta, strlen(meta));
 	json_w_end(&w);
@@ -344,8 +343,7 @@ safetensors_write(const char *path, const char *meta,
 		nelem = (size_t)t[i].shape[0] * (t[i].rank > 1 ? (size_t)t[i].shape[1] : 1);
 		json_w_key(&w, t[i].name);
 		json_w_obj(&w);
-		json_w_key(&w, "dtype");
-		json_w_strz(&w, "F32");
+		json_w_kstr(&w, "dtype", "F32");
 		json_w_key(&w, "shape");
 		json_w_arr(&w);
 		json_w_int(&w, t[i].shape[0]);

@@ -52,10 +52,8 @@ start(struct json_w *w, struct buf *b, const char *who, size_t wholen,
 	json_w_init(w, b, JSON_COMPACT);
 	json_w_obj(w);
 	json_w_raw_members(w, who, wholen);
-	json_w_key(w, "stage");
-	json_w_strz(w, stage);
-	json_w_key(w, "reason");
-	json_w_strz(w, why);
+	json_w_kstr(w, "stage", stage);
+	json_w_kstr(w, "reason", why);
 }
 
 /* End the line that w writes. */
@@ -98,12 +96,9 @@ dedup_report_drop(struct dedup_report *r, struct buf *b,
 		json_w_obj(&w);
 		json_w_key(&w, "file");
 		json_w_raw(&w, file_json, strlen(file_json));
-		json_w_key(&w, "line");
-		json_w_u64(&w, lineno);
-		json_w_key(&w, "stage");
-		json_w_strz(&w, "input");
-		json_w_key(&w, "reason");
-		json_w_strz(&w, clean_reason_name(d->drop));
+		json_w_ku64(&w, "line", lineno);
+		json_w_kstr(&w, "stage", "input");
+		json_w_kstr(&w, "reason", clean_reason_name(d->drop));
 		json_w_key(&w, "error");
 		json_w_str(&w, who, d->wholen);
 		end(&w);
@@ -111,16 +106,12 @@ dedup_report_drop(struct dedup_report *r, struct buf *b,
 	}
 	start(&w, b, who, d->wholen, clean_stage_name[why->stage], why->name);
 	if (d->drop == CLEAN_OTHERLANG || d->drop == CLEAN_NOLANG) {
-		json_w_key(&w, "lang");
-		json_w_strz(&w, d->lang.code);
-		json_w_key(&w, "percent");
-		json_w_int(&w, d->lang.percent);
+		json_w_kstr(&w, "lang", d->lang.code);
+		json_w_kint(&w, "percent", d->lang.percent);
 	} else if (d->drop == CLEAN_SHORT) {
-		json_w_key(&w, "chars");
-		json_w_u64(&w, d->chars);
+		json_w_ku64(&w, "chars", d->chars);
 		if (d->tokens > 0) {
-			json_w_key(&w, "tokens");
-			json_w_u64(&w, d->tokens);
+			json_w_ku64(&w, "tokens", d->tokens);
 		}
 	} else if (kept >= 0) {
 		stop = (size_t)kept + 1 < r->n ? r->at[kept + 1] :
@@ -148,10 +139,8 @@ dedup_report_decontam(struct buf *b, const char *who, size_t wholen,
 	struct json_w w;
 
 	start(&w, b, who, wholen, "decontam", why);
-	json_w_key(&w, "ngrams");
-	json_w_u64(&w, ngrams);
-	json_w_key(&w, "pieces");
-	json_w_u64(&w, pieces);
+	json_w_ku64(&w, "ngrams", ngrams);
+	json_w_ku64(&w, "pieces", pieces);
 	end(&w);
 }
 

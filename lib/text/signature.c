@@ -25,8 +25,7 @@ signature_name(const struct json_rec *jr, const char *file,
 	json_w_members(&w, dst, JSON_COMPACT);
 	json_w_key(&w, "file");
 	json_w_raw(&w, file_json, strlen(file_json));
-	json_w_key(&w, "line");
-	json_w_u64(&w, lineno);
+	json_w_ku64(&w, "line", lineno);
 	*reflen = 0;
 	for (i = 0; i < 3; i++) {
 		if ((f = json_rec_get(jr, name_keys[i])) == NULL)

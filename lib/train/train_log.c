@@ -41,8 +41,7 @@ train_log_json(struct buf *b, const struct train_log *l, double lr,
 
 	json_w_init(&w, b, JSON_SPACED);
 	json_w_obj(&w);
-	json_w_key(&w, "iteration");
-	json_w_u64(&w, l->iteration);
+	json_w_ku64(&w, "iteration", l->iteration);
 	json_w_key(&w, "loss");
 	json_w_num(&w, "%.9g", l->advanced ? l->loss_sum /
 	    (double)l->advanced : NAN);
@@ -53,8 +52,7 @@ train_log_json(struct buf *b, const struct train_log *l, double lr,
 	if (scale > 0) {
 		json_w_key(&w, "loss_scale");
 		json_w_num(&w, "%.17g", scale);
-		json_w_key(&w, "skipped");
-		json_w_u64(&w, l->skipped);
+		json_w_ku64(&w, "skipped", l->skipped);
 	}
 	json_w_key(&w, "tokens_per_s");
 	json_w_num(&w, "%.1f", tps);

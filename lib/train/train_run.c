@@ -236,8 +236,7 @@ evaluate(struct train_run *r, const struct sample_src *src, uint64_t first,
 	snprintf(key, sizeof key, "%s_loss", what);
 	json_w_init(&w, &b, JSON_SPACED);
 	json_w_obj(&w);
-	json_w_key(&w, "iteration");
-	json_w_u64(&w, r->tr->st.iteration);
+	json_w_ku64(&w, "iteration", r->tr->st.iteration);
 	json_w_key(&w, key);
 	json_w_num(&w, "%.9g", loss);
 	json_w_end(&w);
