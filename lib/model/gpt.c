@@ -1037,6 +1037,41 @@ dropout_grad(struct gpt *m, int l, int site)
 	return m->a.tmp;
 }
 
+/*
+ * The backward of linear layer k (its weight; the bias is k + 1) of
+ * local layer l: din (BT, IC) from dout (BT, OC) and the layer's input
+ * inp, the weight's and bias's gradients added to the slot's.
+ */
+static void
+linear_backward(struct gpt *m, int k, int l, float *din, const float *dout,
+    const float *inp, int IC, int OC)
+{
+	float *g = buffer(m, GPT_GRADS);
+	const float *w = m->params;
+
+	m->be->matmul_backward(din, P(g, k, l), P(g, k + 1, l), dout, inp,
+	    P(w, k, l), m->B * m->T, IC, OC);
+}
+
+/*
+ * a.dres += the backward of LayerNorm k (weight; bias k + 1) of local
+ * layer l, whose input was inp, from a.dbtc summed over the
+ * tensor-parallel ranks first (what names it in an error).
+ */
+static void
+norm_backward(struct gpt *m, int k, int l, const float *inp,
+    const float *mean, const float *rstd, const char *what)
+{
+	struct gpt_acts *a = &m->a;
+	float *g = buffer(m, GPT_GRADS);
+	const float *w = m->params;
+	int C = m->cfg.nembd;
+
+	tp_sum(m, a->dbtc, (size_t)m->B * m->T * C, what);
+	m->be->layernorm_backward(a->dres, P(g, k, l), P(g, k + 1, l), a->dbtc,
+	    inp, P(w, k, l), mean, rstd, m->B * m->T, C);
+}
+
 void
 gpt_backward_stage(struct gpt *m, int slot)
 {
@@ -1081,22 +1116,17 @@ gpt_backward_stage(struct gpt *m, int slot)
 		layer_acts(m, l, &x);
 		/* res3 = res2 + dropout(fcproj(gelu(fc(ln2(res2))))) */
 		dproj = dropout_grad(m, gl, 2);
-		be->matmul_backward(a->dbt4c, P(g, GPT_FCPROJW, l),
-		    P(g, GPT_FCPROJB, l), dproj, x.fchg, P(w, GPT_FCPROJW, l),
-		    BT, 4 * CL, C);
+		linear_backward(m, GPT_FCPROJW, l, a->dbt4c, dproj, x.fchg,
+		    4 * CL, C);
 		be->gelu_backward(a->dbt4c2, x.fch, a->dbt4c, (size_t)BT * 4 * CL);
-		be->matmul_backward(a->dbtc, P(g, GPT_FCW, l), P(g, GPT_FCB, l),
-		    a->dbt4c2, x.ln2, P(w, GPT_FCW, l), BT, C, 4 * CL);
-		tp_sum(m, a->dbtc, btc, "MLP input gradients");
-		be->layernorm_backward(a->dres, P(g, GPT_LN2W, l),
-		    P(g, GPT_LN2B, l), a->dbtc, x.res2, P(w, GPT_LN2W, l),
-		    x.ln2_mean, x.ln2_rstd, BT, C);
+		linear_backward(m, GPT_FCW, l, a->dbtc, a->dbt4c2, x.ln2, C,
+		    4 * CL);
+		norm_backward(m, GPT_LN2W, l, x.res2, x.ln2_mean, x.ln2_rstd,
+		    "MLP input gradients");
 
 		/* res2 = in + dropout(attproj(attention(qkv(ln1(in))))) */
 		dproj = dropout_grad(m, gl, 1);
-		be->matmul_backward(a->dbtc, P(g, GPT_ATTPROJW, l),
-		    P(g, GPT_ATTPROJB, l), dproj, x.atty, P(w, GPT_ATTPROJW, l),
-		    BT, CL, C);
+		linear_backward(m, GPT_ATTPROJW, l, a->dbtc, dproj, x.atty, CL, C);
 		/* selective: the probabilities again, from the kept qkv */
 		mk = att_mask(m, gl);
 		if (m->rc.granularity == GPT_RECOMPUTE_SELECTIVE && l != nl - 1)
@@ -1104,12 +1134,10 @@ gpt_backward_stage(struct gpt *m, int slot)
 			    ap, &mk);
 		be->attention_backward(a->dbt4c, a->datt, a->dbtc, x.qkv, x.att,
 		    B, T, CL, NHL, ap, &mk);
-		be->matmul_backward(a->dbtc, P(g, GPT_QKVW, l), P(g, GPT_QKVB, l),
-		    a->dbt4c, x.ln1, P(w, GPT_QKVW, l), BT, C, 3 * CL);
-		tp_sum(m, a->dbtc, btc, "attention input gradients");
-		be->layernorm_backward(a->dres, P(g, GPT_LN1W, l),
-		    P(g, GPT_LN1B, l), a->dbtc, x.in, P(w, GPT_LN1W, l),
-		    x.ln1_mean, x.ln1_rstd, BT, C);
+		linear_backward(m, GPT_QKVW, l, a->dbtc, a->dbt4c, x.ln1, C,
+		    3 * CL);
+		norm_backward(m, GPT_LN1W, l, x.in, x.ln1_mean, x.ln1_rstd,
+		    "attention input gradients");
 	}
 	if (m->part.first) {
 		if (hp > 0)

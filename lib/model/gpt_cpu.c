@@ -515,28 +515,30 @@ gelu_dchunk(float *dx, const float *x, const float *dy, size_t n)
 }
 
 #define CHUNK GPT_NORM_CHUNK
+/*
+ * The loop of the elementwise passes: i over [0, N) in steps of CHUNK, in
+ * parallel where N is BIG, CLEN(i) the length of the chunk at i. N is
+ * the pass's element count, a parameter of the function that uses it.
+ */
+#define FOR_CHUNKS(i) \
+	_Pragma("omp parallel for schedule(static) if (BIG(N))") \
+	for (long i = 0; i < (long)N; i += CHUNK)
+#define CLEN(i) (N - (size_t)(i) < CHUNK ? N - (size_t)(i) : CHUNK)
 
 /* out (N) = gelu(inp (N)) */
 static void
 gelu_forward(float *out, const float *inp, size_t N)
 {
-	long i;
-
-#pragma omp parallel for schedule(static) if (BIG(N))
-	for (i = 0; i < (long)N; i += CHUNK)
-		gelu_chunk(out + i, inp + i, N - i < CHUNK ? N - i : CHUNK);
+	FOR_CHUNKS(i)
+		gelu_chunk(out + i, inp + i, CLEN(i));
 }
 
 /* dinp (N) = gelu'(inp) * dout */
 static void
 gelu_backward(float *dinp, const float *inp, const float *dout, size_t N)
 {
-	long i;
-
-#pragma omp parallel for schedule(static) if (BIG(N))
-	for (i = 0; i < (long)N; i += CHUNK)
-		gelu_dchunk(dinp + i, inp + i, dout + i,
-		    N - i < CHUNK ? N - i : CHUNK);
+	FOR_CHUNKS(i)
+		gelu_dchunk(dinp + i, inp + i, dout + i, CLEN(i));
 }
 
 /* out (n) = a + dropout(b), for elements i0.. of the tensor */
@@ -565,12 +567,9 @@ static void
 residual_forward(float *out, const float *a, const float *b, size_t N,
     float p, uint64_t key, uint64_t i0)
 {
-	long i;
-
-#pragma omp parallel for schedule(static) if (BIG(N))
-	for (i = 0; i < (long)N; i += CHUNK)
-		residual_chunk(out + i, a + i, b + i,
-		    N - i < CHUNK ? N - i : CHUNK, p, key, i0 + (uint64_t)i);
+	FOR_CHUNKS(i)
+		residual_chunk(out + i, a + i, b + i, CLEN(i), p, key,
+		    i0 + (uint64_t)i);
 }
 
 /* out (N) = dropout(inp (N)), the masks of elements i0.. */
@@ -578,12 +577,9 @@ static void
 dropout(float *out, const float *inp, size_t N, float p, uint64_t key,
     uint64_t i0)
 {
-	long i;
-
-#pragma omp parallel for schedule(static) if (BIG(N))
-	for (i = 0; i < (long)N; i += CHUNK)
-		residual_chunk(out + i, NULL, inp + i,
-		    N - i < CHUNK ? N - i : CHUNK, p, key, i0 + (uint64_t)i);
+	FOR_CHUNKS(i)
+		residual_chunk(out + i, NULL, inp + i, CLEN(i), p, key,
+		    i0 + (uint64_t)i);
 }
 
 HOT static void
@@ -600,11 +596,8 @@ add_chunk(float *out, const float *a, size_t n)
 static void
 add(float *out, const float *a, size_t N)
 {
-	long i;
-
-#pragma omp parallel for schedule(static) if (BIG(N))
-	for (i = 0; i < (long)N; i += CHUNK)
-		add_chunk(out + i, a + i, N - i < CHUNK ? N - i : CHUNK);
+	FOR_CHUNKS(i)
+		add_chunk(out + i, a + i, CLEN(i));
 }
 
 /* logits (N,V) = inp (N,C) @ wte[:V]^T; wte (Vp,C) */
@@ -751,19 +744,15 @@ adamw_chunk(float *p, const float *g, float *m, float *v, size_t n, float lr,
 		    wd, bc1, bc2, gscale);
 }
 
-/* AdamW on n elements (gpt.h) */
+/* AdamW on N elements (gpt.h) */
 static void
-adamw(float *p, const float *g, float *m, float *v, size_t n, float lr,
+adamw(float *p, const float *g, float *m, float *v, size_t N, float lr,
     float beta1, float beta2, float eps, float wd, float bc1, float bc2,
     float gscale)
 {
-	long i;
-
-#pragma omp parallel for schedule(static) if (BIG(n))
-	for (i = 0; i < (long)n; i += CHUNK)
-		adamw_chunk(p + i, g + i, m + i, v + i,
-		    n - i < CHUNK ? n - i : CHUNK, lr, beta1, beta2, eps, wd,
-		    bc1, bc2, gscale);
+	FOR_CHUNKS(i)
+		adamw_chunk(p + i, g + i, m + i, v + i, CLEN(i), lr, beta1,
+		    beta2, eps, wd, bc1, bc2, gscale);
 }
 
 HOT static double
