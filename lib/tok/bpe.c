@@ -1069,15 +1069,17 @@ image_open(const unsigned char *img, size_t size)
 			return NULL;
 	v = xcalloc(1, sizeof *v);
 	v->image = 1;
-	v->n = h->n;
-	v->eod = h->eod;
-	v->nrank = h->nrank;
-	v->vbits = h->vbits;
-	v->pbits = h->pbits;
-	v->maxmerged = h->maxmerged;
-	v->bt = (int)h->bt;
-	v->rank_is_id = (int)h->rank_is_id;
-	v->nda = h->nda;
+#define FROM_HEADER(f) v->f = h->f
+	FROM_HEADER(n);
+	FROM_HEADER(eod);
+	FROM_HEADER(nrank);
+	FROM_HEADER(vbits);
+	FROM_HEADER(pbits);
+	FROM_HEADER(maxmerged);
+	FROM_HEADER(bt);
+	FROM_HEADER(rank_is_id);
+	FROM_HEADER(nda);
+#undef FROM_HEADER
 	memcpy(v->byte_id, h->byte_id, sizeof v->byte_id);
 	memcpy(v->byte_rank, h->byte_rank, sizeof v->byte_rank);
 	v->off = (uint32_t *)(img + h->at[0]);
