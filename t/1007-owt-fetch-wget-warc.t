@@ -10,18 +10,7 @@
 command -v wget >/dev/null || skip_all "no wget"
 cd "$T" || exit 3
 mkdir www
-for p in harbour mountain forest; do
-	warc_page "The $p page" "$p" >"www/$p.html"
-done
-printf '<html><body><p>Caf\351 cr\350me br\373l\351e, served as latin1, with enough words to be an article here.</p></body></html>' >www/latin1.html
-cat >www/index.html <<'HTML'
-<html><head><title>Index</title></head><body>
-<a href="harbour.html">harbour</a> <a href="mountain.html">mountain</a>
-<a href="forest.html">forest</a>
-<a href="latin1.html?ct=text/html%3Bcharset%3Diso-8859-1">latin1</a>
-<a href="/__owt/status/404">gone</a>
-</body></html>
-HTML
+warc_site www links
 httpd_start www
 
 run wget -q -r -e robots=off --warc-file=site --warc-cdx "$B/index.html"

@@ -10,10 +10,7 @@
 
 cd "$T" || exit 3
 mkdir www
-for p in harbour mountain forest; do
-	warc_page "The $p page" "$p" >"www/$p.html"
-done
-printf '<html><body><p>Caf\351 cr\350me br\373l\351e, served as latin1, with enough words to be an article here.</p></body></html>' >www/latin1.html
+warc_site www
 httpd_start www
 printf '%s\n' "$B/harbour.html" "$B/__owt/redirect?to=/mountain.html" \
     "$B/forest.html" "$B/latin1.html?ct=text/html%3Bcharset%3Diso-8859-1" \

@@ -50,6 +50,25 @@ warc_page() {
 	printf '</div></body></html>\n'
 }
 
+# The crawl tests' site in DIR: three article pages, one in latin1 (served
+# so with ?ct=...), and with LINKS an index.html that links them and a 404
+# (what wget -r follows).
+warc_site() {
+	for p in harbour mountain forest; do
+		warc_page "The $p page" "$p" >"$1/$p.html"
+	done
+	printf '<html><body><p>Caf\351 cr\350me br\373l\351e, served as latin1, with enough words to be an article here.</p></body></html>' >"$1/latin1.html"
+	[ "${2:-}" = links ] || return 0
+	cat >"$1/index.html" <<'HTML'
+<html><head><title>Index</title></head><body>
+<a href="harbour.html">harbour</a> <a href="mountain.html">mountain</a>
+<a href="forest.html">forest</a>
+<a href="latin1.html?ct=text/html%3Bcharset%3Diso-8859-1">latin1</a>
+<a href="/__owt/status/404">gone</a>
+</body></html>
+HTML
+}
+
 # One record compressed alone by $warc_zip, the next number:
 # warc_gz TYPE URI BLOCK [FIELD...]
 warc_gz() {

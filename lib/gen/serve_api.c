@@ -1551,9 +1551,9 @@ v2_cum(const struct serve_seq *s)
 	return sum;
 }
 
-/* An infer output tensor: name, datatype, the shape's first size. */
+/* A tensor's object opened: name, datatype, shape [n] or [n, second]. */
 static void
-v2_tensor(struct json_w *w, const char *name, const char *dtype, int n,
+v2_tensor_head(struct json_w *w, const char *name, const char *dtype, int n,
     int second)
 {
 	json_w_obj(w);
@@ -1565,6 +1565,14 @@ v2_tensor(struct json_w *w, const char *name, const char *dtype, int n,
 	if (second >= 0)
 		json_w_int(w, second);
 	json_w_end(w);
+}
+
+/* An infer output tensor, its data array opened. */
+static void
+v2_tensor(struct json_w *w, const char *name, const char *dtype, int n,
+    int second)
+{
+	v2_tensor_head(w, name, dtype, n, second);
 	json_w_key(w, "data");
 	json_w_arr(w);
 }
@@ -1710,13 +1718,7 @@ serve_api_v2_path(const char *url, const char *model)
 static void
 v2_meta_tensor(struct json_w *w, const char *name, const char *dtype, int n)
 {
-	json_w_obj(w);
-	json_w_kstr(w, "name", name);
-	json_w_kstr(w, "datatype", dtype);
-	json_w_key(w, "shape");
-	json_w_arr(w);
-	json_w_int(w, n);
-	json_w_end(w);
+	v2_tensor_head(w, name, dtype, n, -1);
 	json_w_end(w);
 }
 
