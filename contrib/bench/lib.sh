@@ -39,3 +39,22 @@ torch_ref() {
 	sh "$OWT_SRC/contrib/build/deps.sh" libopenblas0-openmp python3-torch || ref=no
 	"$py" -c 'import torch' 2>/dev/null || ref=no
 }
+
+# The demo's speeches as pages in www, their paths in $BW/paths.
+speech_pages() {
+	for f in "$OWT_SRC"/contrib/demo/data/speeches/*.txt; do
+		b=${f##*/}
+		awk '{ print "<p>" $0 "</p>" }' "$f" >"$1/${b%.txt}.html"
+		echo "${b%.txt}.html"
+	done >"$BW/paths"
+}
+
+# t/httpd serving www on loopback until the script exits (which removes
+# $BW); its base URL in B.
+serve_www() {
+	"$OWT_BUILD/t/httpd" -d "$1" -p "$BW/port" -t 3600 &
+	httpd=$!
+	trap 'kill $httpd 2>/dev/null || :; rm -rf "$BW"' EXIT
+	while [ ! -s "$BW/port" ]; do sleep 0.05; done
+	B=http://127.0.0.1:$(cat "$BW/port")
+}

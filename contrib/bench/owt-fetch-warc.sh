@@ -10,16 +10,8 @@
 
 www=$BW/www
 mkdir -p "$www"
-for f in "$OWT_SRC"/contrib/demo/data/speeches/*.txt; do
-	b=${f##*/}
-	awk '{ print "<p>" $0 "</p>" }' "$f" >"$www/${b%.txt}.html"
-	echo "${b%.txt}.html"
-done >"$BW/paths"
-"$OWT_BUILD/t/httpd" -d "$www" -p "$BW/port" -t 3600 &
-httpd=$!
-trap 'kill $httpd 2>/dev/null || :; rm -rf "$BW"' EXIT
-while [ ! -s "$BW/port" ]; do sleep 0.05; done
-B=http://127.0.0.1:$(cat "$BW/port")
+speech_pages "$www"
+serve_www "$www"
 for i in $(seq 50); do
 	sed "s#^#$B/#; s#\$#?copy=$i#" "$BW/paths"
 done >"$BW/urls"

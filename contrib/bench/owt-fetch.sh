@@ -88,17 +88,9 @@ if [ -d "$D/readability/html" ]; then
 	done >"$BW/paths"
 else
 	src="demo speeches x 50"
-	for f in "$OWT_SRC"/contrib/demo/data/speeches/*.txt; do
-		b=${f##*/}
-		awk '{ print "<p>" $0 "</p>" }' "$f" >"$www/${b%.txt}.html"
-		echo "${b%.txt}.html"
-	done >"$BW/paths"
+	speech_pages "$www"
 fi
-"$OWT_BUILD/t/httpd" -d "$www" -p "$BW/port" -t 3600 &
-httpd=$!
-trap 'kill $httpd 2>/dev/null || :; rm -rf "$BW"' EXIT
-while [ ! -s "$BW/port" ]; do sleep 0.05; done
-B=http://127.0.0.1:$(cat "$BW/port")
+serve_www "$www"
 copies=3
 [ -d "$D/readability/html" ] || copies=50
 for i in $(seq $copies); do
