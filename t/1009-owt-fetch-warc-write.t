@@ -59,12 +59,9 @@ like err "^owt-fetch: cannot create 'nodir/x.warc.gz.open': No such file or dire
     "and names it"
 
 # warcio, from the registry (t/warcio/package-lock.json); skipped offline.
-mkdir warcio
-cp "$OWT_SRC/t/warcio/package.json" "$OWT_SRC/t/warcio/package-lock.json" \
-    "$OWT_SRC/t/warcio/check.mjs" warcio/
-if command -v node >/dev/null && command -v npm >/dev/null &&
-    (cd warcio && timeout 120 npm ci --no-audit --no-fund >npm.log 2>&1); then
-	run node warcio/check.mjs site.warc.gz
+if npm_pinned warcio warcio check.mjs; then
+	warcio=$OWT_BUILD/t/npm-warcio
+	run node "$warcio/check.mjs" site.warc.gz
 	is "$rc" 0 "warcio reads every record"
 	like out '^records 21$' "21 records: warcinfo, 7 requests, 7 responses, 6 metadata"
 	is "$(grep -c ' block=ok ' out)" 21 "every WARC-Block-Digest verifies"
@@ -77,6 +74,6 @@ if command -v node >/dev/null && command -v npm >/dev/null &&
 	is "$(grep -c '^metadata' out)" "$(wc -l <log | tr -d ' ')" \
 	    "as many outcomes as lines in the crawl log"
 else
-	skip "warcio: npm ci failed (no registry?)"
+	skip "warcio: $npm_why"
 fi
 done_testing

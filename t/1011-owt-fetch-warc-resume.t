@@ -167,15 +167,12 @@ is "$(sed -n "$((m + 1)),\$p" "$T/req.log" | wc -l | tr -d ' ')" 0 \
     "and does not fetch it again"
 
 # warcio, from the registry (t/warcio/package-lock.json); skipped offline.
-mkdir warcio
-cp "$OWT_SRC/t/warcio/package.json" "$OWT_SRC/t/warcio/package-lock.json" \
-    "$OWT_SRC/t/warcio/check.mjs" warcio/
-if command -v node >/dev/null && command -v npm >/dev/null &&
-    (cd warcio && timeout 120 npm ci --no-audit --no-fund >npm.log 2>&1); then
+if npm_pinned warcio warcio check.mjs; then
+	warcio=$OWT_BUILD/t/npm-warcio
 	: >all.chk
 	bad=0
 	for f in site.warc.gz site-00001.warc.gz site-00002.warc.gz; do
-		node warcio/check.mjs "$f" >>all.chk || bad=1
+		node "$warcio/check.mjs" "$f" >>all.chk || bad=1
 	done
 	is "$bad" 0 "warcio reads every record of the three files"
 	grep -v '^records' all.chk >recs
@@ -185,6 +182,6 @@ if command -v node >/dev/null && command -v npm >/dev/null &&
 	unlike recs ' (block|payload|pair)=bad' "no digest or pairing is wrong"
 	is "$(grep -c '^warcinfo' recs)" 3 "a warcinfo record a file"
 else
-	skip "warcio: npm ci failed (no registry?)"
+	skip "warcio: $npm_why"
 fi
 done_testing

@@ -9,13 +9,9 @@
 . "$OWT_SRC/t/serve.sh"
 
 cd "$T" || exit 3
-command -v node >/dev/null && command -v npm >/dev/null ||
-    skip_all "no node and npm"
-mkdir js &&
-    cp "$OWT_SRC/t/serve-openai/package.json" "$OWT_SRC/t/serve-openai/package-lock.json" \
-    "$OWT_SRC/t/serve-openai/client.mjs" js/ &&
-    (cd js && timeout 180 npm ci --no-audit --no-fund --loglevel=error >../npm.log 2>&1) ||
-    skip_all "npm ci could not install openai (no registry?)"
+npm_pinned serve-openai openai || skip_all "$npm_why"
+mkdir js && ln -s "$OWT_BUILD/t/npm-serve-openai/node_modules" js/ &&
+    cp "$OWT_SRC/t/serve-openai/client.mjs" js/ || exit 3
 serve_model 256
 serve_start oa --parallel 4
 

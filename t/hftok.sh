@@ -16,27 +16,13 @@
 hftok_dir=$OWT_BUILD/t/npm-hftok
 
 hftok_npm() {
-	hftok_why=
-	command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || {
-		hftok_why="no node or npm"
+	npm_pinned hftok tokenizers || {
+		hftok_why=$npm_why
 		return 1
 	}
-	cmp -s "$OWT_SRC/t/hftok/package-lock.json" "$hftok_dir/package-lock.json" &&
-	    [ -d "$hftok_dir/node_modules/tokenizers" ] && return 0
-	rm -rf "$hftok_dir.$$" &&
-	mkdir -p "$hftok_dir.$$" &&
-	cp "$OWT_SRC/t/hftok/package.json" "$OWT_SRC/t/hftok/package-lock.json" \
-	    "$hftok_dir.$$/" &&
-	(cd "$hftok_dir.$$" && npm ci --no-audit --no-fund --loglevel=error) \
-	    >"$T/npm.log" 2>&1 || {
-		rm -rf "$hftok_dir.$$"
-		hftok_why="npm could not install tokenizers (no registry?)"
-		return 1
-	}
-	rm -rf "$hftok_dir"
-	mv "$hftok_dir.$$" "$hftok_dir" 2>/dev/null || rm -rf "$hftok_dir.$$"
 	# The native library must load here (linux-x64-gnu is in the package).
-	NODE_PATH=$hftok_dir/node_modules node -e 'require("tokenizers")' 2>>"$T/npm.log" || {
+	NODE_PATH=$hftok_dir/node_modules node -e 'require("tokenizers")' \
+	    2>>"$T/npm.log" || {
 		hftok_why="npm tokenizers does not load on this machine"
 		return 1
 	}

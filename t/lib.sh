@@ -255,3 +255,35 @@ done_testing() {
 	[ "$tap_failed" -eq 0 ]
 	exit $?
 }
+
+# npm_pinned NAME MODULE [FILE...]: the npm packages locked in t/NAME/
+# (package.json, package-lock.json) installed once into
+# $OWT_BUILD/t/npm-NAME (again when the lock changes), MODULE among them;
+# the FILEs of t/NAME/ copied beside them (scripts that import them).
+# Status 1 and the reason in $npm_why without node, npm or the registry.
+npm_pinned() {
+	_src=$OWT_SRC/t/$1 _dir=$OWT_BUILD/t/npm-$1 _mod=$2
+	shift 2
+	npm_why=
+	command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || {
+		npm_why="no node or npm"
+		return 1
+	}
+	if ! cmp -s "$_src/package-lock.json" "$_dir/package-lock.json" ||
+	    [ ! -d "$_dir/node_modules/$_mod" ]; then
+		rm -rf "$_dir.$$" &&
+		mkdir -p "$_dir.$$" &&
+		cp "$_src/package.json" "$_src/package-lock.json" "$_dir.$$/" &&
+		(cd "$_dir.$$" && timeout 300 npm ci --no-audit --no-fund \
+		    --loglevel=error) >"$T/npm.log" 2>&1 || {
+			rm -rf "$_dir.$$"
+			npm_why="npm could not install $_mod (no registry?)"
+			return 1
+		}
+		rm -rf "$_dir"
+		mv "$_dir.$$" "$_dir" 2>/dev/null || rm -rf "$_dir.$$"
+	fi
+	for _f in "$@"; do
+		cp "$_src/$_f" "$_dir/" || return 1
+	done
+}

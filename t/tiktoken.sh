@@ -13,26 +13,10 @@
 tiktoken_dir=$OWT_BUILD/t/npm-tiktoken
 
 tiktoken_npm() {
-	tiktoken_why=
-	command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || {
-		tiktoken_why="no node or npm"
+	npm_pinned tiktoken tiktoken || {
+		tiktoken_why=$npm_why
 		return 1
 	}
-	cmp -s "$OWT_SRC/t/tiktoken/package-lock.json" \
-	    "$tiktoken_dir/package-lock.json" &&
-	    [ -d "$tiktoken_dir/node_modules/tiktoken" ] && return 0
-	rm -rf "$tiktoken_dir.$$" &&
-	mkdir -p "$tiktoken_dir.$$" &&
-	cp "$OWT_SRC/t/tiktoken/package.json" "$OWT_SRC/t/tiktoken/package-lock.json" \
-	    "$tiktoken_dir.$$/" &&
-	(cd "$tiktoken_dir.$$" && npm ci --no-audit --no-fund --loglevel=error) \
-	    >"$T/npm.log" 2>&1 || {
-		rm -rf "$tiktoken_dir.$$"
-		tiktoken_why="npm could not install tiktoken (no registry?)"
-		return 1
-	}
-	rm -rf "$tiktoken_dir"
-	mv "$tiktoken_dir.$$" "$tiktoken_dir" 2>/dev/null || rm -rf "$tiktoken_dir.$$"
 }
 
 tiktoken_ranks() {
