@@ -58,6 +58,29 @@ is "$rc" 3 "an archive that cannot be created exits 3"
 like err "^owt-fetch: cannot create 'nodir/x.warc.gz.open': No such file or directory$" \
     "and names it"
 
+# A write error (a file size limit of 64 blocks, SIGXFSZ ignored: write gets
+# EFBIG, as a full disk gives ENOSPC) exits 3 naming the file, with no URL
+# in the log; --resume keeps what was written whole and archives the rest:
+# every URL once.
+for i in $(seq 120); do
+	echo "$B/harbour.html?copy=$i"
+done >furls
+run sh -c 'ulimit -f 64; trap "" XFSZ; exec "$@" >/dev/null' sh owt-fetch -q \
+    --allow-private --ignore-robots --delay 0 --warc-file full --log flog furls
+is "$rc" 3 "an archive that cannot be written exits 3"
+like err "^owt-fetch: cannot write 'full.warc.gz.open': File too large$" \
+    "and names it"
+is "$(wc -l <flog | tr -d ' ')" 0 "no URL of the unwritten groups is logged"
+run owt-fetch -q --allow-private --ignore-robots --delay 0 --warc-file full \
+    --log flog --resume flog furls
+is "$rc" 0 "--resume after the write error exits 0"
+for f in full*.warc.gz; do
+	gzip -dc "$f"
+done | tr -d '\r' | awk '/^WARC-Type: / { t = $2 }
+    /^WARC-Target-URI: / && t == "response" { print $2 }' | sort >furls.got
+is "$(wc -l <furls.got | tr -d ' ') $(uniq -d furls.got | wc -l | tr -d ' ')" \
+    "120 0" "every URL's response archived once across the files"
+
 # warcio, from the registry (t/warcio/package-lock.json); skipped offline.
 if npm_pinned warcio warcio check.mjs; then
 	warcio=$OWT_BUILD/t/npm-warcio
