@@ -51,17 +51,8 @@ const bl = (buf) => Array.from(buf, (b) => b2u[b]).join('');
 
 // npm tiktoken's ranks of encoding name: [Buffer, ...] by rank.
 function ranks(name) {
-	const j = require('tiktoken/encoders/' + name + '.json');
-	const out = [];
-	for (const line of j.bpe_ranks.split('\n')) {
-		if (!line)
-			continue;
-		const f = line.split(' ');
-		let rank = Number(f[1]);
-		for (const tok of f.slice(2))
-			out[rank++] = Buffer.from(tok, 'base64');
-	}
-	return out;
+	return require('./tiktoken-ranks.js').ranks(name)
+	    .map((tok) => Buffer.from(tok, 'base64'));
 }
 
 // vocab (text -> id) and merges ([l, r]) from ranks, ids from base.
