@@ -42,6 +42,30 @@ like out '"title":"Chunked","text":"This page came in chunks,' \
 like out '"text":"Café crème brûlée,.*"charset":"WINDOWS-1252"' \
     "the charset of the archived header"
 
+# Content codings: asked for as without --warc-file, archived as sent (the
+# payload digest is the sha1 of the .gz file itself), undone to extract; a
+# compression bomb is archived whole and dropped as too large, as the crawl
+# without an archive drops it.
+gzip -n -c www/forest.html >www/packed.html.gz
+printf '%s\n' "$B/packed.html" "$B/__owt/bomb" >gzurls
+run owt-fetch --allow-private --ignore-robots --delay 0 --ordered \
+    --max-bytes 1048576 --warc-file gz --log gzlog gzurls
+is "$rc" 0 "a crawl of gzip-encoded pages with --warc-file exits 0"
+like err '^owt-fetch: outcomes: 1 ok, 1 too-large$' "the page, and the bomb too large"
+like gzlog '"outcome":"too-large".*"error":"body over 1048576 bytes"' \
+    "the bomb's outcome as without an archive"
+gzip -dc gz.warc.gz | tr -d '\r' >gz.warc
+like gz.warc '^Accept-Encoding: .*gzip' "the request asks for gzip"
+is "$(grep -c '^Content-Encoding: gzip$' gz.warc)" 2 "both answers are archived gzip-encoded"
+d=$(sha1sum www/packed.html.gz | cut -d ' ' -f 1)
+like gz.warc "^WARC-Payload-Digest: sha1:$(perl -e 'print pack("H*", $ARGV[0])' "$d" | base32)$" \
+    "the page's payload is the .gz file's bytes"
+run owt-fetch --extract gz.warc.gz
+tt out >got
+grep '"title":"The forest page"' crawl.jsonl >forest.jsonl
+tt forest.jsonl >want
+same want got "and its text is the plain page's"
+
 run owt-fetch --warc-file x --extract site.warc.gz
 is "$rc" 2 "--warc-file with --extract is a usage error"
 like err '^owt-fetch: --warc-file archives a crawl: not with --extract$' "and says so"

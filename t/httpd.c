@@ -1,13 +1,16 @@
 /*
  * httpd.c - a small HTTP/1.1 server for the owt-fetch tests and benchmark
  *
- * usage: httpd [-a addr] [-d dir] [-l log] [-p portfile] [-t secs]
+ * usage: httpd [-a addr] [-d dir] [-l log] [-p portfile] [-t secs] [-w ms]
  *
  * Serves dir (a page P.html may be stored as P.html.gz: sent gzip-encoded
  * to clients that accept it), dir/HOST/ first for requests to HOST, and the
  * misbehaviours under /__owt/ (see route()). Binds addr (127.0.0.1) on a
  * free port written to portfile; logs "HOST PATH" per request to log; exits
  * after secs (300) or when its parent dies, so a failed test leaves nothing.
+ * With -w, every answer waits ms milliseconds first: the time a server on
+ * the web takes to think and the network to carry the answer, which a
+ * loopback server does not have (the crawl benchmark's latency).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -28,6 +31,7 @@
 
 static const char *docroot = ".";
 static int logfd = -1;
+static int wait_ms;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* Request counts for /__owt/flaky and /__owt/reset keys. */
@@ -478,6 +482,8 @@ client(void *arg)
 			if (write(logfd, l, n) < 0)
 				break;
 		}
+		if (wait_ms > 0)
+			usleep((useconds_t)wait_ms * 1000);
 		if (route(&r) < 0 || !r.keep)
 			break;
 	}
@@ -524,7 +530,7 @@ main(int argc, char **argv)
 	int c, s, one = 1, secs = 300;
 	pthread_attr_t at;
 
-	while ((c = getopt(argc, argv, "a:d:l:p:t:")) != -1) {
+	while ((c = getopt(argc, argv, "a:d:l:p:t:w:")) != -1) {
 		switch (c) {
 		case 'a': addr = optarg; break;
 		case 'd': docroot = optarg; break;
@@ -533,9 +539,10 @@ main(int argc, char **argv)
 			break;
 		case 'p': portfile = optarg; break;
 		case 't': secs = atoi(optarg); break;
+		case 'w': wait_ms = atoi(optarg); break;
 		default:
 			fprintf(stderr, "usage: httpd [-a addr] [-d dir] [-l log] "
-			    "[-p portfile] [-t secs]\n");
+			    "[-p portfile] [-t secs] [-w ms]\n");
 			return 2;
 		}
 	}

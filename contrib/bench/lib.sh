@@ -50,11 +50,13 @@ speech_pages() {
 }
 
 # t/httpd serving www on loopback until the script exits (which removes
-# $BW); its base URL in B.
+# $BW); its base URL in B. With a second operand, each answer waits that
+# many milliseconds first (httpd -w: a server on the web, not on loopback).
 serve_www() {
-	"$OWT_BUILD/t/httpd" -d "$1" -p "$BW/port" -t 3600 &
-	httpd=$!
-	trap 'kill $httpd 2>/dev/null || :; rm -rf "$BW"' EXIT
+	rm -f "$BW/port"
+	"$OWT_BUILD/t/httpd" -d "$1" -p "$BW/port" -t 3600 -w "${2:-0}" &
+	httpds="${httpds:-} $!"
+	trap 'kill $httpds 2>/dev/null || :; rm -rf "$BW"' EXIT
 	while [ ! -s "$BW/port" ]; do sleep 0.05; done
 	B=http://127.0.0.1:$(cat "$BW/port")
 }

@@ -564,10 +564,20 @@ start(struct crawl *c, struct crawl_job *j)
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 	if (c->o.warc && !j->robots) {
-		/* The archive holds the body as sent: no content coding asked. */
+		/*
+		 * The archive holds the body as sent: the same content codings
+		 * are asked for as without an archive (the same bytes cross the
+		 * network, and deflate has a fifth of them to pack), but neither
+		 * they nor the chunks are undone here; the worker undoes them
+		 * for extraction (fetch_warc_build).
+		 */
 		j->wreq.len = j->wresp.len = 0;
 		curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
 		curl_easy_setopt(e, CURLOPT_HTTP_TRANSFER_DECODING, 0L);
+		if (!j->ranged) {
+			curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+			curl_easy_setopt(e, CURLOPT_HTTP_CONTENT_DECODING, 0L);
+		}
 		curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
 		curl_easy_setopt(e, CURLOPT_HEADERDATA, j);
 		curl_easy_setopt(e, CURLOPT_DEBUGFUNCTION, on_debug);

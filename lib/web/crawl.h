@@ -46,7 +46,7 @@ struct crawl_opt {
 	int ignore_robots;
 	/*
 	 * Keep each exchange for a WARC archive (job.wreq, wresp, ip): HTTP/1.1,
-	 * no Accept-Encoding, the body as received (chunked framing kept).
+	 * the body as received (content coding and chunked framing kept).
 	 */
 	int warc;
 	const char *agent;	/* User-Agent header */

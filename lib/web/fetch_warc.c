@@ -417,7 +417,7 @@ fetch_warc_build(const struct fetch_opts *o, struct fetch_item *it)
 			qv[0].iov_len = qn;
 			rq = (struct warc_out){ "request", uri, j->fetched_at ?
 			    j->fetched_at : time(NULL), "application/http; msgtype=request",
-			    NULL, qv, 1 };
+			    NULL, qv, 1, 0 };
 			add_record(it, &rq, reqid);
 			rv[0].iov_base = (void *)s;
 			rv[0].iov_len = sn;
@@ -455,7 +455,9 @@ fetch_warc_build(const struct fetch_opts *o, struct fetch_item *it)
 				    "WARC-Payload-Digest: %s\r\n", pdg);
 			snprintf(fields + plen, sizeof fields - plen, "%s", trunc);
 			rs = (struct warc_out){ "response", uri, rq.date,
-			    "application/http; msgtype=response", fields, rv, 2 };
+			    "application/http; msgtype=response", fields, rv, 2,
+			    last && j->body.len > 0 && warc_http_parse(s, sn, &h,
+			    err, sizeof err) == 0 && h.coding != WARC_CE_IDENTITY };
 			off = it->warc_gz.len;
 			add_record(it, &rs, resid);
 			if (last)
@@ -488,9 +490,15 @@ fetch_warc_build(const struct fetch_opts *o, struct fetch_item *it)
 		}
 		if (h.coding != WARC_CE_IDENTITY) {
 			struct buf out = { 0 };
+			int k = warc_decode(h.coding, j->body.p, j->body.len,
+			    o->c.max_bytes, &out, err, sizeof err);
 
-			if (warc_decode(h.coding, j->body.p, j->body.len,
-			    o->c.max_bytes, &out, err, sizeof err) != 0) {
+			/* As the crawl without an archive says it. */
+			if (k > 0) {
+				j->outcome = CR_TOO_LARGE;
+				snprintf(j->error, sizeof j->error,
+				    "body over %zu bytes", o->c.max_bytes);
+			} else if (k < 0) {
 				j->outcome = CR_ERROR;
 				snprintf(j->error, sizeof j->error, "%s", err);
 			}
@@ -523,7 +531,7 @@ fetch_warc_meta(struct fetch *f, const struct fetch_item *it, int outcome)
 	snprintf(fields, sizeof fields, "WARC-Concurrent-To: %s\r\n", it->warc_id);
 	r = (struct warc_out){ "metadata", it->job.url, it->job.fetched_at ?
 	    it->job.fetched_at : time(NULL), "application/warc-fields", fields,
-	    &v, 1 };
+	    &v, 1, 0 };
 	warc_record_gz(&r, NULL, &gz);
 	/* The exchanges as the worker made them, the outcome last: a group. */
 	g[0].iov_base = it->warc_gz.p;

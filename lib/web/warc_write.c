@@ -141,7 +141,8 @@ warc_record_gz(const struct warc_out *r, char *id, struct buf *out)
 	 * libdeflate, whole-buffer: at level 1 about 3 times as fast as
 	 * zlib's level 1 on web pages, and smaller (contrib/bench/RESULTS.md).
 	 */
-	if ((c = libdeflate_alloc_compressor(WARC_GZIP_LEVEL)) == NULL)
+	if ((c = libdeflate_alloc_compressor(r->stored ? 0 :
+	    WARC_GZIP_LEVEL)) == NULL)
 		owt_fatal("cannot allocate a deflate compressor");
 	bound = libdeflate_gzip_compress_bound(c, rec.len);
 	buf_reserve(out, bound);
@@ -173,7 +174,7 @@ start_file(struct warc_writer *w)
 {
 	struct iovec v = { w->info, strlen(w->info) };
 	struct warc_out r = { "warcinfo", NULL, time(NULL),
-		"application/warc-fields", NULL, &v, 1 };
+		"application/warc-fields", NULL, &v, 1, 0 };
 	const char *base;
 	char fields[512];
 
