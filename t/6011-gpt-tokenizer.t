@@ -7,6 +7,7 @@
 # padding follows --make-vocab-size-divisible-by; gpt-sample samples and
 # scores with it (the ids are spm_encode's after BOS, the text
 # spm_decode's), taking the checkpoint's copy when no flag names one;
+# gpt-sample --listen serves with it (/v1/completions, /tokenize);
 # another tokenizer is refused by both (exit 2, both sha256s), a copy
 # that is not what config.json says too (exit 1).
 . "${OWT_SRC:-.}/t/lib.sh"
@@ -72,6 +73,30 @@ perl -MJSON::PP -ne 'print decode_json($_)->{tokens}, "\n"' out >got
 echo "$(($(printf 'The man page\n' | spm_encode --model=a.model --output_format=id | wc -w) + 1))" >want
 same want got "--score scores the ids and EOD, after BOS"
 
+# --listen takes the checkpoint's tokenizer as the command line does: the
+# greedy completion of a prompt is the greedy sample's, its text the tail
+# of spm_decode's decoding of prompt and sample after the prompt's.
+if command -v curl >/dev/null; then
+	. "$OWT_SRC/t/serve.sh"
+	serve_start llama --parallel 2
+	run curl -s -X POST "$url/v1/completions" -H 'Content-Type: application/json' \
+	    -d '{"prompt": "The man page", "max_tokens": 6, "temperature": 0}'
+	perl -CO -MJSON::PP -0777 -ne 'print decode_json($_)->{choices}[0]{text}' out >got
+	perl -MJSON::PP -ne '$r = decode_json($_); print join(" ", @{$r->{prompt_ids}},
+	    @{$r->{ids}}), "\n"; exit' g.jsonl | spm_decode --model=a.model --input_format=id |
+	    perl -pe 'chomp; s/^The man page//' >want
+	if [ -s want ]; then ok "--listen: a completion of 6 tokens"; else not_ok "--listen: an empty completion"; fi
+	same want got "--listen: the completion is the sample, decoded as spm_decode does"
+	run curl -s -X POST "$url/tokenize" -d '{"prompt": "The man page"}'
+	perl -MJSON::PP -0777 -ne 'print join(" ", @{decode_json($_)->{tokens}}), "\n"' out >got
+	printf 'The man page\n' | spm_encode --model=a.model --output_format=id | sed 's/^/1 /' >want
+	same want got "--listen: /tokenize gives BOS and spm_encode's ids"
+	serve_stop
+	is "$serve_rc" 0 "the server stops"
+else
+	skip "--listen: no curl"
+fi
+
 fails 2 "^gpt-sample: the tokenizer's tokenizer\\.model has sha256 $bsum, where the checkpoint ck/iter_0000002 has $sum$" \
     "gpt-sample with another model" gpt-sample --load ck --sample-input-file p.txt \
     --tokenizer-type Llama2Tokenizer --tokenizer-model b.model
@@ -84,11 +109,10 @@ fails 2 '^gpt-sample: the tokenizer is GPT2BPETokenizer, where the checkpoint ck
 fails 2 "^gpt-train: the tokenizer's tokenizer\\.model has sha256 $bsum, where the checkpoint ck/iter_0000002 has $sum$" \
     "gpt-train --load with another model" gpt-train $shape --train-iters 3 --load ck \
     --tokenizer-type Llama2Tokenizer --tokenizer-model b.model
-fails 2 '^gpt-sample: --listen: only with GPT2BPETokenizer \(the checkpoint.s or --tokenizer-type.s\)$' \
-    "--listen with a SentencePiece model" gpt-sample --load ck --listen 127.0.0.1:0 $llama
 fails 2 '^gpt-sample: the tokenizer is GPT2BPETokenizer, where the checkpoint ck/iter_0000002 has Llama2Tokenizer$' \
-    "--listen with GPT-2 on a checkpoint of another tokenizer, once loaded" \
-    gpt-sample --load ck --listen 127.0.0.1:0 --workers 1
+    "--listen with GPT-2's files on a checkpoint of another tokenizer" \
+    gpt-sample --load ck --listen 127.0.0.1:0 --workers 1 \
+    --vocab-file "$OWT_SRC/data/gpt2/encoder.json" --merge-file "$OWT_SRC/data/gpt2/vocab.bpe"
 
 run gpt-train $shape --train-iters 3 --load ck --save ck2
 is "$rc" 0 "--load without tokenizer flags goes on"

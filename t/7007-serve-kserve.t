@@ -23,11 +23,12 @@ fails 2 "^gpt-sample: --log-json needs --listen$" \
     "--log-json without --listen" gpt-sample --load ck --log-json x.jsonl
 
 # --- while the model loads, the health paths answer 503: a checkpoint
-# whose config.json is a FIFO that no one writes holds the load.
+# whose model.safetensors is a FIFO that no one writes holds the load
+# (config.json, read for the tokenizer before the port is bound, is not).
 it=iter_$(printf %07d "$(cat ck/latest_checkpointed_iteration.txt)")
 mkdir -p slow/$it && cp ck/latest_checkpointed_iteration.txt slow/ &&
-    cp ck/$it/model.safetensors slow/$it/ &&
-    mkfifo slow/$it/config.json
+    cp ck/$it/config.json slow/$it/ &&
+    mkfifo slow/$it/model.safetensors
 gpt-sample --load slow --workers 1 --listen 0 2>slow.log &
 serve_pid=$!
 await slow.log "listening on" 20

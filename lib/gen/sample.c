@@ -230,11 +230,11 @@ sample_tokenizer(struct sample *s, char *err, size_t errsize, int *code)
 	int named = tk->type || tk->vocab || tk->model || tk->pattern;
 
 	/*
-	 * --listen binds its port before it reads anything of the checkpoint
-	 * (health answers while the model loads): sample_load checks the
-	 * kept tokenizer once config.json is read, and takes none from it.
+	 * The checkpoint's small files only (config.json, the tokenizer's
+	 * copy): --listen binds its port before the weights load, so that
+	 * health answers while they do.
 	 */
-	if (!named && s->o->listen == NULL) {
+	if (!named) {
 		if (ckpt_resolve(s->o->load, path, sizeof path, &kind, err,
 		    errsize, code) < 0)
 			return -1;
@@ -249,8 +249,7 @@ sample_tokenizer(struct sample *s, char *err, size_t errsize, int *code)
 		ckpt_tok_free(&saved);
 	if (s->vocab == NULL)
 		return -1;
-	if (named && s->o->listen == NULL && kept_check(s, err, errsize,
-	    code) < 0) {
+	if (named && kept_check(s, err, errsize, code) < 0) {
 		tokenizer_free(s->vocab);
 		s->vocab = NULL;
 		return -1;
@@ -279,9 +278,6 @@ sample_load(struct sample *s, struct gpt *m, char *err, size_t errsize,
 
 	if (ckpt_args_open(&l, s->p, s->given, opt->load, 0, err, errsize,
 	    code) < 0 || l.kind == CKPT_NONE)
-		return -1;
-	/* --listen's tokenizer, which sample_tokenizer could not check */
-	if (opt->listen && kept_check(s, err, errsize, code) < 0)
 		return -1;
 	cfg->vocab_pad = gpt_pad_vocab(cfg->vocab, 128);
 	if (opt->seq > cfg->maxpos)
@@ -384,17 +380,13 @@ sample_serve(struct sample *s, char *err, size_t errsize, int *code)
 	if (api_key(opt->keyfile, &key, err, errsize, code) < 0)
 		return -1;
 	so.key = key;
-	if (s->vocab->bpe == NULL) {
-		owt_fail(err, errsize, code, XUSAGE, "--listen: only with "
-		    "GPT2BPETokenizer (the checkpoint's or --tokenizer-type's)");
-		goto fail;
-	}
+	tokenizer_tokens(s->vocab);
 	if (opt->log_json && (so.log = fopen(opt->log_json, "a")) == NULL) {
 		free(key);
 		return owt_fail_errno(err, errsize, code, XSYS, "cannot create "
 		    "'%s'", opt->log_json);
 	}
-	if ((sv = serve_open(&so, s->vocab->bpe, err, errsize, code)) == NULL)
+	if ((sv = serve_open(&so, s->vocab, err, errsize, code)) == NULL)
 		goto fail;
 	say("listening on http://%s", serve_addr(sv));
 	if (sample_load(s, &m, err, errsize, code) < 0)

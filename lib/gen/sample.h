@@ -51,8 +51,8 @@ struct sample {
  * The tokenizer: the options' (tokenizer.h), or without them the one the
  * checkpoint of o->load keeps (ckpt_tok.h), or else the built-in GPT-2.
  * Where the checkpoint keeps one, the options' must be it: else -1 with
- * XUSAGE and err naming both sha256s (or types). With --listen nothing of
- * the checkpoint is read here (sample_load checks it).
+ * XUSAGE and err naming both sha256s (or types). Only the checkpoint's
+ * small files are read (config.json, the tokenizer's copy).
  * 0, or -1 with err and *code. sample_tokenizer_free frees it.
  */
 int sample_tokenizer(struct sample *s, char *err, size_t errsize, int *code);
@@ -84,8 +84,8 @@ int sample_score(struct sample *s, struct gpt *m, struct input *in,
     char *err, size_t errsize, int *code);
 
 /*
- * --listen: the port bound first (/health answers 503), then the model
- * loaded, then requests served until a signal stops the server. 0, or -1
+ * --listen, with any tokenizer type: the port bound first (/health
+ * answers 503), then the model loaded, then requests served until a signal stops the server. 0, or -1
  * with err and *code.
  */
 int sample_serve(struct sample *s, char *err, size_t errsize, int *code);

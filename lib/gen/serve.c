@@ -23,7 +23,7 @@
 #ifdef OWT_NO_MHD
 /* A build without libmicrohttpd (the Makefile's GPU_ONLY without it). */
 struct serve *
-serve_open(const struct serve_opts *o, const struct bpe *vocab, char *err,
+serve_open(const struct serve_opts *o, const struct tokenizer *vocab, char *err,
     size_t errsize, int *code)
 {
 	(void)o;
@@ -105,8 +105,8 @@ hist_add(struct serve_hist *h, double v)
  */
 struct serve {
 	struct serve_opts o;
-	const struct bpe *vocab;
-	struct bpe_state *bs;	/* libmicrohttpd's thread's */
+	const struct tokenizer *vocab;
+	struct tokenizer_state *bs;	/* libmicrohttpd's thread's */
 	struct MHD_Daemon *d;
 	int fd;			/* the listening socket */
 	char addr[80];
@@ -535,7 +535,7 @@ tokenize(struct serve *sv, struct MHD_Connection *c, struct conn *cs,
 
 		for (i = 0; i < v->nkids; i++) {
 			if (v->kids[i].type != JV_NUMBER || v->kids[i].num < 0 ||
-			    v->kids[i].num >= bpe_nvocab(sv->vocab) ||
+			    v->kids[i].num >= tokenizer_nvocab(sv->vocab) ||
 			    v->kids[i].num != floor(v->kids[i].num)) {
 				buf_free(&text);
 				buf_free(&b);
@@ -544,7 +544,7 @@ tokenize(struct serve *sv, struct MHD_Connection *c, struct conn *cs,
 				    "tokens: must be a list of token ids");
 			}
 			id = (uint32_t)v->kids[i].num;
-			bpe_decode(sv->vocab, &id, 1, &text);
+			tokenizer_decode(sv->vocab, &id, 1, &text);
 		}
 		json_w_key(&w, "prompt");
 		lossy.len = 0;
@@ -554,7 +554,7 @@ tokenize(struct serve *sv, struct MHD_Connection *c, struct conn *cs,
 		buf_free(&lossy);
 		buf_free(&text);
 	} else {
-		bpe_encode(sv->bs, v->str, strlen(v->str), &ids);
+		tokenizer_encode(sv->bs, v->str, strlen(v->str), &ids);
 		json_w_ku64(&w, "count", ids.n);
 		json_w_kint(&w, "max_model_len", sv->ctx);
 		json_w_key(&w, "tokens");
@@ -799,14 +799,14 @@ completed(void *cls, struct MHD_Connection *c, void **ptr,
 }
 
 struct serve *
-serve_open(const struct serve_opts *o, const struct bpe *vocab, char *err,
+serve_open(const struct serve_opts *o, const struct tokenizer *vocab, char *err,
     size_t errsize, int *code)
 {
 	struct serve *sv = xcalloc(1, sizeof *sv);
 
 	sv->o = *o;
 	sv->vocab = vocab;
-	sv->bs = bpe_state_new(vocab, 0);
+	sv->bs = tokenizer_state_new(vocab, 0);
 	pthread_mutex_init(&sv->lock, NULL);
 	pthread_cond_init(&sv->wake, NULL);
 	if ((sv->fd = bind_addr(sv, err, errsize, code)) < 0)
@@ -826,7 +826,7 @@ serve_open(const struct serve_opts *o, const struct bpe *vocab, char *err,
 	}
 	return sv;
 fail:
-	bpe_state_free(sv->bs);
+	tokenizer_state_free(sv->bs);
 	pthread_mutex_destroy(&sv->lock);
 	pthread_cond_destroy(&sv->wake);
 	free(sv);
@@ -1107,6 +1107,9 @@ serve_run(struct serve *sv, struct gpt_infer *inf)
 	sv->tlast = xcalloc((size_t)inf->S, sizeof *sv->tlast);
 	sv->api.vocab = sv->vocab;
 	sv->api.bs = sv->bs;
+	sv->api.nl = serve_api_token_id(sv->vocab, "\n");
+	sv->api.nlnl = serve_api_token_id(sv->vocab, "\n\n");
+	sv->api.colon = serve_api_token_id(sv->vocab, ":");
 	sv->api.model = sv->o.name;
 	sv->api.ctx = sv->ctx;
 	sv->api.V = sv->V;
@@ -1191,7 +1194,7 @@ serve_close(struct serve *sv)
 	MHD_stop_daemon(sv->d);
 	if (sv->fd >= 0)
 		close(sv->fd);
-	bpe_state_free(sv->bs);
+	tokenizer_state_free(sv->bs);
 	free(sv->run);
 	pthread_mutex_destroy(&sv->lock);
 	pthread_cond_destroy(&sv->wake);

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "tok/bpe.h"
+#include "tok/tokenizer.h"
 #include "model/gpt_infer.h"
 
 struct serve_opts {
@@ -28,7 +28,7 @@ struct serve;
  * loaded. NULL with err: XUSAGE for an address that is not one, XSYS when
  * the port cannot be bound.
  */
-struct serve *serve_open(const struct serve_opts *o, const struct bpe *vocab,
+struct serve *serve_open(const struct serve_opts *o, const struct tokenizer *vocab,
     char *err, size_t errsize, int *code);
 /* The address bound, as "127.0.0.1:8080" or "[::1]:8080". */
 const char *serve_addr(const struct serve *sv);

@@ -10,9 +10,6 @@
 #include "gen/serve_api.h"
 #include "core/util.h"
 
-#define GPT2_NL 198		/* "\n" */
-#define GPT2_NLNL 628		/* "\n\n" */
-#define GPT2_COLON 25		/* ":" */
 
 void
 serve_api_error(struct buf *b, int kind, int status, const char *msg)
@@ -136,8 +133,8 @@ new_req(int kind, const struct serve_api_ctx *c)
 	snprintf(r->id, sizeof r->id, "cmpl-%016llx",
 	    (unsigned long long)owt_mix64(c->seed + ++nreq));
 	r->o.temperature = 1.0;
-	r->o.eod = (int32_t)bpe_eod(c->vocab);
-	r->o.nvocab = (int)bpe_nvocab(c->vocab);
+	r->o.eod = (int32_t)tokenizer_eod(c->vocab);
+	r->o.nvocab = (int)tokenizer_nvocab(c->vocab);
 	r->o.ctx = c->ctx;
 	r->o.seed = owt_mix64(c->seed ^ nreq);
 	r->seq = xcalloc(SERVE_MAX_SAMPLES, sizeof *r->seq);
@@ -153,7 +150,7 @@ token_array(const struct json_val *v, const struct serve_api_ctx *c,
 
 	ids->n = 0;
 	for (i = 0; i < v->nkids; i++) {
-		if (!is_int(&v->kids[i], 0, bpe_nvocab(c->vocab) - 1))
+		if (!is_int(&v->kids[i], 0, tokenizer_nvocab(c->vocab) - 1))
 			return -1;
 		if (ids->n == ids->cap) {
 			ids->cap = ids->cap ? 2 * ids->cap : 64;
@@ -317,13 +314,13 @@ parse_openai(const struct json_val *doc, const struct serve_api_ctx *c,
 
 		ids.n = 0;
 		if (e->type == JV_STRING)
-			bpe_encode(c->bs, e->str, strlen(e->str), &ids);
+			tokenizer_encode(c->bs, e->str, strlen(e->str), &ids);
 		else if (e->type != JV_ARRAY || token_array(e, c, &ids) < 0) {
 			free(ids.v);
 			return refuse(r, err, status, 400, "prompt: must be a "
 			    "string, a list of strings, of token ids (0 to "
 			    "%u), or of lists of them",
-			    bpe_nvocab(c->vocab) - 1);
+			    tokenizer_nvocab(c->vocab) - 1);
 		}
 		if (ids.n == 0) {	/* generate from <|endoftext|> */
 			if (ids.cap == 0)
@@ -474,9 +471,10 @@ parse_megatron(const struct json_val *doc, const struct serve_api_ctx *c,
 		if (v->type != JV_BOOL)
 			BAD("prevent_newline_after_colon must be a boolean "
 			    "value");
-		r->o.ban = (int)v->num;
-		r->o.ban_after = GPT2_COLON;
-		r->o.ban_tok = GPT2_NL;
+		/* a vocabulary without those tokens has nothing to ban */
+		r->o.ban = (int)v->num && c->colon >= 0 && c->nl >= 0;
+		r->o.ban_after = c->colon;
+		r->o.ban_tok = c->nl;
 	}
 	if ((v = json_doc_get(doc, "random_seed")) != NULL) {
 		if (!is_int(v, -1e300, 1e300))
@@ -510,7 +508,7 @@ parse_megatron(const struct json_val *doc, const struct serve_api_ctx *c,
 		r->stop_token = v->num >= 0 && v->num < c->V ?
 		    (int32_t)v->num : -1;
 	} else {
-		r->stop_token = (int32_t)bpe_eod(c->vocab);
+		r->stop_token = (int32_t)tokenizer_eod(c->vocab);
 	}
 	if ((v = json_doc_get(doc, "length_penalty")) != NULL &&
 	    v->type != JV_NUMBER)
@@ -519,9 +517,14 @@ parse_megatron(const struct json_val *doc, const struct serve_api_ctx *c,
 	r->o.top_k = r->beam ? 1 : (int)top_k;
 	r->o.top_p = top_p < 1 ? top_p : 0;
 	r->o.eod = -1;		/* the stop tokens are the server's */
+	r->nl = c->nl;
+	r->nlnl = c->nlnl;
 	for (m = 0; m < p->nkids; m++) {
-		size_t n = bpe_count(c->bs, p->kids[m].str,
-		    strlen(p->kids[m].str)) + (size_t)add_bos;
+		size_t n;
+
+		ids.n = 0;
+		n = tokenizer_encode(c->bs, p->kids[m].str,
+		    strlen(p->kids[m].str), &ids) + (size_t)add_bos;
 
 		if ((int)n > maxlen)
 			maxlen = (int)n;
@@ -534,9 +537,9 @@ parse_megatron(const struct json_val *doc, const struct serve_api_ctx *c,
 		if (add_bos) {
 			if (ids.cap == 0)
 				ids.v = xmalloc(sizeof *ids.v * (ids.cap = 64));
-			ids.v[ids.n++] = bpe_eod(c->vocab);
+			ids.v[ids.n++] = tokenizer_eod(c->vocab);
 		}
-		bpe_encode(c->bs, p->kids[m].str, strlen(p->kids[m].str), &ids);
+		tokenizer_encode(c->bs, p->kids[m].str, strlen(p->kids[m].str), &ids);
 		if (ids.n >= (size_t)c->ctx || (ids.n == 0)) {
 			free(ids.v);
 			BAD("Length of prompt + tokens_to_generate longer than "
@@ -979,11 +982,11 @@ parse_v2(int kind, const struct json_val *doc, const struct serve_api_ctx *c,
 		const char *t = f->v[m]->str;
 
 		ids.n = 0;
-		bpe_encode(c->bs, t, strlen(t), &ids);
+		tokenizer_encode(c->bs, t, strlen(t), &ids);
 		if (ids.n == 0) {	/* generate from <|endoftext|> */
 			if (ids.cap == 0)
 				ids.v = xmalloc(sizeof *ids.v * (ids.cap = 1));
-			ids.v[ids.n++] = bpe_eod(c->vocab);
+			ids.v[ids.n++] = tokenizer_eod(c->vocab);
 		}
 		if ((long long)ids.n + max_tokens > c->ctx || ids.n >=
 		    (size_t)c->ctx) {
@@ -1256,15 +1259,15 @@ serve_api_token(struct serve_seq *s, int32_t tok, const float *logits)
 		s->lp[n] = logprob(logits, r->V, tok, r->ntop, r->ntop ?
 		    s->topid + n * r->ntop : NULL, r->ntop ? s->toplp + n *
 		    r->ntop : NULL);
-	if ((b = bpe_token(r->vocab, (uint32_t)tok, &len)) != NULL)
+	if ((b = tokenizer_token(r->vocab, (uint32_t)tok, &len)) != NULL)
 		buf_add(&s->text, b, len);
 	if (r->kind == SERVE_MEGATRON) {
 		if (r->stop_double_eol)
-			stop = tok == GPT2_NLNL || (tok == GPT2_NL && (n > 0 ?
-			    s->ids.v[n - 1] : (uint32_t)s->prompt[s->nprompt -
-			    1]) == GPT2_NL);
+			stop = tok == r->nlnl || (tok == r->nl && (n > 0 ?
+			    (int32_t)s->ids.v[n - 1] : s->prompt[s->nprompt -
+			    1]) == r->nl);
 		else if (r->stop_eol)
-			stop = tok == GPT2_NLNL || tok == GPT2_NL;
+			stop = tok == r->nlnl || tok == r->nl;
 		else
 			stop = tok == r->stop_token;
 		return s->stopped = stop;
@@ -1296,7 +1299,7 @@ serve_api_begin(struct serve_seq *s)
 	if (s->req->kind == SERVE_MEGATRON || !s->req->stream ||
 	    !s->req->echo || s->noecho)
 		return;
-	bpe_decode(s->req->vocab, (const uint32_t *)s->prompt,
+	tokenizer_decode(s->req->vocab, (const uint32_t *)s->prompt,
 	    (size_t)s->nprompt, &t);
 	json_string_lossy(&j, t.p, t.len);
 	stream_chunk(s, j.p, j.len, 0);
@@ -1333,7 +1336,7 @@ openai_logprobs(struct json_w *w, const struct serve_seq *s, size_t textlen)
 
 			if (off >= textlen && i >= np)
 				break;	/* cut by a stop string */
-			b = bpe_token(r->vocab, id, &len);
+			b = tokenizer_token(r->vocab, id, &len);
 			if (pass == 0)
 				json_w_str(w, b ? b : "", b ? len : 0);
 			else if (pass == 1 && i == 0 && np > 0)
@@ -1354,7 +1357,7 @@ openai_logprobs(struct json_w *w, const struct serve_seq *s, size_t textlen)
 
 					if (t < 0)
 						continue;
-					tb = bpe_token(r->vocab, (uint32_t)t,
+					tb = tokenizer_token(r->vocab, (uint32_t)t,
 					    &tl);
 					key = xmalloc(tl + 1);
 					memcpy(key, tb, tl);
@@ -1421,7 +1424,7 @@ answer_openai(struct serve_req *r)
 
 		t.len = 0;
 		if (r->echo)
-			bpe_decode(r->vocab, (const uint32_t *)s->prompt,
+			tokenizer_decode(r->vocab, (const uint32_t *)s->prompt,
 			    (size_t)s->nprompt, &t);
 		buf_add(&t, s->text.p, s->text.len);
 		json_w_obj(&w);
@@ -1472,7 +1475,7 @@ answer_megatron(struct serve_req *r)
 
 			if (pass == 0) {
 				t.len = 0;
-				bpe_decode(r->vocab, (const uint32_t *)s->prompt,
+				tokenizer_decode(r->vocab, (const uint32_t *)s->prompt,
 				    (size_t)s->nprompt, &t);
 				buf_add(&t, s->text.p, s->text.len);
 				l.len = 0;
@@ -1498,7 +1501,7 @@ answer_megatron(struct serve_req *r)
 					    s->lp[k - s->nprompt]);
 					continue;
 				}
-				b = bpe_token(r->vocab, id, &len);
+				b = tokenizer_token(r->vocab, id, &len);
 				l.len = 0;
 				json_string_lossy(&l, b ? b : "", b ? len : 0);
 				json_w_raw(&w, l.p, l.len);
@@ -1519,7 +1522,7 @@ v2_text(struct buf *t, const struct serve_seq *s)
 {
 	t->len = 0;
 	if (s->req->echo && !s->noecho)
-		bpe_decode(s->req->vocab, (const uint32_t *)s->prompt,
+		tokenizer_decode(s->req->vocab, (const uint32_t *)s->prompt,
 		    (size_t)s->nprompt, t);
 	buf_add(t, s->text.p, s->text.len);
 }
@@ -1534,7 +1537,7 @@ v2_ntok(const struct serve_seq *s)
 	size_t k, off = 0, len;
 
 	for (k = 0; k < s->ids.n && off < s->text.len; k++) {
-		if (bpe_token(s->req->vocab, s->ids.v[k], &len) != NULL)
+		if (tokenizer_token(s->req->vocab, s->ids.v[k], &len) != NULL)
 			off += len;
 	}
 	return s->stopped ? k : s->ids.n;
@@ -1776,4 +1779,18 @@ serve_api_v2_meta(struct buf *b, int path, const char *model, int ctx)
 	}
 	json_w_end(&w);
 	buf_add(b, "\n", 1);
+}
+
+int32_t
+serve_api_token_id(const struct tokenizer *t, const char *s)
+{
+	uint32_t id, n = tokenizer_nvocab(t);
+	const char *b;
+	size_t len;
+
+	for (id = 0; id < n; id++)
+		if ((b = tokenizer_token(t, id, &len)) != NULL &&
+		    len == strlen(s) && memcmp(b, s, len) == 0)
+			return (int32_t)id;
+	return -1;
 }

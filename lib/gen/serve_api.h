@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tok/bpe.h"
+#include "tok/tokenizer.h"
 #include "core/buf.h"
 #include "gen/gen.h"
 
@@ -76,8 +76,9 @@ struct serve_req {
 	char id[40];
 	long long created;
 	const char *model;
-	const struct bpe *vocab;
+	const struct tokenizer *vocab;
 	int V;			/* the model's vocabulary (logprobs) */
+	int32_t nl, nlnl;	/* serve_api_ctx's */
 
 	/* the server's */
 	struct buf out;		/* the answer, or the stream so far */
@@ -98,12 +99,18 @@ struct serve_req {
 
 /* What a parse needs. */
 struct serve_api_ctx {
-	const struct bpe *vocab;
-	struct bpe_state *bs;	/* the caller's thread's */
+	const struct tokenizer *vocab;
+	struct tokenizer_state *bs;	/* the caller's thread's */
 	const char *model;
 	int ctx;		/* prompt and text at most */
 	int V;			/* the model's vocabulary */
 	uint64_t seed;		/* for requests without one */
+	/*
+	 * The ids of the tokens "\n", "\n\n" and ":" (serve_api_token_id),
+	 * Megatron's 198, 628 and 25 in GPT-2's vocabulary, for its
+	 * stop_on_eol, stop_on_double_eol and prevent_newline_after_colon.
+	 */
+	int32_t nl, nlnl, colon;
 };
 
 /*
@@ -143,5 +150,8 @@ int serve_api_v2_path(const char *url, const char *model);
  * the server's or the model's metadata (ctx: its context).
  */
 void serve_api_v2_meta(struct buf *b, int path, const char *model, int ctx);
+
+/* The lowest id whose bytes are s exactly, or -1 (tokenizer_token). */
+int32_t serve_api_token_id(const struct tokenizer *t, const char *s);
 
 #endif

@@ -3,7 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/buf.h"
 #include "core/opt.h"
+#include "core/util.h"
+#include "tok/spm.h"
 #include "tok/tokenizer.h"
 
 /* Megatron-Core's SentencePiece types, as spmtok.h's SPMTOK_* kinds. */
@@ -145,6 +148,8 @@ tokenizer_free(struct tokenizer *t)
 	tiktoken_free(t->tt);
 	hftok_free(t->hf);
 	spmtok_free(t->sp);
+	free(t->tok);
+	free(t->off);
 	free(t);
 }
 
@@ -229,4 +234,77 @@ tokenizer_decode(const struct tokenizer *t, const uint32_t *ids, size_t n,
 		return spmtok_decode(t->sp, ids, n, out);
 	return t->tt ? tiktoken_decode(t->tt, ids, n, out) :
 	    bpe_decode(t->bpe, ids, n, out);
+}
+
+/* A SentencePiece id's bytes in a stream of text, into out. */
+static void
+spm_token(const struct spmtok *t, uint32_t id, struct buf *out)
+{
+	const char *p;
+	unsigned v;
+	size_t i;
+	char c;
+
+	if (id >= spm_npieces(t->m)) {
+		for (i = 0; i < t->nspecial; i++)
+			if (t->special[i].id == id)
+				buf_add(out, t->special[i].text, t->special[i].len);
+		return;
+	}
+	if ((int32_t)id == spm_bos(t->m) || (int32_t)id == spm_eos(t->m) ||
+	    (int32_t)id == spm_pad(t->m))
+		return;
+	if ((int32_t)id == spm_unk(t->m)) {
+		buf_adds(out, " \xe2\x81\x87 ");
+		return;
+	}
+	p = spm_piece(t->m, id);
+	if (strlen(p) == 6 && sscanf(p, "<0x%2x%c", &v, &c) == 2 && c == '>') {
+		c = (char)v;
+		buf_add(out, &c, 1);
+		return;
+	}
+	for (; *p; p++) {
+		if (strncmp(p, "\xe2\x96\x81", 3) == 0) {
+			buf_add(out, " ", 1);
+			p += 2;
+		} else {
+			buf_add(out, p, 1);
+		}
+	}
+}
+
+void
+tokenizer_tokens(struct tokenizer *t)
+{
+	uint32_t n = tokenizer_nvocab(t), id;
+	struct buf b = { 0 };
+
+	if (t->bpe != NULL || t->off != NULL)
+		return;
+	t->off = xmalloc(((size_t)n + 1) * sizeof *t->off);
+	for (id = 0; id < n; id++) {
+		t->off[id] = (uint32_t)b.len;
+		if (t->sp != NULL)
+			spm_token(t->sp, id, &b);
+		else if (tokenizer_decode(t, &id, 1, &b) == 0)
+			t->off[id] |= 1u << 31;	/* no token */
+	}
+	t->off[n] = (uint32_t)b.len;
+	t->tok = b.p != NULL ? b.p : xcalloc(1, 1);
+}
+
+const char *
+tokenizer_token(const struct tokenizer *t, uint32_t id, size_t *len)
+{
+	uint32_t a;
+
+	if (t->bpe != NULL)
+		return bpe_token(t->bpe, id, len);
+	if (t->off == NULL || id >= tokenizer_nvocab(t) ||
+	    (t->off[id] & 1u << 31))
+		return NULL;
+	a = t->off[id];
+	*len = (t->off[id + 1] & ~(1u << 31)) - a;
+	return t->tok + a;
 }

@@ -37,6 +37,9 @@ struct tokenizer {
 	struct tiktoken *tt;
 	struct hftok *hf;
 	struct spmtok *sp;
+	/* tokenizer_tokens' table: id's bytes at tok[off[id]..off[id + 1]) */
+	char *tok;
+	uint32_t *off;
 };
 
 struct tokenizer_state {
@@ -103,5 +106,21 @@ size_t tokenizer_encode(struct tokenizer_state *s, const char *text,
 /* Append the bytes of ids[0..n); n, or the index of the first no token. */
 size_t tokenizer_decode(const struct tokenizer *t, const uint32_t *ids,
     size_t n, struct buf *out);
+
+/*
+ * The bytes of token id as a stream of generated text shows them one
+ * token at a time (not NUL-terminated), or NULL for an id that is no
+ * token: GPT-2's, tiktoken's and a byte-level tokenizer.json's own bytes;
+ * a SentencePiece piece with its meta space U+2581 as a space, a byte
+ * piece <0xNN> as that byte, BOS, EOS and padding as nothing, the
+ * unknown piece as decoding gives it (" \u2047 "), an added token as its
+ * text. Decoding a whole text (tokenizer_decode) differs only in
+ * SentencePiece's first token, whose dummy-prefix space it drops. Types
+ * other than GPT2BPETokenizer need tokenizer_tokens first.
+ */
+const char *tokenizer_token(const struct tokenizer *t, uint32_t id,
+    size_t *len);
+/* Make tokenizer_token's table (once, before threads share t). */
+void tokenizer_tokens(struct tokenizer *t);
 
 #endif
