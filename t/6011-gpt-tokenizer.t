@@ -4,7 +4,8 @@
 # Llama2Tokenizer's data trains 2 steps; the checkpoint keeps the model
 # file (the same bytes) and config.json its sha256 (sha256sum's), type,
 # BOS and EOS; --vocab-size is checked against the tokenizer and the
-# padding follows --make-vocab-size-divisible-by; gpt-sample samples and
+# padding follows --make-vocab-size-divisible-by (gpt-sample's too, a
+# model's vocabulary checked against it); gpt-sample samples and
 # scores with it (the ids are spm_encode's after BOS, the text
 # spm_decode's), taking the checkpoint's copy when no flag names one;
 # gpt-sample --listen serves with it (/v1/completions, /tokenize);
@@ -67,6 +68,19 @@ run gpt-sample --load ck --sample-input-file p.txt --out-seq-length 6 --greedy \
 cp out t1.txt
 perl -CO -MJSON::PP -ne 'print decode_json($_)->{text}, "\n"' g.jsonl >want
 same want t1.txt "the flags naming the same tokenizer give the same text, streamed"
+run gpt-sample --load ck --sample-input-file p.txt --out-seq-length 6 --greedy \
+    --workers 1 --make-vocab-size-divisible-by 64
+same t1.txt out "--make-vocab-size-divisible-by pads the output layer only: the same text"
+run gpt-train --mock-data --num-layers 1 --hidden-size 16 --num-attention-heads 2 \
+    --seq-length 16 --max-position-embeddings 16 --micro-batch-size 2 --workers 1 \
+    --vocab-size 384 --train-iters 1 --eval-iters 0 --save mock -q
+is "$rc" 0 "a model of 384 ids on mock data"
+run gpt-sample --load mock --sample-input-file p.txt --out-seq-length 2 --greedy \
+    --workers 1 $llama --make-vocab-size-divisible-by 128
+is "$rc" 0 "a model of 384 ids: the tokenizer's 300 padded to 128s"
+fails 1 '^gpt-sample: mock/iter_0000001/config.json: vocab_size 384 is neither the tokenizer.s 300 tokens nor them padded to a multiple of 64 \(320\)$' \
+    "a model of 384 ids is not 300 padded to 64s" gpt-sample --load mock \
+    --sample-input-file p.txt --workers 1 $llama --make-vocab-size-divisible-by 64
 printf '{"text":"The man page"}\n' >s.jsonl
 run gpt-sample --load ck --score --sample-input-file s.jsonl --workers 1
 perl -MJSON::PP -ne 'print decode_json($_)->{tokens}, "\n"' out >got

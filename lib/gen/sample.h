@@ -18,6 +18,7 @@ struct sample_opts {
 	int keep_going, quiet, greedy, ids, int8, interactive, score, prec;
 	int batch, nsamples, out_len, stride, top_k, workers, seq;
 	int parallel, queue;
+	int vocab_div;		/* --make-vocab-size-divisible-by; 0: not given */
 	double drain;
 	int shape[4];		/* --num-layers ...: ckpt_args_config checks them */
 	double temperature, top_p;
