@@ -90,10 +90,12 @@ struct node {
 	size_t nkid, capkid;
 };
 
-enum { I_SET, I_RUN, I_SPLIT, I_JMP, I_LOOK, I_LEND, I_MATCH };
+/* I_STAR and I_PLUS: an I_RUN of * and +, told apart after the code is made */
+enum { I_SET, I_RUN, I_SPLIT, I_JMP, I_LOOK, I_LEND, I_MATCH, I_STAR, I_PLUS };
 
 struct inst {
 	uint8_t op, neg;
+	uint8_t last;		/* I_STAR, I_PLUS: the next is I_MATCH */
 	uint32_t set, x, y, min, max;
 	/* I_SPLIT: the first characters of x's matches and of y's, or NONE: any */
 	uint32_t fx, fy;
@@ -740,10 +742,26 @@ scan_compile(const char *pattern)
 	}
 	emit(sc, I_MATCH);
 	node_free(n);
+	/* a jump to the match is the match: a run before it then ends it */
+	for (pc = 0; pc < sc->ncode; pc++) {
+		size_t to = pc, steps = 0;
+
+		while (sc->code[to].op == I_JMP && steps++ < sc->ncode)
+			to = sc->code[to].x;
+		if (sc->code[pc].op == I_JMP && sc->code[to].op == I_MATCH)
+			sc->code[pc].op = I_MATCH;
+	}
 	memo = xcalloc(sc->ncode, sizeof *memo);
 	for (pc = 0; pc < sc->ncode; pc++)
 		first(sc, (uint32_t)pc, memo);
 	free(memo);
+	/* after first(), which knows I_RUN alone */
+	for (pc = 0; pc + 1 < sc->ncode; pc++)
+		if (sc->code[pc].op == I_RUN && sc->code[pc].max == SCAN_INF &&
+		    sc->code[pc].min <= 1) {
+			sc->code[pc].op = sc->code[pc].min ? I_PLUS : I_STAR;
+			sc->code[pc].last = sc->code[pc + 1].op == I_MATCH;
+		}
 	for (c = 0; c < SCAN_CLASSES; c++)
 		sc->entry[c] = entry(sc, c);
 	return sc;
@@ -813,46 +831,64 @@ scan_run(const struct scan *sc, struct pretok_state *s,
 			pos += (size_t)c;
 			pc++;
 			continue;
+		case I_STAR:
+		case I_PLUS:
+			/* the ASCII ones first, at a go */
+			st = &sc->sets[in->set];
+			for (p = pos;;) {
+				while (p < len && in_ascii(st, t[p]))
+					p++;
+				if (p >= len || t[p] < 0x80)
+					break;
+				if ((c = scan_char(sc, t, len, p, &cl)) < 0)
+					goto give_up;
+				if (!in_set(st, cl))
+					break;
+				p += (size_t)c;
+			}
+			if (p == pos) {
+				if (in->op == I_PLUS)
+					goto fail;
+				pc++;
+				continue;
+			}
+			/* a run that ends a match: it is the match, no backtrack */
+			if (in->last) {
+				s->nbt = base;
+				return p;
+			}
+			/* the end of the first character, for +'s backtrack */
+			pmin = in->op == I_STAR ? pos : pos + (t[pos] < 0x80 ? 1 :
+			    t[pos] < 0xe0 ? 2 : 3);
+			if (p > pmin) {
+				if (s->nbt == s->capbt)
+					s->bt = xgrow(s->bt, &s->capbt, s->nbt + 1,
+					    sizeof *s->bt);
+				s->bt[s->nbt++] = (struct bt){ pc + 1, p, pmin };
+			}
+			pos = p;
+			pc++;
+			continue;
 		case I_RUN:
 			st = &sc->sets[in->set];
-			if (in->max == SCAN_INF && in->min <= 1) {
-				/* + and *: the ASCII ones first, at a go */
-				for (p = pos;;) {
-					while (p < len && in_ascii(st, t[p]))
-						p++;
-					if (p >= len || t[p] < 0x80)
+			pmin = in->min == 0 ? pos : SCAN_FAIL;
+			for (k = 0, p = pos; k < in->max && p < len;) {
+				if ((u = t[p]) < 0x80) {
+					if (!in_ascii(st, u))
 						break;
+					p++;
+				} else {
 					if ((c = scan_char(sc, t, len, p, &cl)) < 0)
 						goto give_up;
 					if (!in_set(st, cl))
 						break;
 					p += (size_t)c;
 				}
-				k = p > pos;
-				/* the end of the first character, for +'s backtrack */
-				pmin = in->min == 0 || p == pos ? pos : pos +
-				    (t[pos] < 0x80 ? 1 : t[pos] < 0xe0 ? 2 : 3);
-			} else {
-				pmin = in->min == 0 ? pos : SCAN_FAIL;
-				for (k = 0, p = pos; k < in->max && p < len;) {
-					if ((u = t[p]) < 0x80) {
-						if (!in_ascii(st, u))
-							break;
-						p++;
-					} else {
-						if ((c = scan_char(sc, t, len, p, &cl)) < 0)
-							goto give_up;
-						if (!in_set(st, cl))
-							break;
-						p += (size_t)c;
-					}
-					if (++k == in->min)
-						pmin = p;
-				}
+				if (++k == in->min)
+					pmin = p;
 			}
 			if (k < in->min)
 				goto fail;
-			/* a run that ends a match: it is the match, no backtrack */
 			if (sc->code[pc + 1].op == I_MATCH && p > start) {
 				s->nbt = base;
 				return p;

@@ -879,55 +879,58 @@ pair_rank(struct tiktoken_state *s, const char *p, size_t len, uint32_t a,
 /*
  * The same for a short piece (n <= SMALL), without the heap: tiktoken's
  * own loop, the lowest rank by a scan, leftmost first; parts are removed
- * by moving the rest down.
+ * by moving the rest down (one array of parts: one move a merge).
  */
 #define SMALL 24
+struct part {
+	uint32_t start, tok, rank;	/* rank: of the part joined with the next */
+};
+
 static void
 merge_small(struct tiktoken_state *s, const char *p, size_t n,
     struct bpe_ids *out)
 {
 	const struct tiktoken *t = s->t;
-	uint32_t start[SMALL + 1], tok[SMALL], rank[SMALL], r;
+	struct part pt[SMALL + 1];
+	uint32_t r, end;
 	size_t m = n, i, best;
 
 	for (i = 0; i < n; i++) {
-		start[i] = (uint32_t)i;
-		tok[i] = t->byte[(unsigned char)p[i]];
-		rank[i] = i + 1 < n ? t->pair[(unsigned char)p[i] << 8 |
+		pt[i].start = (uint32_t)i;
+		pt[i].tok = t->byte[(unsigned char)p[i]];
+		pt[i].rank = i + 1 < n ? t->pair[(unsigned char)p[i] << 8 |
 		    (unsigned char)p[i + 1]] : NONE;
 	}
-	start[n] = (uint32_t)n;
+	pt[n].start = (uint32_t)n;
+	pt[n].rank = NONE;
 	for (;;) {
 		r = NONE;
 		best = 0;
 		for (i = 0; i + 1 < m; i++)
-			if (rank[i] < r) {
-				r = rank[i];
+			if (pt[i].rank < r) {
+				r = pt[i].rank;
 				best = i;
 			}
 		if (r == NONE)
 			break;
 		/* part best takes in the next */
-		tok[best] = r;
+		pt[best].tok = r;
+		memmove(&pt[best + 1], &pt[best + 2], (m - best - 1) *
+		    sizeof *pt);
 		m--;
-		for (i = best + 1; i < m; i++) {
-			start[i] = start[i + 1];
-			tok[i] = tok[i + 1];
-			rank[i] = rank[i + 1];
-		}
-		start[m] = (uint32_t)n;
-		rank[best] = best + 1 < m ? pair_rank(s, p + start[best],
-		    start[best + 2] - start[best], tok[best], tok[best + 1]) :
+		end = pt[best + 2].start;	/* the last part's: n, moved down with it */
+		pt[best].rank = best + 1 < m ? pair_rank(s, p + pt[best].start,
+		    end - pt[best].start, pt[best].tok, pt[best + 1].tok) :
 		    NONE;
 		if (best > 0)
-			rank[best - 1] = pair_rank(s, p + start[best - 1],
-			    start[best + 1] - start[best - 1], tok[best - 1],
-			    tok[best]);
+			pt[best - 1].rank = pair_rank(s, p + pt[best - 1].start,
+			    pt[best + 1].start - pt[best - 1].start,
+			    pt[best - 1].tok, pt[best].tok);
 	}
 	if (out->n + m > out->cap)
 		out->v = xgrow(out->v, &out->cap, out->n + m, sizeof *out->v);
 	for (i = 0; i < m; i++)
-		out->v[out->n++] = tok[i];
+		out->v[out->n++] = pt[i].tok;
 }
 
 static void
@@ -1005,6 +1008,9 @@ tiktoken_encode(struct tiktoken_state *s, const char *text, size_t len,
 		n = pretok_next(s->split, text, len, at);
 		if (n == 1)
 			r = t->byte[(unsigned char)text[at]];
+		else if (n == 2)
+			r = t->pair[(unsigned char)text[at] << 8 |
+			    (unsigned char)text[at + 1]];
 		else
 			r = lookup(t, text + at, n);
 		if (r != NONE) {
