@@ -306,7 +306,7 @@ build(struct tiktoken *t, struct entry *e, size_t n, const struct buf *raw,
 {
 	uint32_t id, r;
 	size_t i, at = 0, nslot;
-	uint64_t h, i2;
+	uint64_t h, i2, v;
 
 	for (i = 1; i < n && e[i - 1].id < e[i].id; i++)
 		;
@@ -333,13 +333,18 @@ build(struct tiktoken *t, struct entry *e, size_t n, const struct buf *raw,
 	for (i = 0; i < n; i++) {
 		if (!e[i].rank)
 			continue;
+		/* one probe: a rank of the same bytes on the way, or the free slot */
 		id = e[i].id;
-		if ((r = lookup(t, t->blob + t->off[id], e[i].len)) != NONE)
-			return owt_fail(err, errsize, code, XDATA, "%s: ranks %u "
-			    "and %u are the same bytes", path, r, id);
 		h = hash((const unsigned char *)t->blob + t->off[id], e[i].len);
-		for (i2 = h; t->slot[i2 & t->mask]; i2++)
-			;
+		for (i2 = h; (v = t->slot[i2 & t->mask]) != 0; i2++) {
+			r = (uint32_t)v - 1;
+			if (v >> 32 == h >> 32 && t->off[r + 1] - t->off[r] ==
+			    e[i].len && memcmp(t->blob + t->off[r], t->blob +
+			    t->off[id], e[i].len) == 0)
+				return owt_fail(err, errsize, code, XDATA, "%s: "
+				    "ranks %u and %u are the same bytes", path, r,
+				    id);
+		}
 		t->slot[i2 & t->mask] = (h >> 32) << 32 | (id + 1);
 	}
 	t->pair = xmalloc(65536 * sizeof *t->pair);
