@@ -90,8 +90,9 @@ struct node {
 	size_t nkid, capkid;
 };
 
-/* I_STAR and I_PLUS: an I_RUN of * and +, told apart after the code is made */
-enum { I_SET, I_RUN, I_SPLIT, I_JMP, I_LOOK, I_LEND, I_MATCH, I_STAR, I_PLUS };
+/* I_STAR, I_PLUS, I_OPT: an I_RUN of *, + and ?, told apart after the code is made */
+enum { I_SET, I_RUN, I_SPLIT, I_JMP, I_LOOK, I_LEND, I_MATCH, I_STAR, I_PLUS,
+	I_OPT };
 
 struct inst {
 	uint8_t op, neg;
@@ -761,7 +762,9 @@ scan_compile(const char *pattern)
 		    sc->code[pc].min <= 1) {
 			sc->code[pc].op = sc->code[pc].min ? I_PLUS : I_STAR;
 			sc->code[pc].last = sc->code[pc + 1].op == I_MATCH;
-		}
+		} else if (sc->code[pc].op == I_RUN && sc->code[pc].min == 0 &&
+		    sc->code[pc].max == 1 && sc->code[pc + 1].op != I_MATCH)
+			sc->code[pc].op = I_OPT;
 	for (c = 0; c < SCAN_CLASSES; c++)
 		sc->entry[c] = entry(sc, c);
 	return sc;
@@ -867,6 +870,20 @@ scan_run(const struct scan *sc, struct pretok_state *s,
 				s->bt[s->nbt++] = (struct bt){ pc + 1, p, pmin };
 			}
 			pos = p;
+			pc++;
+			continue;
+		case I_OPT:
+			/* one character or none, the one first (not before I_MATCH) */
+			if ((c = scan_char(sc, t, len, pos, &cl)) < 0)
+				goto give_up;
+			if (c > 0 && in_set(&sc->sets[in->set], cl)) {
+				if (s->nbt == s->capbt)
+					s->bt = xgrow(s->bt, &s->capbt, s->nbt + 1,
+					    sizeof *s->bt);
+				s->bt[s->nbt++] = (struct bt){ pc + 1, pos + (size_t)c,
+				    pos };
+				pos += (size_t)c;
+			}
 			pc++;
 			continue;
 		case I_RUN:
