@@ -73,12 +73,12 @@ struct pretok_state {
 #define SCAN_INF 0xffffffffu
 
 /*
- * A bit a class; a[] a bit a byte, the ASCII characters in the set (no
- * byte from 0x80 on), for the runs of them.
+ * A bit a class; a[] a byte a byte, 1 for the ASCII characters in the
+ * set (0 from 0x80 on), for the runs of them (a load and a test a byte).
  */
 struct scan_set {
 	uint64_t w[SCAN_CLASSES / 64];
-	uint64_t a[4];
+	uint8_t a[256];
 };
 
 enum { N_SET, N_CAT, N_ALT, N_REP, N_LOOK };
@@ -116,7 +116,7 @@ in_set(const struct scan_set *s, unsigned c)
 static inline int
 in_ascii(const struct scan_set *s, unsigned u)
 {
-	return (int)(s->a[u >> 6] >> (u & 63) & 1);
+	return s->a[u];
 }
 
 struct scan {
@@ -329,7 +329,7 @@ scan_classes(struct scan *sc)
 				sc->sets[a].w[c / 64] |= 1ull << (c % 64);
 		for (i = 0; i < 128; i++)
 			if (in_set(&sc->sets[a], sc->cls[i]))
-				sc->sets[a].a[i / 64] |= 1ull << (i % 64);
+				sc->sets[a].a[i] = 1;
 	}
 	ok = 0;
 out:
@@ -670,7 +670,7 @@ first(struct scan *sc, uint32_t pc, uint32_t *memo)
 		}
 		for (i = 0; i < SCAN_CLASSES / 64; i++)
 			u.w[i] = sc->sets[a].w[i] | sc->sets[b].w[i];
-		for (i = 0; i < 4; i++)
+		for (i = 0; i < 256; i++)
 			u.a[i] = sc->sets[a].a[i] | sc->sets[b].a[i];
 		sc->sets = xgrow(sc->sets, &sc->capsets, sc->nsets + 1,
 		    sizeof *sc->sets);
