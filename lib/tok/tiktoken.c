@@ -884,11 +884,12 @@ pair_rank(struct tiktoken_state *s, const char *p, size_t len, uint32_t a,
 /*
  * The same for a short piece (n <= SMALL), without the heap: tiktoken's
  * own loop, the lowest rank by a scan, leftmost first; parts are removed
- * by moving the rest down (one array of parts: one move a merge).
+ * by moving the rest down. The ranks are an array of their own, for the
+ * scan; a part's start and token another.
  */
 #define SMALL 24
 struct part {
-	uint32_t start, tok, rank;	/* rank: of the part joined with the next */
+	uint32_t start, tok;
 };
 
 static void
@@ -897,23 +898,24 @@ merge_small(struct tiktoken_state *s, const char *p, size_t n,
 {
 	const struct tiktoken *t = s->t;
 	struct part pt[SMALL + 1];
-	uint32_t r, end;
+	uint32_t rank[SMALL + 1], r;
 	size_t m = n, i, best;
 
 	for (i = 0; i < n; i++) {
 		pt[i].start = (uint32_t)i;
 		pt[i].tok = t->byte[(unsigned char)p[i]];
-		pt[i].rank = i + 1 < n ? t->pair[(unsigned char)p[i] << 8 |
+		rank[i] = i + 1 < n ? t->pair[(unsigned char)p[i] << 8 |
 		    (unsigned char)p[i + 1]] : NONE;
 	}
+	/* the end: moved down with the parts, always pt[m] */
 	pt[n].start = (uint32_t)n;
-	pt[n].rank = NONE;
+	rank[n] = NONE;
 	for (;;) {
 		r = NONE;
 		best = 0;
 		for (i = 0; i + 1 < m; i++)
-			if (pt[i].rank < r) {
-				r = pt[i].rank;
+			if (rank[i] < r) {
+				r = rank[i];
 				best = i;
 			}
 		if (r == NONE)
@@ -922,13 +924,14 @@ merge_small(struct tiktoken_state *s, const char *p, size_t n,
 		pt[best].tok = r;
 		memmove(&pt[best + 1], &pt[best + 2], (m - best - 1) *
 		    sizeof *pt);
+		memmove(&rank[best + 1], &rank[best + 2], (m - best - 1) *
+		    sizeof *rank);
 		m--;
-		end = pt[best + 2].start;	/* the last part's: n, moved down with it */
-		pt[best].rank = best + 1 < m ? pair_rank(s, p + pt[best].start,
-		    end - pt[best].start, pt[best].tok, pt[best + 1].tok) :
-		    NONE;
+		rank[best] = best + 1 < m ? pair_rank(s, p + pt[best].start,
+		    pt[best + 2].start - pt[best].start, pt[best].tok,
+		    pt[best + 1].tok) : NONE;
 		if (best > 0)
-			pt[best - 1].rank = pair_rank(s, p + pt[best - 1].start,
+			rank[best - 1] = pair_rank(s, p + pt[best - 1].start,
 			    pt[best + 1].start - pt[best - 1].start,
 			    pt[best - 1].tok, pt[best].tok);
 	}
