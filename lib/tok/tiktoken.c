@@ -189,11 +189,11 @@ hash(const unsigned char *p, size_t n)
 	return h ^ (h >> 32);
 }
 
-/* The rank of bytes p[0..n), or NONE. */
+/* The rank of bytes p[0..n), whose hash() is h, or NONE. */
 static inline uint32_t
-lookup(const struct tiktoken *t, const char *p, size_t n)
+lookup_hashed(const struct tiktoken *t, const char *p, size_t n, uint64_t h)
 {
-	uint64_t h = hash((const unsigned char *)p, n), i, v;
+	uint64_t i, v;
 	uint32_t r, tag = (uint32_t)(h >> 32);
 
 	for (i = h;; i++) {
@@ -206,6 +206,13 @@ lookup(const struct tiktoken *t, const char *p, size_t n)
 		    memcmp(t->blob + t->off[r], p, n) == 0)
 			return r;
 	}
+}
+
+/* The rank of bytes p[0..n), or NONE. */
+static inline uint32_t
+lookup(const struct tiktoken *t, const char *p, size_t n)
+{
+	return lookup_hashed(t, p, n, hash((const unsigned char *)p, n));
 }
 
 /* base64 digit values, -1 for other bytes. */
@@ -1003,24 +1010,52 @@ merge(struct tiktoken_state *s, const char *p, size_t n, struct bpe_ids *out)
 		out->v[out->n++] = s->tok[i];
 }
 
+/*
+ * The hash of piece p[0..n) (n >= 2), and the rank table's slot and the
+ * piece cache's entry for it asked of memory: the tables are far larger
+ * than the core's caches, and a miss there was most of the time of a
+ * piece. Asked one piece ahead, the misses overlap the scan of the next.
+ */
+static inline uint64_t
+piece_hash(const struct tiktoken_state *s, const char *p, size_t n)
+{
+	uint64_t h = hash((const unsigned char *)p, n);
+
+	if (n > 2) {
+		__builtin_prefetch(&s->t->slot[h & s->t->mask]);
+		if (n <= CACHE_LEN)
+			__builtin_prefetch(&s->cache[h & s->cache_mask]);
+	}
+	return h;
+}
+
 size_t
 tiktoken_encode(struct tiktoken_state *s, const char *text, size_t len,
     struct bpe_ids *out)
 {
 	const struct tiktoken *t = s->t;
 	struct cache_ent *c;
-	size_t at, n, before = out->n, from, k;
+	size_t at, n, nn = 0, next, before = out->n, from, k;
+	uint64_t h, hn = 0;
 	uint32_t r;
 
-	for (at = 0; at < len; at += n) {
-		n = pretok_next(s->split, text, len, at);
+	if (len == 0)
+		return 0;
+	/* each piece is cut, and its tables asked for, one piece ahead */
+	n = pretok_next(s->split, text, len, 0);
+	h = n > 1 ? piece_hash(s, text, n) : 0;
+	for (at = 0; at < len; at = next, n = nn, h = hn) {
+		if ((next = at + n) < len) {
+			nn = pretok_next(s->split, text, len, next);
+			hn = nn > 1 ? piece_hash(s, text + next, nn) : 0;
+		}
 		if (n == 1)
 			r = t->byte[(unsigned char)text[at]];
 		else if (n == 2)
 			r = t->pair[(unsigned char)text[at] << 8 |
 			    (unsigned char)text[at + 1]];
 		else
-			r = lookup(t, text + at, n);
+			r = lookup_hashed(t, text + at, n, h);
 		if (r != NONE) {
 			if (out->n == out->cap)
 				out->v = xgrow(out->v, &out->cap, out->n + 1,
@@ -1032,8 +1067,7 @@ tiktoken_encode(struct tiktoken_state *s, const char *text, size_t len,
 			merge(s, text + at, n, out);
 			continue;
 		}
-		c = &s->cache[hash((const unsigned char *)text + at, n) &
-		    s->cache_mask];
+		c = &s->cache[h & s->cache_mask];
 		if (c->len == n && memcmp(c->b, text + at, n) == 0) {
 			if (out->n + c->n > out->cap)
 				out->v = xgrow(out->v, &out->cap, out->n + c->n,
