@@ -90,7 +90,7 @@ struct node {
 	size_t nkid, capkid;
 };
 
-/* I_STAR, I_PLUS, I_OPT: an I_RUN of *, + and ?, told apart after the code is made */
+/* I_STAR, I_PLUS, I_OPT: I_RUNs of *, + and ?, set apart after gen() */
 enum { I_SET, I_RUN, I_SPLIT, I_JMP, I_LOOK, I_LEND, I_MATCH, I_STAR, I_PLUS,
 	I_OPT };
 
