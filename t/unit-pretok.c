@@ -73,11 +73,69 @@ check_class(const char *pattern, unsigned cls, const char *what)
 }
 
 /*
+ * The scanner against PCRE2 alone for every code point: the pieces of
+ * the character twice, and of the character between two others, with
+ * the scanner and without, the same.
+ */
+static void
+check_every(const char *pattern, const char *what)
+{
+	static const char *const around[] = { "", "a", " ", "1", "'", "\n" };
+	char err[OWT_ERRSIZE], s[32];
+	struct pretok *p;
+	struct pretok_state *a, *b;
+	uint32_t cp, bad = 0, first = 0;
+	size_t n, len, at, na, nb, k;
+	int code;
+
+	if ((p = pretok_compile(pattern, err, sizeof err, &code)) == NULL) {
+		OK(0, "%s: %s", what, err);
+		return;
+	}
+	OK(pretok_has_scanner(p), "%s: the scanner takes the pattern", what);
+	a = pretok_state_new(p);
+	b = pretok_state_new(p);
+	for (cp = 0; cp < 0x110000; cp++) {
+		if (cp >= 0xd800 && cp <= 0xdfff)
+			continue;
+		for (k = 0; k < sizeof around / sizeof *around; k++) {
+			len = strlen(around[k]);
+			memcpy(s, around[k], len);
+			n = utf8_put(cp, s + len);
+			memcpy(s + len + n, s + len, n);
+			len += 2 * n;
+			memcpy(s + len, around[k], strlen(around[k]));
+			len += strlen(around[k]);
+			for (at = 0; at < len; at += na) {
+				pretok_use_scanner(p, 1);
+				na = pretok_next(a, s, len, at);
+				pretok_use_scanner(p, 0);
+				nb = pretok_next(b, s, len, at);
+				if (na != nb) {
+					if (bad++ == 0)
+						first = cp;
+					break;
+				}
+			}
+		}
+	}
+	OK(bad == 0, "%s: the scanner's pieces are PCRE2's around every code "
+	    "point (%u differ, the first U+%04X)", what, bad, first);
+	pretok_state_free(a);
+	pretok_state_free(b);
+	pretok_free(p);
+}
+
+/*
  * The scanner (pretok.c) against PCRE2 alone: the same pieces of n random
- * texts made of characters that the patterns tell apart (ASCII, two-byte
- * letters, marks, digits and white space that the scanner takes, three-
- * byte ones it leaves to PCRE2, the Kelvin sign and long s that (?i)
- * matches to k and s, invalid UTF-8).
+ * texts made of characters that the patterns tell apart (ASCII, two- and
+ * three-byte letters, marks, digits and white space that the scanner
+ * takes: CJK, Hangul, kana, fullwidth digits, Devanagari, the code points
+ * that Unicode 15 and 16 added to \p{L} and \p{M} in the plane; four-
+ * byte ones it leaves to PCRE2: emoji, Unicode 16's new letters beyond
+ * the plane; the Kelvin sign and long s that (?i) matches to k and s;
+ * invalid UTF-8: a stray byte, a surrogate, an overlong form, a
+ * character cut short).
  */
 static void
 check_scanner(const char *pattern, int has, const char *what)
@@ -89,6 +147,15 @@ check_scanner(const char *pattern, int has, const char *what)
 		"\xc2\x85", "\xc2\xa0", "\xd9\xa3", "\xcc\x81", "\xd0\xb6",
 		"\xe2\x80\x83", "\xf0\x9f\x98\x80", "\xff", "\xc2\xaa",
 		"\xca\xb0", "\xc7\x85",
+		"\xe4\xb8\x80", "\xe6\x96\x87", "\xed\x95\x9c",
+		"\xea\xb8\x80", "\xe3\x81\x82", "\xe3\x82\xab",
+		"\xe3\x80\x80", "\xe3\x80\x82", "\xef\xbc\x91",
+		"\xe0\xa4\x95", "\xe0\xa4\xbf", "\xe2\x80\xa8",
+		"\xef\xbb\xbf", "\xe2\x80\x8b", "\xe1\xb2\x89",
+		"\xea\x9f\x8b", "\xea\x9f\x9b", "\xe0\xa2\x97",
+		"\xe0\xb3\xb3", "\xe2\x85\xa0", "\xe2\x80\x99",
+		"\xf0\x90\x97\x80", "\xf0\x9e\x97\x91", "\xed\xa0\x80",
+		"\xe0\x80\xaf", "\xe4\xb8", "\xe4", "\xc3",
 	};
 	char err[OWT_ERRSIZE], t[256];
 	struct pretok *p;
@@ -168,6 +235,12 @@ main(void)
 	    "the matches");
 	pretok_state_free(st);
 	pretok_free(p);
+
+	/* every code point of the plane in the scanner's classes */
+	check_every("\\p{L}+|\\p{N}+|\\s+(?!\\S)|\\s+|[^\\s\\p{L}\\p{N}]+",
+	    "\\p{L}, \\p{N}, \\s");
+	check_every("[\\p{Lu}\\p{Lt}]+|[\\p{Ll}\\p{Lm}]+|\\p{Lo}+|\\p{M}+|"
+	    "(?i:k|s)+|[^\\r\\n\\p{L}\\p{N}]", "\\p{Lu} ... \\p{M}, (?i)");
 
 	/* tiktoken's r50k, cl100k, o200k; Megatron's v1 (possessive) and v2 */
 	check_scanner("'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| "

@@ -48,27 +48,37 @@ struct pretok_state {
 
 /*
  * The fast scanner: the same pattern compiled again, into a small
- * backtracking machine over the code points below SCAN_LIMIT (ASCII and
- * the two-byte UTF-8 characters: Latin, Greek, Cyrillic, Armenian,
- * Hebrew, Arabic, ...). Its sets are PCRE2's own answers: each atom of
- * the translated pattern (a class, an escape, a literal, under (?i) or
- * not) is compiled alone by PCRE2 and asked about every code point below
- * SCAN_LIMIT, so the scanner holds no Unicode table of its own (and none
- * of Unicode 15's or 16's additions is below U+0800). The machine tries
- * the alternatives in order, quantifiers greedy, backtracking as PCRE2
- * does, and refuses an empty match (PCRE2_NOTEMPTY), so that a match it
- * finds is PCRE2's. The moment it would look at a character at or above
- * SCAN_LIMIT (or at invalid UTF-8) it gives up, and PCRE2 cuts that
+ * backtracking machine over the code points of the Basic Multilingual
+ * Plane (below U+10000: ASCII, Latin, Greek, Cyrillic, Arabic, Indic
+ * scripts, CJK, Hangul, ...). Its sets are PCRE2's own answers: each atom
+ * of the translated pattern (a class, an escape, a literal, under (?i) or
+ * not; with the Unicode 16 additions, as re has them) is compiled alone
+ * by PCRE2 and run over a string of every code point of the plane, so
+ * the scanner holds no Unicode table of its own. The plane is cut into
+ * classes, the code points that every atom treats alike (a few dozen at
+ * most for the encodings' patterns), and a set is a bit a class. The
+ * machine tries the alternatives in order, quantifiers greedy,
+ * backtracking as PCRE2 does, and refuses an empty match
+ * (PCRE2_NOTEMPTY), so that a match it finds is PCRE2's. The moment it
+ * would look at a character beyond the plane (four bytes: emoji, the
+ * historic scripts) or at invalid UTF-8 it gives up, and PCRE2 cuts that
  * piece: which pieces each engine cuts changes no piece. A pattern with
  * what the machine lacks (anchors, backreferences, lookbehind, lazy or
  * possessive quantifiers, atomic groups, inline flags other than
- * (?i:...), a repeated group that can match empty) gets no scanner.
+ * (?i:...), a repeated group that can match empty, \C) or with more
+ * than SCAN_CLASSES classes gets no scanner.
  */
-#define SCAN_LIMIT 0x800
+#define SCAN_LIMIT 0x10000
+#define SCAN_CLASSES 256
 #define SCAN_INF 0xffffffffu
 
+/*
+ * A bit a class; a[] a byte a byte, 1 for the ASCII characters in the
+ * set (0 from 0x80 on), for the runs of them (a load and a test a byte).
+ */
 struct scan_set {
-	uint64_t w[SCAN_LIMIT / 64];
+	uint64_t w[SCAN_CLASSES / 64];
+	uint8_t a[256];
 };
 
 enum { N_SET, N_CAT, N_ALT, N_REP, N_LOOK };
@@ -80,10 +90,13 @@ struct node {
 	size_t nkid, capkid;
 };
 
-enum { I_SET, I_RUN, I_SPLIT, I_JMP, I_LOOK, I_LEND, I_MATCH };
+/* I_STAR, I_PLUS, I_OPT: I_RUNs of *, + and ?, set apart after gen() */
+enum { I_SET, I_RUN, I_SPLIT, I_JMP, I_LOOK, I_LEND, I_MATCH, I_STAR, I_PLUS,
+	I_OPT };
 
 struct inst {
 	uint8_t op, neg;
+	uint8_t last;		/* I_STAR, I_PLUS: the next is I_MATCH */
 	uint32_t set, x, y, min, max;
 	/* I_SPLIT: the first characters of x's matches and of y's, or NONE: any */
 	uint32_t fx, fy;
@@ -93,10 +106,17 @@ struct inst {
 #define ACT_X 1
 #define ACT_Y 2
 
+/* Whether class c is in s; whether ASCII character u is. */
 static inline int
-in_set(const struct scan_set *s, uint32_t cp)
+in_set(const struct scan_set *s, unsigned c)
 {
-	return (int)(s->w[cp >> 6] >> (cp & 63) & 1);
+	return (int)(s->w[c >> 6] >> (c & 63) & 1);
+}
+
+static inline int
+in_ascii(const struct scan_set *s, unsigned u)
+{
+	return s->a[u];
 }
 
 struct scan {
@@ -104,7 +124,13 @@ struct scan {
 	size_t ncode, capcode;
 	struct scan_set *sets;
 	char **atom;		/* each set's atom, "(?i)" first under (?i) */
-	size_t nsets, capsets, capatom;
+	size_t nsets, natoms, capsets, capatom;
+	uint8_t cls[SCAN_LIMIT];	/* each code point's class */
+	/*
+	 * Where a match starts by the class of its first character: past
+	 * the alternatives that cannot take it (pc 0 when none is passed).
+	 */
+	uint32_t entry[SCAN_CLASSES];
 };
 
 /* A backtrack entry: resume at pc, pos; a run's (lo != NONE) steps back to lo. */
@@ -149,57 +175,172 @@ node_free(struct node *n)
 	free(n);
 }
 
-/* The set of atom p[0..n) under ci, asked of PCRE2; its index, or -1. */
+/*
+ * Atom p[0..n) under ci, as the pattern of its runs ("(?i)A+": an atom
+ * is one item, which + repeats whole, and a repeated item needs no
+ * backtrack stack as a group would): its index (of its set, made by
+ * scan_classes).
+ */
 static int
 scan_atom(struct scan *sc, const char *p, size_t n, int ci)
 {
 	struct buf b = { 0 };
-	pcre2_code *re;
-	pcre2_match_data *md;
-	struct scan_set *st;
-	PCRE2_SIZE at, *ov;
-	uint32_t cp;
-	unsigned char u[2];
 	size_t i;
-	int e;
 
-	buf_printf(&b, "%s(?:%.*s)", ci ? "(?i)" : "", (int)n, p);
+	buf_printf(&b, "%s%.*s+", ci ? "(?i)" : "", (int)n, p);
 	buf_addc(&b, '\0');
 	for (i = 0; i < sc->nsets; i++)
 		if (strcmp(sc->atom[i], b.p) == 0) {
 			buf_free(&b);
 			return (int)i;
 		}
-	re = pcre2_compile((PCRE2_SPTR)b.p, PCRE2_ZERO_TERMINATED, PCRE2_UTF |
-	    PCRE2_UCP | PCRE2_ANCHORED, &e, &at, NULL);
-	if (re == NULL) {
-		buf_free(&b);
-		return -1;
-	}
-	md = pcre2_match_data_create_from_pattern(re, NULL);
-	if (md == NULL)
-		owt_fatal("out of memory");
-	sc->sets = xgrow(sc->sets, &sc->capsets, sc->nsets + 1, sizeof *sc->sets);
 	sc->atom = xgrow(sc->atom, &sc->capatom, sc->nsets + 1, sizeof *sc->atom);
-	st = &sc->sets[sc->nsets];
-	memset(st, 0, sizeof *st);
-	ov = pcre2_get_ovector_pointer(md);
-	for (cp = 0; cp < SCAN_LIMIT; cp++) {
-		if (cp < 0x80) {
-			u[0] = (unsigned char)cp;
-			n = 1;
-		} else {
-			u[0] = (unsigned char)(0xc0 | cp >> 6);
-			u[1] = (unsigned char)(0x80 | (cp & 63));
-			n = 2;
-		}
-		if (pcre2_match(re, u, n, 0, 0, md, NULL) >= 0 && ov[1] == n)
-			st->w[cp >> 6] |= 1ull << (cp & 63);
-	}
-	pcre2_match_data_free(md);
-	pcre2_code_free(re);
 	sc->atom[sc->nsets] = b.p;
 	return (int)sc->nsets++;
+}
+
+/* The code point at s[i] (valid UTF-8 of at most three bytes). */
+static uint32_t
+plane_cp(const unsigned char *s, size_t i)
+{
+	if (s[i] < 0x80)
+		return s[i];
+	if (s[i] < 0xe0)
+		return (uint32_t)(s[i] & 0x1f) << 6 | (s[i + 1] & 0x3f);
+	return (uint32_t)(s[i] & 0x0f) << 12 | (uint32_t)(s[i + 1] & 0x3f) << 6 |
+	    (s[i + 2] & 0x3f);
+}
+
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The classes of the plane and the atoms' sets. PCRE2 finds each atom's
+ * runs in the string of every code point of the plane, in order (the
+ * surrogates left out), so that a run is an interval of code points; the
+ * ends of all runs cut the plane into intervals, each taken or left
+ * whole by every atom, and the intervals that every atom treats alike
+ * are one class. -1 where PCRE2 refuses an atom, or there are more than
+ * SCAN_CLASSES classes.
+ */
+static int
+scan_classes(struct scan *sc)
+{
+	struct buf plane = { 0 };
+	uint32_t *run = NULL, *cut = NULL, cp, lo, hi;
+	size_t *first = NULL, *j = NULL, nrun = 0, caprun = 0, ncut = 0;
+	size_t capcut = 0, a, k, c, i, ncls = 0, nw, nu;
+	uint64_t *sig = NULL, *cur = NULL;
+	unsigned char u[3];
+	int e, rc, ok = -1;
+
+	for (cp = 0; cp < SCAN_LIMIT; cp++) {
+		if (cp >= 0xd800 && cp <= 0xdfff)
+			continue;
+		if (cp < 0x80)
+			buf_addc(&plane, (char)cp);
+		else if (cp < 0x800) {
+			u[0] = (unsigned char)(0xc0 | cp >> 6);
+			u[1] = (unsigned char)(0x80 | (cp & 63));
+			buf_add(&plane, u, 2);
+		} else {
+			u[0] = (unsigned char)(0xe0 | cp >> 12);
+			u[1] = (unsigned char)(0x80 | (cp >> 6 & 63));
+			u[2] = (unsigned char)(0x80 | (cp & 63));
+			buf_add(&plane, u, 3);
+		}
+	}
+	sc->natoms = sc->nsets;
+	first = xcalloc(sc->natoms + 1, sizeof *first);
+	for (a = 0; a < sc->natoms; a++) {
+		pcre2_code *re;
+		pcre2_match_data *md;
+		PCRE2_SIZE at, *ov;
+
+		first[a] = nrun;
+		re = pcre2_compile((PCRE2_SPTR)sc->atom[a], PCRE2_ZERO_TERMINATED,
+		    PCRE2_UTF | PCRE2_UCP, &e, &at, NULL);
+		if (re == NULL)
+			goto out;
+		pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
+		if ((md = pcre2_match_data_create_from_pattern(re, NULL)) == NULL)
+			owt_fatal("out of memory");
+		ov = pcre2_get_ovector_pointer(md);
+		for (at = 0; (rc = pcre2_match(re, (PCRE2_SPTR)plane.p, plane.len,
+		    at, PCRE2_NO_UTF_CHECK, md, NULL)) >= 0; at = ov[1]) {
+			lo = plane_cp((const unsigned char *)plane.p, ov[0]);
+			hi = ov[1] < plane.len ? plane_cp((const unsigned char *)
+			    plane.p, ov[1]) : SCAN_LIMIT;
+			run = xgrow(run, &caprun, nrun + 2, sizeof *run);
+			run[nrun++] = lo;
+			run[nrun++] = hi;
+			cut = xgrow(cut, &capcut, ncut + 2, sizeof *cut);
+			cut[ncut++] = lo;
+			cut[ncut++] = hi;
+		}
+		pcre2_match_data_free(md);
+		pcre2_code_free(re);
+		if (rc != PCRE2_ERROR_NOMATCH)
+			goto out;
+	}
+	first[a] = nrun;
+	cut = xgrow(cut, &capcut, ncut + 2, sizeof *cut);
+	cut[ncut++] = 0;
+	cut[ncut++] = SCAN_LIMIT;
+	qsort(cut, ncut, sizeof *cut, cmp_u32);
+	for (i = 1, nu = 1; i < ncut; i++)
+		if (cut[i] != cut[nu - 1])
+			cut[nu++] = cut[i];
+	/* each interval's signature: a bit an atom; the same, the same class */
+	nw = sc->natoms / 64 + 1;
+	cur = xcalloc(nw, sizeof *cur);
+	sig = xcalloc(SCAN_CLASSES * nw, sizeof *sig);
+	j = xcalloc(sc->natoms + 1, sizeof *j);
+	for (a = 0; a < sc->natoms; a++)
+		j[a] = first[a];
+	for (k = 0; k + 1 < nu; k++) {
+		memset(cur, 0, nw * sizeof *cur);
+		for (a = 0; a < sc->natoms; a++) {
+			while (j[a] < first[a + 1] && run[j[a] + 1] <= cut[k])
+				j[a] += 2;
+			if (j[a] < first[a + 1] && run[j[a]] <= cut[k])
+				cur[a / 64] |= 1ull << (a % 64);
+		}
+		for (c = 0; c < ncls && memcmp(sig + c * nw, cur, nw *
+		    sizeof *cur) != 0; c++)
+			;
+		if (c == ncls) {
+			if (ncls == SCAN_CLASSES)
+				goto out;
+			memcpy(sig + ncls++ * nw, cur, nw * sizeof *cur);
+		}
+		memset(sc->cls + cut[k], (int)c, cut[k + 1] - cut[k]);
+	}
+	sc->sets = xgrow(sc->sets, &sc->capsets, sc->natoms, sizeof *sc->sets);
+	memset(sc->sets, 0, sc->natoms * sizeof *sc->sets);
+	for (a = 0; a < sc->natoms; a++) {
+		for (c = 0; c < ncls; c++)
+			if (sig[c * nw + a / 64] >> (a % 64) & 1)
+				sc->sets[a].w[c / 64] |= 1ull << (c % 64);
+		for (i = 0; i < 128; i++)
+			if (in_set(&sc->sets[a], sc->cls[i]))
+				sc->sets[a].a[i] = 1;
+	}
+	ok = 0;
+out:
+	buf_free(&plane);
+	free(run);
+	free(cut);
+	free(first);
+	free(j);
+	free(sig);
+	free(cur);
+	return ok;
 }
 
 static struct node *parse_alt(struct parse *ps, int ci);
@@ -266,7 +407,7 @@ parse_quant(struct parse *ps, int ci)
 			p++;
 		} else if (*p == '\\') {
 			p++;
-			if (*p == '\0' || strchr("bBAzZGKQEgkRX123456789", *p)) {
+			if (*p == '\0' || strchr("bBAzZGKQEgkRXC123456789", *p)) {
 				ps->bad = 1;
 				return NULL;
 			}
@@ -527,8 +668,10 @@ first(struct scan *sc, uint32_t pc, uint32_t *memo)
 			r = FIRST_ANY;
 			break;
 		}
-		for (i = 0; i < SCAN_LIMIT / 64; i++)
+		for (i = 0; i < SCAN_CLASSES / 64; i++)
 			u.w[i] = sc->sets[a].w[i] | sc->sets[b].w[i];
+		for (i = 0; i < 256; i++)
+			u.a[i] = sc->sets[a].a[i] | sc->sets[b].a[i];
 		sc->sets = xgrow(sc->sets, &sc->capsets, sc->nsets + 1,
 		    sizeof *sc->sets);
 		sc->atom = xgrow(sc->atom, &sc->capatom, sc->nsets + 1,
@@ -545,11 +688,41 @@ first(struct scan *sc, uint32_t pc, uint32_t *memo)
 		b = sc->code[pc].fy = first(sc, in.y, memo);
 		for (i = 0; i < 128; i++)
 			sc->code[pc].act[i] = (uint8_t)((a == FIRST_ANY ||
-			    in_set(&sc->sets[a], i) ? ACT_X : 0) |
-			    (b == FIRST_ANY || in_set(&sc->sets[b], i) ? ACT_Y : 0));
+			    in_ascii(&sc->sets[a], i) ? ACT_X : 0) |
+			    (b == FIRST_ANY || in_ascii(&sc->sets[b], i) ? ACT_Y : 0));
 	}
 	memo[pc] = r == FIRST_ANY ? 2 : r + 3;
 	return r;
+}
+
+/*
+ * The pc that a match whose first character is of class c reaches from
+ * pc 0 without a choice: past each I_SPLIT of which one branch alone can
+ * take c (scan_run's own tests) and each I_JMP.
+ */
+static uint32_t
+entry(const struct scan *sc, unsigned c)
+{
+	const struct inst *in;
+	uint32_t pc = 0;
+	size_t steps;
+	int x, y;
+
+	for (steps = 0; steps < sc->ncode; steps++) {
+		in = &sc->code[pc];
+		if (in->op == I_JMP) {
+			pc = in->x;
+			continue;
+		}
+		if (in->op != I_SPLIT)
+			break;
+		x = in->fx == FIRST_ANY || in_set(&sc->sets[in->fx], c);
+		y = in->fy == FIRST_ANY || in_set(&sc->sets[in->fy], c);
+		if (x && y)
+			break;
+		pc = x ? in->x : in->y;
+	}
+	return pc;
 }
 
 /* The scanner of translated pattern, or NULL where it has what the scanner lacks. */
@@ -561,44 +734,74 @@ scan_compile(const char *pattern)
 	struct node *n = parse_alt(&ps, 0);
 	uint32_t *memo;
 	size_t pc;
+	unsigned c;
 
-	if (ps.bad || *ps.p != '\0' || gen(sc, n) < 0) {
+	if (ps.bad || *ps.p != '\0' || gen(sc, n) < 0 || scan_classes(sc) < 0) {
 		node_free(n);
 		scan_free(sc);
 		return NULL;
 	}
 	emit(sc, I_MATCH);
 	node_free(n);
+	/* a jump to the match is the match: a run before it then ends it */
+	for (pc = 0; pc < sc->ncode; pc++) {
+		size_t to = pc, steps = 0;
+
+		while (sc->code[to].op == I_JMP && steps++ < sc->ncode)
+			to = sc->code[to].x;
+		if (sc->code[pc].op == I_JMP && sc->code[to].op == I_MATCH)
+			sc->code[pc].op = I_MATCH;
+	}
 	memo = xcalloc(sc->ncode, sizeof *memo);
 	for (pc = 0; pc < sc->ncode; pc++)
 		first(sc, (uint32_t)pc, memo);
 	free(memo);
+	/* after first(), which knows I_RUN alone */
+	for (pc = 0; pc + 1 < sc->ncode; pc++)
+		if (sc->code[pc].op == I_RUN && sc->code[pc].max == SCAN_INF &&
+		    sc->code[pc].min <= 1) {
+			sc->code[pc].op = sc->code[pc].min ? I_PLUS : I_STAR;
+			sc->code[pc].last = sc->code[pc + 1].op == I_MATCH;
+		} else if (sc->code[pc].op == I_RUN && sc->code[pc].min == 0 &&
+		    sc->code[pc].max == 1 && sc->code[pc + 1].op != I_MATCH)
+			sc->code[pc].op = I_OPT;
+	for (c = 0; c < SCAN_CLASSES; c++)
+		sc->entry[c] = entry(sc, c);
 	return sc;
 }
 
 /*
- * The code point at t[pos] below SCAN_LIMIT into *cp and its length; 0
- * at the end; -1 for any other (PCRE2's then).
+ * The class of the character at t[pos] (below SCAN_LIMIT) into *cl and
+ * its length; 0 at the end; -1 for any other, or invalid UTF-8 (PCRE2's
+ * then).
  */
 static inline int
-scan_char(const unsigned char *t, size_t len, size_t pos, uint32_t *cp)
+scan_char(const struct scan *sc, const unsigned char *t, size_t len,
+    size_t pos, unsigned *cl)
 {
-	unsigned c;
+	unsigned c, c1;
 
 	if (pos >= len)
 		return 0;
 	c = t[pos];
 	if (c < 0x80) {
-		*cp = c;
+		*cl = sc->cls[c];
 		return 1;
 	}
-	if (c >= 0xc2 && c <= 0xdf && pos + 1 < len && (t[pos + 1] & 0xc0) == 0x80) {
-		*cp = (c & 0x1f) << 6 | (t[pos + 1] & 0x3f);
+	if (c < 0xc2 || c > 0xef || pos + 1 >= len ||
+	    ((c1 = t[pos + 1]) & 0xc0) != 0x80)
+		return -1;
+	if (c < 0xe0) {
+		*cl = sc->cls[(c & 0x1f) << 6 | (c1 & 0x3f)];
 		return 2;
 	}
-	return -1;
+	/* three bytes: not overlong (E0 80..9F), not a surrogate (ED A0..BF) */
+	if (pos + 2 >= len || (t[pos + 2] & 0xc0) != 0x80 ||
+	    (c == 0xe0 && c1 < 0xa0) || (c == 0xed && c1 >= 0xa0))
+		return -1;
+	*cl = sc->cls[(c & 0x0f) << 12 | (c1 & 0x3f) << 6 | (t[pos + 2] & 0x3f)];
+	return 3;
 }
-
 
 #define SCAN_FAIL ((size_t)-1)
 #define SCAN_GIVE_UP ((size_t)-2)
@@ -616,60 +819,97 @@ scan_run(const struct scan *sc, struct pretok_state *s,
 	const struct inst *in;
 	const struct scan_set *st;
 	struct bt *b;
-	uint32_t cp, k;
-	unsigned u;
+	uint32_t k;
+	unsigned u, cl;
 	int c;
 
 	for (;;) {
 		in = &sc->code[pc];
 		switch (in->op) {
 		case I_SET:
-			if ((c = scan_char(t, len, pos, &cp)) < 0)
+			if ((c = scan_char(sc, t, len, pos, &cl)) < 0)
 				goto give_up;
-			if (c == 0 || !in_set(&sc->sets[in->set], cp))
+			if (c == 0 || !in_set(&sc->sets[in->set], cl))
 				goto fail;
 			pos += (size_t)c;
 			pc++;
 			continue;
+		case I_STAR:
+		case I_PLUS:
+			/* the ASCII ones first, at a go */
+			st = &sc->sets[in->set];
+			for (p = pos;;) {
+				while (p < len && in_ascii(st, t[p]))
+					p++;
+				if (p >= len || t[p] < 0x80)
+					break;
+				if ((c = scan_char(sc, t, len, p, &cl)) < 0)
+					goto give_up;
+				if (!in_set(st, cl))
+					break;
+				p += (size_t)c;
+			}
+			if (p == pos) {
+				if (in->op == I_PLUS)
+					goto fail;
+				pc++;
+				continue;
+			}
+			/* a run that ends a match: it is the match, no backtrack */
+			if (in->last) {
+				s->nbt = base;
+				return p;
+			}
+			/* the end of the first character, for +'s backtrack */
+			pmin = in->op == I_STAR ? pos : pos + (t[pos] < 0x80 ? 1 :
+			    t[pos] < 0xe0 ? 2 : 3);
+			if (p > pmin) {
+				if (s->nbt == s->capbt)
+					s->bt = xgrow(s->bt, &s->capbt, s->nbt + 1,
+					    sizeof *s->bt);
+				s->bt[s->nbt++] = (struct bt){ pc + 1, p, pmin };
+			}
+			pos = p;
+			pc++;
+			continue;
+		case I_OPT:
+			/* one character or none, the one first (not before I_MATCH) */
+			if ((c = scan_char(sc, t, len, pos, &cl)) < 0)
+				goto give_up;
+			if (c > 0 && in_set(&sc->sets[in->set], cl)) {
+				if (s->nbt == s->capbt)
+					s->bt = xgrow(s->bt, &s->capbt, s->nbt + 1,
+					    sizeof *s->bt);
+				s->bt[s->nbt++] = (struct bt){ pc + 1, pos + (size_t)c,
+				    pos };
+				pos += (size_t)c;
+			}
+			pc++;
+			continue;
 		case I_RUN:
 			st = &sc->sets[in->set];
-			if (in->max == SCAN_INF && in->min <= 1) {
-				/* + and *: the ASCII ones first, at a go */
-				for (p = pos;;) {
-					while (p < len && (u = t[p]) < 0x80 &&
-					    (st->w[u >> 6] >> (u & 63) & 1))
-						p++;
-					if (p >= len || t[p] < 0x80)
+			pmin = in->min == 0 ? pos : SCAN_FAIL;
+			for (k = 0, p = pos; k < in->max && p < len;) {
+				if ((u = t[p]) < 0x80) {
+					if (!in_ascii(st, u))
 						break;
-					if ((c = scan_char(t, len, p, &cp)) < 0)
+					p++;
+				} else {
+					if ((c = scan_char(sc, t, len, p, &cl)) < 0)
 						goto give_up;
-					if (!in_set(st, cp))
+					if (!in_set(st, cl))
 						break;
 					p += (size_t)c;
 				}
-				k = p > pos;
-				pmin = in->min == 0 || p == pos ? pos : pos +
-				    (t[pos] < 0x80 ? 1 : 2);
-			} else {
-				pmin = in->min == 0 ? pos : SCAN_FAIL;
-				for (k = 0, p = pos; k < in->max && p < len;) {
-					if ((u = t[p]) < 0x80) {
-						if (!(st->w[u >> 6] >> (u & 63) & 1))
-							break;
-						p++;
-					} else {
-						if ((c = scan_char(t, len, p, &cp)) < 0)
-							goto give_up;
-						if (!in_set(st, cp))
-							break;
-						p += (size_t)c;
-					}
-					if (++k == in->min)
-						pmin = p;
-				}
+				if (++k == in->min)
+					pmin = p;
 			}
 			if (k < in->min)
 				goto fail;
+			if (sc->code[pc + 1].op == I_MATCH && p > start) {
+				s->nbt = base;
+				return p;
+			}
 			if (p > pmin) {
 				if (s->nbt == s->capbt)
 					s->bt = xgrow(s->bt, &s->capbt, s->nbt + 1,
@@ -686,14 +926,14 @@ scan_run(const struct scan *sc, struct pretok_state *s,
 					pc = in->act[u] == ACT_X ? in->x : in->y;
 					continue;
 				}
-			} else if ((c = scan_char(t, len, pos, &cp)) > 0) {
+			} else if ((c = scan_char(sc, t, len, pos, &cl)) > 0) {
 				if (in->fx != FIRST_ANY &&
-				    !in_set(&sc->sets[in->fx], cp)) {
+				    !in_set(&sc->sets[in->fx], cl)) {
 					pc = in->y;
 					continue;
 				}
 				if (in->fy != FIRST_ANY &&
-				    !in_set(&sc->sets[in->fy], cp)) {
+				    !in_set(&sc->sets[in->fy], cl)) {
 					pc = in->x;
 					continue;
 				}
@@ -810,14 +1050,36 @@ need_mark(uint8_t *need, const char *add)
 }
 
 /*
+ * Append the ranges of add ("\x{A}-\x{B}\x{C}...") that start below
+ * limit to out.
+ */
+static void
+add_below(struct buf *out, const char *add, unsigned long limit)
+{
+	const char *q;
+
+	while ((add = strstr(add, "\\x{")) != NULL) {
+		if ((q = strchr(add, '}')) == NULL)
+			break;
+		q++;
+		if (strncmp(q, "-\\x{", 4) == 0 && (q = strchr(q, '}')) != NULL)
+			q++;
+		if (strtoul(add + 3, NULL, 16) < limit)
+			buf_add(out, add, (size_t)(q - add));
+		add = q;
+	}
+}
+
+/*
  * pattern with \s and \S spelled out (PCRE2's \s has no U+0085) and,
  * with need, \p{L}, \p{N}, \p{M} and the letters' \p{Lu} ... \p{Lo}
  * given the code points of Unicode 16 that PCRE2's tables lack
- * (pretok_unicode.h; marked in need), into out; -1 for \S inside a class,
- * which a class cannot spell.
+ * (pretok_unicode.h; marked in need; those from limit on left out), into
+ * out; -1 for \S inside a class, which a class cannot spell.
  */
 static int
-translate(const char *pattern, struct buf *out, uint8_t *need)
+translate(const char *pattern, struct buf *out, uint8_t *need,
+    unsigned long limit)
 {
 	const char *p, *add;
 	size_t n;
@@ -827,8 +1089,10 @@ translate(const char *pattern, struct buf *out, uint8_t *need)
 		if (*p == '\\' && need != NULL &&
 		    (add = unicode_add(p, &n)) != NULL) {
 			need_mark(need, add);
-			buf_printf(out, in_class ? "%.*s%s" : "[%.*s%s]", (int)n, p,
-			    add);
+			buf_printf(out, in_class ? "%.*s" : "[%.*s", (int)n, p);
+			add_below(out, add, limit);
+			if (!in_class)
+				buf_addc(out, ']');
 			p += n - 1;
 			continue;
 		}
@@ -874,7 +1138,7 @@ compile(const char *pattern, uint8_t *need, int *jit, char *err,
 	PCRE2_SIZE at;
 	int e;
 
-	if (translate(pattern, &b, need) < 0) {
+	if (translate(pattern, &b, need, 0x110000) < 0) {
 		buf_free(&b);
 		owt_fail(err, errsize, code, XUSAGE, "pattern '%s': \\S inside a "
 		    "class is not supported", pattern);
@@ -907,8 +1171,12 @@ pretok_compile(const char *pattern, char *err, size_t errsize, int *code)
 		return NULL;
 	}
 	p->jit = jit1 && jit2;
+	/*
+	 * the scanner's sets are re's: with Unicode 16's additions (those in
+	 * its plane: the rest only slow PCRE2's runs over the plane)
+	 */
 	b = (struct buf){ 0 };
-	translate(pattern, &b, NULL);
+	translate(pattern, &b, p->need, SCAN_LIMIT);
 	buf_addc(&b, '\0');
 	p->scan = scan_compile(b.p);
 	p->use_scan = p->scan != NULL;
@@ -987,10 +1255,13 @@ pretok_next(struct pretok_state *s, const char *text, size_t len, size_t at)
 	} else if (s->text == text && s->start == at && s->end <= len)
 		return s->end - at;
 	if (s->p->use_scan) {
-		size_t end = scan_run(s->p->scan, s, (const unsigned char *)text,
-		    len, 0, at, at);
+		const struct scan *sc = s->p->scan;
+		size_t end;
+		unsigned cl;
 
-		if (end < SCAN_GIVE_UP)
+		if (scan_char(sc, (const unsigned char *)text, len, at, &cl) > 0 &&
+		    (end = scan_run(sc, s, (const unsigned char *)text, len,
+		    sc->entry[cl], at, at)) < SCAN_GIVE_UP)
 			return end - at;
 	}
 	if (s->re == NULL)

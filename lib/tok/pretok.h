@@ -55,10 +55,10 @@ size_t pretok_next(struct pretok_state *s, const char *text, size_t len,
 
 /*
  * Whether the pattern has the fast scanner as well (pretok.c: the same
- * pattern compiled into a backtracking machine over the code points
- * below U+0800, PCRE2 for the rest; the pieces are the same); and turn
- * it off (0) or on again, for tests that compare the two. Not while
- * states cut text.
+ * pattern compiled into a backtracking machine over the code points of
+ * the BMP, below U+10000, PCRE2 for the rest; the pieces are the same);
+ * and turn it off (0) or on again, for tests that compare the two. Not
+ * while states cut text.
  */
 int pretok_has_scanner(const struct pretok *p);
 void pretok_use_scanner(struct pretok *p, int on);

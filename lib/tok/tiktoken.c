@@ -189,11 +189,11 @@ hash(const unsigned char *p, size_t n)
 	return h ^ (h >> 32);
 }
 
-/* The rank of bytes p[0..n), or NONE. */
+/* The rank of bytes p[0..n), whose hash() is h, or NONE. */
 static inline uint32_t
-lookup(const struct tiktoken *t, const char *p, size_t n)
+lookup_hashed(const struct tiktoken *t, const char *p, size_t n, uint64_t h)
 {
-	uint64_t h = hash((const unsigned char *)p, n), i, v;
+	uint64_t i, v;
 	uint32_t r, tag = (uint32_t)(h >> 32);
 
 	for (i = h;; i++) {
@@ -206,6 +206,13 @@ lookup(const struct tiktoken *t, const char *p, size_t n)
 		    memcmp(t->blob + t->off[r], p, n) == 0)
 			return r;
 	}
+}
+
+/* The rank of bytes p[0..n), or NONE. */
+static inline uint32_t
+lookup(const struct tiktoken *t, const char *p, size_t n)
+{
+	return lookup_hashed(t, p, n, hash((const unsigned char *)p, n));
 }
 
 /* base64 digit values, -1 for other bytes. */
@@ -306,7 +313,7 @@ build(struct tiktoken *t, struct entry *e, size_t n, const struct buf *raw,
 {
 	uint32_t id, r;
 	size_t i, at = 0, nslot;
-	uint64_t h, i2;
+	uint64_t h, i2, v;
 
 	for (i = 1; i < n && e[i - 1].id < e[i].id; i++)
 		;
@@ -333,13 +340,18 @@ build(struct tiktoken *t, struct entry *e, size_t n, const struct buf *raw,
 	for (i = 0; i < n; i++) {
 		if (!e[i].rank)
 			continue;
+		/* one probe: a rank of the same bytes on the way, or the free slot */
 		id = e[i].id;
-		if ((r = lookup(t, t->blob + t->off[id], e[i].len)) != NONE)
-			return owt_fail(err, errsize, code, XDATA, "%s: ranks %u "
-			    "and %u are the same bytes", path, r, id);
 		h = hash((const unsigned char *)t->blob + t->off[id], e[i].len);
-		for (i2 = h; t->slot[i2 & t->mask]; i2++)
-			;
+		for (i2 = h; (v = t->slot[i2 & t->mask]) != 0; i2++) {
+			r = (uint32_t)v - 1;
+			if (v >> 32 == h >> 32 && t->off[r + 1] - t->off[r] ==
+			    e[i].len && memcmp(t->blob + t->off[r], t->blob +
+			    t->off[id], e[i].len) == 0)
+				return owt_fail(err, errsize, code, XDATA, "%s: "
+				    "ranks %u and %u are the same bytes", path, r,
+				    id);
+		}
 		t->slot[i2 & t->mask] = (h >> 32) << 32 | (id + 1);
 	}
 	t->pair = xmalloc(65536 * sizeof *t->pair);
@@ -879,24 +891,32 @@ pair_rank(struct tiktoken_state *s, const char *p, size_t len, uint32_t a,
 /*
  * The same for a short piece (n <= SMALL), without the heap: tiktoken's
  * own loop, the lowest rank by a scan, leftmost first; parts are removed
- * by moving the rest down.
+ * by moving the rest down. The ranks are an array of their own, for the
+ * scan; a part's start and token another.
  */
 #define SMALL 24
+struct part {
+	uint32_t start, tok;
+};
+
 static void
 merge_small(struct tiktoken_state *s, const char *p, size_t n,
     struct bpe_ids *out)
 {
 	const struct tiktoken *t = s->t;
-	uint32_t start[SMALL + 1], tok[SMALL], rank[SMALL], r;
+	struct part pt[SMALL + 1];
+	uint32_t rank[SMALL + 1], r;
 	size_t m = n, i, best;
 
 	for (i = 0; i < n; i++) {
-		start[i] = (uint32_t)i;
-		tok[i] = t->byte[(unsigned char)p[i]];
+		pt[i].start = (uint32_t)i;
+		pt[i].tok = t->byte[(unsigned char)p[i]];
 		rank[i] = i + 1 < n ? t->pair[(unsigned char)p[i] << 8 |
 		    (unsigned char)p[i + 1]] : NONE;
 	}
-	start[n] = (uint32_t)n;
+	/* the end: moved down with the parts, always pt[m] */
+	pt[n].start = (uint32_t)n;
+	rank[n] = NONE;
 	for (;;) {
 		r = NONE;
 		best = 0;
@@ -908,26 +928,24 @@ merge_small(struct tiktoken_state *s, const char *p, size_t n,
 		if (r == NONE)
 			break;
 		/* part best takes in the next */
-		tok[best] = r;
+		pt[best].tok = r;
+		memmove(&pt[best + 1], &pt[best + 2], (m - best - 1) *
+		    sizeof *pt);
+		memmove(&rank[best + 1], &rank[best + 2], (m - best - 1) *
+		    sizeof *rank);
 		m--;
-		for (i = best + 1; i < m; i++) {
-			start[i] = start[i + 1];
-			tok[i] = tok[i + 1];
-			rank[i] = rank[i + 1];
-		}
-		start[m] = (uint32_t)n;
-		rank[best] = best + 1 < m ? pair_rank(s, p + start[best],
-		    start[best + 2] - start[best], tok[best], tok[best + 1]) :
-		    NONE;
+		rank[best] = best + 1 < m ? pair_rank(s, p + pt[best].start,
+		    pt[best + 2].start - pt[best].start, pt[best].tok,
+		    pt[best + 1].tok) : NONE;
 		if (best > 0)
-			rank[best - 1] = pair_rank(s, p + start[best - 1],
-			    start[best + 1] - start[best - 1], tok[best - 1],
-			    tok[best]);
+			rank[best - 1] = pair_rank(s, p + pt[best - 1].start,
+			    pt[best + 1].start - pt[best - 1].start,
+			    pt[best - 1].tok, pt[best].tok);
 	}
 	if (out->n + m > out->cap)
 		out->v = xgrow(out->v, &out->cap, out->n + m, sizeof *out->v);
 	for (i = 0; i < m; i++)
-		out->v[out->n++] = tok[i];
+		out->v[out->n++] = pt[i].tok;
 }
 
 static void
@@ -992,21 +1010,52 @@ merge(struct tiktoken_state *s, const char *p, size_t n, struct bpe_ids *out)
 		out->v[out->n++] = s->tok[i];
 }
 
+/*
+ * The hash of piece p[0..n) (n >= 2), and the rank table's slot and the
+ * piece cache's entry for it asked of memory: the tables are far larger
+ * than the core's caches, and a miss there was most of the time of a
+ * piece. Asked one piece ahead, the misses overlap the scan of the next.
+ */
+static inline uint64_t
+piece_hash(const struct tiktoken_state *s, const char *p, size_t n)
+{
+	uint64_t h = hash((const unsigned char *)p, n);
+
+	if (n > 2) {
+		__builtin_prefetch(&s->t->slot[h & s->t->mask]);
+		if (n <= CACHE_LEN)
+			__builtin_prefetch(&s->cache[h & s->cache_mask]);
+	}
+	return h;
+}
+
 size_t
 tiktoken_encode(struct tiktoken_state *s, const char *text, size_t len,
     struct bpe_ids *out)
 {
 	const struct tiktoken *t = s->t;
 	struct cache_ent *c;
-	size_t at, n, before = out->n, from, k;
+	size_t at, n, nn = 0, next, before = out->n, from, k;
+	uint64_t h, hn = 0;
 	uint32_t r;
 
-	for (at = 0; at < len; at += n) {
-		n = pretok_next(s->split, text, len, at);
+	if (len == 0)
+		return 0;
+	/* each piece is cut, and its tables asked for, one piece ahead */
+	n = pretok_next(s->split, text, len, 0);
+	h = n > 1 ? piece_hash(s, text, n) : 0;
+	for (at = 0; at < len; at = next, n = nn, h = hn) {
+		if ((next = at + n) < len) {
+			nn = pretok_next(s->split, text, len, next);
+			hn = nn > 1 ? piece_hash(s, text + next, nn) : 0;
+		}
 		if (n == 1)
 			r = t->byte[(unsigned char)text[at]];
+		else if (n == 2)
+			r = t->pair[(unsigned char)text[at] << 8 |
+			    (unsigned char)text[at + 1]];
 		else
-			r = lookup(t, text + at, n);
+			r = lookup_hashed(t, text + at, n, h);
 		if (r != NONE) {
 			if (out->n == out->cap)
 				out->v = xgrow(out->v, &out->cap, out->n + 1,
@@ -1018,8 +1067,7 @@ tiktoken_encode(struct tiktoken_state *s, const char *text, size_t len,
 			merge(s, text + at, n, out);
 			continue;
 		}
-		c = &s->cache[hash((const unsigned char *)text + at, n) &
-		    s->cache_mask];
+		c = &s->cache[h & s->cache_mask];
 		if (c->len == n && memcmp(c->b, text + at, n) == 0) {
 			if (out->n + c->n > out->cap)
 				out->v = xgrow(out->v, &out->cap, out->n + c->n,
