@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tok/bpe.h"
+#include "tok/tokenizer.h"
 #include "core/buf.h"
 #include "gen/serve_api.h"
 #include "core/util.h"
@@ -10,14 +10,14 @@
 
 #define V 50257
 
-static struct bpe *vocab;
-static struct bpe_state *bs;
+static struct tokenizer *vocab;
+static struct tokenizer_state *bs;
 static float logits[V];
 
 static struct serve_req *
 req(const char *json)
 {
-	struct serve_api_ctx c = { vocab, bs, "m", 64, V, 1 };
+	struct serve_api_ctx c = { vocab, bs, "m", 64, V, 1, 198, 628, 25 };
 	struct buf err = { 0 };
 	struct serve_req *r;
 	int status = 0;
@@ -73,9 +73,17 @@ main(void)
 	/* "And", " the", " LORD", " said" */
 	static const int32_t words[] = { 1870, 262, 35750, 531 };
 
-	if ((vocab = bpe_load(NULL, NULL, err, sizeof err, &code)) == NULL)
+	struct tokenizer_opts o = { 0 };
+
+	if ((vocab = tokenizer_load(&o, err, sizeof err, &code)) == NULL)
 		owt_fatal("%s", err);
-	bs = bpe_state_new(vocab, 0);
+	bs = tokenizer_state_new(vocab, 0);
+	OK(serve_api_token_id(vocab, "\n") == 198 &&
+	    serve_api_token_id(vocab, "\n\n") == 628 &&
+	    serve_api_token_id(vocab, ":") == 25,
+	    "the tokens \"\\n\", \"\\n\\n\" and \":\" are Megatron's GPT-2 ids 198, 628, 25");
+	OK(serve_api_token_id(vocab, "no such token here") == -1,
+	    "a text that is no token: -1");
 
 	r = req("{\"prompt\":\"x\",\"stream\":true}");
 	feed(r, split, 2);
@@ -121,7 +129,7 @@ main(void)
 	    "unstreamed: the text cut before the stop string");
 	serve_api_free(r);
 
-	bpe_state_free(bs);
-	bpe_free(vocab);
+	tokenizer_state_free(bs);
+	tokenizer_free(vocab);
 	return unit_done();
 }
