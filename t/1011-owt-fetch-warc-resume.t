@@ -97,6 +97,10 @@ is "$(comm -12 req2 held1 | wc -l | tr -d ' ')" 0 \
 is "$(sed 's/.*"url":"\([^"]*\)".*/\1/' log1 | sort | comm -23 - held1 | wc -l | tr -d ' ')" 0 \
     "the log names no URL that the archive lacks"
 
+noidx=$(echo "$flags" | sed 's/ --warc-cdx//')
+fails 2 "^owt-fetch: --resume: 'site.cdx' exists: give --warc-cdx to keep it whole \\(or remove it\\)$" \
+    "--resume without --warc-cdx where the archive has a CDX" \
+    owt-fetch $noidx --warc-file site --log log --resume log urls
 run owt-fetch $flags --warc-file site --log log --resume log urls
 is "$rc" 0 "the third crawl (resumed again) ends"
 mv out out3

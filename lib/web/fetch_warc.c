@@ -285,6 +285,12 @@ fetch_warc_writer_open(struct fetch *f, char *err, size_t errsize, int *code)
 	size_t i;
 
 	if (o->resume) {
+		/* A CDX that would miss the new files' records: not silently. */
+		snprintf(path, sizeof path, "%s.cdx", o->warc_file);
+		if (!o->warc_cdx && access(path, F_OK) == 0)
+			return owt_fail(err, errsize, code, XUSAGE, "--resume: '%s' "
+			    "exists: give --warc-cdx to keep it whole (or remove "
+			    "it)", path);
 		/* What a killed run left: cut back, closed, its URLs done. */
 		if (warc_recover(o->warc_file, o->warc_cdx, resumed_url, &f->done,
 		    &next, &ncut, err, errsize, code) < 0)
