@@ -49,8 +49,10 @@ like out '"text":"Café crème brûlée,.*"charset":"WINDOWS-1252"' \
 gzip -n -c www/forest.html >www/packed.html.gz
 printf '%s\n' "$B/packed.html" "$B/__owt/bomb" >gzurls
 run owt-fetch --allow-private --ignore-robots --delay 0 --ordered \
-    --max-bytes 1048576 --warc-file gz --log gzlog gzurls
+    --max-bytes 1048576 --warc-file gz --log gzlog --html-dir hd gzurls
 is "$rc" 0 "a crawl of gzip-encoded pages with --warc-file exits 0"
+cat hd/*.html.gz | gzip -dc >hd.html
+same www/forest.html hd.html "--html-dir beside it saves the page decoded"
 like err '^owt-fetch: outcomes: 1 ok, 1 too-large$' "the page, and the bomb too large"
 like gzlog '"outcome":"too-large".*"error":"body over 1048576 bytes"' \
     "the bomb's outcome as without an archive"
