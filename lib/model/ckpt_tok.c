@@ -35,6 +35,8 @@ names_of(const char *type)
 	static const char *const gpt2[] = { "vocab.json", "merges.txt", NULL };
 	static const char *const tt[] = { "tokenizer.tiktoken", NULL };
 	static const char *const sp[] = { "tokenizer.model", NULL };
+	static const char *const hf[] = { "tokenizer.json",
+		"tokenizer_config.json", NULL };
 
 	if (strcmp(type, "GPT2BPETokenizer") == 0)
 		return gpt2;
@@ -44,6 +46,8 @@ names_of(const char *type)
 	    strcmp(type, "GPTSentencePieceTokenizer") == 0 ||
 	    strcmp(type, "Llama2Tokenizer") == 0)
 		return sp;
+	if (strcmp(type, "HuggingFaceTokenizer") == 0)
+		return hf;
 	return NULL;
 }
 
@@ -80,6 +84,18 @@ ckpt_tok_from(struct ckpt_tok *ct, const struct tokenizer_opts *o,
 	if (names == NULL)
 		return owt_fail(err, errsize, code, XUSAGE, "--tokenizer-type "
 		    "%s: checkpoints cannot keep it yet", type);
+	if (o->model && names[1] != NULL) {
+		/* a directory of them, as Hugging Face's */
+		char path[4200];
+		int k;
+
+		for (k = 0; names[k] != NULL; k++) {
+			snprintf(path, sizeof path, "%s/%s", o->model, names[k]);
+			if (add_file(ct, k, names[k], path, err, errsize, code) < 0)
+				return -1;
+		}
+		return 0;
+	}
 	if (o->model)
 		return add_file(ct, 0, names[0], o->model, err, errsize, code);
 	if (o->vocab && (add_file(ct, 0, names[0], o->vocab, err, errsize,
@@ -165,7 +181,11 @@ ckpt_tok_opts(const struct ckpt_tok *ct, const char *dir,
 	o->pattern = ct->pattern[0] ? ct->pattern : NULL;
 	for (k = 0; k < ct->nfiles; k++)
 		snprintf(paths[k], 4200, "%s/%s", dir, ct->file[k].name);
-	if (ct->nfiles == 2) {
+	if (strcmp(ct->type, "HuggingFaceTokenizer") == 0) {
+		/* the checkpoint's directory holds both, as the model's did */
+		snprintf(paths[0], 4200, "%s", dir);
+		o->model = paths[0];
+	} else if (ct->nfiles == 2) {
 		o->vocab = paths[0];
 		o->merges = paths[1];
 	} else if (ct->nfiles == 1) {

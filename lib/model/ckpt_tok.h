@@ -13,7 +13,9 @@
  * A checkpoint directory (iter_N/) of a run given a tokenizer keeps a copy
  * of its files under the names Hugging Face reads (GPT2BPETokenizer:
  * vocab.json and merges.txt; TikTokenizer: tokenizer.tiktoken; the
- * SentencePiece types: tokenizer.model), and config.json says which:
+ * SentencePiece types: tokenizer.model; HuggingFaceTokenizer:
+ * tokenizer.json and tokenizer_config.json, so that the checkpoint's
+ * directory is its --tokenizer-model), and config.json says which:
  *
  *	"bos_token_id": 1, "eos_token_id": 2,
  *	"owt_tokenizer": {"type": "Llama2Tokenizer",
