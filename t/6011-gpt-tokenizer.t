@@ -12,25 +12,22 @@
 # another tokenizer is refused by both (exit 2, both sha256s), a copy
 # that is not what config.json says too (exit 1).
 . "${OWT_SRC:-.}/t/lib.sh"
+. "$OWT_SRC/t/tok.sh"
 
 cd "$T" || exit 3
 if ! command -v spm_train >/dev/null || ! command -v spm_encode >/dev/null; then
 	skip_all "no spm_train or spm_encode (Debian's sentencepiece)"
 fi
-grep -hv '^\.\\"' "$OWT_SRC"/man/*.[157] | sed 's/^\.[A-Za-z][a-z]* *//' |
-    grep '[a-z]' >text.txt
+man_jsonl >text.jsonl
+perl -CO -MJSON::PP -ne 'print decode_json($_)->{text}, "\n"' text.jsonl >text.txt
 spm_train --input=text.txt --model_prefix=a --vocab_size=300 --model_type=bpe \
     --random_seed=1 --num_threads=1 --minloglevel=2 >/dev/null 2>&1
 is "$?" 0 "spm_train makes a model"
 spm_train --input=text.txt --model_prefix=b --vocab_size=280 --model_type=bpe \
     --random_seed=1 --num_threads=1 --minloglevel=2 >/dev/null 2>&1
-perl -CSD -MJSON::PP -ne 'chomp; print JSON::PP->new->canonical->encode({ text => $_ }), "\n"' \
-    text.txt >text.jsonl
 llama="--tokenizer-type Llama2Tokenizer --tokenizer-model a.model"
 bpe-encode -q --append-eod $llama text.jsonl | idx-pack -q -o d
-shape="--num-layers 1 --hidden-size 16 --num-attention-heads 2 --seq-length 16
-    --max-position-embeddings 16 --micro-batch-size 2 --workers 1 --split 100,0,0
-    --data-path d --lr 1e-3 --seed 5"
+shape=$(tiny_shape d)
 
 run gpt-train $shape $llama --train-iters 2 --save ck
 is "$rc" 0 "2 steps on Llama2Tokenizer's data"

@@ -8,6 +8,7 @@
 # bpe-encode's, the flags naming the same directory give the same text,
 # and another tokenizer.json (one byte more) is refused (exit 2).
 . "${OWT_SRC:-.}/t/lib.sh"
+. "$OWT_SRC/t/tok.sh"
 
 cd "$T" || exit 3
 command -v node >/dev/null 2>&1 || skip_all "no node (contrib/oracle/hf-tokenizer-json.js)"
@@ -15,13 +16,9 @@ node "$OWT_SRC/contrib/oracle/hf-tokenizer-json.js" gpt2 g2 \
     "$OWT_SRC/data/gpt2/encoder.json" "$OWT_SRC/data/gpt2/vocab.bpe" ||
     { echo "Bail out! hf-tokenizer-json.js gpt2"; exit 1; }
 hf="--tokenizer-type HuggingFaceTokenizer --tokenizer-model g2"
-grep -hv '^\.\\"' "$OWT_SRC"/man/*.[157] | sed 's/^\.[A-Za-z][a-z]* *//' |
-    grep '[a-z]' | perl -CSD -MJSON::PP -ne 'chomp;
-    print JSON::PP->new->canonical->encode({ text => $_ }), "\n"' >text.jsonl
+man_jsonl >text.jsonl
 bpe-encode -q --append-eod $hf text.jsonl | idx-pack -q -o d
-shape="--num-layers 1 --hidden-size 16 --num-attention-heads 2 --seq-length 16
-    --max-position-embeddings 16 --micro-batch-size 2 --workers 1 --split 100,0,0
-    --data-path d --lr 1e-3 --seed 5"
+shape=$(tiny_shape d)
 
 run gpt-train $shape $hf --train-iters 2 --save ck
 is "$rc" 0 "2 steps on HuggingFaceTokenizer's data"

@@ -6,6 +6,11 @@
 # unhex                hex digits on stdin (spaces and newlines ignored) -> bytes
 # corpus_tok FILE      shared/data/corpus-sample.gpt2.u16 (raw uint16 ids, each
 #                      document ending in 50256) -> a GPT-2 token stream
+# man_jsonl            the text lines of our man pages (markup dropped) as
+#                      {"text": LINE} records on stdout: a small corpus of
+#                      our own for tokenizers and models
+# tiny_shape DATA      gpt-train's options for a model of one layer and 16
+#                      channels on the dataset DATA, 16 positions, on stdout
 
 # Counts and the id sum are exact below 2^53 (awk's doubles): test sizes.
 mktok() {
@@ -32,4 +37,16 @@ unhex() {
 corpus_tok() {
 	od -An -v -tu2 -w2 "$1" | awk '{ s = s " " $1 } $1 == 50256 { print s; s = "" }' |
 	    mktok 50257 50256
+}
+
+man_jsonl() {
+	grep -hv '^\.\\"' "$OWT_SRC"/man/*.[157] | sed 's/^\.[A-Za-z][a-z]* *//' |
+	    grep '[a-z]' | perl -CSD -MJSON::PP -ne 'chomp;
+	    print JSON::PP->new->canonical->encode({ text => $_ }), "\n"'
+}
+
+tiny_shape() {
+	echo "--num-layers 1 --hidden-size 16 --num-attention-heads 2 --seq-length 16
+	    --max-position-embeddings 16 --micro-batch-size 2 --workers 1
+	    --split 100,0,0 --data-path $1 --lr 1e-3 --seed 5"
 }
