@@ -400,13 +400,23 @@ dot_block(int R, int J, int q8, float *out, int ldo, const float *x, int C,
 #pragma GCC unroll 8
 		for (j = 0; j < J; j++)
 			acc[r][j] = _mm512_setzero_ps();
-	for (c = 0; c < C; c += VEC) {
-		int full = C - c >= VEC;
-
+	for (c = 0; c + VEC <= C; c += VEC) {
 #pragma GCC unroll 8
 		for (j = 0; j < J; j++)
-			wv[j] = full ? wload(row[j], q8, c) :
-			    wtail(row[j], q8, c, C - c);
+			wv[j] = wload(row[j], q8, c);
+#pragma GCC unroll 8
+		for (r = 0; r < R; r++) {
+			__m512 xv = _mm512_loadu_ps(x + (size_t)r * C + c);
+
+#pragma GCC unroll 8
+			for (j = 0; j < J; j++)
+				acc[r][j] = _mm512_fmadd_ps(xv, wv[j], acc[r][j]);
+		}
+	}
+	if (c < C) {	/* the same FMA on zero-padded vectors */
+#pragma GCC unroll 8
+		for (j = 0; j < J; j++)
+			wv[j] = wtail(row[j], q8, c, C - c);
 #pragma GCC unroll 8
 		for (r = 0; r < R; r++) {
 			__m512 xv = _mm512_maskz_loadu_ps(tailmask(C - c),
