@@ -221,8 +221,8 @@ axpy_block(int R, float *out, const float *x, int C, const float *w, int OC,
  */
 #define TILE_NR 3	/* vectors of columns in a tile */
 #define TILE_MR 8	/* rows in a tile: 24 sums, 3 weights in 32 registers */
-#define TILE_KC 384	/* c a pass: a panel of 384 x 48 weights, 72K, stays
-			   in L2 for every row tile */
+#define TILE_KC 128	/* c a pass, and columns a panel: the panel of */
+#define TILE_NC 384	/* weights, 192K, stays in L2 for every row tile */
 
 static INLINE512 void
 axpy_tile(int MR, int NR, __mmask16 m, float *out, const float *x, int C,
@@ -289,24 +289,29 @@ AVX512 static void
 axpy_tiled(float *out, const float *x, const float *w, const float *bias,
     int R, int C, int OC, int lo, int hi)
 {
-	int r, n, c0, c1;
+	int r, n, c0, c1, o0, o1;
 
 	for (c0 = 0; c0 == 0 || c0 < C; c0 = c1) {
 		c1 = C - c0 > TILE_KC ? c0 + TILE_KC : C;
-		for (r = 0; r < R; r += n) {
-			float *o = out + (size_t)r * OC;
-			const float *xr = x + (size_t)r * C;
+		for (o0 = lo; o0 < hi; o0 = o1) {
+			o1 = hi - o0 > TILE_NC ? o0 + TILE_NC : hi;
+			for (r = 0; r < R; r += n) {
+				float *y = out + (size_t)r * OC;
+				const float *xr = x + (size_t)r * C;
 
-			n = R - r < TILE_MR ? R - r : TILE_MR;
-			switch (n) {
-			case 1: axpy_tiles(1, o, xr, C, w, bias, OC, lo, hi, c0, c1); break;
-			case 2: axpy_tiles(2, o, xr, C, w, bias, OC, lo, hi, c0, c1); break;
-			case 3: axpy_tiles(3, o, xr, C, w, bias, OC, lo, hi, c0, c1); break;
-			case 4: axpy_tiles(4, o, xr, C, w, bias, OC, lo, hi, c0, c1); break;
-			case 5: axpy_tiles(5, o, xr, C, w, bias, OC, lo, hi, c0, c1); break;
-			case 6: axpy_tiles(6, o, xr, C, w, bias, OC, lo, hi, c0, c1); break;
-			case 7: axpy_tiles(7, o, xr, C, w, bias, OC, lo, hi, c0, c1); break;
-			default: axpy_tiles(8, o, xr, C, w, bias, OC, lo, hi, c0, c1); break;
+				n = R - r < TILE_MR ? R - r : TILE_MR;
+#define TILES(M) axpy_tiles(M, y, xr, C, w, bias, OC, o0, o1, c0, c1)
+				switch (n) {
+				case 1: TILES(1); break;
+				case 2: TILES(2); break;
+				case 3: TILES(3); break;
+				case 4: TILES(4); break;
+				case 5: TILES(5); break;
+				case 6: TILES(6); break;
+				case 7: TILES(7); break;
+				default: TILES(TILE_MR); break;
+				}
+#undef TILES
 			}
 		}
 	}
