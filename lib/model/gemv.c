@@ -226,7 +226,8 @@ axpy_block(int R, float *out, const float *x, int C, const float *w, int OC,
 
 static INLINE512 void
 axpy_tile(int MR, int NR, __mmask16 m, float *out, const float *x, int C,
-    const float *w, const float *bias, int OC, int o, int c0, int c1)
+    const float *w, const float *bias, int OC, int o, int c0, int c1,
+    ptrdiff_t pf)
 {
 	__m512 acc[TILE_MR][TILE_NR], wv[TILE_NR];
 	int r, j, c;
@@ -249,6 +250,11 @@ axpy_tile(int MR, int NR, __mmask16 m, float *out, const float *x, int C,
 	for (c = c0; c < c1; c++) {
 		const float *wr = w + (size_t)c * OC + o;
 
+		if (pf)
+#pragma GCC unroll 3
+			for (j = 0; j < NR; j++)
+				_mm_prefetch((const char *)(wr + pf + j * VEC),
+				    _MM_HINT_T0);
 #pragma GCC unroll 3
 		for (j = 0; j < NR; j++)
 			wv[j] = _mm512_maskz_loadu_ps(j == NR - 1 ? m : 0xffff,
@@ -270,47 +276,58 @@ axpy_tile(int MR, int NR, __mmask16 m, float *out, const float *x, int C,
 			    j == NR - 1 ? m : 0xffff, acc[r][j]);
 }
 
-/* Tiles of MR rows over columns lo..hi, c0..c1: full ones, then the tail. */
+/*
+ * Tiles of MR rows over columns lo..hi, c0..c1: full ones, then the tail;
+ * with pf, each weight read also prefetches the one pf floats on.
+ */
 static INLINE512 void
 axpy_tiles(int MR, float *out, const float *x, int C, const float *w,
-    const float *bias, int OC, int lo, int hi, int c0, int c1)
+    const float *bias, int OC, int lo, int hi, int c0, int c1, ptrdiff_t pf)
 {
 	int o;
 
 	for (o = lo; o + TILE_NR * VEC <= hi; o += TILE_NR * VEC)
 		axpy_tile(MR, TILE_NR, 0xffff, out, x, C, w, bias, OC, o, c0,
-		    c1);
+		    c1, pf);
 	for (; o < hi; o += VEC)
 		axpy_tile(MR, 1, tailmask(hi - o), out, x, C, w, bias, OC, o,
-		    c0, c1);
+		    c0, c1, pf);
 }
 
+/*
+ * The first row tile of a panel reads it from memory; it also prefetches
+ * the next panel, which the other row tiles leave time to arrive.
+ */
 AVX512 static void
 axpy_tiled(float *out, const float *x, const float *w, const float *bias,
     int R, int C, int OC, int lo, int hi)
 {
 	int r, n, c0, c1, o0, o1;
+	ptrdiff_t next;
 
 	for (c0 = 0; c0 == 0 || c0 < C; c0 = c1) {
 		c1 = C - c0 > TILE_KC ? c0 + TILE_KC : C;
 		for (o0 = lo; o0 < hi; o0 = o1) {
 			o1 = hi - o0 > TILE_NC ? o0 + TILE_NC : hi;
+			next = o1 < hi ? TILE_NC : c1 < C ? (ptrdiff_t)TILE_KC *
+			    OC + lo - o0 : 0;
 			for (r = 0; r < R; r += n) {
 				float *y = out + (size_t)r * OC;
 				const float *xr = x + (size_t)r * C;
 
 				n = R - r < TILE_MR ? R - r : TILE_MR;
-#define TILES(M) axpy_tiles(M, y, xr, C, w, bias, OC, o0, o1, c0, c1)
-				switch (n) {
-				case 1: TILES(1); break;
-				case 2: TILES(2); break;
-				case 3: TILES(3); break;
-				case 4: TILES(4); break;
-				case 5: TILES(5); break;
-				case 6: TILES(6); break;
-				case 7: TILES(7); break;
-				default: TILES(TILE_MR); break;
-				}
+#define TILES(M, P) axpy_tiles(M, y, xr, C, w, bias, OC, o0, o1, c0, c1, P)
+#define ALL(P) switch (n) { \
+	case 1: TILES(1, P); break; case 2: TILES(2, P); break; \
+	case 3: TILES(3, P); break; case 4: TILES(4, P); break; \
+	case 5: TILES(5, P); break; case 6: TILES(6, P); break; \
+	case 7: TILES(7, P); break; default: TILES(TILE_MR, P); break; \
+}
+				if (r == 0 && next != 0)
+					ALL(next)
+				else
+					ALL(0)
+#undef ALL
 #undef TILES
 			}
 		}
@@ -389,9 +406,10 @@ wtail(const void *p, int q8, int c, int n)
  * R and J. A block of R x J sums takes R + J loads a 16 c for R J FMAs.
  */
 static INLINE512 void
-dot_block(int R, int J, int q8, float *out, int ldo, const float *x, int C,
-    const void *w, const float *scale, const float *bias, int o)
+dot_block(int R, int J, int q8, int pf, float *out, int ldo, const float *x,
+    int C, const void *w, const float *scale, const float *bias, int o)
 {
+	size_t next = (size_t)J * C * (q8 ? 1 : sizeof(float));
 	__m512 acc[DOT_MR][DOT_J], wv[DOT_J];
 	const char *row[DOT_J];
 	int r, j, c;
@@ -406,6 +424,11 @@ dot_block(int R, int J, int q8, float *out, int ldo, const float *x, int C,
 		for (j = 0; j < J; j++)
 			acc[r][j] = _mm512_setzero_ps();
 	for (c = 0; c + VEC <= C; c += VEC) {
+		if (pf && (!q8 || c % 64 == 0))
+#pragma GCC unroll 8
+			for (j = 0; j < J; j++)
+				_mm_prefetch(row[j] + next + c * (q8 ? 1 :
+				    sizeof(float)), _MM_HINT_T0);
 #pragma GCC unroll 8
 		for (j = 0; j < J; j++)
 			wv[j] = wload(row[j], q8, c);
@@ -456,8 +479,11 @@ dot_col(int J, int q8, float *out, const float *x, const void *w,
 		const float *xr = x + (size_t)r * C;
 
 		n = R - r < DOT_MR ? R - r : DOT_MR;
-#define DOT_CASE(M) dot_block(M, J, q8, y, OC, xr, C, w, scale, bias, o)
-		switch (n) {
+#define DOT_CASE(M) dot_block(M, J, q8, 0, y, OC, xr, C, w, scale, bias, o)
+		if (r == 0 && R > DOT_MR)
+			dot_block(DOT_MR, J, q8, 1, y, OC, xr, C, w, scale,
+			    bias, o);
+		else switch (n) {
 		case 1: DOT_CASE(1); break;
 		case 2: DOT_CASE(2); break;
 		case 3: DOT_CASE(3); break;
