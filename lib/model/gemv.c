@@ -479,16 +479,17 @@ dot_col(int J, int q8, float *out, const float *x, const void *w,
 		const float *xr = x + (size_t)r * C;
 
 		n = R - r < DOT_MR ? R - r : DOT_MR;
-#define DOT_CASE(M) dot_block(M, J, q8, 0, y, OC, xr, C, w, scale, bias, o)
-		if (r == 0 && R > DOT_MR)
-			dot_block(DOT_MR, J, q8, 1, y, OC, xr, C, w, scale,
-			    bias, o);
-		else switch (n) {
-		case 1: DOT_CASE(1); break;
-		case 2: DOT_CASE(2); break;
-		case 3: DOT_CASE(3); break;
-		default: DOT_CASE(DOT_MR); break;
-		}
+#define DOT_CASE(M, P) dot_block(M, J, q8, P, y, OC, xr, C, w, scale, \
+    bias, o)
+#define DOT_ALL(P) switch (n) { \
+	case 1: DOT_CASE(1, P); break; case 2: DOT_CASE(2, P); break; \
+	case 3: DOT_CASE(3, P); break; default: DOT_CASE(DOT_MR, P); break; \
+}
+		if (r == 0)
+			DOT_ALL(1)
+		else
+			DOT_ALL(0)
+#undef DOT_ALL
 #undef DOT_CASE
 	}
 }
