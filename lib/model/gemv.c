@@ -213,7 +213,7 @@ axpy_block(int R, float *out, const float *x, int C, const float *w, int OC,
 /*
  * From 4 rows on, a tile of out, MR rows by NR vectors of columns o..,
  * stays in registers over c0..c1 (the last vector masked by m): each
- * k loads NR weight vectors once for MR rows and broadcasts MR x values,
+ * c loads NR weight vectors once for MR rows and broadcasts MR x values,
  * so the loop is bound by the FMAs, not by loads and stores of out. The
  * tile starts from the bias at c0 == 0, else from out (the sum of the
  * earlier c, stored exactly), so each element still takes the FMAs of
@@ -296,7 +296,8 @@ axpy_tiles(int MR, float *out, const float *x, int C, const float *w,
 
 /*
  * The first row tile of a panel reads it from memory; it also prefetches
- * the next panel, which the other row tiles leave time to arrive.
+ * the next panel, which the other row tiles leave time to arrive (on
+ * one thread: 4 rows 1.17x, 8 rows 1.35x, 32 rows 1.12x).
  */
 AVX512 static void
 axpy_tiled(float *out, const float *x, const float *w, const float *bias,
@@ -467,7 +468,11 @@ dot_block(int R, int J, int q8, int pf, float *out, int ldo, const float *x,
 		}
 }
 
-/* Outputs o..o+J for all R rows, DOT_MR rows a block. */
+/*
+ * Outputs o..o+J for all R rows, DOT_MR rows a block; the first block
+ * prefetches the next J weight rows while the others reuse these from
+ * L1 (past the last row, a prefetch is harmless: it never faults).
+ */
 static INLINE512 void
 dot_col(int J, int q8, float *out, const float *x, const void *w,
     const float *scale, const float *bias, int R, int C, int OC, int o)
