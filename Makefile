@@ -235,6 +235,21 @@ $(B)/t/%: t/%.c $(wildcard t/*.h) $(LIB)
 	    $(shell pkg-config --libs $(ALL_PKGS) 2>/dev/null) $(KIT_LIBS) \
 	    $(ALL_LIBS) -lm
 
+# The row-wise kernels' micro-benchmark (lib/model/gemv.c), run by hand;
+# GEMV_OLD=FILE, another version of gemv.c, adds it (its functions renamed
+# old_*) for the two to be timed side by side (make -B: with or without).
+GEMV_OLD ?=
+GEMV_OLD_OBJ = $(if $(GEMV_OLD),$(B)/bench/gemv-old.o)
+$(B)/bench/gemv-old.o: $(GEMV_OLD)
+	@mkdir -p $(@D)
+	$(CC) $(OWT_CPPFLAGS) $(OWT_CFLAGS) -fopenmp -fno-math-errno \
+	    -Dgemv_f32=old_gemv_f32 -Dgemv_f32t=old_gemv_f32t \
+	    -Dgemv_q8=old_gemv_q8 -c -o $@ $<
+$(B)/bench/gemv-bench: contrib/bench/gemv-bench.c $(LIB) $(GEMV_OLD_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(OWT_CPPFLAGS) $(OWT_CFLAGS) -fopenmp $(if $(GEMV_OLD),-DGEMV_OLD) \
+	    -o $@ $< $(GEMV_OLD_OBJ) $(LIB) -lm
+
 TEST_ENV = PATH="$(CURDIR)/$(B)/bin:$$PATH" OWT_BUILD="$(CURDIR)/$(B)" \
 	OWT_SRC="$(CURDIR)" OWT_SHARED="$(SHARED)" LC_ALL=C.UTF-8 OWT_DEVICE=cpu \
 	ASAN_OPTIONS=abort_on_error=0:detect_leaks=1

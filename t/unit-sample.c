@@ -145,6 +145,104 @@ test_gemv(void)
 	}
 }
 
+/*
+ * Batch invariance, directly: for R = 1..40 rows, starting at different
+ * rows of x, on one thread or two, each row of gemv_f32, gemv_f32t and
+ * gemv_q8 is bitwise what a call of that row alone gives, and the widest
+ * call is within 1e-5 of double sums. The shapes have C beyond a pass of
+ * the tiles' c (384) and outputs that are not a multiple of their width.
+ */
+#define INV_ROWS 40
+
+static double *
+inv_ref(int kind, const float *x, const float *w, const int8_t *q,
+    const float *s, const float *b, int R, int C, int OC)
+{
+	double *ref = xmalloc((size_t)R * OC * sizeof *ref);
+	int n, o, c;
+
+	for (n = 0; n < R; n++)
+		for (o = 0; o < OC; o++) {
+			double a = 0;
+
+			for (c = 0; c < C; c++)
+				a += (double)x[(size_t)n * C + c] * (kind == 0 ?
+				    w[(size_t)c * OC + o] : kind == 1 ?
+				    w[(size_t)o * C + c] : q[(size_t)o * C + c]);
+			ref[(size_t)n * OC + o] = kind == 0 ? a + b[o] :
+			    kind == 1 ? a : a * s[o] + b[o];
+		}
+	return ref;
+}
+
+static void
+inv_call(int kind, float *out, const float *x, const float *w,
+    const int8_t *q, const float *s, const float *b, int R, int C, int OC)
+{
+	if (kind == 0)
+		gemv_f32(out, x, w, b, R, C, OC);
+	else if (kind == 1)
+		gemv_f32t(out, x, w, R, C, OC);
+	else
+		gemv_q8(out, x, q, s, b, R, C, OC);
+}
+
+static void
+test_gemv_invariant(void)
+{
+	static const int shape[][2] = { { 768, 400 }, { 800, 113 },
+	    { 37, 50 }, { 1000, 290 }, { 16, 48 } };
+	static const char *name[] = { "gemv_f32", "gemv_f32t", "gemv_q8" };
+	size_t k;
+	int kind;
+
+	for (k = 0; k < sizeof shape / sizeof *shape; k++) {
+		int C = shape[k][0], OC = shape[k][1], M = INV_ROWS + 3;
+		float *x = randv((size_t)M * C), *w = randv((size_t)C * OC);
+		float *b = randv(OC), *s = randv(OC);
+		float *one = xmalloc((size_t)M * OC * sizeof *one);
+		float *out = xmalloc((size_t)M * OC * sizeof *out);
+		int8_t *q = xmalloc((size_t)C * OC);
+		double *ref;
+		int i, n, R, same;
+
+		for (i = 0; i < C * OC; i++)
+			q[i] = (int8_t)(owt_mix64(rng_state++) % 255 - 127);
+		for (kind = 0; kind < 3; kind++) {
+			omp_set_num_threads(2);
+			for (n = 0; n < M; n++)
+				inv_call(kind, one + (size_t)n * OC, x +
+				    (size_t)n * C, w, q, s, b, 1, C, OC);
+			for (same = 1, R = 1; R <= INV_ROWS; R++) {
+				int first = R % 4;	/* the rows' position */
+
+				omp_set_num_threads(R % 2 + 1);
+				memset(out, 0xff, (size_t)M * OC * sizeof *out);
+				inv_call(kind, out, x + (size_t)first * C, w, q, s,
+				    b, R, C, OC);
+				same &= memcmp(out, one + (size_t)first * OC,
+				    (size_t)R * OC * sizeof *out) == 0;
+			}
+			omp_set_num_threads(2);
+			OK(same, "%s (%d, %d): each row of 1 to %d is bitwise the "
+			    "row alone", name[kind], C, OC, INV_ROWS);
+			ref = inv_ref(kind, x, w, q, s, b, INV_ROWS, C, OC);
+			inv_call(kind, out, x, w, q, s, b, INV_ROWS, C, OC);
+			OK(rel(out, ref, (size_t)INV_ROWS * OC) < 1e-5,
+			    "%s (%d, %d) x %d rows within 1e-5", name[kind], C,
+			    OC, INV_ROWS);
+			free(ref);
+		}
+		free(x);
+		free(w);
+		free(b);
+		free(s);
+		free(one);
+		free(out);
+		free(q);
+	}
+}
+
 static const struct gpt_config small = {
 	.nlayer = 2, .nhead = 4, .nembd = 64, .maxpos = 40, .vocab = 300,
 	.vocab_pad = 384, .ln_eps = 1e-5f,
@@ -861,6 +959,7 @@ main(void)
 	omp_set_num_threads(2);
 	blas_init(2);
 	test_gemv();
+	test_gemv_invariant();
 	test_infer();
 	test_pick();
 	test_chunked();

@@ -19,7 +19,8 @@
  */
 
 #define VEC 16		/* floats in a vector */
-#define DOT_J 4		/* outputs per dot-product block */
+#define DOT_J 6		/* outputs per dot-product block */
+#define DOT_MR 4	/* rows per dot-product block: 24 sums */
 
 /*
  * The threads: a crew of helpers that claim parts of a product from a
@@ -176,9 +177,12 @@ tailmask(int n)
  * out (R,OC) += x (R,C) rows c0..c0+KB @ w (C,OC) rows c0..c0+KB, for
  * columns lo..hi: the KB rows of w are read as KB streams, each output
  * vector is loaded and stored once per KB rows, and the sum still runs
- * over c in order.
+ * over c in order. Each weight vector read prefetches the one KB rows on
+ * (past the matrix, harmless: a prefetch never faults): on one thread
+ * 1.1-1.25x with 1 row, 1.4x with 2, 1.5-1.9x with 3.
  */
 #define KB 8
+#define AXPY_TILED 4	/* rows from which axpy_tiled does the product */
 
 static INLINE512 void
 axpy_block(int R, float *out, const float *x, int C, const float *w, int OC,
@@ -192,8 +196,11 @@ axpy_block(int R, float *out, const float *x, int C, const float *w, int OC,
 		__m512 wv[KB];
 
 #pragma GCC unroll 8
-		for (k = 0; k < KB; k++)
+		for (k = 0; k < KB; k++) {
+			_mm_prefetch((const char *)(wr + (size_t)(k + KB) * OC +
+			    o), _MM_HINT_T0);
 			wv[k] = _mm512_maskz_loadu_ps(m, wr + (size_t)k * OC + o);
+		}
 #pragma GCC unroll 8
 		for (r = 0; r < R; r++) {
 			float *y = out + (size_t)r * OC + o;
@@ -208,11 +215,141 @@ axpy_block(int R, float *out, const float *x, int C, const float *w, int OC,
 	}
 }
 
+/*
+ * From 4 rows on, a tile of out, MR rows by NR vectors of columns o..,
+ * stays in registers over c0..c1 (the last vector masked by m): each
+ * c loads NR weight vectors once for MR rows and broadcasts MR x values,
+ * so the loop is bound by the FMAs, not by loads and stores of out. The
+ * tile starts from the bias at c0 == 0, else from out (the sum of the
+ * earlier c, stored exactly), so each element still takes the FMAs of
+ * c in order, the same as in axpy_block and whatever the tiling.
+ */
+#define TILE_NR 3	/* vectors of columns in a tile */
+#define TILE_MR 8	/* rows in a tile: 24 sums, 3 weights in 32 registers */
+#define TILE_KC 128	/* c a pass, and columns a panel: the panel of */
+#define TILE_NC 384	/* weights, 192K, stays in L2 for every row tile */
+
+static INLINE512 void
+axpy_tile(int MR, int NR, __mmask16 m, float *out, const float *x, int C,
+    const float *w, const float *bias, int OC, int o, int c0, int c1,
+    ptrdiff_t pf)
+{
+	__m512 acc[TILE_MR][TILE_NR], wv[TILE_NR];
+	int r, j, c;
+
+#pragma GCC unroll 8
+	for (r = 0; r < MR; r++)
+#pragma GCC unroll 3
+		for (j = 0; j < NR; j++) {
+			__mmask16 mj = j == NR - 1 ? m : 0xffff;
+
+			if (c0 > 0)
+				acc[r][j] = _mm512_maskz_loadu_ps(mj,
+				    out + (size_t)r * OC + o + j * VEC);
+			else if (bias)
+				acc[r][j] = _mm512_maskz_loadu_ps(mj,
+				    bias + o + j * VEC);
+			else
+				acc[r][j] = _mm512_setzero_ps();
+		}
+	for (c = c0; c < c1; c++) {
+		const float *wr = w + (size_t)c * OC + o;
+
+		if (pf)
+#pragma GCC unroll 3
+			for (j = 0; j < NR; j++)
+				_mm_prefetch((const char *)(wr + pf + j * VEC),
+				    _MM_HINT_T0);
+#pragma GCC unroll 3
+		for (j = 0; j < NR; j++)
+			wv[j] = _mm512_maskz_loadu_ps(j == NR - 1 ? m : 0xffff,
+			    wr + j * VEC);
+#pragma GCC unroll 8
+		for (r = 0; r < MR; r++) {
+			__m512 xv = _mm512_set1_ps(x[(size_t)r * C + c]);
+
+#pragma GCC unroll 3
+			for (j = 0; j < NR; j++)
+				acc[r][j] = _mm512_fmadd_ps(xv, wv[j], acc[r][j]);
+		}
+	}
+#pragma GCC unroll 8
+	for (r = 0; r < MR; r++)
+#pragma GCC unroll 3
+		for (j = 0; j < NR; j++)
+			_mm512_mask_storeu_ps(out + (size_t)r * OC + o + j * VEC,
+			    j == NR - 1 ? m : 0xffff, acc[r][j]);
+}
+
+/*
+ * Tiles of MR rows over columns lo..hi, c0..c1: full ones, then the tail;
+ * with pf, each weight read also prefetches the one pf floats on.
+ */
+static INLINE512 void
+axpy_tiles(int MR, float *out, const float *x, int C, const float *w,
+    const float *bias, int OC, int lo, int hi, int c0, int c1, ptrdiff_t pf)
+{
+	int o;
+
+	for (o = lo; o + TILE_NR * VEC <= hi; o += TILE_NR * VEC)
+		axpy_tile(MR, TILE_NR, 0xffff, out, x, C, w, bias, OC, o, c0,
+		    c1, pf);
+	for (; o < hi; o += VEC)
+		axpy_tile(MR, 1, tailmask(hi - o), out, x, C, w, bias, OC, o,
+		    c0, c1, pf);
+}
+
+/*
+ * The first row tile of a panel reads it from memory; it also prefetches
+ * the next panel, which the other row tiles leave time to arrive (on
+ * one thread: 4 rows 1.17x, 8 rows 1.35x, 32 rows 1.12x).
+ */
+AVX512 static void
+axpy_tiled(float *out, const float *x, const float *w, const float *bias,
+    int R, int C, int OC, int lo, int hi)
+{
+	int r, n, c0, c1, o0, o1;
+	ptrdiff_t next;
+
+	for (c0 = 0; c0 == 0 || c0 < C; c0 = c1) {
+		c1 = C - c0 > TILE_KC ? c0 + TILE_KC : C;
+		for (o0 = lo; o0 < hi; o0 = o1) {
+			o1 = hi - o0 > TILE_NC ? o0 + TILE_NC : hi;
+			next = o1 < hi ? TILE_NC : c1 < C ? (ptrdiff_t)TILE_KC *
+			    OC + lo - o0 : 0;
+			for (r = 0; r < R; r += n) {
+				float *y = out + (size_t)r * OC;
+				const float *xr = x + (size_t)r * C;
+
+				n = R - r < TILE_MR ? R - r : TILE_MR;
+#define TILES(M, P) axpy_tiles(M, y, xr, C, w, bias, OC, o0, o1, c0, c1, P)
+#define ALL(P) switch (n) { \
+	case 1: TILES(1, P); break; case 2: TILES(2, P); break; \
+	case 3: TILES(3, P); break; case 4: TILES(4, P); break; \
+	case 5: TILES(5, P); break; case 6: TILES(6, P); break; \
+	case 7: TILES(7, P); break; default: TILES(TILE_MR, P); break; \
+}
+				if (r == 0 && next != 0)
+					ALL(next)
+				else
+					ALL(0)
+#undef ALL
+#undef TILES
+			}
+		}
+	}
+}
+
 AVX512 static void
 axpy_rows(float *out, const float *x, const float *w, const float *bias,
     int R, int C, int OC, int lo, int hi)
 {
 	int r, c, o;
+
+	if (R >= AXPY_TILED) {
+		axpy_tiled(out, x, w, bias, R, C, OC, lo, hi);
+		return;
+	}
 
 	for (r = 0; r < R; r++)
 		for (o = lo; o < hi; o++)
@@ -271,45 +408,62 @@ wtail(const void *p, int q8, int c, int n)
 /*
  * out rows 0..R (ldo apart), outputs o..o+J = x (R,C) @ w[o..o+J]^T,
  * scaled and biased; w (OC,C) fp32 or int8. Each sum runs over 16 lanes
- * of c in order, then the lanes are added.
+ * of c in order, then the lanes are added: the same operations whatever
+ * R and J. A block of R x J sums takes R + J loads a 16 c for R J FMAs.
  */
 static INLINE512 void
-dot_block(int R, int J, int q8, float *out, int ldo, const float *x, int C,
-    const void *w, const float *scale, const float *bias, int o)
+dot_block(int R, int J, int q8, int pf, float *out, int ldo, const float *x,
+    int C, const void *w, const float *scale, const float *bias, int o)
 {
-	__m512 acc[8][DOT_J], wv[DOT_J];
+	size_t next = (size_t)J * C * (q8 ? 1 : sizeof(float));
+	__m512 acc[DOT_MR][DOT_J], wv[DOT_J];
 	const char *row[DOT_J];
 	int r, j, c;
 
-#pragma GCC unroll 4
+#pragma GCC unroll 8
 	for (j = 0; j < J; j++)
 		row[j] = (const char *)w + (size_t)(o + j) * C *
 		    (q8 ? 1 : sizeof(float));
 #pragma GCC unroll 8
 	for (r = 0; r < R; r++)
-#pragma GCC unroll 4
+#pragma GCC unroll 8
 		for (j = 0; j < J; j++)
 			acc[r][j] = _mm512_setzero_ps();
-	for (c = 0; c < C; c += VEC) {
-		int full = C - c >= VEC;
-
-#pragma GCC unroll 4
+	for (c = 0; c + VEC <= C; c += VEC) {
+		if (pf && (!q8 || c % 64 == 0))
+#pragma GCC unroll 8
+			for (j = 0; j < J; j++)
+				_mm_prefetch(row[j] + next + c * (q8 ? 1 :
+				    sizeof(float)), _MM_HINT_T0);
+#pragma GCC unroll 8
 		for (j = 0; j < J; j++)
-			wv[j] = full ? wload(row[j], q8, c) :
-			    wtail(row[j], q8, c, C - c);
+			wv[j] = wload(row[j], q8, c);
+#pragma GCC unroll 8
+		for (r = 0; r < R; r++) {
+			__m512 xv = _mm512_loadu_ps(x + (size_t)r * C + c);
+
+#pragma GCC unroll 8
+			for (j = 0; j < J; j++)
+				acc[r][j] = _mm512_fmadd_ps(xv, wv[j], acc[r][j]);
+		}
+	}
+	if (c < C) {	/* the same FMA on zero-padded vectors */
+#pragma GCC unroll 8
+		for (j = 0; j < J; j++)
+			wv[j] = wtail(row[j], q8, c, C - c);
 #pragma GCC unroll 8
 		for (r = 0; r < R; r++) {
 			__m512 xv = _mm512_maskz_loadu_ps(tailmask(C - c),
 			    x + (size_t)r * C + c);
 
-#pragma GCC unroll 4
+#pragma GCC unroll 8
 			for (j = 0; j < J; j++)
 				acc[r][j] = _mm512_fmadd_ps(xv, wv[j], acc[r][j]);
 		}
 	}
 #pragma GCC unroll 8
 	for (r = 0; r < R; r++)
-#pragma GCC unroll 4
+#pragma GCC unroll 8
 		for (j = 0; j < J; j++) {
 			float s = _mm512_reduce_add_ps(acc[r][j]);
 
@@ -319,28 +473,64 @@ dot_block(int R, int J, int q8, float *out, int ldo, const float *x, int C,
 		}
 }
 
-/* Outputs lo..hi for R rows: blocks of J outputs (R * J <= 16 accumulators). */
-#define DOT(R, Q) do { \
-	int J = R <= 4 ? DOT_J : 2; \
-	for (o = lo; o + J <= hi; o += J) \
-		dot_block(R, R <= 4 ? DOT_J : 2, Q, out, OC, x, C, w, scale, \
-		    bias, o); \
-	for (; o < hi; o++) \
-		dot_block(R, 1, Q, out, OC, x, C, w, scale, bias, o); \
-} while (0)
-#define DOT2(R) case R: if (q8) DOT(R, 1); else DOT(R, 0); break;
+/*
+ * Outputs o..o+J for all R rows, DOT_MR rows a block; the first block
+ * prefetches the next J weight rows while the others reuse these from
+ * L1 (past the last row, a prefetch is harmless: it never faults).
+ */
+static INLINE512 void
+dot_col(int J, int q8, float *out, const float *x, const void *w,
+    const float *scale, const float *bias, int R, int C, int OC, int o)
+{
+	int r, n;
+
+	for (r = 0; r < R; r += n) {
+		float *y = out + (size_t)r * OC;
+		const float *xr = x + (size_t)r * C;
+
+		n = R - r < DOT_MR ? R - r : DOT_MR;
+#define DOT_CASE(M, P) dot_block(M, J, q8, P, y, OC, xr, C, w, scale, \
+    bias, o)
+#define DOT_ALL(P) switch (n) { \
+	case 1: DOT_CASE(1, P); break; case 2: DOT_CASE(2, P); break; \
+	case 3: DOT_CASE(3, P); break; default: DOT_CASE(DOT_MR, P); break; \
+}
+		if (r == 0)
+			DOT_ALL(1)
+		else
+			DOT_ALL(0)
+#undef DOT_ALL
+#undef DOT_CASE
+	}
+}
+
+/*
+ * Outputs lo..hi for R rows. The outer loop runs over the weights, so
+ * each weight row is read from memory once for all R rows (the x rows
+ * stay in L2), and its block of DOT_J rows from L1 for each DOT_MR rows.
+ */
+static INLINE512 void
+dot_cols(int q8, float *out, const float *x, const void *w,
+    const float *scale, const float *bias, int R, int C, int OC, int lo,
+    int hi)
+{
+	int o;
+
+	for (o = lo; o + DOT_J <= hi; o += DOT_J)
+		dot_col(DOT_J, q8, out, x, w, scale, bias, R, C, OC, o);
+	for (; o < hi; o++)
+		dot_col(1, q8, out, x, w, scale, bias, R, C, OC, o);
+}
 
 AVX512 static void
 dot_rows(float *out, const float *x, const void *w, int q8,
     const float *scale, const float *bias, int R, int C, int OC, int lo,
     int hi)
 {
-	int o;
-
-	switch (R) {
-	DOT2(1) DOT2(2) DOT2(3) DOT2(4) DOT2(5) DOT2(6) DOT2(7)
-	default: if (q8) DOT(8, 1); else DOT(8, 0); break;
-	}
+	if (q8)
+		dot_cols(1, out, x, w, scale, bias, R, C, OC, lo, hi);
+	else
+		dot_cols(0, out, x, w, scale, bias, R, C, OC, lo, hi);
 }
 
 static int
@@ -442,17 +632,18 @@ dot_part(const void *arg, int part)
 	int lo = part * j->size, hi = lo + j->size < j->OC ? lo + j->size : j->OC;
 	int n, R;
 
+	if (have512()) {
+		dot_rows(j->out, j->inp, j->w, j->q8, j->scale, j->bias, j->N,
+		    j->C, j->OC, lo, hi);
+		return;
+	}
 	for (n = 0; n < j->N; n += R) {
 		float *out = j->out + (size_t)n * j->OC;
 		const float *x = j->inp + (size_t)n * j->C;
 
 		R = j->N - n < 8 ? j->N - n : 8;
-		if (have512())
-			dot_rows(out, x, j->w, j->q8, j->scale, j->bias, R, j->C,
-			    j->OC, lo, hi);
-		else
-			dot_plain(out, x, j->w, j->q8, j->scale, j->bias, R, j->C,
-			    j->OC, lo, hi);
+		dot_plain(out, x, j->w, j->q8, j->scale, j->bias, R, j->C,
+		    j->OC, lo, hi);
 	}
 }
 
