@@ -7,8 +7,12 @@
 /*
  * Products of a few rows by a weight matrix, for decoding:
  * each weight is read once, without packing, and each row's result is
- * the same whatever N and the thread count. Any N works; they pay off
- * up to about GEMV_MAXN rows, sgemm beyond.
+ * the same whatever N and the thread count. Any N works: from 4 rows
+ * on, tiles of 8 rows stay in registers over panels read from L2
+ * (contrib/bench/gemv-bench.c times them). The command line's steps use
+ * them up to GEMV_MAXN rows and sgemm beyond; the server's (struct
+ * gpt_infer's rowwise) at every size, for results that do not depend
+ * on the batch.
  */
 #define GEMV_MAXN 16
 /* out (N,OC) = inp (N,C) @ w (C,OC) + bias (OC, or NULL) */
