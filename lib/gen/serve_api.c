@@ -10,7 +10,6 @@
 #include "gen/serve_api.h"
 #include "core/util.h"
 
-
 void
 serve_api_error(struct buf *b, int kind, int status, const char *msg)
 {
