@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/buf.h"
 #include "core/input.h"
@@ -237,9 +238,11 @@ static const signed char b64tab[256] = {
 
 /*
  * Standard base64 s[0..n) (padded) appended to out (room for 3 * n / 4
- * bytes reserved by the caller); -1 when it is not.
+ * bytes reserved by the caller); -1 when it is not. Inlined in the rank
+ * file's loop, where a call a token cost 2.4 M of cl100k_base's 89 M
+ * instructions of start-up (gcc keeps the call without the attribute).
  */
-static int
+static inline __attribute__((always_inline)) int
 b64decode(const char *s, size_t n, struct buf *out)
 {
 	const unsigned char *u = (const unsigned char *)s;
@@ -249,7 +252,8 @@ b64decode(const char *s, size_t n, struct buf *out)
 
 	if (n == 0 || n % 4 != 0)
 		return -1;
-	buf_reserve(out, n / 4 * 3);
+	if (out->len + n / 4 * 3 + 1 > out->cap)
+		buf_reserve(out, n / 4 * 3);
 	o = (unsigned char *)out->p + out->len;
 	for (i = 0; i < n; i += 4) {
 		a = b64tab[u[i]];
@@ -308,20 +312,39 @@ encoding_named(const char *name)
  * hash table, each of other bytes than the others.
  */
 static int
-build(struct tiktoken *t, struct entry *e, size_t n, const struct buf *raw,
+build(struct tiktoken *t, struct entry *e, size_t n, struct buf *raw,
     const char *path, char *err, size_t errsize, int *code)
 {
 	uint32_t id, r;
 	size_t i, at = 0, nslot;
 	uint64_t h, i2, v;
+	int sorted = 1, inorder = 1;
 
-	for (i = 1; i < n && e[i - 1].id < e[i].id; i++)
-		;
-	if (i < n)
+	/*
+	 * A rank file in rank order (tiktoken's are) left raw in id order:
+	 * raw becomes the blob, not copied token by token (1.4 M
+	 * instructions and 1.4 MB of fresh pages for cl100k_base).
+	 */
+	for (i = 0; i < n; i++) {
+		if (i > 0 && e[i - 1].id >= e[i].id)
+			sorted = 0;
+		if (e[i].at != at)
+			inorder = 0;
+		at += e[i].len;
+	}
+	if (!sorted) {
 		qsort(e, n, sizeof *e, by_id);
+		inorder = 0;
+	}
+	at = 0;
 	t->nvocab = e[n - 1].id + 1;
 	t->off = xcalloc((size_t)t->nvocab + 1, sizeof *t->off);
-	t->blob = xmalloc(raw->len + 1);
+	if (inorder) {
+		t->blob = raw->p;
+		raw->p = NULL;
+		raw->len = raw->cap = 0;
+	} else
+		t->blob = xmalloc(raw->len + 1);
 	for (i = 0, id = 0; i < n; i++) {
 		if (i > 0 && e[i].id == e[i - 1].id)
 			return owt_fail(err, errsize, code, XDATA, "%s: rank %u "
@@ -329,7 +352,8 @@ build(struct tiktoken *t, struct entry *e, size_t n, const struct buf *raw,
 			    e[i].id, t->enc->name);
 		for (; id <= e[i].id; id++)
 			t->off[id] = (uint32_t)at;
-		memcpy(t->blob + at, raw->p + e[i].at, e[i].len);
+		if (!inorder)
+			memcpy(t->blob + at, raw->p + e[i].at, e[i].len);
 		at += e[i].len;
 	}
 	t->off[t->nvocab] = (uint32_t)at;
@@ -424,6 +448,8 @@ load_ranks(const char *path, const char *encoding, char *err,
 	char *line, *sp, *end;
 	size_t len;
 	unsigned long rank;
+	unsigned d;
+	struct stat st;
 	int k, ok = 0;
 
 	if (input_open(&in, path) < 0) {
@@ -431,21 +457,36 @@ load_ranks(const char *path, const char *encoding, char *err,
 		free(t);
 		return NULL;
 	}
+	/*
+	 * Room for the named encoding's entries, and for the bytes of a
+	 * plain file (three of every four base64 digits at most): no array
+	 * regrown and copied while the file is read.
+	 */
+	if (encoding != NULL && (t->enc = encoding_named(encoding)) != NULL)
+		e = xgrow(e, &cap, t->enc->nranks + t->enc->nsp, sizeof *e);
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_size < ((off_t)1 << 30))
+		buf_reserve(&raw, (size_t)st.st_size / 4 * 3);
 	while ((k = input_line(&in, &line, &len)) > 0) {
 		if (len == 0)
 			continue;
 		rank = 0;
+		/*
+		 * The digits up to the line's NUL, one test each: a rank that
+		 * reaches MAXRANK stays there (and is refused below).
+		 */
 		if ((sp = memchr(line, ' ', len)) != NULL)
-			for (end = sp + 1; end < line + len && *end >= '0' &&
-			    *end <= '9' && rank < MAXRANK; end++)
-				rank = rank * 10 + (unsigned long)(*end - '0');
+			for (end = sp + 1; (d = (unsigned char)*end - '0') <= 9;
+			    end++)
+				rank = rank < MAXRANK ? rank * 10 + d : rank;
 		if (sp == NULL || sp == line || end == sp + 1 ||
 		    end != line + len || rank >= MAXRANK) {
 			owt_fail(err, errsize, code, XDATA, "%s:%lu: not \"BASE64 "
 			    "RANK\"", in.name, in.lineno);
 			goto out;
 		}
-		e = xgrow(e, &cap, n + 1, sizeof *e);
+		if (n >= cap)
+			e = xgrow(e, &cap, n + 1, sizeof *e);
 		e[n].at = (uint32_t)raw.len;
 		if (b64decode(line, (size_t)(sp - line), &raw) < 0) {
 			owt_fail(err, errsize, code, XDATA, "%s:%lu: '%.*s' is "
