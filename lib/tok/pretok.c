@@ -806,6 +806,15 @@ scan_char(const struct scan *sc, const unsigned char *t, size_t len,
 #define SCAN_FAIL ((size_t)-1)
 #define SCAN_GIVE_UP ((size_t)-2)
 
+/* A backtrack point: resume at pc, pos, down to lo (or BT_SPLIT). */
+static inline void
+push_bt(struct pretok_state *s, uint32_t pc, size_t pos, size_t lo)
+{
+	if (s->nbt == s->capbt)
+		s->bt = xgrow(s->bt, &s->capbt, s->nbt + 1, sizeof *s->bt);
+	s->bt[s->nbt++] = (struct bt){ pc, pos, lo };
+}
+
 /*
  * Run the machine from pc at pos: the end of the match (I_MATCH, not
  * empty: from start) or of the lookahead (I_LEND), SCAN_FAIL, or
@@ -863,12 +872,8 @@ scan_run(const struct scan *sc, struct pretok_state *s,
 			/* the end of the first character, for +'s backtrack */
 			pmin = in->op == I_STAR ? pos : pos + (t[pos] < 0x80 ? 1 :
 			    t[pos] < 0xe0 ? 2 : 3);
-			if (p > pmin) {
-				if (s->nbt == s->capbt)
-					s->bt = xgrow(s->bt, &s->capbt, s->nbt + 1,
-					    sizeof *s->bt);
-				s->bt[s->nbt++] = (struct bt){ pc + 1, p, pmin };
-			}
+			if (p > pmin)
+				push_bt(s, pc + 1, p, pmin);
 			pos = p;
 			pc++;
 			continue;
@@ -877,11 +882,7 @@ scan_run(const struct scan *sc, struct pretok_state *s,
 			if ((c = scan_char(sc, t, len, pos, &cl)) < 0)
 				goto give_up;
 			if (c > 0 && in_set(&sc->sets[in->set], cl)) {
-				if (s->nbt == s->capbt)
-					s->bt = xgrow(s->bt, &s->capbt, s->nbt + 1,
-					    sizeof *s->bt);
-				s->bt[s->nbt++] = (struct bt){ pc + 1, pos + (size_t)c,
-				    pos };
+				push_bt(s, pc + 1, pos + (size_t)c, pos);
 				pos += (size_t)c;
 			}
 			pc++;
@@ -910,12 +911,8 @@ scan_run(const struct scan *sc, struct pretok_state *s,
 				s->nbt = base;
 				return p;
 			}
-			if (p > pmin) {
-				if (s->nbt == s->capbt)
-					s->bt = xgrow(s->bt, &s->capbt, s->nbt + 1,
-					    sizeof *s->bt);
-				s->bt[s->nbt++] = (struct bt){ pc + 1, p, pmin };
-			}
+			if (p > pmin)
+				push_bt(s, pc + 1, p, pmin);
 			pos = p;
 			pc++;
 			continue;
@@ -947,10 +944,7 @@ scan_run(const struct scan *sc, struct pretok_state *s,
 					continue;
 				}
 			}
-			if (s->nbt == s->capbt)
-				s->bt = xgrow(s->bt, &s->capbt, s->nbt + 1,
-				    sizeof *s->bt);
-			s->bt[s->nbt++] = (struct bt){ in->y, pos, BT_SPLIT };
+			push_bt(s, in->y, pos, BT_SPLIT);
 			pc = in->x;
 			continue;
 		case I_JMP:
