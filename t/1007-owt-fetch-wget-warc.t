@@ -27,7 +27,7 @@ like err '^owt-fetch: outcomes: 5 ok, 1 http, 2 not-html$' \
 like err '^owt-fetch: WARC records skipped: 1 warcinfo, 6 request, 1 metadata$' \
     "warcinfo, requests and wget's manifest are skipped"
 
-sed -n 's/^\(http[^ ]*\) .*/\1/p' site.cdx | grep -v 404 >urls
+sed -n 's/^\(http[^ ]*\) .*/\1/p' site.cdx | grep -v '/status/404' >urls
 run owt-fetch -q --allow-private --ignore-robots --delay 0 --ordered urls
 is "$rc" 0 "owt-fetch crawls the same URLs"
 # url, title and text of each record, sorted
