@@ -73,6 +73,26 @@ check_class(const char *pattern, unsigned cls, const char *what)
 }
 
 /*
+ * Whether the scanner and PCRE2 alone cut t[0..len) into the same pieces;
+ * where not, the offset of the first piece they differ on in *at and
+ * their lengths there in *na (the scanner's) and *nb.
+ */
+static int
+same_pieces(struct pretok *p, struct pretok_state *a, struct pretok_state *b,
+    const char *t, size_t len, size_t *at, size_t *na, size_t *nb)
+{
+	for (*at = 0; *at < len; *at += *na) {
+		pretok_use_scanner(p, 1);
+		*na = pretok_next(a, t, len, *at);
+		pretok_use_scanner(p, 0);
+		*nb = pretok_next(b, t, len, *at);
+		if (*na != *nb)
+			return 0;
+	}
+	return 1;
+}
+
+/*
  * The scanner against PCRE2 alone for every code point: the pieces of
  * the character twice, and of the character between two others, with
  * the scanner and without, the same.
@@ -106,17 +126,9 @@ check_every(const char *pattern, const char *what)
 			len += 2 * n;
 			memcpy(s + len, around[k], strlen(around[k]));
 			len += strlen(around[k]);
-			for (at = 0; at < len; at += na) {
-				pretok_use_scanner(p, 1);
-				na = pretok_next(a, s, len, at);
-				pretok_use_scanner(p, 0);
-				nb = pretok_next(b, s, len, at);
-				if (na != nb) {
-					if (bad++ == 0)
-						first = cp;
-					break;
-				}
-			}
+			if (!same_pieces(p, a, b, s, len, &at, &na, &nb) &&
+			    bad++ == 0)
+				first = cp;
 		}
 	}
 	OK(bad == 0, "%s: the scanner's pieces are PCRE2's around every code "
@@ -182,18 +194,9 @@ check_scanner(const char *pattern, int has, const char *what)
 			memcpy(t + len, c, strlen(c));
 			len += strlen(c);
 		}
-		for (at = 0; at < len; at += na) {
-			pretok_use_scanner(p, 1);
-			na = pretok_next(a, t, len, at);
-			pretok_use_scanner(p, 0);
-			nb = pretok_next(b, t, len, at);
-			if (na != nb) {
-				if (bad++ == 0)
-					printf("# %s: '%.*s' at %zu: %zu, PCRE2 %zu\n",
-					    what, (int)len, t, at, na, nb);
-				break;
-			}
-		}
+		if (!same_pieces(p, a, b, t, len, &at, &na, &nb) && bad++ == 0)
+			printf("# %s: '%.*s' at %zu: %zu, PCRE2 %zu\n", what,
+			    (int)len, t, at, na, nb);
 	}
 	OK(bad == 0, "%s: the scanner's pieces are PCRE2's (30000 texts, %zu "
 	    "differ)", what, bad);
