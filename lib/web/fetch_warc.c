@@ -390,7 +390,7 @@ fetch_warc_build(const struct fetch_opts *o, struct fetch_item *it)
 	struct warc_http h;
 	size_t off;
 	struct buf dec = { 0 };
-	int last;
+	int last, parsed = 0;
 
 	it->warc_id[0] = '\0';
 	it->warc_gz.len = it->warc_cdx.len = 0;
@@ -406,6 +406,8 @@ fetch_warc_build(const struct fetch_opts *o, struct fetch_item *it)
 		if (sn > 9 && s[9] == '1' && sp < j->wresp.len)
 			continue;
 		last = sp >= j->wresp.len;
+		/* the last head's framing and coding, read once */
+		parsed = last && warc_http_parse(s, sn, &h, err, sizeof err) == 0;
 		if (!next_head(&j->wreq, &rp, &q, &qn)) {
 			q = "";
 			qn = 0;
@@ -434,8 +436,7 @@ fetch_warc_build(const struct fetch_opts *o, struct fetch_item *it)
 				struct iovec pv = { j->body.p, j->body.len };
 
 				/* The payload digest is of the body without chunks. */
-				if (warc_http_parse(s, sn, &h, err, sizeof err) == 0 &&
-				    h.chunked && j->body.len > 0) {
+				if (parsed && h.chunked && j->body.len > 0) {
 					size_t n = j->body.len;
 
 					buf_add(&dec, j->body.p, n);
@@ -462,8 +463,8 @@ fetch_warc_build(const struct fetch_opts *o, struct fetch_item *it)
 			snprintf(fields + plen, sizeof fields - plen, "%s", trunc);
 			rs = (struct warc_out){ "response", uri, rq.date,
 			    "application/http; msgtype=response", fields, rv, 2,
-			    last && j->body.len > 0 && warc_http_parse(s, sn, &h,
-			    err, sizeof err) == 0 && h.coding != WARC_CE_IDENTITY };
+			    parsed && j->body.len > 0 && h.coding !=
+			    WARC_CE_IDENTITY };
 			off = it->warc_gz.len;
 			add_record(it, &rs, resid);
 			if (last)
@@ -487,8 +488,7 @@ fetch_warc_build(const struct fetch_opts *o, struct fetch_item *it)
 			    loc[4] == 's' || loc[4] == 'S' ? "https" : "http");
 	}
 	/* What is extracted is the payload: chunks and codings undone. */
-	if (j->outcome == CR_OK && s != NULL &&
-	    warc_http_parse(s, sn, &h, err, sizeof err) == 0) {
+	if (j->outcome == CR_OK && parsed) {
 		if (dec.len > 0 || (h.chunked && j->body.len == 0)) {
 			buf_free(&j->body);
 			j->body = dec;
