@@ -275,6 +275,7 @@ sample_load(struct sample *s, struct gpt *m, char *err, size_t errsize,
 	struct ckpt_args_load l;
 	struct gpt_config *cfg = &l.cfg;
 	char e[OWT_ERRSIZE];
+	int ntok, padded;
 
 	if (ckpt_args_open(&l, s->p, s->given, opt->load, 0, err, errsize,
 	    code) < 0 || l.kind == CKPT_NONE)
@@ -282,15 +283,13 @@ sample_load(struct sample *s, struct gpt *m, char *err, size_t errsize,
 	cfg->vocab_pad = gpt_pad_vocab(cfg->vocab, opt->vocab_div ?
 	    opt->vocab_div : 128);
 	/* Megatron's padded vocabulary, where the flag names its padding */
-	if (opt->vocab_div && (uint32_t)cfg->vocab != tokenizer_nvocab(s->vocab) &&
-	    cfg->vocab != gpt_pad_vocab((int)tokenizer_nvocab(s->vocab),
-	    opt->vocab_div))
+	ntok = (int)tokenizer_nvocab(s->vocab);
+	padded = opt->vocab_div ? gpt_pad_vocab(ntok, opt->vocab_div) : 0;
+	if (opt->vocab_div && cfg->vocab != ntok && cfg->vocab != padded)
 		return owt_fail(err, errsize, code, XDATA, "%s/config.json: "
-		    "vocab_size %d is neither the tokenizer's %u tokens nor them "
-		    "padded to a multiple of %d (%d)", l.path, cfg->vocab,
-		    tokenizer_nvocab(s->vocab), opt->vocab_div,
-		    gpt_pad_vocab((int)tokenizer_nvocab(s->vocab),
-		    opt->vocab_div));
+		    "vocab_size %d is neither the tokenizer's %d tokens nor them "
+		    "padded to a multiple of %d (%d)", l.path, cfg->vocab, ntok,
+		    opt->vocab_div, padded);
 	if (opt->seq > cfg->maxpos)
 		return owt_fail(err, errsize, code, XUSAGE, "--seq-length %d is "
 		    "beyond the %d positions of the model", opt->seq,
