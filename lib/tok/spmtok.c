@@ -1,4 +1,5 @@
 /* spmtok.c - Megatron's SentencePiece tokenizers over spm.h: SentencePieceTokenizer, GPTSentencePieceTokenizer, Llama2Tokenizer */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -185,4 +186,41 @@ spmtok_decode(const struct spmtok *t, const uint32_t *ids, size_t n,
 		return last + bad;
 	}
 	return n;
+}
+
+void
+spmtok_token(const struct spmtok *t, uint32_t id, struct buf *out)
+{
+	const char *p;
+	unsigned v;
+	size_t i;
+	char c;
+
+	if (id >= spm_npieces(t->m)) {
+		for (i = 0; i < t->nspecial; i++)
+			if (t->special[i].id == id)
+				buf_add(out, t->special[i].text, t->special[i].len);
+		return;
+	}
+	if ((int32_t)id == spm_bos(t->m) || (int32_t)id == spm_eos(t->m) ||
+	    (int32_t)id == spm_pad(t->m))
+		return;
+	if ((int32_t)id == spm_unk(t->m)) {
+		buf_adds(out, " \xe2\x81\x87 ");
+		return;
+	}
+	p = spm_piece(t->m, id);
+	if (strlen(p) == 6 && sscanf(p, "<0x%2x%c", &v, &c) == 2 && c == '>') {
+		c = (char)v;
+		buf_add(out, &c, 1);
+		return;
+	}
+	for (; *p; p++) {
+		if (strncmp(p, "\xe2\x96\x81", 3) == 0) {
+			buf_add(out, " ", 1);
+			p += 2;
+		} else {
+			buf_add(out, p, 1);
+		}
+	}
 }

@@ -60,5 +60,12 @@ size_t spmtok_encode(const struct spmtok *t, const char *text, size_t len,
 /* Append the text of ids[0..n); n, or the index of the first no token. */
 size_t spmtok_decode(const struct spmtok *t, const uint32_t *ids, size_t n,
     struct buf *out);
+/*
+ * Append the bytes of id as a stream of text shows it one token at a time
+ * (tokenizer_token's): its meta space U+2581 a space, a byte piece <0xNN>
+ * that byte, BOS, EOS and padding nothing, the unknown piece " \u2047 ",
+ * an added token its text.
+ */
+void spmtok_token(const struct spmtok *t, uint32_t id, struct buf *out);
 
 #endif

@@ -6,7 +6,6 @@
 #include "core/buf.h"
 #include "core/opt.h"
 #include "core/util.h"
-#include "tok/spm.h"
 #include "tok/tokenizer.h"
 
 /* Megatron-Core's SentencePiece types, as spmtok.h's SPMTOK_* kinds. */
@@ -236,44 +235,6 @@ tokenizer_decode(const struct tokenizer *t, const uint32_t *ids, size_t n,
 	    bpe_decode(t->bpe, ids, n, out);
 }
 
-/* A SentencePiece id's bytes in a stream of text, into out. */
-static void
-spm_token(const struct spmtok *t, uint32_t id, struct buf *out)
-{
-	const char *p;
-	unsigned v;
-	size_t i;
-	char c;
-
-	if (id >= spm_npieces(t->m)) {
-		for (i = 0; i < t->nspecial; i++)
-			if (t->special[i].id == id)
-				buf_add(out, t->special[i].text, t->special[i].len);
-		return;
-	}
-	if ((int32_t)id == spm_bos(t->m) || (int32_t)id == spm_eos(t->m) ||
-	    (int32_t)id == spm_pad(t->m))
-		return;
-	if ((int32_t)id == spm_unk(t->m)) {
-		buf_adds(out, " \xe2\x81\x87 ");
-		return;
-	}
-	p = spm_piece(t->m, id);
-	if (strlen(p) == 6 && sscanf(p, "<0x%2x%c", &v, &c) == 2 && c == '>') {
-		c = (char)v;
-		buf_add(out, &c, 1);
-		return;
-	}
-	for (; *p; p++) {
-		if (strncmp(p, "\xe2\x96\x81", 3) == 0) {
-			buf_add(out, " ", 1);
-			p += 2;
-		} else {
-			buf_add(out, p, 1);
-		}
-	}
-}
-
 void
 tokenizer_tokens(struct tokenizer *t)
 {
@@ -286,7 +247,7 @@ tokenizer_tokens(struct tokenizer *t)
 	for (id = 0; id < n; id++) {
 		t->off[id] = (uint32_t)b.len;
 		if (t->sp != NULL)
-			spm_token(t->sp, id, &b);
+			spmtok_token(t->sp, id, &b);
 		else if (tokenizer_decode(t, &id, 1, &b) == 0)
 			t->off[id] |= 1u << 31;	/* no token */
 	}
