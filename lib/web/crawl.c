@@ -563,6 +563,9 @@ start(struct crawl *c, struct crawl_job *j)
 	curl_easy_setopt(e, CURLOPT_MAXREDIRS, (long)CRAWL_MAX_REDIRS);
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	/* Every content coding libcurl has, but not on a Range of a record. */
+	if (!j->ranged || j->robots)
+		curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
 	if (c->o.warc && !j->robots) {
 		/*
 		 * The archive holds the body as sent: the same content codings
@@ -574,17 +577,13 @@ start(struct crawl *c, struct crawl_job *j)
 		j->wreq.len = j->wresp.len = 0;
 		curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
 		curl_easy_setopt(e, CURLOPT_HTTP_TRANSFER_DECODING, 0L);
-		if (!j->ranged) {
-			curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+		if (!j->ranged)
 			curl_easy_setopt(e, CURLOPT_HTTP_CONTENT_DECODING, 0L);
-		}
 		curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
 		curl_easy_setopt(e, CURLOPT_HEADERDATA, j);
 		curl_easy_setopt(e, CURLOPT_DEBUGFUNCTION, on_debug);
 		curl_easy_setopt(e, CURLOPT_DEBUGDATA, j);
 		curl_easy_setopt(e, CURLOPT_VERBOSE, 1L);
-	} else if (!j->ranged || j->robots) {
-		curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
 	}
 	if (j->ranged && !j->robots) {
 		char r[48];
