@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -418,4 +419,41 @@ owt_mix64(uint64_t x)
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
 	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
 	return x ^ (x >> 31);
+}
+
+#define HUGEPAGE ((size_t)2 << 20)
+
+/* Fresh pages from the system, aligned: those never touched cost nothing. */
+void *
+huge_calloc(size_t size)
+{
+	char *p, *q;
+	size_t map;
+
+	if (size < HUGEPAGE)
+		return xcalloc(1, size);
+	size = (size + HUGEPAGE - 1) & ~(HUGEPAGE - 1);
+	map = size + HUGEPAGE;
+	p = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	    -1, 0);
+	if (p == MAP_FAILED)
+		owt_fatal("out of memory allocating %zu bytes", size);
+	q = (char *)(((uintptr_t)p + HUGEPAGE - 1) & ~(uintptr_t)(HUGEPAGE - 1));
+	if (q > p)
+		munmap(p, (size_t)(q - p));
+	if (q + size < p + map)
+		munmap(q + size, (size_t)(p + map - (q + size)));
+	madvise(q, size, MADV_HUGEPAGE);
+	return q;
+}
+
+void
+huge_free(void *p, size_t size)
+{
+	if (p == NULL)
+		return;
+	if (size < HUGEPAGE)
+		free(p);
+	else
+		munmap(p, (size + HUGEPAGE - 1) & ~(HUGEPAGE - 1));
 }

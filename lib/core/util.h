@@ -108,6 +108,13 @@ void *xrealloc(void *p, size_t n);
 void *xgrow(void *p, size_t *cap, size_t need, size_t elsize);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
+/*
+ * Memory for a big table, zeroed, in 2 MB pages where the system allows
+ * (Linux transparent huge pages): random lookups then miss the TLB less.
+ * huge_free takes the size given to huge_calloc.
+ */
+void *huge_calloc(size_t size);
+void huge_free(void *p, size_t size);
 
 /*
  * Flush and close stdout, and check that every write succeeded.

@@ -1,7 +1,6 @@
 /* bpe.c - GPT-2 byte-level BPE: load a vocabulary, encode text as tiktoken's gpt2, decode */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
@@ -101,47 +100,6 @@ struct bpe_state {
 	size_t idsize;		/* of the ids in the cache: 2 or 4 */
 	struct bpe_ids tmp;
 };
-
-/*
- * Memory for a big table, zeroed, in 2 MB pages where the system allows
- * (Linux transparent huge pages): random lookups then miss the TLB less.
- * Fresh pages from the system: those never touched cost nothing.
- */
-#define HUGEPAGE ((size_t)2 << 20)
-
-static void *
-table_alloc(size_t size)
-{
-	char *p, *q;
-	size_t map;
-
-	if (size < HUGEPAGE)
-		return xcalloc(1, size);
-	size = (size + HUGEPAGE - 1) & ~(HUGEPAGE - 1);
-	map = size + HUGEPAGE;
-	p = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-	    -1, 0);
-	if (p == MAP_FAILED)
-		owt_fatal("out of memory allocating %zu bytes", size);
-	q = (char *)(((uintptr_t)p + HUGEPAGE - 1) & ~(uintptr_t)(HUGEPAGE - 1));
-	if (q > p)
-		munmap(p, (size_t)(q - p));
-	if (q + size < p + map)
-		munmap(q + size, (size_t)(p + map - (q + size)));
-	madvise(q, size, MADV_HUGEPAGE);
-	return q;
-}
-
-static void
-table_free(void *p, size_t size)
-{
-	if (p == NULL)
-		return;
-	if (size < HUGEPAGE)
-		free(p);
-	else
-		munmap(p, (size + HUGEPAGE - 1) & ~(HUGEPAGE - 1));
-}
 
 /* ---- hashing ---- */
 
@@ -500,7 +458,7 @@ load_encoder(struct loader *l, const char *path)
 	v->vbits = 10;
 	while ((1u << v->vbits) < 2 * n)
 		v->vbits++;
-	v->vt = table_alloc(((size_t)1 << v->vbits) * sizeof *v->vt);
+	v->vt = huge_calloc(((size_t)1 << v->vbits) * sizeof *v->vt);
 	for (id = 0; id < n; id += 64) {
 		for (i = 0; i < 64 && id + i < n; i++)
 			query_start(v, &q[i], (unsigned char *)v->pool +
@@ -562,7 +520,7 @@ pairs_fill(struct bpe *v, uint32_t (*split)[3], size_t n)
 	v->pbits = 10;
 	while ((1u << v->pbits) < n + n / 4)
 		v->pbits++;
-	v->pt = table_alloc(((size_t)1 << v->pbits) * sizeof *v->pt);
+	v->pt = huge_calloc(((size_t)1 << v->pbits) * sizeof *v->pt);
 	memset(v->pt, 0xff, ((size_t)1 << v->pbits) * sizeof *v->pt);
 	v->pfilter = xcalloc((1u << FBITS) / 64, sizeof *v->pfilter);
 	for (k = 0; k < n; k++)
@@ -703,7 +661,7 @@ build_pairs(struct bpe *v)
 		split[k++][2] = v->rank[t];
 	}
 	free(r);
-	table_free(v->pt, ((size_t)1 << v->pbits) * sizeof *v->pt);
+	huge_free(v->pt, ((size_t)1 << v->pbits) * sizeof *v->pt);
 	free(v->pfilter);
 	pairs_fill(v, split, k);
 	free(split);
@@ -1208,8 +1166,8 @@ bpe_free(struct bpe *v)
 		free(v->id_of_rank);
 		free(v->bytepair);
 		free(v->pfilter);
-		table_free(v->vt, ((size_t)1 << v->vbits) * sizeof *v->vt);
-		table_free(v->pt, ((size_t)1 << v->pbits) * sizeof *v->pt);
+		huge_free(v->vt, ((size_t)1 << v->vbits) * sizeof *v->vt);
+		huge_free(v->pt, ((size_t)1 << v->pbits) * sizeof *v->pt);
 		free(v->rlen);
 		free(v->lr);
 		free(v->pre);
@@ -1475,7 +1433,7 @@ bpe_state_new(const struct bpe *v, size_t cache)
 		n *= 2;
 	s->v = v;
 	s->cmask = n - 1;
-	s->cache = table_alloc(n * sizeof *s->cache);
+	s->cache = huge_calloc(n * sizeof *s->cache);
 	s->idsize = v->n <= 65536 ? 2 : 4;
 	return s;
 }
@@ -1485,7 +1443,7 @@ bpe_state_free(struct bpe_state *s)
 {
 	if (s == NULL)
 		return;
-	table_free(s->cache, (s->cmask + 1) * sizeof *s->cache);
+	huge_free(s->cache, (s->cmask + 1) * sizeof *s->cache);
 	free(s->tmp.v);
 	free(s);
 }
