@@ -132,7 +132,7 @@ struct cache_ent {
  */
 #define PAIR_BITS 16		/* at most: 1 MB a thread */
 struct pair_ent {
-	uint64_t key;		/* a << 32 | b; all ones: empty */
+	uint64_t key;		/* ~(a << 32 | b); 0: empty */
 	uint32_t rank;
 };
 
@@ -359,7 +359,7 @@ build(struct tiktoken *t, struct entry *e, size_t n, struct buf *raw,
 	t->off[t->nvocab] = (uint32_t)at;
 	for (nslot = 1024; nslot < 2 * n; nslot *= 2)
 		;
-	t->slot = xcalloc(nslot, sizeof *t->slot);
+	t->slot = huge_calloc(nslot * sizeof *t->slot);
 	t->mask = (uint32_t)(nslot - 1);
 	for (i = 0; i < n; i++) {
 		if (!e[i].rank)
@@ -799,7 +799,7 @@ tiktoken_free(struct tiktoken *t)
 	pretok_free(t->split);
 	free(t->blob);
 	free(t->off);
-	free(t->slot);
+	huge_free(t->slot, ((size_t)t->mask + 1) * sizeof *t->slot);
 	free(t->pair);
 	free(t);
 }
@@ -837,10 +837,9 @@ tiktoken_state_new_cache(const struct tiktoken *t, size_t cache)
 	}
 	s->t = t;
 	s->split = pretok_state_new(t->split);
-	s->cache = xcalloc(nc, sizeof *s->cache);
+	s->cache = huge_calloc(nc * sizeof *s->cache);
 	s->cache_mask = nc - 1;
-	s->pairs = xmalloc(np * sizeof *s->pairs);
-	memset(s->pairs, 0xff, np * sizeof *s->pairs);
+	s->pairs = huge_calloc(np * sizeof *s->pairs);
 	for (s->pair_shift = 64; np > 1; np /= 2)
 		s->pair_shift--;
 	return s;
@@ -872,8 +871,9 @@ tiktoken_state_free(struct tiktoken_state *s)
 		return;
 	pretok_state_free(s->split);
 	state_scratch_free(s);
-	free(s->cache);
-	free(s->pairs);
+	huge_free(s->cache, (s->cache_mask + 1) * sizeof *s->cache);
+	huge_free(s->pairs, ((size_t)1 << (64 - s->pair_shift)) *
+	    sizeof *s->pairs);
 	free(s);
 }
 
@@ -918,7 +918,7 @@ static inline uint32_t
 pair_rank(struct tiktoken_state *s, const char *p, size_t len, uint32_t a,
     uint32_t b)
 {
-	uint64_t key = (uint64_t)a << 32 | b;
+	uint64_t key = ~((uint64_t)a << 32 | b);
 	struct pair_ent *e = &s->pairs[(key * 0x9e3779b97f4a7c15ull) >>
 	    s->pair_shift];
 
