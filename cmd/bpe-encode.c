@@ -259,6 +259,7 @@ main(int argc, char **argv)
 	mallopt(M_MMAP_THRESHOLD, 4 << 20);
 	mallopt(M_TRIM_THRESHOLD, 8 << 20);
 #endif
+	heap_huge((size_t)32 << 20);
 	opt.workers = owt_ncpu();
 	first = owt_options(&options, argc, argv, NULL);
 	if ((opt.tk.vocab == NULL) != (opt.tk.merges == NULL))

@@ -1,5 +1,6 @@
 /* util.c - exit codes, diagnostics, checked allocation, the process */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -456,4 +457,23 @@ huge_free(void *p, size_t size)
 		free(p);
 	else
 		munmap(p, (size + HUGEPAGE - 1) & ~(HUGEPAGE - 1));
+}
+
+void
+heap_huge(size_t pad)
+{
+#ifdef M_TOP_PAD
+	char *p, *lo, *hi;
+
+	mallopt(M_ARENA_MAX, 1);
+	mallopt(M_TOP_PAD, (int)pad);
+	/* the heap grown now, by pad, to be advised whole */
+	if ((p = malloc(HUGEPAGE)) == NULL)
+		return;
+	lo = (char *)(((uintptr_t)p + HUGEPAGE - 1) & ~(uintptr_t)(HUGEPAGE - 1));
+	hi = (char *)((uintptr_t)sbrk(0) & ~(uintptr_t)(HUGEPAGE - 1));
+	if (hi > lo)
+		madvise(lo, (size_t)(hi - lo), MADV_HUGEPAGE);
+	free(p);
+#endif
 }
