@@ -190,6 +190,37 @@ hash(const unsigned char *p, size_t n)
 	return h ^ (h >> 32);
 }
 
+/*
+ * Whether a[0..n) and b[0..n) are the same bytes: for the short strings
+ * of a lookup, two loads a side (overlapping) rather than a call of
+ * memcmp.
+ */
+static inline int
+same(const char *a, const char *b, size_t n)
+{
+	uint64_t w[4];
+	uint32_t h[4];
+
+	if (n > 16)
+		return memcmp(a, b, n) == 0;
+	if (n >= 8) {
+		memcpy(&w[0], a, 8);
+		memcpy(&w[1], b, 8);
+		memcpy(&w[2], a + n - 8, 8);
+		memcpy(&w[3], b + n - 8, 8);
+		return ((w[0] ^ w[1]) | (w[2] ^ w[3])) == 0;
+	}
+	if (n >= 4) {
+		memcpy(&h[0], a, 4);
+		memcpy(&h[1], b, 4);
+		memcpy(&h[2], a + n - 4, 4);
+		memcpy(&h[3], b + n - 4, 4);
+		return ((h[0] ^ h[1]) | (h[2] ^ h[3])) == 0;
+	}
+	return n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] &&
+	    a[n - 1] == b[n - 1]);
+}
+
 /* The rank of bytes p[0..n), whose hash() is h, or NONE. */
 static inline uint32_t
 lookup_hashed(const struct tiktoken *t, const char *p, size_t n, uint64_t h)
@@ -204,7 +235,7 @@ lookup_hashed(const struct tiktoken *t, const char *p, size_t n, uint64_t h)
 			continue;
 		r = (uint32_t)v - 1;
 		if (t->off[r + 1] - t->off[r] == n &&
-		    memcmp(t->blob + t->off[r], p, n) == 0)
+		    same(t->blob + t->off[r], p, n))
 			return r;
 	}
 }
@@ -1109,7 +1140,7 @@ tiktoken_encode(struct tiktoken_state *s, const char *text, size_t len,
 			continue;
 		}
 		c = &s->cache[h & s->cache_mask];
-		if (c->len == n && memcmp(c->b, text + at, n) == 0) {
+		if (c->len == n && same(c->b, text + at, n)) {
 			if (out->n + c->n > out->cap)
 				out->v = xgrow(out->v, &out->cap, out->n + c->n,
 				    sizeof *out->v);
