@@ -248,18 +248,23 @@ main(int argc, char **argv)
 	/*
 	 * Blocks of 4 MB or more (a very long record's text, ids and merge
 	 * state) go back to the system when freed. Without a fixed threshold
-	 * glibc raises it after each such free, up to 32 MB, and each worker's
-	 * arena may then keep up to twice that. But below it memory is kept:
-	 * at glibc's 128 KB trim threshold, a worker's arena gave its top back
-	 * after every record longer than ENCODE_KEEP and every batch (90
-	 * madvise calls on 20 MB), and a 1 MB mmap threshold unmapped the
-	 * buffers of each long record; the pages were then faulted in again,
-	 * 3,600 of 10,000 page faults on 20 MB. 8 MB an arena is kept.
+	 * glibc raises it after each such free, up to 32 MB. Below it memory
+	 * is kept: at glibc's 128 KB trim threshold, a worker's arena gave
+	 * its top back after every record longer than ENCODE_KEEP and every
+	 * batch, and a 1 MB mmap threshold unmapped the buffers of each long
+	 * record; the pages were then faulted in again, 3,600 of 10,000 page
+	 * faults on 20 MB.
 	 */
 	mallopt(M_MMAP_THRESHOLD, 4 << 20);
 	mallopt(M_TRIM_THRESHOLD, 8 << 20);
 #endif
-	heap_huge((size_t)32 << 20);
+	/*
+	 * And the heap in 2 MB pages, 256 MB of it advised ahead (address
+	 * space only): a 4 KB page's first touch cost 11 us on a virtual
+	 * machine here, and the 41,000 of a Llama-3-style tokenizer.json's
+	 * tree half its load (man bpe-encode, Memory).
+	 */
+	heap_huge((size_t)256 << 20);
 	opt.workers = owt_ncpu();
 	first = owt_options(&options, argc, argv, NULL);
 	if ((opt.tk.vocab == NULL) != (opt.tk.merges == NULL))
