@@ -1,6 +1,7 @@
 /* pretok.c - a tokenizer's split pattern, its own regex compiled by PCRE2 (JIT): text to pieces */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -211,12 +212,82 @@ plane_cp(const unsigned char *s, size_t i)
 	    (s[i + 2] & 0x3f);
 }
 
+/* The code point after cp in the plane (the surrogates left out). */
+static uint32_t
+plane_next(uint32_t cp)
+{
+	return cp == 0xd7ff ? 0xe000 : cp + 1;
+}
+
 static int
 cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/*
+ * The offsets in s[0..n) (valid UTF-8) of the start and end of each match
+ * of pattern, appended to *off; -1 where PCRE2 refuses the pattern.
+ */
+static int
+match_all(const char *pattern, const unsigned char *s, size_t n, size_t **off,
+    size_t *noff, size_t *capoff)
+{
+	pcre2_code *re;
+	pcre2_match_data *md;
+	PCRE2_SIZE at, *ov;
+	int e, rc;
+
+	re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
+	    PCRE2_UTF | PCRE2_UCP, &e, &at, NULL);
+	if (re == NULL)
+		return -1;
+	pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
+	if ((md = pcre2_match_data_create_from_pattern(re, NULL)) == NULL)
+		owt_fatal("out of memory");
+	ov = pcre2_get_ovector_pointer(md);
+	for (at = 0; (rc = pcre2_match(re, (PCRE2_SPTR)s, n, at,
+	    PCRE2_NO_UTF_CHECK, md, NULL)) >= 0; at = ov[1]) {
+		*off = xgrow(*off, capoff, *noff + 2, sizeof **off);
+		(*off)[(*noff)++] = ov[0];
+		(*off)[(*noff)++] = ov[1];
+	}
+	pcre2_match_data_free(md);
+	pcre2_code_free(re);
+	return rc == PCRE2_ERROR_NOMATCH ? 0 : -1;
+}
+
+/*
+ * Of an atom ("(?i)X+") that takes few code points, itself; of one that
+ * negates such a class ("[^...]+"), the class ("[...]+"); else NULL. Few:
+ * a literal, an escaped character, a class of those and ranges of them,
+ * not a property, a class escape or any character (only the time that
+ * scan_classes takes hangs on it: the sets are exact either way).
+ */
+static char *
+few_atom(const char *atom, int *neg)
+{
+	const char *x = atom + (strncmp(atom, "(?i)", 4) == 0 ? 4 : 0);
+	size_t i, n = strlen(x) - 1;
+	char *r;
+
+	*neg = x[0] == '[' && x[1] == '^' && x[2] != '^';
+	if (x[0] == '.' || (x[0] == '[' && x[1] == '^' && !*neg))
+		return NULL;
+	if (x[0] == '\\' && isalnum((unsigned char)x[1]) &&
+	    strchr("xrntfae", x[1]) == NULL)
+		return NULL;
+	if (x[0] == '[')
+		for (i = 1 + *neg; i < n; i++)
+			if (x[i] == '\\' && isalnum((unsigned char)x[++i]) &&
+			    strchr("xrntfae", x[i]) == NULL)
+				return NULL;
+	r = xstrdup(atom);
+	if (*neg)	/* "[^" to "[" */
+		memmove(r + (x - atom) + 1, r + (x - atom) + 2, n);
+	return r;
 }
 
 /*
@@ -227,69 +298,135 @@ cmp_u32(const void *a, const void *b)
  * whole by every atom, and the intervals that every atom treats alike
  * are one class. -1 where PCRE2 refuses an atom, or there are more than
  * SCAN_CLASSES classes.
+ *
+ * An atom of few code points (few_atom) is run over the string of those
+ * that any of them takes instead (found by their alternation, run once
+ * over the plane), and a class that negates one is the plane less its
+ * runs: the same runs, for a run over the plane for all of them instead
+ * of one each (PCRE2 over the plane is most of a program's start-up).
  */
 static int
 scan_classes(struct scan *sc)
 {
-	struct buf plane = { 0 };
-	uint32_t *run = NULL, *cut = NULL, cp, lo, hi;
-	size_t *first = NULL, *j = NULL, nrun = 0, caprun = 0, ncut = 0;
-	size_t capcut = 0, a, k, c, i, ncls = 0, nw, nu;
+	unsigned char *plane, *fs = NULL;
+	uint32_t *run = NULL, *cut = NULL, *fcp = NULL, cp, lo, hi;
+	size_t *first = NULL, *j = NULL, *off = NULL, *foff = NULL, nrun = 0;
+	size_t caprun = 0, ncut = 0, capcut = 0, a, k, c, i, ncls = 0, nw, nu;
+	size_t plen = 0, noff = 0, capoff = 0, nf = 0, capfcp = 0, capfoff = 0;
+	size_t flen = 0, prev;
 	uint64_t *sig = NULL, *cur = NULL;
-	unsigned char u[3];
-	int e, rc, ok = -1;
+	struct buf alt = { 0 };
+	char **few;
+	uint8_t *neg, *mem = NULL;
+	int ok = -1, ng;
 
-	for (cp = 0; cp < SCAN_LIMIT; cp++) {
-		if (cp >= 0xd800 && cp <= 0xdfff)
-			continue;
+	plane = xmalloc(3 * SCAN_LIMIT);
+	for (cp = 0; cp < SCAN_LIMIT; cp = plane_next(cp))
 		if (cp < 0x80)
-			buf_addc(&plane, (char)cp);
+			plane[plen++] = (unsigned char)cp;
 		else if (cp < 0x800) {
-			u[0] = (unsigned char)(0xc0 | cp >> 6);
-			u[1] = (unsigned char)(0x80 | (cp & 63));
-			buf_add(&plane, u, 2);
+			plane[plen++] = (unsigned char)(0xc0 | cp >> 6);
+			plane[plen++] = (unsigned char)(0x80 | (cp & 63));
 		} else {
-			u[0] = (unsigned char)(0xe0 | cp >> 12);
-			u[1] = (unsigned char)(0x80 | (cp >> 6 & 63));
-			u[2] = (unsigned char)(0x80 | (cp & 63));
-			buf_add(&plane, u, 3);
+			plane[plen++] = (unsigned char)(0xe0 | cp >> 12);
+			plane[plen++] = (unsigned char)(0x80 | (cp >> 6 & 63));
+			plane[plen++] = (unsigned char)(0x80 | (cp & 63));
 		}
-	}
 	sc->natoms = sc->nsets;
+	few = xcalloc(sc->natoms + 1, sizeof *few);
+	neg = xcalloc(sc->natoms + 1, sizeof *neg);
+	for (a = 0; a < sc->natoms; a++)
+		if ((few[a] = few_atom(sc->atom[a], &ng)) != NULL) {
+			neg[a] = (uint8_t)ng;
+			ng = strncmp(few[a], "(?i)", 4) == 0;
+			buf_printf(&alt, "%s(?%s:%.*s)", alt.len ? "|" : "(?:",
+			    ng ? "i" : "", (int)strlen(few[a]) - 1 - 4 * ng,
+			    few[a] + 4 * ng);
+		}
+	if (alt.len > 0) {
+		/*
+		 * the code points that any of them takes, as a string (one a
+		 * match: a repeated group would need PCRE2's stack for a long
+		 * run; where PCRE2 fails, each over the plane after all)
+		 */
+		buf_adds(&alt, ")");
+		buf_addc(&alt, '\0');
+		if (match_all(alt.p, plane, plen, &off, &noff, &capoff) < 0)
+			for (a = 0; a < sc->natoms; a++) {
+				free(few[a]);
+				few[a] = NULL;
+			}
+		fs = xmalloc(plen);
+		for (k = 0; k < noff; k += 2)
+			for (i = off[k]; i < off[k + 1]; i += plane[i] < 0x80 ? 1 :
+			    plane[i] < 0xe0 ? 2 : 3) {
+				fcp = xgrow(fcp, &capfcp, nf + 1, sizeof *fcp);
+				foff = xgrow(foff, &capfoff, nf + 1, sizeof *foff);
+				fcp[nf] = plane_cp(plane, i);
+				foff[nf++] = flen;
+				memcpy(fs + flen, plane + i, plane[i] < 0x80 ? 1 :
+				    plane[i] < 0xe0 ? 2 : 3);
+				flen += plane[i] < 0x80 ? 1 : plane[i] < 0xe0 ? 2 : 3;
+			}
+		mem = xmalloc(nf + 1);
+	}
 	first = xcalloc(sc->natoms + 1, sizeof *first);
 	for (a = 0; a < sc->natoms; a++) {
-		pcre2_code *re;
-		pcre2_match_data *md;
-		PCRE2_SIZE at, *ov;
-
 		first[a] = nrun;
-		re = pcre2_compile((PCRE2_SPTR)sc->atom[a], PCRE2_ZERO_TERMINATED,
-		    PCRE2_UTF | PCRE2_UCP, &e, &at, NULL);
-		if (re == NULL)
-			goto out;
-		pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
-		if ((md = pcre2_match_data_create_from_pattern(re, NULL)) == NULL)
-			owt_fatal("out of memory");
-		ov = pcre2_get_ovector_pointer(md);
-		for (at = 0; (rc = pcre2_match(re, (PCRE2_SPTR)plane.p, plane.len,
-		    at, PCRE2_NO_UTF_CHECK, md, NULL)) >= 0; at = ov[1]) {
-			lo = plane_cp((const unsigned char *)plane.p, ov[0]);
-			hi = ov[1] < plane.len ? plane_cp((const unsigned char *)
-			    plane.p, ov[1]) : SCAN_LIMIT;
-			run = xgrow(run, &caprun, nrun + 2, sizeof *run);
-			run[nrun++] = lo;
-			run[nrun++] = hi;
-			cut = xgrow(cut, &capcut, ncut + 2, sizeof *cut);
-			cut[ncut++] = lo;
-			cut[ncut++] = hi;
+		noff = 0;
+		if (few[a] == NULL) {
+			if (match_all(sc->atom[a], plane, plen, &off, &noff,
+			    &capoff) < 0)
+				goto out;
+			for (k = 0; k < noff; k += 2) {
+				lo = plane_cp(plane, off[k]);
+				hi = off[k + 1] < plen ? plane_cp(plane, off[k + 1]) :
+				    SCAN_LIMIT;
+				run = xgrow(run, &caprun, nrun + 2, sizeof *run);
+				run[nrun++] = lo;
+				run[nrun++] = hi;
+			}
+			continue;
 		}
-		pcre2_match_data_free(md);
-		pcre2_code_free(re);
-		if (rc != PCRE2_ERROR_NOMATCH)
+		/* which of the few it takes; its runs in the plane */
+		if (match_all(few[a], fs, flen, &off, &noff, &capoff) < 0)
 			goto out;
+		memset(mem, 0, nf);
+		for (k = 0, i = 0; k < noff; k += 2) {
+			while (foff[i] < off[k])
+				i++;
+			for (; i < nf && foff[i] < off[k + 1]; i++)
+				mem[i] = 1;
+		}
+		prev = 0;
+		for (i = 0; i < nf; i++) {
+			if (!mem[i])
+				continue;
+			lo = fcp[i];
+			while (i + 1 < nf && mem[i + 1] && fcp[i + 1] ==
+			    plane_next(fcp[i]))
+				i++;
+			hi = plane_next(fcp[i]);
+			run = xgrow(run, &caprun, nrun + 2, sizeof *run);
+			if (!neg[a]) {
+				run[nrun++] = lo;
+				run[nrun++] = hi;
+			} else if (lo > prev) {	/* the gap before it */
+				run[nrun++] = (uint32_t)prev;
+				run[nrun++] = lo;
+			}
+			prev = hi;
+		}
+		if (neg[a] && prev < SCAN_LIMIT) {
+			run = xgrow(run, &caprun, nrun + 2, sizeof *run);
+			run[nrun++] = (uint32_t)prev;
+			run[nrun++] = SCAN_LIMIT;
+		}
 	}
 	first[a] = nrun;
-	cut = xgrow(cut, &capcut, ncut + 2, sizeof *cut);
+	cut = xgrow(cut, &capcut, nrun + 2, sizeof *cut);
+	memcpy(cut, run, nrun * sizeof *cut);
+	ncut = nrun;
 	cut[ncut++] = 0;
 	cut[ncut++] = SCAN_LIMIT;
 	qsort(cut, ncut, sizeof *cut, cmp_u32);
@@ -333,7 +470,17 @@ scan_classes(struct scan *sc)
 	}
 	ok = 0;
 out:
-	buf_free(&plane);
+	for (a = 0; a < sc->natoms; a++)
+		free(few[a]);
+	free(few);
+	free(neg);
+	buf_free(&alt);
+	free(plane);
+	free(fs);
+	free(fcp);
+	free(foff);
+	free(mem);
+	free(off);
 	free(run);
 	free(cut);
 	free(first);
