@@ -1179,7 +1179,9 @@ need_mark(uint8_t *need, const char *add)
 			hi = strtoul(add + 4, &end, 16);
 			add = end + 1;
 		}
-		for (cp = lo; cp <= hi; cp++) {
+		/* one a pair: 64 code points of three bytes, 4096 of four */
+		for (cp = lo; cp <= hi;
+		    cp = (cp | (cp < 0x10000 ? 63 : 4095)) + 1) {
 			if (cp < 0x800)
 				owt_fatal("pretok_unicode.h: U+%04lX: below U+0800", cp);
 			k = cp < 0x10000 ? (0xe0 | cp >> 12) << 8 | (0x80 |
