@@ -845,7 +845,8 @@ first(struct scan *sc, uint32_t pc, uint32_t *memo)
 /*
  * The pc that a match whose first character is of class c reaches from
  * pc 0 without a choice: past each I_SPLIT of which one branch alone can
- * take c (scan_run's own tests) and each I_JMP.
+ * take c (scan_run's own tests), each I_JMP, and each optional run that
+ * cannot take c (which scan_run passes taking nothing, pushing nothing).
  */
 static uint32_t
 entry(const struct scan *sc, unsigned c)
@@ -859,6 +860,11 @@ entry(const struct scan *sc, unsigned c)
 		in = &sc->code[pc];
 		if (in->op == I_JMP) {
 			pc = in->x;
+			continue;
+		}
+		if ((in->op == I_OPT || in->op == I_STAR || (in->op == I_RUN &&
+		    in->min == 0)) && !in_set(&sc->sets[in->set], c)) {
+			pc++;
 			continue;
 		}
 		if (in->op != I_SPLIT)
