@@ -98,6 +98,13 @@ enum { I_SET, I_RUN, I_SPLIT, I_JMP, I_LOOK, I_LEND, I_MATCH, I_STAR, I_PLUS,
 struct inst {
 	uint8_t op, neg;
 	uint8_t last;		/* I_STAR, I_PLUS: the next is I_MATCH */
+	/*
+	 * I_STAR, I_PLUS: last, or a match surely ends after the run (a
+	 * path from the next to I_MATCH takes no character and looks at
+	 * none): having taken a character, it is the match's whatever the
+	 * way here, and a match never backtracks to before it.
+	 */
+	uint8_t sure;
 	uint32_t set, x, y, min, max;
 	/* I_SPLIT: the first characters of x's matches and of y's, or NONE: any */
 	uint32_t fx, fy;
@@ -132,6 +139,16 @@ struct scan {
 	 * the alternatives that cannot take it (pc 0 when none is passed).
 	 */
 	uint32_t entry[SCAN_CLASSES];
+	/*
+	 * Where a match whose first two characters are of classes a and b
+	 * is sure (a run, sure, that takes b: the way there from entry[a]
+	 * is the machine's first, and a match ends there): pair[a * ncls +
+	 * b], pc + 1, 0 for none; haspair[a], whether any b has one. NULL
+	 * for a long program.
+	 */
+	uint8_t *pair;
+	unsigned ncls;
+	uint8_t haspair[SCAN_CLASSES];
 };
 
 /* A backtrack entry: resume at pc, pos; a run's (lo != NONE) steps back to lo. */
@@ -458,6 +475,7 @@ scan_classes(struct scan *sc)
 		}
 		memset(sc->cls + cut[k], (int)c, cut[k + 1] - cut[k]);
 	}
+	sc->ncls = (unsigned)ncls;
 	sc->sets = xgrow(sc->sets, &sc->capsets, sc->natoms, sizeof *sc->sets);
 	memset(sc->sets, 0, sc->natoms * sizeof *sc->sets);
 	for (a = 0; a < sc->natoms; a++) {
@@ -770,10 +788,12 @@ scan_free(struct scan *sc)
 	free(sc->atom);
 	free(sc->sets);
 	free(sc->code);
+	free(sc->pair);
 	free(sc);
 }
 
 #define FIRST_ANY 0xffffffffu
+#define PAIR_NONE 0xffffffffu
 
 /*
  * The set of the characters that a path from pc can take first (into a
@@ -878,6 +898,100 @@ entry(const struct scan *sc, unsigned c)
 	return pc;
 }
 
+/*
+ * Whether a match surely ends from pc: a path to I_MATCH that takes no
+ * character and looks at none (a lookahead could fail), which the
+ * machine tries before it gives up the backtrack points from before pc.
+ * memo: 0 not yet, 1 being worked out, 2 no, 3 yes.
+ */
+static int
+sure_end(const struct scan *sc, uint32_t pc, uint8_t *memo)
+{
+	const struct inst *in = &sc->code[pc];
+	int r;
+
+	if (memo[pc] != 0)
+		return memo[pc] == 3;
+	memo[pc] = 1;
+	switch (in->op) {
+	case I_MATCH:
+		r = 1;
+		break;
+	case I_JMP:
+		r = sure_end(sc, in->x, memo);
+		break;
+	case I_SPLIT:
+		r = sure_end(sc, in->x, memo) || sure_end(sc, in->y, memo);
+		break;
+	case I_STAR:
+	case I_OPT:
+		r = sure_end(sc, pc + 1, memo);
+		break;
+	case I_RUN:
+		r = in->min == 0 && sure_end(sc, pc + 1, memo);
+		break;
+	default:
+		r = 0;
+	}
+	memo[pc] = r ? 3 : 2;
+	return r;
+}
+
+/*
+ * The machine's first way from entry[a] for a match whose first two
+ * characters are of classes a and b, as scan_run takes it: the pc of a
+ * sure run that takes b, the first taken; PAIR_NONE where the way takes
+ * neither, or a third character, or fails.
+ */
+static uint32_t
+pair(const struct scan *sc, unsigned a, unsigned b)
+{
+	const struct inst *in;
+	uint32_t pc = sc->entry[a];
+	unsigned cur = a;
+	size_t steps;
+	int took = 0;
+
+	for (steps = 0; steps < 2 * sc->ncode; steps++) {
+		in = &sc->code[pc];
+		switch (in->op) {
+		case I_JMP:
+			pc = in->x;
+			continue;
+		case I_SPLIT:
+			pc = in->fx == FIRST_ANY || in_set(&sc->sets[in->fx], cur) ?
+			    in->x : in->y;
+			continue;
+		case I_SET:
+		case I_OPT:
+			if (!in_set(&sc->sets[in->set], cur)) {
+				if (in->op == I_SET)
+					return PAIR_NONE;
+				pc++;
+				continue;
+			}
+			if (took)
+				return PAIR_NONE;
+			took = 1;
+			cur = b;
+			pc++;
+			continue;
+		case I_STAR:
+		case I_PLUS:
+			if (!in_set(&sc->sets[in->set], cur)) {
+				if (in->op == I_PLUS)
+					return PAIR_NONE;
+				pc++;
+				continue;
+			}
+			return took && in->sure ? pc : PAIR_NONE;
+		default:
+			return PAIR_NONE;
+		}
+	}
+	return PAIR_NONE;
+}
+
 /* The scanner of translated pattern, or NULL where it has what the scanner lacks. */
 static struct scan *
 scan_compile(const char *pattern)
@@ -920,6 +1034,24 @@ scan_compile(const char *pattern)
 			sc->code[pc].op = I_OPT;
 	for (c = 0; c < SCAN_CLASSES; c++)
 		sc->entry[c] = entry(sc, c);
+	if (sc->ncode < 255) {
+		uint8_t *m = xcalloc(sc->ncode, 1);
+		unsigned b;
+		uint32_t to;
+
+		for (pc = 0; pc < sc->ncode; pc++)
+			if (sc->code[pc].op == I_STAR || sc->code[pc].op == I_PLUS)
+				sc->code[pc].sure = sc->code[pc].last ||
+				    sure_end(sc, (uint32_t)pc + 1, m);
+		free(m);
+		sc->pair = xcalloc((size_t)sc->ncls * sc->ncls, 1);
+		for (c = 0; c < sc->ncls; c++)
+			for (b = 0; b < sc->ncls; b++)
+				if ((to = pair(sc, c, b)) != PAIR_NONE) {
+					sc->pair[c * sc->ncls + b] = (uint8_t)(to + 1);
+					sc->haspair[c] = 1;
+				}
+	}
 	return sc;
 }
 
@@ -1405,13 +1537,25 @@ pretok_next(struct pretok_state *s, const char *text, size_t len, size_t at)
 		return s->end - at;
 	if (s->p->use_scan) {
 		const struct scan *sc = s->p->scan;
-		size_t end;
-		unsigned cl;
+		const unsigned char *t = (const unsigned char *)text;
+		size_t end, pos = at;
+		unsigned cl, cl2;
+		uint32_t pc;
+		uint8_t f;
+		int n;
 
-		if (scan_char(sc, (const unsigned char *)text, len, at, &cl) > 0 &&
-		    (end = scan_run(sc, s, (const unsigned char *)text, len,
-		    sc->entry[cl], at, at)) < SCAN_GIVE_UP)
-			return end - at;
+		if ((n = scan_char(sc, t, len, at, &cl)) > 0) {
+			pc = sc->entry[cl];
+			/* a sure way to a run for the first two: start there */
+			if (sc->haspair[cl] && scan_char(sc, t, len, at + (size_t)n,
+			    &cl2) > 0 && (f = sc->pair[cl * sc->ncls + cl2]) != 0) {
+				pc = (uint32_t)f - 1;
+				pos = at + (size_t)n;
+			}
+			if ((end = scan_run(sc, s, t, len, pc, pos, at)) <
+			    SCAN_GIVE_UP)
+				return end - at;
+		}
 	}
 	if (s->re == NULL)
 		s->re = needs_added(s->p, text, len) ? s->p->re : s->p->plain;
