@@ -263,6 +263,10 @@ main(void)
 	/* what the machine does beyond them: groups repeated, counted, looked ahead */
 	check_scanner("(?:a|ab|'s)+(?=\\s)|(?:\\p{L}\\p{N}?){2,4}|(?i:S)[^a]*?x|"
 	    "(?i:k)+|\\p{N}{2}|(?!\\p{N})\\S+?|\\s", 0, "lazy quantifiers");
+	/* a sure run after the first character; runs that are not sure */
+	check_scanner("(?i:'s|'t)|[^\\s\\p{L}]?\\p{L}+(?:'\\p{L}|\\p{N}{2})?|"
+	    "[^\\s\\p{L}]?\\p{N}+(?=\\s)|\\s?\\p{N}+\\p{L}*|[.,]?\\s+\\p{L}|"
+	    "\\S|\\s+", 1, "a run after the first character, and more after it");
 	check_scanner("(?:a|ab|'s)+(?=\\s)|(?:\\p{L}\\p{N}?){2,4}|(?i:SK)+|"
 	    "\\p{N}{2}|(?:\\p{N}\\s?)*\\p{N}|(?!\\p{N})\\S+|\\s|.", 1,
 	    "groups repeated and counted, lookahead, (?i)");
