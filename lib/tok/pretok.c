@@ -101,8 +101,10 @@ struct inst {
 	/*
 	 * I_STAR, I_PLUS: last, or a match surely ends after the run (a
 	 * path from the next to I_MATCH takes no character and looks at
-	 * none): having taken a character, it is the match's whatever the
-	 * way here, and a match never backtracks to before it.
+	 * none): having taken a character, the machine never backtracks
+	 * to before it. (A start there is exact either way: the machine
+	 * from there tries what the whole one would, in the same order,
+	 * and where it fails PCRE2 cuts the piece; sure spares that.)
 	 */
 	uint8_t sure;
 	uint32_t set, x, y, min, max;
@@ -141,10 +143,9 @@ struct scan {
 	uint32_t entry[SCAN_CLASSES];
 	/*
 	 * Where a match whose first two characters are of classes a and b
-	 * is sure (a run, sure, that takes b: the way there from entry[a]
-	 * is the machine's first, and a match ends there): pair[a * ncls +
-	 * b], pc + 1, 0 for none; haspair[a], whether any b has one. NULL
-	 * for a long program.
+	 * goes surely (a run, sure, that takes b, on the machine's first
+	 * way from entry[a]): pair[a * ncls + b], pc + 1, 0 for none;
+	 * haspair[a], whether any b has one. NULL for a long program.
 	 */
 	uint8_t *pair;
 	unsigned ncls;
