@@ -267,6 +267,8 @@ main(void)
 	check_scanner("(?i:'s|'t)|[^\\s\\p{L}]?\\p{L}+(?:'\\p{L}|\\p{N}{2})?|"
 	    "[^\\s\\p{L}]?\\p{N}+(?=\\s)|\\s?\\p{N}+\\p{L}*|[.,]?\\s+\\p{L}|"
 	    "\\S|\\s+", 1, "a run after the first character, and more after it");
+	check_scanner("\\p{N}+(?=\\s)|\\p{L}+(?:'\\p{L}|\\s\\p{N})?|[^\\p{N}\\p{L}]", 1,
+	    "a run first, and what follows it, at the end of the text too");
 	check_scanner("(?:a|ab|'s)+(?=\\s)|(?:\\p{L}\\p{N}?){2,4}|(?i:SK)+|"
 	    "\\p{N}{2}|(?:\\p{N}\\s?)*\\p{N}|(?!\\p{N})\\S+|\\s|.", 1,
 	    "groups repeated and counted, lookahead, (?i)");

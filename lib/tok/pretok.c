@@ -107,6 +107,15 @@ struct inst {
 	 * and where it fails PCRE2 cuts the piece; sure spares that.)
 	 */
 	uint8_t sure;
+	/*
+	 * I_STAR, I_PLUS: the classes of the character after the run (a
+	 * bit a class; done_end, the end of the text) at which the way
+	 * after it goes to I_MATCH taking nothing: the run is the rest of
+	 * the match.
+	 */
+	uint8_t done_end;
+	uint8_t ends;		/* any of them */
+	uint64_t done[SCAN_CLASSES / 64];
 	uint32_t set, x, y, min, max;
 	/* I_SPLIT: the first characters of x's matches and of y's, or NONE: any */
 	uint32_t fx, fy;
@@ -147,10 +156,14 @@ struct scan {
 	 * way from entry[a]): pair[a * ncls + b], pc + 1, 0 for none;
 	 * haspair[a], whether any b has one. NULL for a long program.
 	 */
-	uint8_t *pair;
+	uint16_t *pair;
 	unsigned ncls;
 	uint8_t haspair[SCAN_CLASSES];
+	/* entry[] again, with START_RUN where it is a run that may end the match */
+	uint32_t start[SCAN_CLASSES];
 };
+/* a start (pc) or pair (pc + 1) at an I_STAR or I_PLUS that may end the match */
+#define START_RUN 0x8000u
 
 /* A backtrack entry: resume at pc, pos; a run's (lo != NONE) steps back to lo. */
 struct bt {
@@ -993,6 +1006,69 @@ pair(const struct scan *sc, unsigned a, unsigned b)
 	return PAIR_NONE;
 }
 
+/*
+ * Whether the machine's first way from pc, at a character of class c (-1:
+ * the end of the text), goes to I_MATCH taking nothing, as scan_run
+ * takes it (its I_SPLIT tests).
+ */
+static int
+tail_done(const struct scan *sc, uint32_t pc, int c)
+{
+	const struct inst *in;
+	size_t steps;
+
+	for (steps = 0; steps < sc->ncode; steps++) {
+		in = &sc->code[pc];
+		switch (in->op) {
+		case I_MATCH:
+			return 1;
+		case I_JMP:
+			pc = in->x;
+			continue;
+		case I_SPLIT:
+			if (c < 0)
+				pc = in->fx != FIRST_ANY ? in->y : in->x;
+			else
+				pc = in->fx == FIRST_ANY || in_set(&sc->sets[in->fx],
+				    (unsigned)c) ? in->x : in->y;
+			continue;
+		case I_OPT:
+		case I_STAR:
+			if (c >= 0 && in_set(&sc->sets[in->set], (unsigned)c))
+				return 0;
+			pc++;
+			continue;
+		default:
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/* Run pc's done[], done_end and ends. */
+static void
+run_done(struct scan *sc, uint32_t pc)
+{
+	struct inst *in = &sc->code[pc];
+	unsigned c;
+
+	in->done_end = (uint8_t)tail_done(sc, pc + 1, -1);
+	in->ends = in->done_end;
+	for (c = 0; c < sc->ncls; c++)
+		if (tail_done(sc, pc + 1, (int)c)) {
+			in->done[c / 64] |= 1ull << (c % 64);
+			in->ends = 1;
+		}
+}
+
+/* Whether pc is a run that may end the match (pretok_next's to take alone). */
+static int
+last_run(const struct scan *sc, uint32_t pc)
+{
+	return (sc->code[pc].op == I_STAR || sc->code[pc].op == I_PLUS) &&
+	    sc->code[pc].ends;
+}
+
 /* The scanner of translated pattern, or NULL where it has what the scanner lacks. */
 static struct scan *
 scan_compile(const char *pattern)
@@ -1033,9 +1109,15 @@ scan_compile(const char *pattern)
 		} else if (sc->code[pc].op == I_RUN && sc->code[pc].min == 0 &&
 		    sc->code[pc].max == 1 && sc->code[pc + 1].op != I_MATCH)
 			sc->code[pc].op = I_OPT;
-	for (c = 0; c < SCAN_CLASSES; c++)
+	for (pc = 0; pc < sc->ncode; pc++)
+		if (sc->code[pc].op == I_STAR || sc->code[pc].op == I_PLUS)
+			run_done(sc, (uint32_t)pc);
+	for (c = 0; c < SCAN_CLASSES; c++) {
 		sc->entry[c] = entry(sc, c);
-	if (sc->ncode < 255) {
+		sc->start[c] = sc->entry[c] | (last_run(sc, sc->entry[c]) ?
+		    START_RUN : 0);
+	}
+	if (sc->ncode < START_RUN - 1) {
 		uint8_t *m = xcalloc(sc->ncode, 1);
 		unsigned b;
 		uint32_t to;
@@ -1045,11 +1127,12 @@ scan_compile(const char *pattern)
 				sc->code[pc].sure = sc->code[pc].last ||
 				    sure_end(sc, (uint32_t)pc + 1, m);
 		free(m);
-		sc->pair = xcalloc((size_t)sc->ncls * sc->ncls, 1);
+		sc->pair = xcalloc((size_t)sc->ncls * sc->ncls, sizeof *sc->pair);
 		for (c = 0; c < sc->ncls; c++)
 			for (b = 0; b < sc->ncls; b++)
 				if ((to = pair(sc, c, b)) != PAIR_NONE) {
-					sc->pair[c * sc->ncls + b] = (uint8_t)(to + 1);
+					sc->pair[c * sc->ncls + b] = (uint16_t)((to +
+					    1) | (last_run(sc, to) ? START_RUN : 0));
 					sc->haspair[c] = 1;
 				}
 	}
@@ -1091,6 +1174,31 @@ scan_char(const struct scan *sc, const unsigned char *t, size_t len,
 
 #define SCAN_FAIL ((size_t)-1)
 #define SCAN_GIVE_UP ((size_t)-2)
+
+/*
+ * The end of the run of set st's characters from pos, or SCAN_GIVE_UP
+ * where it comes to one beyond the plane.
+ */
+static inline size_t
+run_end(const struct scan *sc, const struct scan_set *st,
+    const unsigned char *t, size_t len, size_t pos)
+{
+	unsigned cl;
+	int c;
+
+	/* the ASCII ones first, at a go */
+	for (;;) {
+		while (pos < len && in_ascii(st, t[pos]))
+			pos++;
+		if (pos >= len || t[pos] < 0x80)
+			return pos;
+		if ((c = scan_char(sc, t, len, pos, &cl)) < 0)
+			return SCAN_GIVE_UP;
+		if (!in_set(st, cl))
+			return pos;
+		pos += (size_t)c;
+	}
+}
 
 /* A backtrack point: resume at pc, pos, down to lo (or BT_SPLIT). */
 static inline void
@@ -1538,20 +1646,36 @@ pretok_next(struct pretok_state *s, const char *text, size_t len, size_t at)
 		return s->end - at;
 	if (s->p->use_scan) {
 		const struct scan *sc = s->p->scan;
+		const struct inst *in;
 		const unsigned char *t = (const unsigned char *)text;
 		size_t end, pos = at;
 		unsigned cl, cl2;
 		uint32_t pc;
-		uint8_t f;
+		uint16_t f;
 		int n;
 
 		if ((n = scan_char(sc, t, len, at, &cl)) > 0) {
-			pc = sc->entry[cl];
+			pc = sc->start[cl];
 			/* a sure way to a run for the first two: start there */
 			if (sc->haspair[cl] && scan_char(sc, t, len, at + (size_t)n,
 			    &cl2) > 0 && (f = sc->pair[cl * sc->ncls + cl2]) != 0) {
 				pc = (uint32_t)f - 1;
 				pos = at + (size_t)n;
+			}
+			/* a run that ends the match, without the machine */
+			if (pc & START_RUN) {
+				pc &= ~START_RUN;
+				in = &sc->code[pc];
+				if ((end = run_end(sc, &sc->sets[in->set], t, len,
+				    pos)) > pos && end < SCAN_GIVE_UP) {
+					if (in->last)
+						return end - at;
+					/* what follows the run: to I_MATCH at once? */
+					n = scan_char(sc, t, len, end, &cl2);
+					if (n == 0 ? in->done_end : n > 0 &&
+					    (in->done[cl2 >> 6] >> (cl2 & 63) & 1))
+						return end - at;
+				}
 			}
 			if ((end = scan_run(sc, s, t, len, pc, pos, at)) <
 			    SCAN_GIVE_UP)
