@@ -152,9 +152,11 @@ struct scan {
 	uint32_t entry[SCAN_CLASSES];
 	/*
 	 * Where a match whose first two characters are of classes a and b
-	 * goes surely (a run, sure, that takes b, on the machine's first
-	 * way from entry[a]): pair[a * ncls + b], pc + 1, 0 for none;
-	 * haspair[a], whether any b has one. NULL for a long program.
+	 * goes surely (pair_search: a sure run that the machine comes to
+	 * from entry[a] as they tell, at the first or the second):
+	 * pair[a * ncls + b], pc + 1 with PAIR_TOOK for the second and
+	 * START_RUN, 0 for none; haspair[a], whether any b has one. NULL
+	 * for a long program.
 	 */
 	uint16_t *pair;
 	unsigned ncls;
@@ -164,6 +166,8 @@ struct scan {
 };
 /* a start (pc) or pair (pc + 1) at an I_STAR or I_PLUS that may end the match */
 #define START_RUN 0x8000u
+/* a pair's run starts at the second character */
+#define PAIR_TOOK 0x4000u
 
 /* A backtrack entry: resume at pc, pos; a run's (lo != NONE) steps back to lo. */
 struct bt {
@@ -807,7 +811,6 @@ scan_free(struct scan *sc)
 }
 
 #define FIRST_ANY 0xffffffffu
-#define PAIR_NONE 0xffffffffu
 
 /*
  * The set of the characters that a path from pc can take first (into a
@@ -952,58 +955,90 @@ sure_end(const struct scan *sc, uint32_t pc, uint8_t *memo)
 }
 
 /*
- * The machine's first way from entry[a] for a match whose first two
- * characters are of classes a and b, as scan_run takes it: the pc of a
- * sure run that takes b, the first taken; PAIR_NONE where the way takes
- * neither, or a third character, or fails.
+ * scan_run's search from pc with i of the first two characters of a
+ * match (of classes c[0], c[1]) taken, as far as they tell, ways tried in
+ * its order: 1 with the first sure run that takes a character in *to
+ * (pc, and PAIR_TOOK where i is 1; the way there taken and what failed
+ * before it are the machine's, and a match ends after the run: the match
+ * is the machine's from there); 0 where every way fails; -1 where a way
+ * looks past the two, or matches within them (the machine's then). In a
+ * lookahead (look) 1 where it matches, at I_LEND.
  */
-static uint32_t
-pair(const struct scan *sc, unsigned a, unsigned b)
+static int
+pair_search(const struct scan *sc, uint32_t pc, unsigned i, const unsigned *c,
+    int look, uint32_t *to, unsigned depth)
 {
 	const struct inst *in;
-	uint32_t pc = sc->entry[a];
-	unsigned cur = a;
-	size_t steps;
-	int took = 0;
+	int r, x, y;
 
-	for (steps = 0; steps < 2 * sc->ncode; steps++) {
+	for (; depth < 4 * sc->ncode; depth++) {
 		in = &sc->code[pc];
-		switch (in->op) {
-		case I_JMP:
+		if (in->op == I_JMP) {
 			pc = in->x;
 			continue;
-		case I_SPLIT:
-			pc = in->fx == FIRST_ANY || in_set(&sc->sets[in->fx], cur) ?
-			    in->x : in->y;
-			continue;
+		}
+		if (in->op == I_MATCH && i == 0)	/* empty: refused */
+			return 0;
+		if (in->op == I_LEND)
+			return look ? 1 : -1;
+		if (i == 2 || in->op == I_MATCH || in->op == I_RUN)
+			return -1;
+		switch (in->op) {
 		case I_SET:
+			if (!in_set(&sc->sets[in->set], c[i]))
+				return 0;
+			i++;
+			pc++;
+			continue;
 		case I_OPT:
-			if (!in_set(&sc->sets[in->set], cur)) {
-				if (in->op == I_SET)
-					return PAIR_NONE;
-				pc++;
-				continue;
-			}
-			if (took)
-				return PAIR_NONE;
-			took = 1;
-			cur = b;
+			/* the one, then none */
+			if (in_set(&sc->sets[in->set], c[i]) &&
+			    (r = pair_search(sc, pc + 1, i + 1, c, look, to,
+			    depth + 1)) != 0)
+				return r;
 			pc++;
 			continue;
 		case I_STAR:
 		case I_PLUS:
-			if (!in_set(&sc->sets[in->set], cur)) {
+			if (!in_set(&sc->sets[in->set], c[i])) {
 				if (in->op == I_PLUS)
-					return PAIR_NONE;
+					return 0;
 				pc++;
 				continue;
 			}
-			return took && in->sure ? pc : PAIR_NONE;
+			if (!look && in->sure) {
+				*to = pc | (i ? PAIR_TOOK : 0);
+				return 1;
+			}
+			/* a run of c[0] alone, then (a star) none */
+			if (i == 1 || in_set(&sc->sets[in->set], c[1]))
+				return -1;
+			if ((r = pair_search(sc, pc + 1, 1, c, look, to,
+			    depth + 1)) != 0 || in->op == I_PLUS)
+				return r;
+			pc++;
+			continue;
+		case I_SPLIT:
+			x = in->fx == FIRST_ANY || in_set(&sc->sets[in->fx], c[i]);
+			y = in->fy == FIRST_ANY || in_set(&sc->sets[in->fy], c[i]);
+			if (x && y && (r = pair_search(sc, in->x, i, c, look, to,
+			    depth + 1)) != 0)
+				return r;
+			pc = x && !y ? in->x : in->y;
+			continue;
+		case I_LOOK:
+			if (look || (r = pair_search(sc, pc + 1, i, c, 1, to,
+			    depth + 1)) < 0)
+				return -1;
+			if ((r == 1) == in->neg)
+				return 0;
+			pc = in->x;
+			continue;
 		default:
-			return PAIR_NONE;
+			return -1;
 		}
 	}
-	return PAIR_NONE;
+	return -1;
 }
 
 /*
@@ -1117,7 +1152,7 @@ scan_compile(const char *pattern)
 		sc->start[c] = sc->entry[c] | (last_run(sc, sc->entry[c]) ?
 		    START_RUN : 0);
 	}
-	if (sc->ncode < START_RUN - 1) {
+	if (sc->ncode < PAIR_TOOK - 1) {
 		uint8_t *m = xcalloc(sc->ncode, 1);
 		unsigned b;
 		uint32_t to;
@@ -1130,9 +1165,12 @@ scan_compile(const char *pattern)
 		sc->pair = xcalloc((size_t)sc->ncls * sc->ncls, sizeof *sc->pair);
 		for (c = 0; c < sc->ncls; c++)
 			for (b = 0; b < sc->ncls; b++)
-				if ((to = pair(sc, c, b)) != PAIR_NONE) {
-					sc->pair[c * sc->ncls + b] = (uint16_t)((to +
-					    1) | (last_run(sc, to) ? START_RUN : 0));
+				if (pair_search(sc, sc->entry[c], 0, (unsigned [2]){
+				    c, b }, 0, &to, 0) == 1) {
+					sc->pair[c * sc->ncls + b] = (uint16_t)(((to &
+					    ~PAIR_TOOK) + 1) | (to & PAIR_TOOK) |
+					    (last_run(sc, to & ~PAIR_TOOK) ? START_RUN :
+					    0));
 					sc->haspair[c] = 1;
 				}
 	}
@@ -1659,8 +1697,10 @@ pretok_next(struct pretok_state *s, const char *text, size_t len, size_t at)
 			/* a sure way to a run for the first two: start there */
 			if (sc->haspair[cl] && scan_char(sc, t, len, at + (size_t)n,
 			    &cl2) > 0 && (f = sc->pair[cl * sc->ncls + cl2]) != 0) {
-				pc = (uint32_t)f - 1;
-				pos = at + (size_t)n;
+				pc = ((uint32_t)f & ~(START_RUN | PAIR_TOOK)) - 1;
+				pc |= f & START_RUN;
+				if (f & PAIR_TOOK)
+					pos = at + (size_t)n;
 			}
 			/* a run that ends the match, without the machine */
 			if (pc & START_RUN) {
