@@ -325,6 +325,185 @@ few_atom(const char *atom, int *neg)
 	return r;
 }
 
+/* Runs of the plane: the intervals [r[2k], r[2k + 1]). */
+struct runs {
+	uint32_t *r;
+	size_t n, cap;
+};
+
+static void
+runs_add(struct runs *rs, uint32_t lo, uint32_t hi)
+{
+	rs->r = xgrow(rs->r, &rs->cap, rs->n + 2, sizeof *rs->r);
+	rs->r[rs->n++] = lo;
+	rs->r[rs->n++] = hi;
+}
+
+/* The gaps between runs r[0..n) (in order), the runs of the rest, into out. */
+static void
+runs_not(const uint32_t *r, size_t n, struct runs *out)
+{
+	uint32_t prev = 0;
+	size_t k;
+
+	for (k = 0; k < n; k += 2) {
+		if (r[k] > prev)
+			runs_add(out, prev, r[k]);
+		prev = r[k + 1];
+	}
+	if (prev < SCAN_LIMIT)
+		runs_add(out, prev, SCAN_LIMIT);
+}
+
+/*
+ * The runs in the plane of a few atom pattern, whose code points are
+ * among fcp[0..nf) (the string fs[0..flen), each at foff[]), into out;
+ * -1 where PCRE2 fails.
+ */
+static int
+few_runs(const char *pattern, const unsigned char *fs, size_t flen,
+    const uint32_t *fcp, const size_t *foff, size_t nf, struct runs *out)
+{
+	size_t *off = NULL, noff = 0, capoff = 0, k, i;
+	uint8_t *mem;
+	uint32_t lo;
+
+	if (match_all(pattern, fs, flen, &off, &noff, &capoff) < 0) {
+		free(off);
+		return -1;
+	}
+	mem = xcalloc(nf + 1, 1);
+	for (k = 0, i = 0; k < noff; k += 2) {
+		while (foff[i] < off[k])
+			i++;
+		for (; i < nf && foff[i] < off[k + 1]; i++)
+			mem[i] = 1;
+	}
+	for (i = 0; i < nf; i++) {
+		if (!mem[i])
+			continue;
+		lo = fcp[i];
+		while (i + 1 < nf && mem[i + 1] && fcp[i + 1] ==
+		    plane_next(fcp[i]))
+			i++;
+		runs_add(out, lo, plane_next(fcp[i]));
+	}
+	free(mem);
+	free(off);
+	return 0;
+}
+
+/*
+ * The length of one character of a class at p ("\p{L}", "\x{41}", "\n",
+ * "a"), 0 at its end or where it is what derive() does not know.
+ */
+static size_t
+class_one(const char *p)
+{
+	const char *q;
+	size_t n;
+
+	if (*p == '\0' || *p == ']' || *p == '[')
+		return 0;
+	if (*p == '\\') {
+		if ((p[1] == 'p' || p[1] == 'P' || p[1] == 'x') && p[2] == '{')
+			return (q = strchr(p, '}')) != NULL ? (size_t)(q + 1 - p) :
+			    0;
+		if (p[1] == '\0' || strchr("xQENco0123456789", p[1]) != NULL)
+			return 0;
+		return 2;
+	}
+	for (n = 1; (p[n] & 0xc0) == 0x80; n++)
+		;
+	return n;
+}
+
+/* The length of the item of a class at p: a character or a range. */
+static size_t
+class_item(const char *p)
+{
+	size_t n, m;
+
+	if ((n = class_one(p)) == 0)
+		return 0;
+	if (p[n] == '-' && p[n + 1] != ']' && (m = class_one(p + n + 1)) > 0)
+		return n + 1 + m;
+	return n;
+}
+
+/*
+ * Of an atom "[^...]+" whose items are those of other atoms "[...]+",
+ * each whole, and a few others: those atoms (dep[b] 1) and the class of
+ * the others ("[...]+", few_atom's) or NULL in *rest; 0, or -1 for any
+ * other atom. A class is the union of its items: the atom's set is the
+ * plane less theirs, without a run of PCRE2 over the plane of its own.
+ */
+static int
+derive(const struct scan *sc, size_t a, uint8_t *dep, char **rest)
+{
+	const char *s = sc->atom[a], *p, *end, *t;
+	struct buf r = { 0 };
+	size_t n = strlen(s), b, bn, best, bb = 0, k, m;
+	int any = 0, ng;
+
+	*rest = NULL;
+	if (n < 5 || s[0] != '[' || s[1] != '^' || s[2] == '^' || s[2] == ']' ||
+	    strcmp(s + n - 2, "]+") != 0)
+		return -1;
+	memset(dep, 0, sc->natoms);
+	for (p = s + 2, end = s + n - 2; p < end;) {
+		/* the longest other atom's items here */
+		for (b = 0, best = 0; b < sc->natoms; b++) {
+			t = sc->atom[b];
+			bn = strlen(t);
+			if (b == a || bn < 4 || t[0] != '[' || t[1] == '^' ||
+			    t[1] == ']' || strcmp(t + bn - 2, "]+") != 0)
+				continue;
+			bn -= 3;
+			if (bn <= best || bn > (size_t)(end - p) ||
+			    memcmp(p, t + 1, bn) != 0)
+				continue;
+			for (k = 0; k < bn && (m = class_item(p + k)) > 0; k += m)
+				;
+			if (k == bn) {
+				best = bn;
+				bb = b;
+			}
+		}
+		if (best > 0) {
+			dep[bb] = 1;
+			any = 1;
+			p += best;
+			continue;
+		}
+		if ((m = class_item(p)) == 0 || m > (size_t)(end - p))
+			break;
+		buf_add(&r, p, m);
+		p += m;
+	}
+	if (p < end || !any) {
+		buf_free(&r);
+		return -1;
+	}
+	if (r.len > 0) {
+		buf_printf(&r, "]+");
+		buf_addc(&r, '\0');
+		t = r.p;
+		r = (struct buf){ 0 };
+		buf_printf(&r, "[%s", t);
+		buf_addc(&r, '\0');
+		free((char *)t);
+		if ((*rest = few_atom(r.p, &ng)) == NULL || ng) {
+			free(*rest);
+			*rest = NULL;
+			buf_free(&r);
+			return -1;
+		}
+	}
+	buf_free(&r);
+	return 0;
+}
+
 /*
  * The classes of the plane and the atoms' sets. PCRE2 finds each atom's
  * runs in the string of every code point of the plane, in order (the
@@ -348,11 +527,12 @@ scan_classes(struct scan *sc)
 	size_t *first = NULL, *j = NULL, *off = NULL, *foff = NULL, nrun = 0;
 	size_t caprun = 0, ncut = 0, capcut = 0, a, k, c, i, ncls = 0, nw, nu;
 	size_t plen = 0, noff = 0, capoff = 0, nf = 0, capfcp = 0, capfoff = 0;
-	size_t flen = 0, prev;
+	size_t flen = 0;
 	uint64_t *sig = NULL, *cur = NULL;
 	struct buf alt = { 0 };
-	char **few;
-	uint8_t *neg, *mem = NULL;
+	struct runs *ar = NULL, u = { 0 };
+	char **few, **rest, *t;
+	uint8_t *neg, *der, *dep;
 	int ok = -1, ng;
 
 	plane = xmalloc(3 * SCAN_LIMIT);
@@ -369,15 +549,22 @@ scan_classes(struct scan *sc)
 		}
 	sc->natoms = sc->nsets;
 	few = xcalloc(sc->natoms + 1, sizeof *few);
+	rest = xcalloc(sc->natoms + 1, sizeof *rest);
 	neg = xcalloc(sc->natoms + 1, sizeof *neg);
-	for (a = 0; a < sc->natoms; a++)
-		if ((few[a] = few_atom(sc->atom[a], &ng)) != NULL) {
+	der = xcalloc(sc->natoms + 1, sizeof *der);
+	dep = xcalloc(sc->natoms * sc->natoms + 1, sizeof *dep);
+	for (a = 0; a < sc->natoms; a++) {
+		if ((few[a] = few_atom(sc->atom[a], &ng)) != NULL)
 			neg[a] = (uint8_t)ng;
-			ng = strncmp(few[a], "(?i)", 4) == 0;
+		else if (derive(sc, a, dep + a * sc->natoms, &rest[a]) == 0)
+			der[a] = 1;
+		/* the few, and the rest of the derived, in the alternation */
+		if ((t = few[a] != NULL ? few[a] : rest[a]) != NULL) {
+			ng = strncmp(t, "(?i)", 4) == 0;
 			buf_printf(&alt, "%s(?%s:%.*s)", alt.len ? "|" : "(?:",
-			    ng ? "i" : "", (int)strlen(few[a]) - 1 - 4 * ng,
-			    few[a] + 4 * ng);
+			    ng ? "i" : "", (int)strlen(t) - 1 - 4 * ng, t + 4 * ng);
 		}
+	}
 	if (alt.len > 0) {
 		/*
 		 * the code points that any of them takes, as a string (one a
@@ -389,7 +576,9 @@ scan_classes(struct scan *sc)
 		if (match_all(alt.p, plane, plen, &off, &noff, &capoff) < 0)
 			for (a = 0; a < sc->natoms; a++) {
 				free(few[a]);
-				few[a] = NULL;
+				free(rest[a]);
+				few[a] = rest[a] = NULL;
+				der[a] = 0;
 			}
 		fs = xmalloc(plen);
 		for (k = 0; k < noff; k += 2)
@@ -403,12 +592,13 @@ scan_classes(struct scan *sc)
 				    plane[i] < 0xe0 ? 2 : 3);
 				flen += plane[i] < 0x80 ? 1 : plane[i] < 0xe0 ? 2 : 3;
 			}
-		mem = xmalloc(nf + 1);
 	}
-	first = xcalloc(sc->natoms + 1, sizeof *first);
+	/* each atom's runs: over the plane, over the few, of the others */
+	ar = xcalloc(sc->natoms + 1, sizeof *ar);
 	for (a = 0; a < sc->natoms; a++) {
-		first[a] = nrun;
 		noff = 0;
+		if (der[a])
+			continue;
 		if (few[a] == NULL) {
 			if (match_all(sc->atom[a], plane, plen, &off, &noff,
 			    &capoff) < 0)
@@ -417,46 +607,46 @@ scan_classes(struct scan *sc)
 				lo = plane_cp(plane, off[k]);
 				hi = off[k + 1] < plen ? plane_cp(plane, off[k + 1]) :
 				    SCAN_LIMIT;
-				run = xgrow(run, &caprun, nrun + 2, sizeof *run);
-				run[nrun++] = lo;
-				run[nrun++] = hi;
+				runs_add(&ar[a], lo, hi);
 			}
 			continue;
 		}
-		/* which of the few it takes; its runs in the plane */
-		if (match_all(few[a], fs, flen, &off, &noff, &capoff) < 0)
+		u.n = 0;
+		if (few_runs(few[a], fs, flen, fcp, foff, nf, neg[a] ? &u :
+		    &ar[a]) < 0)
 			goto out;
-		memset(mem, 0, nf);
-		for (k = 0, i = 0; k < noff; k += 2) {
-			while (foff[i] < off[k])
-				i++;
-			for (; i < nf && foff[i] < off[k + 1]; i++)
-				mem[i] = 1;
-		}
-		prev = 0;
-		for (i = 0; i < nf; i++) {
-			if (!mem[i])
-				continue;
-			lo = fcp[i];
-			while (i + 1 < nf && mem[i + 1] && fcp[i + 1] ==
-			    plane_next(fcp[i]))
-				i++;
-			hi = plane_next(fcp[i]);
-			run = xgrow(run, &caprun, nrun + 2, sizeof *run);
-			if (!neg[a]) {
-				run[nrun++] = lo;
-				run[nrun++] = hi;
-			} else if (lo > prev) {	/* the gap before it */
-				run[nrun++] = (uint32_t)prev;
-				run[nrun++] = lo;
+		if (neg[a])
+			runs_not(u.r, u.n, &ar[a]);
+	}
+	for (a = 0; a < sc->natoms; a++) {
+		if (!der[a])
+			continue;
+		u.n = 0;
+		for (c = 0; c < sc->natoms; c++)
+			if (dep[a * sc->natoms + c])
+				for (k = 0; k < ar[c].n; k += 2)
+					runs_add(&u, ar[c].r[k], ar[c].r[k + 1]);
+		if (rest[a] != NULL && few_runs(rest[a], fs, flen, fcp, foff,
+		    nf, &u) < 0)
+			goto out;
+		/* their union (runs in order, those that meet joined), less */
+		qsort(u.r, u.n / 2, 2 * sizeof *u.r, cmp_u32);
+		for (k = 0, i = 0; k < u.n; k += 2)
+			if (i > 0 && u.r[k] <= u.r[i - 1]) {
+				if (u.r[k + 1] > u.r[i - 1])
+					u.r[i - 1] = u.r[k + 1];
+			} else {
+				u.r[i++] = u.r[k];
+				u.r[i++] = u.r[k + 1];
 			}
-			prev = hi;
-		}
-		if (neg[a] && prev < SCAN_LIMIT) {
-			run = xgrow(run, &caprun, nrun + 2, sizeof *run);
-			run[nrun++] = (uint32_t)prev;
-			run[nrun++] = SCAN_LIMIT;
-		}
+		runs_not(u.r, i, &ar[a]);
+	}
+	first = xcalloc(sc->natoms + 1, sizeof *first);
+	for (a = 0; a < sc->natoms; a++) {
+		first[a] = nrun;
+		run = xgrow(run, &caprun, nrun + ar[a].n + 1, sizeof *run);
+		memcpy(run + nrun, ar[a].r, ar[a].n * sizeof *run);
+		nrun += ar[a].n;
 	}
 	first[a] = nrun;
 	cut = xgrow(cut, &capcut, nrun + 2, sizeof *cut);
@@ -506,16 +696,24 @@ scan_classes(struct scan *sc)
 	}
 	ok = 0;
 out:
-	for (a = 0; a < sc->natoms; a++)
+	for (a = 0; a < sc->natoms; a++) {
 		free(few[a]);
+		free(rest[a]);
+		if (ar != NULL)
+			free(ar[a].r);
+	}
 	free(few);
+	free(rest);
 	free(neg);
+	free(der);
+	free(dep);
+	free(ar);
+	free(u.r);
 	buf_free(&alt);
 	free(plane);
 	free(fs);
 	free(fcp);
 	free(foff);
-	free(mem);
 	free(off);
 	free(run);
 	free(cut);
