@@ -161,10 +161,10 @@ struct scan {
 	uint16_t *pair;
 	unsigned ncls;
 	uint8_t haspair[SCAN_CLASSES];
-	/* entry[] again, with START_RUN where it is a run that may end the match */
+	/* entry[], with START_RUN where it is a run that may end the match */
 	uint32_t start[SCAN_CLASSES];
 };
-/* a start (pc) or pair (pc + 1) at an I_STAR or I_PLUS that may end the match */
+/* a start (pc) or pair (pc + 1) at an I_STAR or I_PLUS that may end a match */
 #define START_RUN 0x8000u
 /* a pair's run starts at the second character */
 #define PAIR_TOOK 0x4000u
@@ -1352,25 +1352,28 @@ scan_compile(const char *pattern)
 	}
 	if (sc->ncode < PAIR_TOOK - 1) {
 		uint8_t *m = xcalloc(sc->ncode, 1);
-		unsigned b;
-		uint32_t to;
+		unsigned two[2];
+		uint32_t to, at;
 
 		for (pc = 0; pc < sc->ncode; pc++)
-			if (sc->code[pc].op == I_STAR || sc->code[pc].op == I_PLUS)
+			if (sc->code[pc].op == I_STAR ||
+			    sc->code[pc].op == I_PLUS)
 				sc->code[pc].sure = sc->code[pc].last ||
 				    sure_end(sc, (uint32_t)pc + 1, m);
 		free(m);
-		sc->pair = xcalloc((size_t)sc->ncls * sc->ncls, sizeof *sc->pair);
-		for (c = 0; c < sc->ncls; c++)
-			for (b = 0; b < sc->ncls; b++)
-				if (pair_search(sc, sc->entry[c], 0, (unsigned [2]){
-				    c, b }, 0, &to, 0) == 1) {
-					sc->pair[c * sc->ncls + b] = (uint16_t)(((to &
-					    ~PAIR_TOOK) + 1) | (to & PAIR_TOOK) |
-					    (last_run(sc, to & ~PAIR_TOOK) ? START_RUN :
-					    0));
-					sc->haspair[c] = 1;
-				}
+		sc->pair = xcalloc((size_t)sc->ncls * sc->ncls,
+		    sizeof *sc->pair);
+		for (two[0] = 0; two[0] < sc->ncls; two[0]++)
+			for (two[1] = 0; two[1] < sc->ncls; two[1]++) {
+				if (pair_search(sc, sc->entry[two[0]], 0, two, 0,
+				    &to, 0) != 1)
+					continue;
+				at = to & ~PAIR_TOOK;
+				sc->pair[two[0] * sc->ncls + two[1]] =
+				    (uint16_t)((at + 1) | (to & PAIR_TOOK) |
+				    (last_run(sc, at) ? START_RUN : 0));
+				sc->haspair[two[0]] = 1;
+			}
 	}
 	return sc;
 }
@@ -1869,10 +1872,55 @@ pretok_state_free(struct pretok_state *s)
 	free(s);
 }
 
+/*
+ * The end of the scanner's match at at: SCAN_FAIL, SCAN_GIVE_UP where
+ * it has none (PCRE2's then).
+ */
+static inline size_t
+scan_piece(const struct scan *sc, struct pretok_state *s,
+    const unsigned char *t, size_t len, size_t at)
+{
+	const struct inst *in;
+	size_t end, pos = at;
+	unsigned cl, cl2;
+	uint32_t pc;
+	uint16_t f;
+	int n;
+
+	if ((n = scan_char(sc, t, len, at, &cl)) <= 0)
+		return SCAN_GIVE_UP;
+	pc = sc->start[cl];
+	/* a sure way to a run for the first two: start there */
+	if (sc->haspair[cl] && scan_char(sc, t, len, at + (size_t)n, &cl2) > 0 &&
+	    (f = sc->pair[cl * sc->ncls + cl2]) != 0) {
+		pc = (((uint32_t)f & ~(START_RUN | PAIR_TOOK)) - 1) |
+		    (f & START_RUN);
+		if (f & PAIR_TOOK)
+			pos = at + (size_t)n;
+	}
+	/* a run that ends the match, without the machine */
+	if (pc & START_RUN) {
+		pc &= ~START_RUN;
+		in = &sc->code[pc];
+		end = run_end(sc, &sc->sets[in->set], t, len, pos);
+		if (end > pos && end < SCAN_GIVE_UP) {
+			if (in->last)
+				return end;
+			/* what follows the run: to I_MATCH at once? */
+			n = scan_char(sc, t, len, end, &cl2);
+			if (n == 0 ? in->done_end : n > 0 &&
+			    (in->done[cl2 >> 6] >> (cl2 & 63) & 1))
+				return end;
+		}
+	}
+	return scan_run(sc, s, t, len, pc, pos, at);
+}
+
 size_t
 pretok_next(struct pretok_state *s, const char *text, size_t len, size_t at)
 {
 	PCRE2_SIZE *ov;
+	size_t end;
 	int rc;
 
 	if (at == 0) {
@@ -1880,46 +1928,9 @@ pretok_next(struct pretok_state *s, const char *text, size_t len, size_t at)
 		s->re = NULL;	/* chosen when PCRE2 is first asked */
 	} else if (s->text == text && s->start == at && s->end <= len)
 		return s->end - at;
-	if (s->p->use_scan) {
-		const struct scan *sc = s->p->scan;
-		const struct inst *in;
-		const unsigned char *t = (const unsigned char *)text;
-		size_t end, pos = at;
-		unsigned cl, cl2;
-		uint32_t pc;
-		uint16_t f;
-		int n;
-
-		if ((n = scan_char(sc, t, len, at, &cl)) > 0) {
-			pc = sc->start[cl];
-			/* a sure way to a run for the first two: start there */
-			if (sc->haspair[cl] && scan_char(sc, t, len, at + (size_t)n,
-			    &cl2) > 0 && (f = sc->pair[cl * sc->ncls + cl2]) != 0) {
-				pc = ((uint32_t)f & ~(START_RUN | PAIR_TOOK)) - 1;
-				pc |= f & START_RUN;
-				if (f & PAIR_TOOK)
-					pos = at + (size_t)n;
-			}
-			/* a run that ends the match, without the machine */
-			if (pc & START_RUN) {
-				pc &= ~START_RUN;
-				in = &sc->code[pc];
-				if ((end = run_end(sc, &sc->sets[in->set], t, len,
-				    pos)) > pos && end < SCAN_GIVE_UP) {
-					if (in->last)
-						return end - at;
-					/* what follows the run: to I_MATCH at once? */
-					n = scan_char(sc, t, len, end, &cl2);
-					if (n == 0 ? in->done_end : n > 0 &&
-					    (in->done[cl2 >> 6] >> (cl2 & 63) & 1))
-						return end - at;
-				}
-			}
-			if ((end = scan_run(sc, s, t, len, pc, pos, at)) <
-			    SCAN_GIVE_UP)
-				return end - at;
-		}
-	}
+	if (s->p->use_scan && (end = scan_piece(s->p->scan, s,
+	    (const unsigned char *)text, len, at)) < SCAN_GIVE_UP)
+		return end - at;
 	if (s->re == NULL)
 		s->re = needs_added(s->p, text, len) ? s->p->re : s->p->plain;
 	rc = s->p->jit ?
