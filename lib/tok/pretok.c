@@ -432,21 +432,24 @@ class_item(const char *p)
 }
 
 /*
- * Of an atom "[^...]+" whose items are those of other atoms "[...]+",
- * each whole, and a few others: those atoms (dep[b] 1) and the class of
- * the others ("[...]+", few_atom's) or NULL in *rest; 0, or -1 for any
- * other atom. A class is the union of its items: the atom's set is the
- * plane less theirs, without a run of PCRE2 over the plane of its own.
+ * Of an atom "[^...]+": the other atoms "[...]+" whose items it has,
+ * each whole (dep[b] 1), the class of the few of the rest ("[...]+",
+ * few_atom's) or NULL in *rest, and the class of the others (properties,
+ * class escapes) or NULL in *core; 0, or -1 for any other atom. A class
+ * is the union of its items: the atom's set is the plane less theirs,
+ * without a run of PCRE2 over the plane of its own (the core's may serve
+ * more than one).
  */
 static int
-derive(const struct scan *sc, size_t a, uint8_t *dep, char **rest)
+derive(const struct scan *sc, size_t a, uint8_t *dep, char **rest,
+    char **core)
 {
 	const char *s = sc->atom[a], *p, *end, *t;
-	struct buf r = { 0 };
+	struct buf r = { 0 }, co = { 0 };
 	size_t n = strlen(s), b, bn, best, bb = 0, k, m;
 	int any = 0, ng;
 
-	*rest = NULL;
+	*rest = *core = NULL;
 	if (n < 5 || s[0] != '[' || s[1] != '^' || s[2] == '^' || s[2] == ']' ||
 	    strcmp(s + n - 2, "]+") != 0)
 		return -1;
@@ -478,12 +481,27 @@ derive(const struct scan *sc, size_t a, uint8_t *dep, char **rest)
 		}
 		if ((m = class_item(p)) == 0 || m > (size_t)(end - p))
 			break;
-		buf_add(&r, p, m);
+		if (p[0] == '\\' && isalnum((unsigned char)p[1]) &&
+		    strchr("xrntfae", p[1]) == NULL)
+			buf_add(&co, p, m);
+		else
+			buf_add(&r, p, m);
 		p += m;
 	}
-	if (p < end || !any) {
+	if (p < end || (!any && co.len == 0)) {
 		buf_free(&r);
+		buf_free(&co);
 		return -1;
+	}
+	if (co.len > 0) {
+		buf_printf(&co, "]+");
+		buf_addc(&co, '\0');
+		t = co.p;
+		co = (struct buf){ 0 };
+		buf_printf(&co, "[%s", t);
+		buf_addc(&co, '\0');
+		free((char *)t);
+		*core = co.p;
 	}
 	if (r.len > 0) {
 		buf_printf(&r, "]+");
@@ -495,7 +513,8 @@ derive(const struct scan *sc, size_t a, uint8_t *dep, char **rest)
 		free((char *)t);
 		if ((*rest = few_atom(r.p, &ng)) == NULL || ng) {
 			free(*rest);
-			*rest = NULL;
+			free(*core);
+			*rest = *core = NULL;
 			buf_free(&r);
 			return -1;
 		}
@@ -531,7 +550,7 @@ scan_classes(struct scan *sc)
 	uint64_t *sig = NULL, *cur = NULL;
 	struct buf alt = { 0 };
 	struct runs *ar = NULL, u = { 0 };
-	char **few, **rest, *t;
+	char **few, **rest, **core, *t;
 	uint8_t *neg, *der, *dep;
 	int ok = -1, ng;
 
@@ -550,13 +569,15 @@ scan_classes(struct scan *sc)
 	sc->natoms = sc->nsets;
 	few = xcalloc(sc->natoms + 1, sizeof *few);
 	rest = xcalloc(sc->natoms + 1, sizeof *rest);
+	core = xcalloc(sc->natoms + 1, sizeof *core);
 	neg = xcalloc(sc->natoms + 1, sizeof *neg);
 	der = xcalloc(sc->natoms + 1, sizeof *der);
 	dep = xcalloc(sc->natoms * sc->natoms + 1, sizeof *dep);
 	for (a = 0; a < sc->natoms; a++) {
 		if ((few[a] = few_atom(sc->atom[a], &ng)) != NULL)
 			neg[a] = (uint8_t)ng;
-		else if (derive(sc, a, dep + a * sc->natoms, &rest[a]) == 0)
+		else if (derive(sc, a, dep + a * sc->natoms, &rest[a],
+		    &core[a]) == 0)
 			der[a] = 1;
 		/* the few, and the rest of the derived, in the alternation */
 		if ((t = few[a] != NULL ? few[a] : rest[a]) != NULL) {
@@ -577,7 +598,8 @@ scan_classes(struct scan *sc)
 			for (a = 0; a < sc->natoms; a++) {
 				free(few[a]);
 				free(rest[a]);
-				few[a] = rest[a] = NULL;
+				free(core[a]);
+				few[a] = rest[a] = core[a] = NULL;
 				der[a] = 0;
 			}
 		fs = xmalloc(plen);
@@ -594,14 +616,23 @@ scan_classes(struct scan *sc)
 			}
 	}
 	/* each atom's runs: over the plane, over the few, of the others */
-	ar = xcalloc(sc->natoms + 1, sizeof *ar);
-	for (a = 0; a < sc->natoms; a++) {
+	ar = xcalloc(2 * sc->natoms + 1, sizeof *ar);
+	for (a = 0; a < 2 * sc->natoms; a++) {
 		noff = 0;
-		if (der[a])
+		/* after the atoms, the cores (each once) */
+		if (a >= sc->natoms) {
+			if ((t = core[a - sc->natoms]) == NULL)
+				continue;
+			for (c = 0; c < a - sc->natoms && (core[c] == NULL ||
+			    strcmp(core[c], t) != 0); c++)
+				;
+			if (c < a - sc->natoms)
+				continue;
+		} else if (der[a])
 			continue;
-		if (few[a] == NULL) {
-			if (match_all(sc->atom[a], plane, plen, &off, &noff,
-			    &capoff) < 0)
+		if (a >= sc->natoms || few[a] == NULL) {
+			if (match_all(a < sc->natoms ? sc->atom[a] : t, plane,
+			    plen, &off, &noff, &capoff) < 0)
 				goto out;
 			for (k = 0; k < noff; k += 2) {
 				lo = plane_cp(plane, off[k]);
@@ -626,6 +657,14 @@ scan_classes(struct scan *sc)
 			if (dep[a * sc->natoms + c])
 				for (k = 0; k < ar[c].n; k += 2)
 					runs_add(&u, ar[c].r[k], ar[c].r[k + 1]);
+		/* the core's runs: of the first atom with the same core */
+		for (c = 0; core[a] != NULL && strcmp(core[c] != NULL ? core[c] :
+		    "", core[a]) != 0; c++)
+			;
+		if (core[a] != NULL)
+			for (k = 0; k < ar[sc->natoms + c].n; k += 2)
+				runs_add(&u, ar[sc->natoms + c].r[k],
+				    ar[sc->natoms + c].r[k + 1]);
 		if (rest[a] != NULL && few_runs(rest[a], fs, flen, fcp, foff,
 		    nf, &u) < 0)
 			goto out;
@@ -699,11 +738,15 @@ out:
 	for (a = 0; a < sc->natoms; a++) {
 		free(few[a]);
 		free(rest[a]);
-		if (ar != NULL)
+		free(core[a]);
+		if (ar != NULL) {
 			free(ar[a].r);
+			free(ar[sc->natoms + a].r);
+		}
 	}
 	free(few);
 	free(rest);
+	free(core);
 	free(neg);
 	free(der);
 	free(dep);
