@@ -263,6 +263,16 @@ main(void)
 	/* what the machine does beyond them: groups repeated, counted, looked ahead */
 	check_scanner("(?:a|ab|'s)+(?=\\s)|(?:\\p{L}\\p{N}?){2,4}|(?i:S)[^a]*?x|"
 	    "(?i:k)+|\\p{N}{2}|(?!\\p{N})\\S+?|\\s", 0, "lazy quantifiers");
+	/* a sure run after the first character; runs that are not sure */
+	check_scanner("(?i:'s|'t)|[^\\s\\p{L}]?\\p{L}+(?:'\\p{L}|\\p{N}{2})?|"
+	    "[^\\s\\p{L}]?\\p{N}+(?=\\s)|\\s?\\p{N}+\\p{L}*|[.,]?\\s+\\p{L}|"
+	    "\\S|\\s+", 1, "a run after the first character, and more after it");
+	check_scanner("\\p{N}+(?=\\s)|\\p{L}+(?:'\\p{L}|\\s\\p{N})?|[^\\p{N}\\p{L}]", 1,
+	    "a run first, and what follows it, at the end of the text too");
+	/* the first two characters' ways: a run given back, lookaheads */
+	check_scanner("a*a[b]+|(?:\\s|'(?=s))[^\\s\\p{N}]+|(?!\\p{N})\\S\\p{L}*|"
+	    "\\p{N}+(?:[.,]\\p{N}+)?|\\s+(?!\\S)|\\s", 1,
+	    "the first two characters: runs given back, lookaheads");
 	check_scanner("(?:a|ab|'s)+(?=\\s)|(?:\\p{L}\\p{N}?){2,4}|(?i:SK)+|"
 	    "\\p{N}{2}|(?:\\p{N}\\s?)*\\p{N}|(?!\\p{N})\\S+|\\s|.", 1,
 	    "groups repeated and counted, lookahead, (?i)");

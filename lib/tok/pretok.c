@@ -1,6 +1,7 @@
 /* pretok.c - a tokenizer's split pattern, its own regex compiled by PCRE2 (JIT): text to pieces */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,6 +98,24 @@ enum { I_SET, I_RUN, I_SPLIT, I_JMP, I_LOOK, I_LEND, I_MATCH, I_STAR, I_PLUS,
 struct inst {
 	uint8_t op, neg;
 	uint8_t last;		/* I_STAR, I_PLUS: the next is I_MATCH */
+	/*
+	 * I_STAR, I_PLUS: last, or a match surely ends after the run (a
+	 * path from the next to I_MATCH takes no character and looks at
+	 * none): having taken a character, the machine never backtracks
+	 * to before it. (A start there is exact either way: the machine
+	 * from there tries what the whole one would, in the same order,
+	 * and where it fails PCRE2 cuts the piece; sure spares that.)
+	 */
+	uint8_t sure;
+	/*
+	 * I_STAR, I_PLUS: the classes of the character after the run (a
+	 * bit a class; done_end, the end of the text) at which the way
+	 * after it goes to I_MATCH taking nothing: the run is the rest of
+	 * the match.
+	 */
+	uint8_t done_end;
+	uint8_t ends;		/* any of them */
+	uint64_t done[SCAN_CLASSES / 64];
 	uint32_t set, x, y, min, max;
 	/* I_SPLIT: the first characters of x's matches and of y's, or NONE: any */
 	uint32_t fx, fy;
@@ -131,7 +150,24 @@ struct scan {
 	 * the alternatives that cannot take it (pc 0 when none is passed).
 	 */
 	uint32_t entry[SCAN_CLASSES];
+	/*
+	 * Where a match whose first two characters are of classes a and b
+	 * goes surely (pair_search: a sure run that the machine comes to
+	 * from entry[a] as they tell, at the first or the second):
+	 * pair[a * ncls + b], pc + 1 with PAIR_TOOK for the second and
+	 * START_RUN, 0 for none; haspair[a], whether any b has one. NULL
+	 * for a long program.
+	 */
+	uint16_t *pair;
+	unsigned ncls;
+	uint8_t haspair[SCAN_CLASSES];
+	/* entry[], with START_RUN where it is a run that may end the match */
+	uint32_t start[SCAN_CLASSES];
 };
+/* a start (pc) or pair (pc + 1) at an I_STAR or I_PLUS that may end a match */
+#define START_RUN 0x8000u
+/* a pair's run starts at the second character */
+#define PAIR_TOOK 0x4000u
 
 /* A backtrack entry: resume at pc, pos; a run's (lo != NONE) steps back to lo. */
 struct bt {
@@ -211,12 +247,280 @@ plane_cp(const unsigned char *s, size_t i)
 	    (s[i + 2] & 0x3f);
 }
 
+/* The code point after cp in the plane (the surrogates left out). */
+static uint32_t
+plane_next(uint32_t cp)
+{
+	return cp == 0xd7ff ? 0xe000 : cp + 1;
+}
+
 static int
 cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+/*
+ * The offsets in s[0..n) (valid UTF-8) of the start and end of each match
+ * of pattern, appended to *off; -1 where PCRE2 refuses the pattern.
+ */
+static int
+match_all(const char *pattern, const unsigned char *s, size_t n, size_t **off,
+    size_t *noff, size_t *capoff)
+{
+	pcre2_code *re;
+	pcre2_match_data *md;
+	PCRE2_SIZE at, *ov;
+	int e, rc;
+
+	re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
+	    PCRE2_UTF | PCRE2_UCP, &e, &at, NULL);
+	if (re == NULL)
+		return -1;
+	pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
+	if ((md = pcre2_match_data_create_from_pattern(re, NULL)) == NULL)
+		owt_fatal("out of memory");
+	ov = pcre2_get_ovector_pointer(md);
+	for (at = 0; (rc = pcre2_match(re, (PCRE2_SPTR)s, n, at,
+	    PCRE2_NO_UTF_CHECK, md, NULL)) >= 0; at = ov[1]) {
+		*off = xgrow(*off, capoff, *noff + 2, sizeof **off);
+		(*off)[(*noff)++] = ov[0];
+		(*off)[(*noff)++] = ov[1];
+	}
+	pcre2_match_data_free(md);
+	pcre2_code_free(re);
+	return rc == PCRE2_ERROR_NOMATCH ? 0 : -1;
+}
+
+/*
+ * Of an atom ("(?i)X+") that takes few code points, itself; of one that
+ * negates such a class ("[^...]+"), the class ("[...]+"); else NULL. Few:
+ * a literal, an escaped character, a class of those and ranges of them,
+ * not a property, a class escape or any character (only the time that
+ * scan_classes takes hangs on it: the sets are exact either way).
+ */
+static char *
+few_atom(const char *atom, int *neg)
+{
+	const char *x = atom + (strncmp(atom, "(?i)", 4) == 0 ? 4 : 0);
+	size_t i, n = strlen(x) - 1;
+	char *r;
+
+	*neg = x[0] == '[' && x[1] == '^' && x[2] != '^';
+	if (x[0] == '.' || (x[0] == '[' && x[1] == '^' && !*neg))
+		return NULL;
+	if (x[0] == '\\' && isalnum((unsigned char)x[1]) &&
+	    strchr("xrntfae", x[1]) == NULL)
+		return NULL;
+	if (x[0] == '[')
+		for (i = 1 + *neg; i < n; i++)
+			if (x[i] == '\\' && isalnum((unsigned char)x[++i]) &&
+			    strchr("xrntfae", x[i]) == NULL)
+				return NULL;
+	r = xstrdup(atom);
+	if (*neg)	/* "[^" to "[" */
+		memmove(r + (x - atom) + 1, r + (x - atom) + 2, n);
+	return r;
+}
+
+/* Runs of the plane: the intervals [r[2k], r[2k + 1]). */
+struct runs {
+	uint32_t *r;
+	size_t n, cap;
+};
+
+static void
+runs_add(struct runs *rs, uint32_t lo, uint32_t hi)
+{
+	rs->r = xgrow(rs->r, &rs->cap, rs->n + 2, sizeof *rs->r);
+	rs->r[rs->n++] = lo;
+	rs->r[rs->n++] = hi;
+}
+
+/* The gaps between runs r[0..n) (in order), the runs of the rest, into out. */
+static void
+runs_not(const uint32_t *r, size_t n, struct runs *out)
+{
+	uint32_t prev = 0;
+	size_t k;
+
+	for (k = 0; k < n; k += 2) {
+		if (r[k] > prev)
+			runs_add(out, prev, r[k]);
+		prev = r[k + 1];
+	}
+	if (prev < SCAN_LIMIT)
+		runs_add(out, prev, SCAN_LIMIT);
+}
+
+/*
+ * The runs in the plane of a few atom pattern, whose code points are
+ * among fcp[0..nf) (the string fs[0..flen), each at foff[]), into out;
+ * -1 where PCRE2 fails.
+ */
+static int
+few_runs(const char *pattern, const unsigned char *fs, size_t flen,
+    const uint32_t *fcp, const size_t *foff, size_t nf, struct runs *out)
+{
+	size_t *off = NULL, noff = 0, capoff = 0, k, i;
+	uint8_t *mem;
+	uint32_t lo;
+
+	if (match_all(pattern, fs, flen, &off, &noff, &capoff) < 0) {
+		free(off);
+		return -1;
+	}
+	mem = xcalloc(nf + 1, 1);
+	for (k = 0, i = 0; k < noff; k += 2) {
+		while (foff[i] < off[k])
+			i++;
+		for (; i < nf && foff[i] < off[k + 1]; i++)
+			mem[i] = 1;
+	}
+	for (i = 0; i < nf; i++) {
+		if (!mem[i])
+			continue;
+		lo = fcp[i];
+		while (i + 1 < nf && mem[i + 1] && fcp[i + 1] ==
+		    plane_next(fcp[i]))
+			i++;
+		runs_add(out, lo, plane_next(fcp[i]));
+	}
+	free(mem);
+	free(off);
+	return 0;
+}
+
+/*
+ * The length of one character of a class at p ("\p{L}", "\x{41}", "\n",
+ * "a"), 0 at its end or where it is what derive() does not know.
+ */
+static size_t
+class_one(const char *p)
+{
+	const char *q;
+	size_t n;
+
+	if (*p == '\0' || *p == ']' || *p == '[')
+		return 0;
+	if (*p == '\\') {
+		if ((p[1] == 'p' || p[1] == 'P' || p[1] == 'x') && p[2] == '{')
+			return (q = strchr(p, '}')) != NULL ? (size_t)(q + 1 - p) :
+			    0;
+		if (p[1] == '\0' || strchr("xQENco0123456789", p[1]) != NULL)
+			return 0;
+		return 2;
+	}
+	for (n = 1; (p[n] & 0xc0) == 0x80; n++)
+		;
+	return n;
+}
+
+/* The length of the item of a class at p: a character or a range. */
+static size_t
+class_item(const char *p)
+{
+	size_t n, m;
+
+	if ((n = class_one(p)) == 0)
+		return 0;
+	if (p[n] == '-' && p[n + 1] != ']' && (m = class_one(p + n + 1)) > 0)
+		return n + 1 + m;
+	return n;
+}
+
+/*
+ * Of an atom "[^...]+": the other atoms "[...]+" whose items it has,
+ * each whole (dep[b] 1), the class of the few of the rest ("[...]+",
+ * few_atom's) or NULL in *rest, and the class of the others (properties,
+ * class escapes) or NULL in *core; 0, or -1 for any other atom. A class
+ * is the union of its items: the atom's set is the plane less theirs,
+ * without a run of PCRE2 over the plane of its own (the core's may serve
+ * more than one).
+ */
+static int
+derive(const struct scan *sc, size_t a, uint8_t *dep, char **rest,
+    char **core)
+{
+	const char *s = sc->atom[a], *p, *end, *t;
+	struct buf r = { 0 }, co = { 0 };
+	size_t n = strlen(s), b, bn, best, bb = 0, k, m;
+	int any = 0, ng;
+
+	*rest = *core = NULL;
+	if (n < 5 || s[0] != '[' || s[1] != '^' || s[2] == '^' || s[2] == ']' ||
+	    strcmp(s + n - 2, "]+") != 0)
+		return -1;
+	memset(dep, 0, sc->natoms);
+	for (p = s + 2, end = s + n - 2; p < end;) {
+		/* the longest other atom's items here */
+		for (b = 0, best = 0; b < sc->natoms; b++) {
+			t = sc->atom[b];
+			bn = strlen(t);
+			if (b == a || bn < 4 || t[0] != '[' || t[1] == '^' ||
+			    t[1] == ']' || strcmp(t + bn - 2, "]+") != 0)
+				continue;
+			bn -= 3;
+			if (bn <= best || bn > (size_t)(end - p) ||
+			    memcmp(p, t + 1, bn) != 0)
+				continue;
+			for (k = 0; k < bn && (m = class_item(p + k)) > 0; k += m)
+				;
+			if (k == bn) {
+				best = bn;
+				bb = b;
+			}
+		}
+		if (best > 0) {
+			dep[bb] = 1;
+			any = 1;
+			p += best;
+			continue;
+		}
+		if ((m = class_item(p)) == 0 || m > (size_t)(end - p))
+			break;
+		if (p[0] == '\\' && isalnum((unsigned char)p[1]) &&
+		    strchr("xrntfae", p[1]) == NULL)
+			buf_add(&co, p, m);
+		else
+			buf_add(&r, p, m);
+		p += m;
+	}
+	if (p < end || (!any && co.len == 0)) {
+		buf_free(&r);
+		buf_free(&co);
+		return -1;
+	}
+	if (co.len > 0) {
+		buf_printf(&co, "]+");
+		buf_addc(&co, '\0');
+		t = co.p;
+		co = (struct buf){ 0 };
+		buf_printf(&co, "[%s", t);
+		buf_addc(&co, '\0');
+		free((char *)t);
+		*core = co.p;
+	}
+	if (r.len > 0) {
+		buf_printf(&r, "]+");
+		buf_addc(&r, '\0');
+		t = r.p;
+		r = (struct buf){ 0 };
+		buf_printf(&r, "[%s", t);
+		buf_addc(&r, '\0');
+		free((char *)t);
+		if ((*rest = few_atom(r.p, &ng)) == NULL || ng) {
+			free(*rest);
+			free(*core);
+			*rest = *core = NULL;
+			buf_free(&r);
+			return -1;
+		}
+	}
+	buf_free(&r);
+	return 0;
 }
 
 /*
@@ -227,69 +531,166 @@ cmp_u32(const void *a, const void *b)
  * whole by every atom, and the intervals that every atom treats alike
  * are one class. -1 where PCRE2 refuses an atom, or there are more than
  * SCAN_CLASSES classes.
+ *
+ * An atom of few code points (few_atom) is run over the string of those
+ * that any of them takes instead (found by their alternation, run once
+ * over the plane), and a class that negates one is the plane less its
+ * runs: the same runs, for a run over the plane for all of them instead
+ * of one each (PCRE2 over the plane is most of a program's start-up).
  */
 static int
 scan_classes(struct scan *sc)
 {
-	struct buf plane = { 0 };
-	uint32_t *run = NULL, *cut = NULL, cp, lo, hi;
-	size_t *first = NULL, *j = NULL, nrun = 0, caprun = 0, ncut = 0;
-	size_t capcut = 0, a, k, c, i, ncls = 0, nw, nu;
+	unsigned char *plane, *fs = NULL;
+	uint32_t *run = NULL, *cut = NULL, *fcp = NULL, cp, lo, hi;
+	size_t *first = NULL, *j = NULL, *off = NULL, *foff = NULL, nrun = 0;
+	size_t caprun = 0, ncut = 0, capcut = 0, a, k, c, i, ncls = 0, nw, nu;
+	size_t plen = 0, noff = 0, capoff = 0, nf = 0, capfcp = 0, capfoff = 0;
+	size_t flen = 0;
 	uint64_t *sig = NULL, *cur = NULL;
-	unsigned char u[3];
-	int e, rc, ok = -1;
+	struct buf alt = { 0 };
+	struct runs *ar = NULL, u = { 0 };
+	char **few, **rest, **core, *t;
+	uint8_t *neg, *der, *dep;
+	int ok = -1, ng;
 
-	for (cp = 0; cp < SCAN_LIMIT; cp++) {
-		if (cp >= 0xd800 && cp <= 0xdfff)
-			continue;
+	plane = xmalloc(3 * SCAN_LIMIT);
+	for (cp = 0; cp < SCAN_LIMIT; cp = plane_next(cp))
 		if (cp < 0x80)
-			buf_addc(&plane, (char)cp);
+			plane[plen++] = (unsigned char)cp;
 		else if (cp < 0x800) {
-			u[0] = (unsigned char)(0xc0 | cp >> 6);
-			u[1] = (unsigned char)(0x80 | (cp & 63));
-			buf_add(&plane, u, 2);
+			plane[plen++] = (unsigned char)(0xc0 | cp >> 6);
+			plane[plen++] = (unsigned char)(0x80 | (cp & 63));
 		} else {
-			u[0] = (unsigned char)(0xe0 | cp >> 12);
-			u[1] = (unsigned char)(0x80 | (cp >> 6 & 63));
-			u[2] = (unsigned char)(0x80 | (cp & 63));
-			buf_add(&plane, u, 3);
+			plane[plen++] = (unsigned char)(0xe0 | cp >> 12);
+			plane[plen++] = (unsigned char)(0x80 | (cp >> 6 & 63));
+			plane[plen++] = (unsigned char)(0x80 | (cp & 63));
+		}
+	sc->natoms = sc->nsets;
+	few = xcalloc(sc->natoms + 1, sizeof *few);
+	rest = xcalloc(sc->natoms + 1, sizeof *rest);
+	core = xcalloc(sc->natoms + 1, sizeof *core);
+	neg = xcalloc(sc->natoms + 1, sizeof *neg);
+	der = xcalloc(sc->natoms + 1, sizeof *der);
+	dep = xcalloc(sc->natoms * sc->natoms + 1, sizeof *dep);
+	for (a = 0; a < sc->natoms; a++) {
+		if ((few[a] = few_atom(sc->atom[a], &ng)) != NULL)
+			neg[a] = (uint8_t)ng;
+		else if (derive(sc, a, dep + a * sc->natoms, &rest[a],
+		    &core[a]) == 0)
+			der[a] = 1;
+		/* the few, and the rest of the derived, in the alternation */
+		if ((t = few[a] != NULL ? few[a] : rest[a]) != NULL) {
+			ng = strncmp(t, "(?i)", 4) == 0;
+			buf_printf(&alt, "%s(?%s:%.*s)", alt.len ? "|" : "(?:",
+			    ng ? "i" : "", (int)strlen(t) - 1 - 4 * ng, t + 4 * ng);
 		}
 	}
-	sc->natoms = sc->nsets;
+	if (alt.len > 0) {
+		/*
+		 * the code points that any of them takes, as a string (one a
+		 * match: a repeated group would need PCRE2's stack for a long
+		 * run; where PCRE2 fails, each over the plane after all)
+		 */
+		buf_adds(&alt, ")");
+		buf_addc(&alt, '\0');
+		if (match_all(alt.p, plane, plen, &off, &noff, &capoff) < 0)
+			for (a = 0; a < sc->natoms; a++) {
+				free(few[a]);
+				free(rest[a]);
+				free(core[a]);
+				few[a] = rest[a] = core[a] = NULL;
+				der[a] = 0;
+			}
+		fs = xmalloc(plen);
+		for (k = 0; k < noff; k += 2)
+			for (i = off[k]; i < off[k + 1]; i += plane[i] < 0x80 ? 1 :
+			    plane[i] < 0xe0 ? 2 : 3) {
+				fcp = xgrow(fcp, &capfcp, nf + 1, sizeof *fcp);
+				foff = xgrow(foff, &capfoff, nf + 1, sizeof *foff);
+				fcp[nf] = plane_cp(plane, i);
+				foff[nf++] = flen;
+				memcpy(fs + flen, plane + i, plane[i] < 0x80 ? 1 :
+				    plane[i] < 0xe0 ? 2 : 3);
+				flen += plane[i] < 0x80 ? 1 : plane[i] < 0xe0 ? 2 : 3;
+			}
+	}
+	/* each atom's runs: over the plane, over the few, of the others */
+	ar = xcalloc(2 * sc->natoms + 1, sizeof *ar);
+	for (a = 0; a < 2 * sc->natoms; a++) {
+		noff = 0;
+		/* after the atoms, the cores (each once) */
+		if (a >= sc->natoms) {
+			if ((t = core[a - sc->natoms]) == NULL)
+				continue;
+			for (c = 0; c < a - sc->natoms && (core[c] == NULL ||
+			    strcmp(core[c], t) != 0); c++)
+				;
+			if (c < a - sc->natoms)
+				continue;
+		} else if (der[a])
+			continue;
+		if (a >= sc->natoms || few[a] == NULL) {
+			if (match_all(a < sc->natoms ? sc->atom[a] : t, plane,
+			    plen, &off, &noff, &capoff) < 0)
+				goto out;
+			for (k = 0; k < noff; k += 2) {
+				lo = plane_cp(plane, off[k]);
+				hi = off[k + 1] < plen ? plane_cp(plane, off[k + 1]) :
+				    SCAN_LIMIT;
+				runs_add(&ar[a], lo, hi);
+			}
+			continue;
+		}
+		u.n = 0;
+		if (few_runs(few[a], fs, flen, fcp, foff, nf, neg[a] ? &u :
+		    &ar[a]) < 0)
+			goto out;
+		if (neg[a])
+			runs_not(u.r, u.n, &ar[a]);
+	}
+	for (a = 0; a < sc->natoms; a++) {
+		if (!der[a])
+			continue;
+		u.n = 0;
+		for (c = 0; c < sc->natoms; c++)
+			if (dep[a * sc->natoms + c])
+				for (k = 0; k < ar[c].n; k += 2)
+					runs_add(&u, ar[c].r[k], ar[c].r[k + 1]);
+		/* the core's runs: of the first atom with the same core */
+		for (c = 0; core[a] != NULL && strcmp(core[c] != NULL ? core[c] :
+		    "", core[a]) != 0; c++)
+			;
+		if (core[a] != NULL)
+			for (k = 0; k < ar[sc->natoms + c].n; k += 2)
+				runs_add(&u, ar[sc->natoms + c].r[k],
+				    ar[sc->natoms + c].r[k + 1]);
+		if (rest[a] != NULL && few_runs(rest[a], fs, flen, fcp, foff,
+		    nf, &u) < 0)
+			goto out;
+		/* their union (runs in order, those that meet joined), less */
+		qsort(u.r, u.n / 2, 2 * sizeof *u.r, cmp_u32);
+		for (k = 0, i = 0; k < u.n; k += 2)
+			if (i > 0 && u.r[k] <= u.r[i - 1]) {
+				if (u.r[k + 1] > u.r[i - 1])
+					u.r[i - 1] = u.r[k + 1];
+			} else {
+				u.r[i++] = u.r[k];
+				u.r[i++] = u.r[k + 1];
+			}
+		runs_not(u.r, i, &ar[a]);
+	}
 	first = xcalloc(sc->natoms + 1, sizeof *first);
 	for (a = 0; a < sc->natoms; a++) {
-		pcre2_code *re;
-		pcre2_match_data *md;
-		PCRE2_SIZE at, *ov;
-
 		first[a] = nrun;
-		re = pcre2_compile((PCRE2_SPTR)sc->atom[a], PCRE2_ZERO_TERMINATED,
-		    PCRE2_UTF | PCRE2_UCP, &e, &at, NULL);
-		if (re == NULL)
-			goto out;
-		pcre2_jit_compile(re, PCRE2_JIT_COMPLETE);
-		if ((md = pcre2_match_data_create_from_pattern(re, NULL)) == NULL)
-			owt_fatal("out of memory");
-		ov = pcre2_get_ovector_pointer(md);
-		for (at = 0; (rc = pcre2_match(re, (PCRE2_SPTR)plane.p, plane.len,
-		    at, PCRE2_NO_UTF_CHECK, md, NULL)) >= 0; at = ov[1]) {
-			lo = plane_cp((const unsigned char *)plane.p, ov[0]);
-			hi = ov[1] < plane.len ? plane_cp((const unsigned char *)
-			    plane.p, ov[1]) : SCAN_LIMIT;
-			run = xgrow(run, &caprun, nrun + 2, sizeof *run);
-			run[nrun++] = lo;
-			run[nrun++] = hi;
-			cut = xgrow(cut, &capcut, ncut + 2, sizeof *cut);
-			cut[ncut++] = lo;
-			cut[ncut++] = hi;
-		}
-		pcre2_match_data_free(md);
-		pcre2_code_free(re);
-		if (rc != PCRE2_ERROR_NOMATCH)
-			goto out;
+		run = xgrow(run, &caprun, nrun + ar[a].n + 1, sizeof *run);
+		memcpy(run + nrun, ar[a].r, ar[a].n * sizeof *run);
+		nrun += ar[a].n;
 	}
 	first[a] = nrun;
-	cut = xgrow(cut, &capcut, ncut + 2, sizeof *cut);
+	cut = xgrow(cut, &capcut, nrun + 2, sizeof *cut);
+	memcpy(cut, run, nrun * sizeof *cut);
+	ncut = nrun;
 	cut[ncut++] = 0;
 	cut[ncut++] = SCAN_LIMIT;
 	qsort(cut, ncut, sizeof *cut, cmp_u32);
@@ -321,6 +722,7 @@ scan_classes(struct scan *sc)
 		}
 		memset(sc->cls + cut[k], (int)c, cut[k + 1] - cut[k]);
 	}
+	sc->ncls = (unsigned)ncls;
 	sc->sets = xgrow(sc->sets, &sc->capsets, sc->natoms, sizeof *sc->sets);
 	memset(sc->sets, 0, sc->natoms * sizeof *sc->sets);
 	for (a = 0; a < sc->natoms; a++) {
@@ -333,7 +735,29 @@ scan_classes(struct scan *sc)
 	}
 	ok = 0;
 out:
-	buf_free(&plane);
+	for (a = 0; a < sc->natoms; a++) {
+		free(few[a]);
+		free(rest[a]);
+		free(core[a]);
+		if (ar != NULL) {
+			free(ar[a].r);
+			free(ar[sc->natoms + a].r);
+		}
+	}
+	free(few);
+	free(rest);
+	free(core);
+	free(neg);
+	free(der);
+	free(dep);
+	free(ar);
+	free(u.r);
+	buf_free(&alt);
+	free(plane);
+	free(fs);
+	free(fcp);
+	free(foff);
+	free(off);
 	free(run);
 	free(cut);
 	free(first);
@@ -623,6 +1047,7 @@ scan_free(struct scan *sc)
 	free(sc->atom);
 	free(sc->sets);
 	free(sc->code);
+	free(sc->pair);
 	free(sc);
 }
 
@@ -698,7 +1123,8 @@ first(struct scan *sc, uint32_t pc, uint32_t *memo)
 /*
  * The pc that a match whose first character is of class c reaches from
  * pc 0 without a choice: past each I_SPLIT of which one branch alone can
- * take c (scan_run's own tests) and each I_JMP.
+ * take c (scan_run's own tests), each I_JMP, and each optional run that
+ * cannot take c (which scan_run passes taking nothing, pushing nothing).
  */
 static uint32_t
 entry(const struct scan *sc, unsigned c)
@@ -714,6 +1140,11 @@ entry(const struct scan *sc, unsigned c)
 			pc = in->x;
 			continue;
 		}
+		if ((in->op == I_OPT || in->op == I_STAR || (in->op == I_RUN &&
+		    in->min == 0)) && !in_set(&sc->sets[in->set], c)) {
+			pc++;
+			continue;
+		}
 		if (in->op != I_SPLIT)
 			break;
 		x = in->fx == FIRST_ANY || in_set(&sc->sets[in->fx], c);
@@ -723,6 +1154,195 @@ entry(const struct scan *sc, unsigned c)
 		pc = x ? in->x : in->y;
 	}
 	return pc;
+}
+
+/*
+ * Whether a match surely ends from pc: a path to I_MATCH that takes no
+ * character and looks at none (a lookahead could fail), which the
+ * machine tries before it gives up the backtrack points from before pc.
+ * memo: 0 not yet, 1 being worked out, 2 no, 3 yes.
+ */
+static int
+sure_end(const struct scan *sc, uint32_t pc, uint8_t *memo)
+{
+	const struct inst *in = &sc->code[pc];
+	int r;
+
+	if (memo[pc] != 0)
+		return memo[pc] == 3;
+	memo[pc] = 1;
+	switch (in->op) {
+	case I_MATCH:
+		r = 1;
+		break;
+	case I_JMP:
+		r = sure_end(sc, in->x, memo);
+		break;
+	case I_SPLIT:
+		r = sure_end(sc, in->x, memo) || sure_end(sc, in->y, memo);
+		break;
+	case I_STAR:
+	case I_OPT:
+		r = sure_end(sc, pc + 1, memo);
+		break;
+	case I_RUN:
+		r = in->min == 0 && sure_end(sc, pc + 1, memo);
+		break;
+	default:
+		r = 0;
+	}
+	memo[pc] = r ? 3 : 2;
+	return r;
+}
+
+/*
+ * scan_run's search from pc with i of the first two characters of a
+ * match (of classes c[0], c[1]) taken, as far as they tell, ways tried in
+ * its order: 1 with the first sure run that takes a character in *to
+ * (pc, and PAIR_TOOK where i is 1; the way there taken and what failed
+ * before it are the machine's, and a match ends after the run: the match
+ * is the machine's from there); 0 where every way fails; -1 where a way
+ * looks past the two, or matches within them (the machine's then). In a
+ * lookahead (look) 1 where it matches, at I_LEND.
+ */
+static int
+pair_search(const struct scan *sc, uint32_t pc, unsigned i, const unsigned *c,
+    int look, uint32_t *to, unsigned depth)
+{
+	const struct inst *in;
+	int r, x, y;
+
+	for (; depth < 4 * sc->ncode; depth++) {
+		in = &sc->code[pc];
+		if (in->op == I_JMP) {
+			pc = in->x;
+			continue;
+		}
+		if (in->op == I_MATCH && i == 0)	/* empty: refused */
+			return 0;
+		if (in->op == I_LEND)
+			return look ? 1 : -1;
+		if (i == 2 || in->op == I_MATCH || in->op == I_RUN)
+			return -1;
+		switch (in->op) {
+		case I_SET:
+			if (!in_set(&sc->sets[in->set], c[i]))
+				return 0;
+			i++;
+			pc++;
+			continue;
+		case I_OPT:
+			/* the one, then none */
+			if (in_set(&sc->sets[in->set], c[i]) &&
+			    (r = pair_search(sc, pc + 1, i + 1, c, look, to,
+			    depth + 1)) != 0)
+				return r;
+			pc++;
+			continue;
+		case I_STAR:
+		case I_PLUS:
+			if (!in_set(&sc->sets[in->set], c[i])) {
+				if (in->op == I_PLUS)
+					return 0;
+				pc++;
+				continue;
+			}
+			if (!look && in->sure) {
+				*to = pc | (i ? PAIR_TOOK : 0);
+				return 1;
+			}
+			/* a run of c[0] alone, then (a star) none */
+			if (i == 1 || in_set(&sc->sets[in->set], c[1]))
+				return -1;
+			if ((r = pair_search(sc, pc + 1, 1, c, look, to,
+			    depth + 1)) != 0 || in->op == I_PLUS)
+				return r;
+			pc++;
+			continue;
+		case I_SPLIT:
+			x = in->fx == FIRST_ANY || in_set(&sc->sets[in->fx], c[i]);
+			y = in->fy == FIRST_ANY || in_set(&sc->sets[in->fy], c[i]);
+			if (x && y && (r = pair_search(sc, in->x, i, c, look, to,
+			    depth + 1)) != 0)
+				return r;
+			pc = x && !y ? in->x : in->y;
+			continue;
+		case I_LOOK:
+			if (look || (r = pair_search(sc, pc + 1, i, c, 1, to,
+			    depth + 1)) < 0)
+				return -1;
+			if ((r == 1) == in->neg)
+				return 0;
+			pc = in->x;
+			continue;
+		default:
+			return -1;
+		}
+	}
+	return -1;
+}
+
+/*
+ * Whether the machine's first way from pc, at a character of class c (-1:
+ * the end of the text), goes to I_MATCH taking nothing, as scan_run
+ * takes it (its I_SPLIT tests).
+ */
+static int
+tail_done(const struct scan *sc, uint32_t pc, int c)
+{
+	const struct inst *in;
+	size_t steps;
+
+	for (steps = 0; steps < sc->ncode; steps++) {
+		in = &sc->code[pc];
+		switch (in->op) {
+		case I_MATCH:
+			return 1;
+		case I_JMP:
+			pc = in->x;
+			continue;
+		case I_SPLIT:
+			if (c < 0)
+				pc = in->fx != FIRST_ANY ? in->y : in->x;
+			else
+				pc = in->fx == FIRST_ANY || in_set(&sc->sets[in->fx],
+				    (unsigned)c) ? in->x : in->y;
+			continue;
+		case I_OPT:
+		case I_STAR:
+			if (c >= 0 && in_set(&sc->sets[in->set], (unsigned)c))
+				return 0;
+			pc++;
+			continue;
+		default:
+			return 0;
+		}
+	}
+	return 0;
+}
+
+/* Run pc's done[], done_end and ends. */
+static void
+run_done(struct scan *sc, uint32_t pc)
+{
+	struct inst *in = &sc->code[pc];
+	unsigned c;
+
+	in->done_end = (uint8_t)tail_done(sc, pc + 1, -1);
+	in->ends = in->done_end;
+	for (c = 0; c < sc->ncls; c++)
+		if (tail_done(sc, pc + 1, (int)c)) {
+			in->done[c / 64] |= 1ull << (c % 64);
+			in->ends = 1;
+		}
+}
+
+/* Whether pc is a run that may end the match (pretok_next's to take alone). */
+static int
+last_run(const struct scan *sc, uint32_t pc)
+{
+	return (sc->code[pc].op == I_STAR || sc->code[pc].op == I_PLUS) &&
+	    sc->code[pc].ends;
 }
 
 /* The scanner of translated pattern, or NULL where it has what the scanner lacks. */
@@ -765,8 +1385,39 @@ scan_compile(const char *pattern)
 		} else if (sc->code[pc].op == I_RUN && sc->code[pc].min == 0 &&
 		    sc->code[pc].max == 1 && sc->code[pc + 1].op != I_MATCH)
 			sc->code[pc].op = I_OPT;
-	for (c = 0; c < SCAN_CLASSES; c++)
+	for (pc = 0; pc < sc->ncode; pc++)
+		if (sc->code[pc].op == I_STAR || sc->code[pc].op == I_PLUS)
+			run_done(sc, (uint32_t)pc);
+	for (c = 0; c < SCAN_CLASSES; c++) {
 		sc->entry[c] = entry(sc, c);
+		sc->start[c] = sc->entry[c] | (last_run(sc, sc->entry[c]) ?
+		    START_RUN : 0);
+	}
+	if (sc->ncode < PAIR_TOOK - 1) {
+		uint8_t *m = xcalloc(sc->ncode, 1);
+		unsigned two[2];
+		uint32_t to, at;
+
+		for (pc = 0; pc < sc->ncode; pc++)
+			if (sc->code[pc].op == I_STAR ||
+			    sc->code[pc].op == I_PLUS)
+				sc->code[pc].sure = sc->code[pc].last ||
+				    sure_end(sc, (uint32_t)pc + 1, m);
+		free(m);
+		sc->pair = xcalloc((size_t)sc->ncls * sc->ncls,
+		    sizeof *sc->pair);
+		for (two[0] = 0; two[0] < sc->ncls; two[0]++)
+			for (two[1] = 0; two[1] < sc->ncls; two[1]++) {
+				if (pair_search(sc, sc->entry[two[0]], 0, two, 0,
+				    &to, 0) != 1)
+					continue;
+				at = to & ~PAIR_TOOK;
+				sc->pair[two[0] * sc->ncls + two[1]] =
+				    (uint16_t)((at + 1) | (to & PAIR_TOOK) |
+				    (last_run(sc, at) ? START_RUN : 0));
+				sc->haspair[two[0]] = 1;
+			}
+	}
 	return sc;
 }
 
@@ -805,6 +1456,31 @@ scan_char(const struct scan *sc, const unsigned char *t, size_t len,
 
 #define SCAN_FAIL ((size_t)-1)
 #define SCAN_GIVE_UP ((size_t)-2)
+
+/*
+ * The end of the run of set st's characters from pos, or SCAN_GIVE_UP
+ * where it comes to one beyond the plane.
+ */
+static inline size_t
+run_end(const struct scan *sc, const struct scan_set *st,
+    const unsigned char *t, size_t len, size_t pos)
+{
+	unsigned cl;
+	int c;
+
+	/* the ASCII ones first, at a go */
+	for (;;) {
+		while (pos < len && in_ascii(st, t[pos]))
+			pos++;
+		if (pos >= len || t[pos] < 0x80)
+			return pos;
+		if ((c = scan_char(sc, t, len, pos, &cl)) < 0)
+			return SCAN_GIVE_UP;
+		if (!in_set(st, cl))
+			return pos;
+		pos += (size_t)c;
+	}
+}
 
 /* A backtrack point: resume at pc, pos, down to lo (or BT_SPLIT). */
 static inline void
@@ -1032,7 +1708,9 @@ need_mark(uint8_t *need, const char *add)
 			hi = strtoul(add + 4, &end, 16);
 			add = end + 1;
 		}
-		for (cp = lo; cp <= hi; cp++) {
+		/* one a pair: 64 code points of three bytes, 4096 of four */
+		for (cp = lo; cp <= hi;
+		    cp = (cp | (cp < 0x10000 ? 63 : 4095)) + 1) {
 			if (cp < 0x800)
 				owt_fatal("pretok_unicode.h: U+%04lX: below U+0800", cp);
 			k = cp < 0x10000 ? (0xe0 | cp >> 12) << 8 | (0x80 |
@@ -1237,10 +1915,55 @@ pretok_state_free(struct pretok_state *s)
 	free(s);
 }
 
+/*
+ * The end of the scanner's match at at: SCAN_FAIL, SCAN_GIVE_UP where
+ * it has none (PCRE2's then).
+ */
+static inline size_t
+scan_piece(const struct scan *sc, struct pretok_state *s,
+    const unsigned char *t, size_t len, size_t at)
+{
+	const struct inst *in;
+	size_t end, pos = at;
+	unsigned cl, cl2;
+	uint32_t pc;
+	uint16_t f;
+	int n;
+
+	if ((n = scan_char(sc, t, len, at, &cl)) <= 0)
+		return SCAN_GIVE_UP;
+	pc = sc->start[cl];
+	/* a sure way to a run for the first two: start there */
+	if (sc->haspair[cl] && scan_char(sc, t, len, at + (size_t)n, &cl2) > 0 &&
+	    (f = sc->pair[cl * sc->ncls + cl2]) != 0) {
+		pc = (((uint32_t)f & ~(START_RUN | PAIR_TOOK)) - 1) |
+		    (f & START_RUN);
+		if (f & PAIR_TOOK)
+			pos = at + (size_t)n;
+	}
+	/* a run that ends the match, without the machine */
+	if (pc & START_RUN) {
+		pc &= ~START_RUN;
+		in = &sc->code[pc];
+		end = run_end(sc, &sc->sets[in->set], t, len, pos);
+		if (end > pos && end < SCAN_GIVE_UP) {
+			if (in->last)
+				return end;
+			/* what follows the run: to I_MATCH at once? */
+			n = scan_char(sc, t, len, end, &cl2);
+			if (n == 0 ? in->done_end : n > 0 &&
+			    (in->done[cl2 >> 6] >> (cl2 & 63) & 1))
+				return end;
+		}
+	}
+	return scan_run(sc, s, t, len, pc, pos, at);
+}
+
 size_t
 pretok_next(struct pretok_state *s, const char *text, size_t len, size_t at)
 {
 	PCRE2_SIZE *ov;
+	size_t end;
 	int rc;
 
 	if (at == 0) {
@@ -1248,16 +1971,9 @@ pretok_next(struct pretok_state *s, const char *text, size_t len, size_t at)
 		s->re = NULL;	/* chosen when PCRE2 is first asked */
 	} else if (s->text == text && s->start == at && s->end <= len)
 		return s->end - at;
-	if (s->p->use_scan) {
-		const struct scan *sc = s->p->scan;
-		size_t end;
-		unsigned cl;
-
-		if (scan_char(sc, (const unsigned char *)text, len, at, &cl) > 0 &&
-		    (end = scan_run(sc, s, (const unsigned char *)text, len,
-		    sc->entry[cl], at, at)) < SCAN_GIVE_UP)
-			return end - at;
-	}
+	if (s->p->use_scan && (end = scan_piece(s->p->scan, s,
+	    (const unsigned char *)text, len, at)) < SCAN_GIVE_UP)
+		return end - at;
 	if (s->re == NULL)
 		s->re = needs_added(s->p, text, len) ? s->p->re : s->p->plain;
 	rc = s->p->jit ?
