@@ -388,7 +388,13 @@ build(struct tiktoken *t, struct entry *e, size_t n, struct buf *raw,
 		at += e[i].len;
 	}
 	t->off[t->nvocab] = (uint32_t)at;
-	for (nslot = 1024; nslot < 2 * n; nslot *= 2)
+	/*
+	 * At most 4/5 full: the table is megabytes of slots asked for at
+	 * random, and a smaller one misses the core's caches less than its
+	 * longer probes cost (half full, o200k_base took 0.55 s where it
+	 * takes 0.51).
+	 */
+	for (nslot = 1024; nslot < n + n / 4; nslot *= 2)
 		;
 	t->slot = huge_calloc(nslot * sizeof *t->slot);
 	t->mask = (uint32_t)(nslot - 1);
