@@ -985,6 +985,7 @@ merge_small(struct tiktoken_state *s, const char *p, size_t n,
 	struct part pt[SMALL + 1];
 	uint32_t rank[SMALL + 1], r;
 	size_t m = n, i, best;
+	int lt;
 
 	for (i = 0; i < n; i++) {
 		pt[i].start = (uint32_t)i;
@@ -998,11 +999,12 @@ merge_small(struct tiktoken_state *s, const char *p, size_t n,
 	for (;;) {
 		r = NONE;
 		best = 0;
-		for (i = 0; i + 1 < m; i++)
-			if (rank[i] < r) {
-				r = rank[i];
-				best = i;
-			}
+		/* conditional moves, not a branch on the ranks' order */
+		for (i = 0; i + 1 < m; i++) {
+			lt = rank[i] < r;
+			r = lt ? rank[i] : r;
+			best = lt ? i : best;
+		}
 		if (r == NONE)
 			break;
 		/* part best takes in the next */
