@@ -337,6 +337,19 @@ encoding_named(const char *name)
 	return NULL;
 }
 
+#define AHEAD 8		/* build's slots asked for ahead */
+
+/* The hash of entry f's bytes, its slot in t's table asked of memory. */
+static inline uint64_t
+slot_hash(const struct tiktoken *t, const struct entry *f)
+{
+	uint64_t h = hash((const unsigned char *)t->blob + t->off[f->id],
+	    f->len);
+
+	__builtin_prefetch(&t->slot[h & t->mask], 1);
+	return h;
+}
+
 /*
  * The table of every token, ranks and specials, from the entries (bytes
  * in raw), checked: one token an id; the ranks, and they alone, in the
@@ -348,7 +361,7 @@ build(struct tiktoken *t, struct entry *e, size_t n, struct buf *raw,
 {
 	uint32_t id, r;
 	size_t i, at = 0, nslot;
-	uint64_t h, i2, v;
+	uint64_t h, i2, v, ring[AHEAD];
 	int sorted = 1, inorder = 1;
 
 	/*
@@ -398,12 +411,22 @@ build(struct tiktoken *t, struct entry *e, size_t n, struct buf *raw,
 		;
 	t->slot = huge_calloc(nslot * sizeof *t->slot);
 	t->mask = (uint32_t)(nslot - 1);
+	/*
+	 * Each token's slot is asked of memory AHEAD tokens before it is
+	 * filled (its hash kept in ring[] till then): the table is
+	 * megabytes filled at random, and the wait for each slot was most
+	 * of the build.
+	 */
+	for (i = 0; i < n && i < AHEAD; i++)
+		ring[i] = slot_hash(t, &e[i]);
 	for (i = 0; i < n; i++) {
+		h = ring[i % AHEAD];
+		if (i + AHEAD < n)
+			ring[i % AHEAD] = slot_hash(t, &e[i + AHEAD]);
 		if (!e[i].rank)
 			continue;
 		/* one probe: a rank of the same bytes on the way, or the free slot */
 		id = e[i].id;
-		h = hash((const unsigned char *)t->blob + t->off[id], e[i].len);
 		for (i2 = h; (v = t->slot[i2 & t->mask]) != 0; i2++) {
 			r = (uint32_t)v - 1;
 			if (v >> 32 == h >> 32 && t->off[r + 1] - t->off[r] ==
