@@ -431,6 +431,18 @@ class_item(const char *p)
 	return n;
 }
 
+/* The atom "[ITEMS]+" of a class's items (NUL-terminated); items is freed. */
+static char *
+class_of(struct buf *items)
+{
+	struct buf b = { 0 };
+
+	buf_printf(&b, "[%.*s]+", (int)items->len, items->p);
+	buf_addc(&b, '\0');
+	buf_free(items);
+	return b.p;
+}
+
 /*
  * Of an atom "[^...]+": the other atoms "[...]+" whose items it has,
  * each whole (dep[b] 1), the class of the few of the rest ("[...]+",
@@ -445,6 +457,7 @@ derive(const struct scan *sc, size_t a, uint8_t *dep, char **rest,
     char **core)
 {
 	const char *s = sc->atom[a], *p, *end, *t;
+	char *cls;
 	struct buf r = { 0 }, co = { 0 };
 	size_t n = strlen(s), b, bn, best, bb = 0, k, m;
 	int any = 0, ng;
@@ -493,33 +506,19 @@ derive(const struct scan *sc, size_t a, uint8_t *dep, char **rest,
 		buf_free(&co);
 		return -1;
 	}
-	if (co.len > 0) {
-		buf_printf(&co, "]+");
-		buf_addc(&co, '\0');
-		t = co.p;
-		co = (struct buf){ 0 };
-		buf_printf(&co, "[%s", t);
-		buf_addc(&co, '\0');
-		free((char *)t);
-		*core = co.p;
-	}
+	if (co.len > 0)
+		*core = class_of(&co);
 	if (r.len > 0) {
-		buf_printf(&r, "]+");
-		buf_addc(&r, '\0');
-		t = r.p;
-		r = (struct buf){ 0 };
-		buf_printf(&r, "[%s", t);
-		buf_addc(&r, '\0');
-		free((char *)t);
-		if ((*rest = few_atom(r.p, &ng)) == NULL || ng) {
+		cls = class_of(&r);
+		*rest = few_atom(cls, &ng);
+		free(cls);
+		if (*rest == NULL || ng) {
 			free(*rest);
 			free(*core);
 			*rest = *core = NULL;
-			buf_free(&r);
 			return -1;
 		}
 	}
-	buf_free(&r);
 	return 0;
 }
 
