@@ -254,6 +254,25 @@ plane_next(uint32_t cp)
 	return cp == 0xd7ff ? 0xe000 : cp + 1;
 }
 
+/* The length of the character of the plane (valid UTF-8) that byte c leads. */
+static inline size_t
+bmp_len(unsigned c)
+{
+	return c < 0x80 ? 1 : c < 0xe0 ? 2 : 3;
+}
+
+/*
+ * Whether p is a class escape or a property ("\d", "\w", "\s", "\p{..}"):
+ * a backslash and a letter or digit, but for the escapes of one character
+ * (\x.., \r, \n, \t, \f, \a, \e).
+ */
+static int
+class_escape(const char *p)
+{
+	return p[0] == '\\' && isalnum((unsigned char)p[1]) &&
+	    strchr("xrntfae", p[1]) == NULL;
+}
+
 static int
 cmp_u32(const void *a, const void *b)
 {
@@ -311,18 +330,31 @@ few_atom(const char *atom, int *neg)
 	*neg = x[0] == '[' && x[1] == '^' && x[2] != '^';
 	if (x[0] == '.' || (x[0] == '[' && x[1] == '^' && !*neg))
 		return NULL;
-	if (x[0] == '\\' && isalnum((unsigned char)x[1]) &&
-	    strchr("xrntfae", x[1]) == NULL)
+	if (class_escape(x))
 		return NULL;
 	if (x[0] == '[')
 		for (i = 1 + *neg; i < n; i++)
-			if (x[i] == '\\' && isalnum((unsigned char)x[++i]) &&
-			    strchr("xrntfae", x[i]) == NULL)
+			if (x[i] == '\\' && class_escape(x + i++))
 				return NULL;
 	r = xstrdup(atom);
 	if (*neg)	/* "[^" to "[" */
 		memmove(r + (x - atom) + 1, r + (x - atom) + 2, n);
 	return r;
+}
+
+/*
+ * The first atom whose core (derive's, not NULL at a) is atom a's: a
+ * where none before it has the same; its runs serve them all.
+ */
+static size_t
+first_core(char *const *core, size_t a)
+{
+	size_t c;
+
+	for (c = 0; c < a && (core[c] == NULL || strcmp(core[c], core[a]) != 0);
+	    c++)
+		;
+	return c;
 }
 
 /* Runs of the plane: the intervals [r[2k], r[2k + 1]). */
@@ -494,8 +526,7 @@ derive(const struct scan *sc, size_t a, uint8_t *dep, char **rest,
 		}
 		if ((m = class_item(p)) == 0 || m > (size_t)(end - p))
 			break;
-		if (p[0] == '\\' && isalnum((unsigned char)p[1]) &&
-		    strchr("xrntfae", p[1]) == NULL)
+		if (class_escape(p))
 			buf_add(&co, p, m);
 		else
 			buf_add(&r, p, m);
@@ -603,15 +634,13 @@ scan_classes(struct scan *sc)
 			}
 		fs = xmalloc(plen);
 		for (k = 0; k < noff; k += 2)
-			for (i = off[k]; i < off[k + 1]; i += plane[i] < 0x80 ? 1 :
-			    plane[i] < 0xe0 ? 2 : 3) {
+			for (i = off[k]; i < off[k + 1]; i += bmp_len(plane[i])) {
 				fcp = xgrow(fcp, &capfcp, nf + 1, sizeof *fcp);
 				foff = xgrow(foff, &capfoff, nf + 1, sizeof *foff);
 				fcp[nf] = plane_cp(plane, i);
 				foff[nf++] = flen;
-				memcpy(fs + flen, plane + i, plane[i] < 0x80 ? 1 :
-				    plane[i] < 0xe0 ? 2 : 3);
-				flen += plane[i] < 0x80 ? 1 : plane[i] < 0xe0 ? 2 : 3;
+				memcpy(fs + flen, plane + i, bmp_len(plane[i]));
+				flen += bmp_len(plane[i]);
 			}
 	}
 	/* each atom's runs: over the plane, over the few, of the others */
@@ -620,12 +649,8 @@ scan_classes(struct scan *sc)
 		noff = 0;
 		/* after the atoms, the cores (each once) */
 		if (a >= sc->natoms) {
-			if ((t = core[a - sc->natoms]) == NULL)
-				continue;
-			for (c = 0; c < a - sc->natoms && (core[c] == NULL ||
-			    strcmp(core[c], t) != 0); c++)
-				;
-			if (c < a - sc->natoms)
+			if ((t = core[a - sc->natoms]) == NULL ||
+			    first_core(core, a - sc->natoms) < a - sc->natoms)
 				continue;
 		} else if (der[a])
 			continue;
@@ -657,11 +682,9 @@ scan_classes(struct scan *sc)
 				for (k = 0; k < ar[c].n; k += 2)
 					runs_add(&u, ar[c].r[k], ar[c].r[k + 1]);
 		/* the core's runs: of the first atom with the same core */
-		for (c = 0; core[a] != NULL && strcmp(core[c] != NULL ? core[c] :
-		    "", core[a]) != 0; c++)
-			;
 		if (core[a] != NULL)
-			for (k = 0; k < ar[sc->natoms + c].n; k += 2)
+			for (c = first_core(core, a), k = 0;
+			    k < ar[sc->natoms + c].n; k += 2)
 				runs_add(&u, ar[sc->natoms + c].r[k],
 				    ar[sc->natoms + c].r[k + 1]);
 		if (rest[a] != NULL && few_runs(rest[a], fs, flen, fcp, foff,
@@ -1545,8 +1568,7 @@ scan_run(const struct scan *sc, struct pretok_state *s,
 				return p;
 			}
 			/* the end of the first character, for +'s backtrack */
-			pmin = in->op == I_STAR ? pos : pos + (t[pos] < 0x80 ? 1 :
-			    t[pos] < 0xe0 ? 2 : 3);
+			pmin = in->op == I_STAR ? pos : pos + bmp_len(t[pos]);
 			if (p > pmin)
 				push_bt(s, pc + 1, p, pmin);
 			pos = p;
