@@ -51,6 +51,24 @@ echo '0 1 2 3 4' | mktok 265 2 >s8.tok
 run bpe-encode -dq $sm7 --tiktoken-special-tokens '<s> <mask> </s> <unk>' s8.tok
 is "$(cat out)" '{"text":"<s><mask></s><unk><SPECIAL_4>"}' "... and the others in their order"
 
+# Tokens of 255 bytes or more (their length is looked up apart) and a
+# vocabulary of 2^20 ids or more (no cache of joins): a model of the 256
+# bytes, then a run of 2, 4, ... 256 a's (ranks 256-263). BPE joins the
+# leftmost pair of the lowest rank first: 257 a's are a256 a, 300 are
+# a256 a32 a8 a4.
+perl -MMIME::Base64 -e 'my @t = ((map { chr } 0 .. 255), map { "a" x (2 ** $_) } 1 .. 8);
+	print "[\n", join(",\n", map { sprintf "{\"rank\": %d, \"token_bytes\": \"%s\", \"token_str\": \"x\"}",
+	    $_, encode_base64($t[$_], "") } 0 .. $#t), "\n]\n"' >long.json
+perl -e 'print join("", map { "{\"text\":\"" . ("a" x $_) . "\"}\n" } 256, 257, 300, 7)' >long.jsonl
+for sp in 3 1048312; do
+	run bpe-encode -q $tt --tokenizer-model long.json --tiktoken-pattern v2 \
+	    --vocab-size $((264 + sp)) --tiktoken-num-special-tokens $sp long.jsonl
+	perl "$E/tok2ids" <out >got
+	perl -e '$s = shift; print join(" ", map { $_ + $s } @$_), "\n" for
+	    [263], [263, 97], [263, 260, 258, 257], [257, 256, 97]' $sp >want
+	same want got "long tokens, $((264 + sp)) ids: BPE's ids"
+done
+
 # Refusals.
 fails 1 '^bpe-encode: small\.json: 258 ranks, where --vocab-size 131072 less 1000 special tokens needs 130072$' \
     "the default --vocab-size on a model of fewer ranks" \
@@ -72,7 +90,7 @@ fails 2 '^bpe-encode: --tiktoken-num-special-tokens: 3, fewer than the 4 special
 fails 1 '^bpe-encode: small\.json: the special token ab is also rank 256$' \
     "a special token that is a rank's bytes" \
     bpe-encode $sm7 --tiktoken-special-tokens '<unk> <s> </s> ab' a.jsonl
-fails 2 "^bpe-encode: --vocab-size 261 and --tiktoken-num-special-tokens 261: need 0 < special < size <= 16777216$" \
+fails 2 "^bpe-encode: --vocab-size 261 and --tiktoken-num-special-tokens 261: need 0 < special < size <= 16777215$" \
     "as many special tokens as ids" bpe-encode $sm --tiktoken-num-special-tokens 261 a.jsonl
 fails 2 "^bpe-encode: --vocab-size: only with --tokenizer-type TikTokenizer$" \
     "--vocab-size with GPT-2" bpe-encode --vocab-size 50257 a.jsonl
