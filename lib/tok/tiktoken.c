@@ -1011,13 +1011,6 @@ heap_pop(uint64_t *h, size_t *n)
 	return top;
 }
 
-/*
- * tiktoken's byte_pair_merge of p[0..n) (n >= 2), its ids appended to
- * out. The parts are a list (next, prev) of starts; rank[i] is the rank
- * of part i joined with the next, NONE where there is none. The lowest,
- * leftmost first, comes off a heap of (rank, start); an entry whose part
- * has another rank now is out of date and passed over.
- */
 /* The pair cache's entry for key a << 20 | b. */
 static inline struct pair_ent *
 pair_at(const struct tiktoken_state *s, uint64_t key)
@@ -1150,6 +1143,13 @@ merge_small(struct tiktoken_state *s, const char *p, size_t n,
 		out->v[out->n++] = pt[i].tok;
 }
 
+/*
+ * tiktoken's byte_pair_merge of p[0..n) (n >= 2), its ids appended to
+ * out. The parts are a list (next, prev) of starts; rank[i] is the rank
+ * of part i joined with the next, NONE where there is none. The lowest,
+ * leftmost first, comes off a heap of (rank, start); an entry whose part
+ * has another rank now is out of date and passed over.
+ */
 static void
 merge(struct tiktoken_state *s, const char *p, size_t n, struct bpe_ids *out)
 {
@@ -1216,9 +1216,9 @@ merge(struct tiktoken_state *s, const char *p, size_t n, struct bpe_ids *out)
  * A piece cut ahead: its place, length and hash, with the rank table's
  * slot and the piece cache's entry for it asked of memory. The tables
  * are far larger than the core's caches, and a miss there was most of
- * the time of a piece; asked AHEAD pieces before the piece is looked up
- * (one piece ahead took 2% more time), the misses overlap the work on
- * the pieces between.
+ * the time of a piece; asked PIECES_AHEAD pieces before the piece is
+ * looked up (one piece ahead took 2% more time), the misses overlap the
+ * work on the pieces between.
  */
 #define PIECES_AHEAD 4
 struct ahead {
