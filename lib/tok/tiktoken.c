@@ -143,13 +143,12 @@ struct cache_ent {
  * The rank of two tokens joined, by their ids, as found (one entry a
  * hash, the last one asked): most pairs recur, and their ids hash faster
  * than their bytes. An entry is 8 bytes, a << 44 | b << 24 | rank
- * (PAIR_NONE: none), PAIR_EMPTY when empty; a vocabulary of PAIR_IDS ids
+ * (PAIR_NONE: none), all ones when empty; a vocabulary of PAIR_IDS ids
  * or more (none public) has no such cache.
  */
 #define PAIR_BITS 16		/* at most: 512 KB a thread */
 #define PAIR_IDS (1u << 20)
 #define PAIR_NONE 0xffffffu
-#define PAIR_EMPTY (~(uint64_t)0)
 struct pair_ent {
 	uint64_t v;
 };
@@ -393,7 +392,7 @@ build(struct tiktoken *t, struct entry *e, size_t n, struct buf *raw,
 {
 	uint32_t id, r;
 	size_t i, at = 0, nslot, nbit;
-	uint64_t h, i2, v, ring[AHEAD];
+	uint64_t h, i2, ring[AHEAD];
 	int sorted = 1, inorder = 1;
 
 	/*
@@ -463,17 +462,14 @@ build(struct tiktoken *t, struct entry *e, size_t n, struct buf *raw,
 			ring[i % AHEAD] = slot_hash(t, &e[i + AHEAD]);
 		if (!e[i].rank)
 			continue;
-		/* one probe: a rank of the same bytes on the way, or the free slot */
+		/* a rank of the same bytes already in, or the free slot */
 		id = e[i].id;
-		for (i2 = h; (v = t->slot[i2 & t->mask]) != 0; i2++) {
-			r = ((uint32_t)v & 0xffffff) - 1;
-			if (t->off[r + 1] - t->off[r] == e[i].len &&
-			    memcmp(t->blob + t->off[r], t->blob + t->off[id],
-			    e[i].len) == 0)
-				return owt_fail(err, errsize, code, XDATA, "%s: "
-				    "ranks %u and %u are the same bytes", path, r,
-				    id);
-		}
+		if ((r = lookup_hashed(t, t->blob + t->off[id], e[i].len, h)) !=
+		    NONE)
+			return owt_fail(err, errsize, code, XDATA, "%s: ranks %u "
+			    "and %u are the same bytes", path, r, id);
+		for (i2 = h; t->slot[i2 & t->mask] != 0; i2++)
+			;
 		t->filter[h >> t->fshift >> 6] |= 1ull << (h >> t->fshift & 63);
 		t->slot[i2 & t->mask] = (uint64_t)(((uint32_t)(h >> 32) &
 		    t->tagmask) | t->off[id]) << 32 | (uint64_t)(e[i].len < 255 ?
