@@ -649,13 +649,14 @@ scan_classes(struct scan *sc)
 		noff = 0;
 		/* after the atoms, the cores (each once) */
 		if (a >= sc->natoms) {
-			if ((t = core[a - sc->natoms]) == NULL ||
+			if (core[a - sc->natoms] == NULL ||
 			    first_core(core, a - sc->natoms) < a - sc->natoms)
 				continue;
 		} else if (der[a])
 			continue;
 		if (a >= sc->natoms || few[a] == NULL) {
-			if (match_all(a < sc->natoms ? sc->atom[a] : t, plane,
+			if (match_all(a < sc->natoms ? sc->atom[a] :
+			    core[a - sc->natoms], plane,
 			    plen, &off, &noff, &capoff) < 0)
 				goto out;
 			for (k = 0; k < noff; k += 2) {
