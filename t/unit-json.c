@@ -175,6 +175,31 @@ test_rec(void)
 		if (bad[i].err != NULL)
 			SAMES(err, bad[i].err, "and named: %s", bad[i].err);
 	}
+	/*
+	 * The text check's strides (16 bytes, then 8, then one): invalid
+	 * UTF-8, a lone surrogate escape and a valid one after k ASCII
+	 * letters, k = 0..40, each found at its byte, the valid line taken.
+	 */
+	for (i = 0; i <= 40; i++) {
+		char l[128], want[64];
+		int rc;
+		int ok = 1;
+		const char *tail[] = { "\xff\"}", "\\ud800x\"}", "\\u00e9\"}" };
+		size_t t;
+
+		for (t = 0; t < 3; t++) {
+			snprintf(l, sizeof l, "{\"text\":\"%.*s%s", (int)i,
+			    "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz", tail[t]);
+			rc = json_rec_parse(&r, l, strlen(l), err, sizeof err);
+			if (t == 0) {
+				snprintf(want, sizeof want, "invalid UTF-8 at byte %zu",
+				    10 + i);
+				ok &= rc == BAD_UTF8 && strcmp(err, want) == 0;
+			} else
+				ok &= rc == (t == 1 ? BAD_JSON : 0);
+		}
+		OK(ok, "a fault after %zu ASCII bytes of text is found there", i);
+	}
 	json_rec_free(&r);
 	test_rec_paths();
 
