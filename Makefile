@@ -250,6 +250,12 @@ $(B)/bench/gemv-bench: contrib/bench/gemv-bench.c $(LIB) $(GEMV_OLD_OBJ)
 	$(CC) $(OWT_CPPFLAGS) $(OWT_CFLAGS) -fopenmp $(if $(GEMV_OLD),-DGEMV_OLD) \
 	    -o $@ $< $(GEMV_OLD_OBJ) $(LIB) -lm
 
+# The benchmarks' timer: CPU seconds to the microsecond (GNU time's have
+# two decimals).
+$(B)/bench/cputime: contrib/bench/cputime.c
+	@mkdir -p $(@D)
+	$(CC) $(OWT_CFLAGS) -o $@ $<
+
 TEST_ENV = PATH="$(CURDIR)/$(B)/bin:$$PATH" OWT_BUILD="$(CURDIR)/$(B)" \
 	OWT_SRC="$(CURDIR)" OWT_SHARED="$(SHARED)" LC_ALL=C.UTF-8 OWT_DEVICE=cpu \
 	ASAN_OPTIONS=abort_on_error=0:detect_leaks=1
@@ -269,7 +275,7 @@ gpu-tests: $(BINS) $(CUDA_PLUGIN) $(UNITS)
 demo: all $(B)/t/httpd
 	$(TEST_ENV) sh contrib/demo/run
 
-bench: all
+bench: all $(B)/bench/cputime
 	$(TEST_ENV) sh contrib/bench/run
 
 # libFuzzer targets contrib/fuzz/*.c (clang); FUZZ=NAME, FUZZ_TIME=seconds.

@@ -60,12 +60,19 @@ fs.writeFileSync(countfile, n + '\n');
 EOF
 node_ref="env NODE_PATH=$BW/node_modules node $BW/ref.js"
 
-# timed OUT CMD...: as measure, also with the CPU seconds (user + system).
+# timed OUT CMD...: as measure, also with the CPU seconds (user + system),
+# to the microsecond by make bench's cputime (contrib/bench/cputime.c;
+# GNU time's two decimals are 2.5% of a 0.4 s run), else by GNU time.
+if [ -x "$OWT_BUILD/bench/cputime" ]; then
+	cputime() { "$OWT_BUILD/bench/cputime" "$@"; }
+else
+	cputime() { /usr/bin/time -f '%e %M %U %S' "$@"; }
+fi
 timed() {
 	out=$1
 	shift
-	/usr/bin/time -f '%e %M %U %S' -o "$BW/.time" "$@"
-	awk '{ print $1, $2, $3 + $4 }' "$BW/.time" >>"$out"
+	cputime -o "$BW/.time" "$@"
+	awk '{ printf "%s %s %.4f\n", $1, $2, $3 + $4 }' "$BW/.time" >>"$out"
 }
 
 # report LABEL FILE: median MB/s (wall and CPU time), tokens/s and peak RSS.
