@@ -87,8 +87,9 @@ uint32_t tiktoken_eod(const struct tiktoken *t);
 
 struct tiktoken_state *tiktoken_state_new(const struct tiktoken *t);
 /*
- * The same with its caches (merged pieces, ranks of joins) within about
- * cache bytes (0: their most, 8 MB; at least about 120 KB).
+ * The same with its caches (merged pieces, short and long, ranks of
+ * joins) within about cache bytes (0: their most, 5 MB; at least about
+ * 50 KB).
  */
 struct tiktoken_state *tiktoken_state_new_cache(const struct tiktoken *t,
     size_t cache);
