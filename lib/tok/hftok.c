@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <uninorm.h>
 
 #include "core/json.h"
@@ -200,11 +201,16 @@ slurp(const char *path, struct buf *b, char *err, size_t errsize, int *code)
 {
 	FILE *f = fopen(path, "rb");
 	char tmp[65536];
+	struct stat st;
 	size_t n;
 
 	if (f == NULL)
 		return owt_fail_errno(err, errsize, code, XDATA,
 		    "cannot open '%s'", path);
+	/* room for a plain file at once, not doubled up to it */
+	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_size < ((off_t)1 << 30))
+		buf_reserve(b, (size_t)st.st_size + 1);
 	while ((n = fread(tmp, 1, sizeof tmp, f)) > 0)
 		buf_add(b, tmp, n);
 	if (ferror(f)) {
