@@ -54,7 +54,7 @@ for m in gpt2 llama3; do
 	tn=$(bpe-encode $hf "$in" 2>&1 >/dev/null | sed -n 's/.* documents, \([0-9]*\) tokens.*/\1/p')
 	: >"$BW/tb"; : >"$BW/tr"
 	for i in $(seq "$HFREPS"); do
-		/usr/bin/time -f '%e %M %U %S' -o "$BW/.time" \
+		cputime -o "$BW/.time" \
 		    taskset -c 0 bpe-encode -q --workers 1 $hf "$in" >/dev/null
 		awk '{ print $1, $2, $3 + $4 }' "$BW/.time" >>"$BW/tb"
 		taskset -c 0 env RAYON_NUM_THREADS=1 NODE_PATH="$BW/node_modules" \

@@ -26,8 +26,8 @@ done
 cpu() {	# OUT CMD...: append "user+system_seconds maxrss_kb"
 	out=$1
 	shift
-	/usr/bin/time -f '%U %S %M' -o "$BW/.time" "$@"
-	awk '{ printf "%.2f %d\n", $1 + $2, $3 }' "$BW/.time" >>"$out"
+	cputime -o "$BW/.time" "$@"
+	awk '{ printf "%.4f %d\n", $3 + $4, $2 }' "$BW/.time" >>"$out"
 }
 bytes=$(wc -c <"$BW/lines.txt")
 echo "$(wc -l <"$BW/lines.txt") lines, $bytes bytes; median of $REPS; load $(cut -d' ' -f1 /proc/loadavg) on $(nproc) cores"

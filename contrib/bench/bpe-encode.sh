@@ -61,13 +61,8 @@ EOF
 node_ref="env NODE_PATH=$BW/node_modules node $BW/ref.js"
 
 # timed OUT CMD...: as measure, also with the CPU seconds (user + system),
-# to the microsecond by make bench's cputime (contrib/bench/cputime.c;
-# GNU time's two decimals are 2.5% of a 0.4 s run), else by GNU time.
-if [ -x "$OWT_BUILD/bench/cputime" ]; then
-	cputime() { "$OWT_BUILD/bench/cputime" "$@"; }
-else
-	cputime() { /usr/bin/time -f '%e %M %U %S' "$@"; }
-fi
+# to the microsecond (lib.sh's cputime: GNU time's two decimals are 2.5%
+# of a 0.4 s run).
 timed() {
 	out=$1
 	shift

@@ -1,5 +1,9 @@
 # lib.sh - helpers for the benchmark scripts: . "$OWT_SRC/contrib/bench/lib.sh"
 #
+# cputime -o F CMD...  run CMD, write "wall maxrss_kb user sys" to F, as
+#                      GNU time -f '%e %M %U %S' but to the microsecond
+#                      (make bench's contrib/bench/cputime.c; GNU time
+#                      where it is not built)
 # measure OUT CMD...   run CMD (stdin/stdout as given by the caller's
 #                      redirections), append "seconds maxrss_kb" to OUT
 # median FILE COL      the median of column COL (1 = seconds, 2 = KB)
@@ -13,11 +17,17 @@ set -eu
 BW=$(mktemp -d "${TMPDIR:-/tmp}/owt-bench.XXXXXX")
 trap 'rm -rf "$BW"' EXIT
 
+if [ -x "${OWT_BUILD:-}/bench/cputime" ]; then
+	cputime() { "$OWT_BUILD/bench/cputime" "$@"; }
+else
+	cputime() { /usr/bin/time -f '%e %M %U %S' "$@"; }
+fi
+
 measure() {
 	out=$1
 	shift
-	/usr/bin/time -f '%e %M' -o "$BW/.time" "$@"
-	cat "$BW/.time" >>"$out"
+	cputime -o "$BW/.time" "$@"
+	cut -d' ' -f1,2 "$BW/.time" >>"$out"
 }
 
 median() {
