@@ -805,7 +805,7 @@ add(struct dctx *c, int t)
 		/*
 		 * Room from 2 kids, doubled, not xgrow's 16: most containers
 		 * are small (a merge's pair of a tokenizer.json), and 16 made
-		 * Llama 3's 280,000 merges take 200 MB.
+		 * the 189,704 merges of a Llama-3-style one take 200 MB.
 		 */
 		if (p->nkids == (n = c->cap[c->depth - 1])) {
 			n = n == 0 ? 2 : n * 2;
