@@ -151,16 +151,10 @@ raw:
 	return 0;
 }
 
-static uint64_t
-hash_bytes(const char *s, size_t n)
-{
-	return owt_mix64(owt_fnv1a(s, n) ^ n);
-}
-
 static uint32_t
 vocab_find(const struct hftok *h, const char *s, size_t n)
 {
-	size_t i = hash_bytes(s, n) & h->vmask;
+	size_t i = owt_hash_bytes(s, n) & h->vmask;
 	uint32_t id;
 
 	while ((id = h->vh[i]) != NONE) {
@@ -175,7 +169,7 @@ static const struct merge *
 merge_find(const struct hftok *h, uint32_t a, uint32_t b)
 {
 	uint64_t key = (uint64_t)a << 32 | b;
-	size_t i = owt_mix64(key) & h->mmask;
+	size_t i = owt_hash_pair(key) & h->mmask;
 
 	while (h->mh[i].id != NONE) {
 		if (h->mh[i].key == key)
@@ -304,7 +298,7 @@ set_token(struct load *l, uint32_t id, const char *s, int *mapped)
 static void
 vocab_add(struct hftok *h, uint32_t id)
 {
-	size_t i = hash_bytes(h->pool + h->off[id], h->len[id]) & h->vmask;
+	size_t i = owt_hash_bytes(h->pool + h->off[id], h->len[id]) & h->vmask;
 
 	while (h->vh[i] != NONE) {
 		if (h->len[h->vh[i]] == h->len[id] && memcmp(h->pool +
@@ -457,7 +451,7 @@ load_model(struct load *l, const struct json_val *m)
 			return malformed(l, where, ic == NONE && ia != NONE &&
 			    ib != NONE ? "the merged token is not in the "
 			    "vocabulary" : "a part is not in the vocabulary");
-		j = owt_mix64((uint64_t)ia << 32 | ib) & h->mmask;
+		j = owt_hash_pair((uint64_t)ia << 32 | ib) & h->mmask;
 		while (h->mh[j].id != NONE &&
 		    h->mh[j].key != ((uint64_t)ia << 32 | ib))
 			j = (j + 1) & h->mmask;
@@ -1012,7 +1006,7 @@ model_piece(struct hftok_state *s, const unsigned char *p, size_t n)
 		return;
 	}
 	if (n <= CACHE_BYTES) {
-		c = &s->cache[hash_bytes((const char *)p, n) &
+		c = &s->cache[owt_hash_bytes((const char *)p, n) &
 		    (((size_t)1 << CACHE_BITS) - 1)];
 		if (c->len == n && memcmp(c->bytes, p, n) == 0) {
 			for (i = 0; i < c->nids; i++)

@@ -198,30 +198,6 @@ tiktoken_check_name(const struct opt *o, const char *arg, char *err,
 	return opt_check_word(&w, arg, err, errsize);
 }
 
-static inline uint64_t
-hash(const unsigned char *p, size_t n)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
-
-	for (; n >= 8; p += 8, n -= 8) {
-		memcpy(&w, p, 8);
-		h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
-		h ^= h >> 31;
-	}
-	if (n >= 4) {
-		uint32_t a, b;
-
-		memcpy(&a, p, 4);
-		memcpy(&b, p + n - 4, 4);
-		h = (h ^ ((uint64_t)b << 32 | a)) * 0x94d049bb133111ebull;
-	} else if (n > 0) {
-		w = (uint64_t)p[0] | (uint64_t)p[n / 2] << 8 | (uint64_t)p[n - 1] << 16;
-		h = (h ^ w) * 0x94d049bb133111ebull;
-	}
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ull;
-	return h ^ (h >> 32);
-}
 
 /*
  * Whether a[0..n) and b[0..n) are the same bytes: for the short strings
@@ -254,7 +230,7 @@ same(const char *a, const char *b, size_t n)
 	    a[n - 1] == b[n - 1]);
 }
 
-/* The rank of bytes p[0..n), whose hash() is h, or NONE. */
+/* The rank of bytes p[0..n), whose owt_hash_bytes() is h, or NONE. */
 static inline uint32_t
 lookup_hashed(const struct tiktoken *t, const char *p, size_t n, uint64_t h)
 {
@@ -276,7 +252,7 @@ lookup_hashed(const struct tiktoken *t, const char *p, size_t n, uint64_t h)
 	}
 }
 
-/* Whether bytes whose hash() is h may be a rank's (the filter's bit). */
+/* Whether bytes whose hash is h may be a rank's (the filter's bit). */
 static inline int
 maybe(const struct tiktoken *t, uint64_t h)
 {
@@ -289,7 +265,7 @@ maybe(const struct tiktoken *t, uint64_t h)
 static inline uint32_t
 lookup(const struct tiktoken *t, const char *p, size_t n)
 {
-	uint64_t h = hash((const unsigned char *)p, n);
+	uint64_t h = owt_hash_bytes(p, n);
 
 	return maybe(t, h) ? lookup_hashed(t, p, n, h) : NONE;
 }
@@ -390,7 +366,7 @@ encoding_named(const char *name)
 static inline uint64_t
 slot_hash(const struct tiktoken *t, const struct entry *f)
 {
-	uint64_t h = hash((const unsigned char *)t->blob + t->off[f->id],
+	uint64_t h = owt_hash_bytes(t->blob + t->off[f->id],
 	    f->len);
 
 	__builtin_prefetch(&t->slot[h & t->mask], 1);
@@ -1269,7 +1245,7 @@ cut_ahead(struct tiktoken_state *s, const char *text, size_t len, size_t at,
 	q->n = pretok_next(s->split, text, len, at);
 	q->h = 0;
 	if (q->n > 1) {
-		q->h = hash((const unsigned char *)text + at, q->n);
+		q->h = owt_hash_bytes(text + at, q->n);
 		if (q->n > 2) {
 			__builtin_prefetch(&s->t->slot[q->h & s->t->mask]);
 			if (q->n <= CACHE_LEN)
