@@ -767,11 +767,30 @@ json_rec_write(struct buf *out, const struct json_rec *r,
 
 #define DOC_MAXDEPTH 64
 
+/*
+ * A tree's strings and member names, in blocks of DOC_BLOCK bytes or one
+ * longer string each, freed with it: a malloc a string took 32 bytes for
+ * each of a tokenizer.json's 500,000 short ones.
+ */
+#define DOC_BLOCK 65536
+struct strblock {
+	struct strblock *next;
+	size_t used, size;
+	char s[];
+};
+
+/* The top value, with its tree's strings (json_doc_free gets &v). */
+struct doc_root {
+	struct json_val v;
+	struct strblock *strs;
+};
+
 struct dctx {
 	const char *s;
 	size_t len;
 	yajl_handle h;
 	struct json_val *root;
+	struct strblock *strs;	/* the strings so far, the newest block first */
 	struct json_val *open[DOC_MAXDEPTH];	/* open objects and arrays */
 	size_t cap[DOC_MAXDEPTH];		/* their kids' capacity */
 	int depth;
@@ -799,7 +818,8 @@ add(struct dctx *c, int t)
 	size_t n;
 
 	if (c->depth == 0) {
-		v = c->root = xcalloc(1, sizeof *v);
+		v = c->root = &((struct doc_root *)xcalloc(1,
+		    sizeof(struct doc_root)))->v;
 	} else {
 		p = c->open[c->depth - 1];
 		/*
@@ -857,12 +877,56 @@ doc_cb_number(void *ctx, const char *s, size_t n)
 	return scalar(ctx, JV_NUMBER, v);
 }
 
+/* s[0..n) and a NUL, in the tree's blocks. */
+static char *
+doc_str(struct dctx *c, const unsigned char *s, size_t n)
+{
+	struct strblock *b = c->strs;
+	char *p;
+
+	if (b == NULL || b->size - b->used < n + 1) {
+		size_t size = n + 1 > DOC_BLOCK ? n + 1 : DOC_BLOCK;
+
+		if (size > SIZE_MAX - sizeof *b)
+			owt_die(XSYS, "out of memory: a JSON string of %zu bytes",
+			    n);
+		b = xmalloc(sizeof *b + size);
+		b->size = size;
+		b->used = 0;
+		/* a long string's own block goes behind the one being filled */
+		if (c->strs != NULL && size > DOC_BLOCK) {
+			b->next = c->strs->next;
+			c->strs->next = b;
+		} else {
+			b->next = c->strs;
+			c->strs = b;
+		}
+	}
+	p = b->s + b->used;
+	memcpy(p, s, n);
+	p[n] = '\0';
+	b->used += n + 1;
+	return p;
+}
+
+static void
+free_strs(struct strblock *b)
+{
+	struct strblock *next;
+
+	for (; b != NULL; b = next) {
+		next = b->next;
+		free(b);
+	}
+}
+
 static int
 doc_cb_string(void *ctx, const unsigned char *s, size_t n)
 {
 	struct dctx *c = ctx;
+	char *str = doc_str(c, s, n);
 
-	add(c, JV_STRING)->str = xstrndup((const char *)s, n);
+	add(c, JV_STRING)->str = str;
 	mark(c);
 	return 1;
 }
@@ -872,7 +936,7 @@ doc_cb_key(void *ctx, const unsigned char *s, size_t n)
 {
 	struct dctx *c = ctx;
 
-	c->key = xstrndup((const char *)s, n);
+	c->key = doc_str(c, s, n);
 	mark(c);
 	return 1;
 }
@@ -1019,6 +1083,7 @@ json_doc_parse(const char *s, size_t len, char *err, size_t errsize,
 			at++;
 		if (at == len) {
 			yajl_free(c.h);
+			((struct doc_root *)c.root)->strs = c.strs;
 			return c.root;
 		}
 		what = "trailing garbage";
@@ -1053,8 +1118,8 @@ bad:
 		yajl_free_error(c.h, msg);
 	if (c.h != NULL)
 		yajl_free(c.h);
-	free(c.key);
 	json_doc_free(c.root);
+	free_strs(c.strs);
 	return NULL;
 }
 
@@ -1076,22 +1141,21 @@ free_kids(struct json_val *v)
 {
 	size_t i;
 
-	for (i = 0; i < v->nkids; i++) {
+	for (i = 0; i < v->nkids; i++)
 		free_kids(&v->kids[i]);
-		free(v->kids[i].key);
-		free(v->kids[i].str);
-	}
 	free(v->kids);
 }
 
 void
 json_doc_free(struct json_val *v)
 {
+	struct doc_root *r = (struct doc_root *)v;
+
 	if (v == NULL)
 		return;
 	free_kids(v);
-	free(v->str);
-	free(v);
+	free_strs(r->strs);
+	free(r);
 }
 
 /* ---- strings ---- */

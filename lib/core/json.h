@@ -105,6 +105,7 @@ struct json_val *json_doc_parse(const char *s, size_t len, char *err,
     size_t errsize, int *code);
 /* The first member key of an object, or NULL (also when v is not an object). */
 const struct json_val *json_doc_get(const struct json_val *v, const char *key);
+/* The tree json_doc_parse or json_doc_load gave (its top value), freed. */
 void json_doc_free(struct json_val *v);
 /*
  * The JSON object in the file at path (config.json and its kind), or
