@@ -815,7 +815,6 @@ static struct json_val *
 add(struct dctx *c, int t)
 {
 	struct json_val *p, *v;
-	size_t n;
 
 	if (c->depth == 0) {
 		v = c->root = &((struct doc_root *)xcalloc(1,
@@ -827,13 +826,8 @@ add(struct dctx *c, int t)
 		 * are small (a merge's pair of a tokenizer.json), and 16 made
 		 * the 189,704 merges of a Llama-3-style one take 200 MB.
 		 */
-		if (p->nkids == (n = c->cap[c->depth - 1])) {
-			n = n == 0 ? 2 : n * 2;
-			if (n > SIZE_MAX / sizeof *p->kids)
-				owt_die(XSYS, "out of memory: %zu JSON values", n);
-			p->kids = xrealloc(p->kids, n * sizeof *p->kids);
-			c->cap[c->depth - 1] = n;
-		}
+		p->kids = xgrow_from(p->kids, &c->cap[c->depth - 1],
+		    p->nkids + 1, sizeof *p->kids, 2);
 		v = &p->kids[p->nkids++];
 		memset(v, 0, sizeof *v);
 		v->key = c->key;

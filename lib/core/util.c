@@ -285,12 +285,18 @@ xrealloc(void *p, size_t n)
 void *
 xgrow(void *p, size_t *cap, size_t need, size_t elsize)
 {
+	return xgrow_from(p, cap, need, elsize, 16);
+}
+
+void *
+xgrow_from(void *p, size_t *cap, size_t need, size_t elsize, size_t first)
+{
 	size_t c = *cap;
 
 	if (need <= c)
 		return p;
-	if (c < 16)
-		c = 16;
+	if (c < first)
+		c = first;
 	while (c < need) {
 		if (c > SIZE_MAX / 2 / elsize)
 			owt_die(XSYS, "out of memory: array of %zu elements", need);

@@ -107,6 +107,9 @@ void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 /* Grow an array to hold at least need elements; doubles the capacity. */
 void *xgrow(void *p, size_t *cap, size_t need, size_t elsize);
+/* The same, its first capacity first elements (xgrow's: 16). */
+void *xgrow_from(void *p, size_t *cap, size_t need, size_t elsize,
+    size_t first);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 /*
