@@ -69,6 +69,26 @@ for sp in 3 1048312; do
 	same want got "long tokens, $((264 + sp)) ids: BPE's ids"
 done
 
+# Characters taken whole before the merges (lib/tok/tiktoken.c's
+# chars_build), and where they must not be: the 256 bytes, then " \xd0"
+# (256), "\xb0x" (257), "а" d0 b0 (258), "€" e2 82 ac (259), "\xacy"
+# (260), "\xe2\x82" (261). "а" after a space is not ("\xd0" joins the
+# space first, at 256), nor before x ("\xb0x", 257); "€" never (its own
+# first join, 261, ranks above it). In " аа" BPE gives " \xd0" b0 а, in
+# "аx" d0 "\xb0x", in "€y" "\xe2\x82" "\xacy", in "ааа" а а а; a
+# piece of 26 bytes (the heap's) " \xd0" b0 а x 10 d0 "\xb0x".
+perl -MMIME::Base64 -e 'my @t = ((map { chr } 0 .. 255), " \xd0", "\xb0x",
+	"\xd0\xb0", "\xe2\x82\xac", "\xacy", "\xe2\x82");
+	print "[\n", join(",\n", map { sprintf "{\"rank\": %d, \"token_bytes\": \"%s\", \"token_str\": \"x\"}",
+	    $_, encode_base64($t[$_], "") } 0 .. $#t), "\n]\n"' >ch.json
+printf '{"text":" \u0430\u0430"}\n{"text":"\u0430x"}\n{"text":"\u20acy"}\n{"text":"\u0430\u0430\u0430"}\n{"text":" %sx"}\n' \
+    "$(perl -e 'print "\\u0430" x 12')" >ch.jsonl
+run bpe-encode -q $tt --tokenizer-model ch.json --tiktoken-pattern v2 \
+    --vocab-size 265 --tiktoken-num-special-tokens 3 ch.jsonl
+perl "$E/tok2ids" <out >got
+printf '259 179 261\n211 260\n264 263\n261 261 261\n259 179 261 261 261 261 261 261 261 261 261 261 211 260\n' >want
+same want got "characters whole where BPE's ids stay (ranks + 3)"
+
 # Refusals.
 fails 1 '^bpe-encode: small\.json: 258 ranks, where --vocab-size 131072 less 1000 special tokens needs 130072$' \
     "the default --vocab-size on a model of fewer ranks" \
@@ -145,6 +165,12 @@ for v in v1 v2; do
 	perl "$E/tok2ids" <out >got
 	same want got "$v: ids = tiktoken's + 1000, above 65,535 too"
 done
+NODE_PATH=$tiktoken_dir/node_modules node "$OWT_SRC/t/tiktoken/megatron-ref.js" \
+    ch.json 262 v2 3 ch.jsonl >want
+run bpe-encode -q $tt --tokenizer-model ch.json --tiktoken-pattern v2 \
+    --vocab-size 265 --tiktoken-num-special-tokens 3 ch.jsonl
+perl "$E/tok2ids" <out >got
+same want got "the characters' model: tiktoken's ids + 3"
 megatron_ref 50000 v2 7 >want
 run bpe-encode $cl --tiktoken-pattern v2 --vocab-size 50007 --tiktoken-num-special-tokens 7 in.jsonl
 perl "$E/tok2ids" <out >got

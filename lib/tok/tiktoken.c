@@ -120,7 +120,21 @@ struct tiktoken {
 	int fshift;
 	uint32_t byte[256];	/* the rank of each single byte */
 	uint32_t *pair;		/* the rank of each two bytes (b0 << 8 | b1), or NONE */
+	/*
+	 * The characters of two or three bytes merged before a piece's
+	 * merges, where that changes no id (chars_build): by code point,
+	 * an index in ch (0: none); ch[k]'s neighbours that forbid it, two
+	 * byte sets in cset.
+	 */
+	uint16_t *chidx;
+	struct chtok *ch;
+	uint64_t (*cset)[4];
 	struct pretok *split;
+};
+
+struct chtok {
+	uint32_t tok;
+	uint16_t left, right;
 };
 
 /*
@@ -360,6 +374,217 @@ encoding_named(const char *name)
 	return NULL;
 }
 
+/*
+ * Characters merged first. A piece of Cyrillic or Greek letters is two
+ * bytes a letter, and half its merges join a letter's bytes. Character
+ * c (bytes B, of two or three, a token of rank r) is taken whole at the
+ * start of a piece's merges, where that changes no id:
+ *  (a) B's own merges (B alone) end in c, each of rank r or less;
+ *  (b) no token of rank below r is bytes X before a prefix of B, or a
+ *      suffix of B before bytes Y (X and Y not empty; the prefix or
+ *      suffix may be the whole of B), where X ends with the byte before
+ *      c in the piece, or Y starts with the byte after.
+ * While c is not whole, a join inside it of rank r or less is there to
+ * take, and by (b) a join across its edge ranks above r: no merge takes
+ * part of c with a byte outside before c is whole. Every other merge
+ * taken meanwhile ranks below that join inside it, so below r, and by
+ * (b) below any join of c whole with a neighbour: it is the lowest, and
+ * leftmost, among the joins of the piece with c taken whole too. So the
+ * merges are the same but for those inside c. (b) is kept per character
+ * as two sets of bytes: those before it, and those after it, that some
+ * such X ends with or Y starts with.
+ */
+#define CH_SETS 4096	/* distinct byte sets, at most (cl100k_base: 217) */
+
+/*
+ * The length of the character of two or three bytes at u[0..n), its
+ * code point into *cp; 0 for any other bytes.
+ */
+static inline size_t
+char_at(const unsigned char *u, size_t n, unsigned *cp)
+{
+	if (u[0] >= 0xc2 && u[0] < 0xe0) {
+		if (n < 2 || (u[1] & 0xc0) != 0x80)
+			return 0;
+		*cp = (u[0] & 0x1fu) << 6 | (u[1] & 0x3fu);
+		return 2;
+	}
+	if (u[0] >= 0xe0 && u[0] < 0xf0) {
+		if (n < 3 || ((u[1] ^ 0x80) | (u[2] ^ 0x80)) & 0xc0)
+			return 0;
+		*cp = (u[0] & 0x0fu) << 12 | (u[1] & 0x3fu) << 6 | (u[2] & 0x3fu);
+		/* not overlong, not a surrogate */
+		return *cp >= 0x800 && (*cp < 0xd800 || *cp > 0xdfff) ? 3 : 0;
+	}
+	return 0;
+}
+
+/*
+ * The rank of the first join of u[0..n), a character of two or three
+ * bytes: the lower of its two joins of two bytes, or its own; NONE for
+ * none.
+ */
+static inline uint32_t
+first_join(const struct tiktoken *t, const unsigned char *u, size_t n)
+{
+	uint32_t a, b;
+
+	if (n == 2)
+		return t->pair[u[0] << 8 | u[1]];
+	a = t->pair[u[0] << 8 | u[1]];
+	b = t->pair[u[1] << 8 | u[2]];
+	return a < b ? a : b;
+}
+
+/*
+ * A token's bytes X, then a prefix of some character (side 0), or a
+ * suffix of one, then Y (side 1): the byte of X or Y next to it, the
+ * token's id; chained by key.
+ */
+struct edge {
+	uint32_t key, next, id;
+	uint8_t byte;
+};
+
+/* The key of side's bytes b[0..n) (n <= 3). */
+static inline uint32_t
+edge_key(int side, const unsigned char *b, size_t n)
+{
+	uint32_t k = (uint32_t)side << 31 | (uint32_t)n << 24;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		k |= (uint32_t)b[i] << (8 * i);
+	return k;
+}
+
+#define EDGE_BITS 14
+static inline uint32_t
+edge_bucket(uint32_t key)
+{
+	return (uint32_t)(((uint64_t)key * 0x9e3779b97f4a7c15ull) >> (64 - EDGE_BITS));
+}
+
+static void
+edge_add(struct edge **v, size_t *nv, size_t *cap, uint32_t *head,
+    uint32_t key, uint8_t byte, uint32_t id)
+{
+	uint32_t b = edge_bucket(key);
+
+	if (*nv == *cap)
+		*v = xgrow(*v, cap, *nv + 1, sizeof **v);
+	(*v)[*nv] = (struct edge){ key, head[b], id, byte };
+	head[b] = (uint32_t)++*nv;
+}
+
+/* The bytes next to side's b[0..n) of tokens ranked below r, into set. */
+static void
+edge_set(const struct edge *v, const uint32_t *head, int side,
+    const unsigned char *b, size_t n, uint32_t r, uint64_t *set)
+{
+	uint32_t key = edge_key(side, b, n), k;
+
+	for (k = head[edge_bucket(key)]; k != 0; k = v[k - 1].next)
+		if (v[k - 1].key == key && v[k - 1].id < r)
+			set[v[k - 1].byte >> 6] |= 1ull << (v[k - 1].byte & 63);
+}
+
+/* The index of byte set w in t->cset (found by its hash in at[]), added where new. */
+static uint16_t
+cset_index(struct tiktoken *t, uint16_t *at, size_t *n, const uint64_t *w)
+{
+	uint64_t h = (w[0] ^ w[1] * 3 ^ w[2] * 5 ^ w[3] * 7) *
+	    0x9e3779b97f4a7c15ull;
+	size_t i;
+
+	for (i = h >> (64 - 13);; i = (i + 1) & 8191) {
+		if (at[i] == 0) {
+			if (*n == CH_SETS)
+				return CH_SETS;
+			memcpy(t->cset[*n], w, sizeof *t->cset);
+			at[i] = (uint16_t)++*n;
+			return (uint16_t)(*n - 1);
+		}
+		if (memcmp(t->cset[at[i] - 1], w, sizeof *t->cset) == 0)
+			return (uint16_t)(at[i] - 1);
+	}
+}
+
+/* t's characters merged first, of the ranks e[0..n) (in id order). */
+static void
+chars_build(struct tiktoken *t, const struct entry *e, size_t n)
+{
+	struct edge *v = NULL;
+	size_t nv = 0, cap = 0, i, k, len, nch = 0, capch = 0, nset = 0;
+	uint32_t *head, *chid = NULL;
+	uint16_t *at;
+	uint64_t set[2][4];
+	const unsigned char *u;
+	unsigned cp;
+
+	head = xcalloc((size_t)1 << EDGE_BITS, sizeof *head);
+	t->chidx = xcalloc(0x10000, sizeof *t->chidx);
+	for (i = 0; i < n; i++) {
+		if (!e[i].rank || (len = e[i].len) < 2)
+			continue;
+		u = (const unsigned char *)t->blob + t->off[e[i].id];
+		if ((u[0] | u[len - 1]) < 0x80)
+			continue;
+		/* a character, its own merges of its rank or less: (a) */
+		if (len <= 3 && char_at(u, len, &cp) == len &&
+		    first_join(t, u, len) <= e[i].id && nch < 0xfffe) {
+			if (nch == capch)
+				chid = xgrow(chid, &capch, nch + 1, sizeof *chid);
+			chid[nch++] = e[i].id;
+			t->chidx[cp] = (uint16_t)nch;
+			continue;
+		}
+		/* bytes X, then a character's first bytes */
+		for (k = 1; k < 3 && k < len && (u[len - k] & 0xc0) == 0x80; k++)
+			;
+		if (k < len && u[len - k] >= 0xc2 && u[len - k] < 0xf0)
+			edge_add(&v, &nv, &cap, head, edge_key(0, u + len - k, k),
+			    u[len - k - 1], e[i].id);
+		/* a character's last bytes, or the whole of one, then Y */
+		for (k = 1; k < 3 && k < len && (u[k - 1] & 0xc0) == 0x80; k++)
+			edge_add(&v, &nv, &cap, head, edge_key(1, u, k), u[k],
+			    e[i].id);
+		if ((k = char_at(u, len, &cp)) != 0 && k < len)
+			edge_add(&v, &nv, &cap, head, edge_key(1, u, k), u[k],
+			    e[i].id);
+	}
+	if (nch > 0) {
+		t->ch = xcalloc(nch + 1, sizeof *t->ch);
+		t->cset = xcalloc(CH_SETS, sizeof *t->cset);
+		at = xcalloc(8192, sizeof *at);
+		for (i = 0; i < nch; i++) {
+			u = (const unsigned char *)t->blob + t->off[chid[i]];
+			len = t->off[chid[i] + 1] - t->off[chid[i]];
+			memset(set, 0, sizeof set);
+			for (k = 1; k <= len; k++) {
+				edge_set(v, head, 0, u, k, chid[i], set[0]);
+				edge_set(v, head, 1, u + len - k, k, chid[i], set[1]);
+			}
+			t->ch[i + 1].tok = chid[i];
+			t->ch[i + 1].left = cset_index(t, at, &nset, set[0]);
+			t->ch[i + 1].right = cset_index(t, at, &nset, set[1]);
+			if (t->ch[i + 1].left == CH_SETS ||
+			    t->ch[i + 1].right == CH_SETS) {
+				char_at(u, len, &cp);
+				t->chidx[cp] = 0;
+			}
+		}
+		free(at);
+		t->cset = xrealloc(t->cset, (nset + 1) * sizeof *t->cset);
+	} else {
+		free(t->chidx);
+		t->chidx = NULL;
+	}
+	free(chid);
+	free(v);
+	free(head);
+}
+
 #define AHEAD 8		/* build's slots asked for ahead */
 
 /* The hash of entry f's bytes, its slot in t's table asked of memory. */
@@ -480,6 +705,7 @@ build(struct tiktoken *t, struct entry *e, size_t n, struct buf *raw,
 			return owt_fail(err, errsize, code, XDATA, "%s: byte "
 			    "0x%02zx has no rank", path, i);
 	}
+	chars_build(t, e, n);
 	return 0;
 }
 
@@ -891,6 +1117,9 @@ tiktoken_free(struct tiktoken *t)
 	huge_free(t->slot, ((size_t)t->mask + 1) * sizeof *t->slot);
 	free(t->filter);
 	free(t->pair);
+	free(t->chidx);
+	free(t->ch);
+	free(t->cset);
 	free(t);
 }
 
@@ -1109,6 +1338,68 @@ rejoin(struct tiktoken_state *s, const char *p, const struct part *pt,
 		    p + pt[i - 1].start, pt[i + 1].start - pt[i - 1].start);
 }
 
+/*
+ * The length of the part at u[i] of piece u[0..n), its token into *tok:
+ * a character that may be taken whole (chars_build), or a byte.
+ */
+static inline size_t
+part_at(const struct tiktoken *t, const unsigned char *u, size_t n,
+    size_t i, uint32_t *tok)
+{
+	const struct chtok *c;
+	size_t len;
+	unsigned cp;
+
+	if (u[i] >= 0xc2 && t->chidx != NULL &&
+	    (len = char_at(u + i, n - i, &cp)) != 0 && t->chidx[cp] != 0) {
+		c = &t->ch[t->chidx[cp]];
+		if ((i == 0 || !(t->cset[c->left][u[i - 1] >> 6] >>
+		    (u[i - 1] & 63) & 1)) && (i + len == n ||
+		    !(t->cset[c->right][u[i + len] >> 6] >> (u[i + len] & 63) &
+		    1))) {
+			*tok = c->tok;
+			return len;
+		}
+	}
+	*tok = t->byte[u[i]];
+	return 1;
+}
+
+/* The rank of the join of parts p[a..b) and p[b..e), tokens ta and tb. */
+static inline uint32_t
+join_rank(struct tiktoken_state *s, const char *p, size_t a, size_t b,
+    size_t e, uint32_t ta, uint32_t tb)
+{
+	if (b - a == 1 && e - b == 1)
+		return s->t->pair[(unsigned char)p[a] << 8 | (unsigned char)p[b]];
+	return pair_rank(s, p + a, e - a, ta, tb);
+}
+
+/*
+ * Piece p[0..n)'s parts into pt[] (the end after them) and the ranks of
+ * their joins into rank[] (NONE after them), a byte a part but for its
+ * characters that may be taken whole; the number of parts.
+ */
+static size_t
+chars_first(struct tiktoken_state *s, const char *p, size_t n,
+    struct part *pt, uint32_t *rank)
+{
+	size_t i, j, m;
+
+	for (i = 0, m = 0; i < n; m++) {
+		pt[m].start = (uint32_t)i;
+		i += part_at(s->t, (const unsigned char *)p, n, i, &pt[m].tok);
+	}
+	pt[m].start = (uint32_t)n;
+	pt[m].tok = 0;
+	for (j = 0; j + 1 < m; j++)
+		rank[j] = join_rank(s, p, pt[j].start, pt[j + 1].start,
+		    pt[j + 2].start, pt[j].tok, pt[j + 1].tok);
+	rank[m - 1] = NONE;
+	rank[m] = NONE;
+	return m;
+}
+
 static void
 merge_small(struct tiktoken_state *s, const char *p, size_t n,
     struct bpe_ids *out)
@@ -1117,18 +1408,25 @@ merge_small(struct tiktoken_state *s, const char *p, size_t n,
 	struct part pt[2 * SMALL + 2];
 	uint32_t rank[2 * SMALL + 2], r;
 	size_t m = n, i, best;
+	unsigned hi = 0;
 	int lt;
 
-	for (i = 0; i < n; i++) {
-		pt[i].start = (uint32_t)i;
-		pt[i].tok = t->byte[(unsigned char)p[i]];
-		rank[i] = i + 1 < n ? t->pair[(unsigned char)p[i] << 8 |
-		    (unsigned char)p[i + 1]] : NONE;
+	for (i = 0; i < n; i++)
+		hi |= (unsigned char)p[i];
+	if (hi >= 0xc0 && t->chidx != NULL)
+		m = chars_first(s, p, n, pt, rank);
+	else {
+		for (i = 0; i < n; i++) {
+			pt[i].start = (uint32_t)i;
+			pt[i].tok = t->byte[(unsigned char)p[i]];
+			rank[i] = i + 1 < n ? t->pair[(unsigned char)p[i] << 8 |
+			    (unsigned char)p[i + 1]] : NONE;
+		}
+		/* the end: moved down with the parts, always pt[m] */
+		pt[n].start = (uint32_t)n;
+		pt[n].tok = 0;
+		rank[n] = NONE;
 	}
-	/* the end: moved down with the parts, always pt[m] */
-	pt[n].start = (uint32_t)n;
-	pt[n].tok = 0;
-	rank[n] = NONE;
 	for (;;) {
 		r = NONE;
 		best = 0;
@@ -1182,12 +1480,16 @@ merge(struct tiktoken_state *s, const char *p, size_t n, struct bpe_ids *out)
 		/* n - 1 pairs, then two more at most for each merge */
 		s->heap = xcalloc(3 * s->cap, sizeof *s->heap);
 	}
-	for (i = 0; i < n; i++) {
-		s->next[i] = (uint32_t)i + 1;
-		s->prev[i] = (uint32_t)i - 1;
-		s->tok[i] = t->byte[(unsigned char)p[i]];
-		s->rank[i] = i + 1 < n ? t->pair[(unsigned char)p[i] << 8 |
-		    (unsigned char)p[i + 1]] : NONE;
+	/* the parts, then their joins (a heap entry each) */
+	for (i = 0, j = NONE; i < n; j = i, i = k) {
+		k = i + part_at(t, (const unsigned char *)p, n, i, &s->tok[i]);
+		s->next[i] = (uint32_t)k;
+		s->prev[i] = (uint32_t)j;
+	}
+	for (i = 0; i < n; i = k) {
+		k = s->next[i];
+		s->rank[i] = k < n ? join_rank(s, p, i, k, s->next[k], s->tok[i],
+		    s->tok[k]) : NONE;
 		if (s->rank[i] != NONE)
 			heap_push(s->heap, &nh, (uint64_t)s->rank[i] << 32 | i);
 	}
