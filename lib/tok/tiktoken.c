@@ -439,10 +439,10 @@ first_join(const struct tiktoken *t, const unsigned char *u, size_t n)
 /*
  * A token's bytes X, then a prefix of some character (side 0), or a
  * suffix of one, then Y (side 1): the byte of X or Y next to it, the
- * token's id; chained by key.
+ * token's id. Sorted by the bucket of their key, each bucket's in a row.
  */
 struct edge {
-	uint32_t key, next, id;
+	uint32_t key, id;
 	uint8_t byte;
 };
 
@@ -465,28 +465,45 @@ edge_bucket(uint32_t key)
 	return (uint32_t)(((uint64_t)key * 0x9e3779b97f4a7c15ull) >> (64 - EDGE_BITS));
 }
 
-static void
-edge_add(struct edge **v, size_t *nv, size_t *cap, uint32_t *head,
-    uint32_t key, uint8_t byte, uint32_t id)
+static inline void
+edge_add(struct edge **v, size_t *nv, size_t *cap, uint32_t key,
+    uint8_t byte, uint32_t id)
 {
-	uint32_t b = edge_bucket(key);
-
 	if (*nv == *cap)
 		*v = xgrow(*v, cap, *nv + 1, sizeof **v);
-	(*v)[*nv] = (struct edge){ key, head[b], id, byte };
-	head[b] = (uint32_t)++*nv;
+	(*v)[(*nv)++] = (struct edge){ key, id, byte };
+}
+
+/* Edges v[0..n) in a row by bucket: bucket b's from at[b] to at[b + 1]. */
+static struct edge *
+edge_sort(const struct edge *v, size_t n, uint32_t *at)
+{
+	struct edge *w = xmalloc((n + 1) * sizeof *w);
+	size_t i, b;
+
+	for (i = 0; i < n; i++)
+		at[edge_bucket(v[i].key) + 1]++;
+	for (b = 0; b < (size_t)1 << EDGE_BITS; b++)
+		at[b + 1] += at[b];
+	for (i = 0; i < n; i++)
+		w[at[edge_bucket(v[i].key)]++] = v[i];
+	/* each at[b] is now bucket b + 1's start: back by one bucket */
+	for (b = (size_t)1 << EDGE_BITS; b > 0; b--)
+		at[b] = at[b - 1];
+	at[0] = 0;
+	return w;
 }
 
 /* The bytes next to side's b[0..n) of tokens ranked below r, into set. */
 static void
-edge_set(const struct edge *v, const uint32_t *head, int side,
+edge_set(const struct edge *w, const uint32_t *at, int side,
     const unsigned char *b, size_t n, uint32_t r, uint64_t *set)
 {
-	uint32_t key = edge_key(side, b, n), k;
+	uint32_t key = edge_key(side, b, n), k = edge_bucket(key), i;
 
-	for (k = head[edge_bucket(key)]; k != 0; k = v[k - 1].next)
-		if (v[k - 1].key == key && v[k - 1].id < r)
-			set[v[k - 1].byte >> 6] |= 1ull << (v[k - 1].byte & 63);
+	for (i = at[k]; i < at[k + 1]; i++)
+		if (w[i].key == key && w[i].id < r)
+			set[w[i].byte >> 6] |= 1ull << (w[i].byte & 63);
 }
 
 /* The index of byte set w in t->cset (found by its hash in at[]), added where new. */
@@ -514,15 +531,15 @@ cset_index(struct tiktoken *t, uint16_t *at, size_t *n, const uint64_t *w)
 static void
 chars_build(struct tiktoken *t, const struct entry *e, size_t n)
 {
-	struct edge *v = NULL;
+	struct edge *v = NULL, *w;
 	size_t nv = 0, cap = 0, i, k, len, nch = 0, capch = 0, nset = 0;
-	uint32_t *head, *chid = NULL;
-	uint16_t *at;
+	uint32_t *bucket, *chid = NULL;
+	uint16_t *seen;
 	uint64_t set[2][4];
 	const unsigned char *u;
-	unsigned cp;
+	unsigned cp = 0;
 
-	head = xcalloc((size_t)1 << EDGE_BITS, sizeof *head);
+	bucket = xcalloc(((size_t)1 << EDGE_BITS) + 1, sizeof *bucket);
 	t->chidx = xcalloc(0x10000, sizeof *t->chidx);
 	for (i = 0; i < n; i++) {
 		if (!e[i].rank || (len = e[i].len) < 2)
@@ -543,46 +560,49 @@ chars_build(struct tiktoken *t, const struct entry *e, size_t n)
 		for (k = 1; k < 3 && k < len && (u[len - k] & 0xc0) == 0x80; k++)
 			;
 		if (k < len && u[len - k] >= 0xc2 && u[len - k] < 0xf0)
-			edge_add(&v, &nv, &cap, head, edge_key(0, u + len - k, k),
+			edge_add(&v, &nv, &cap, edge_key(0, u + len - k, k),
 			    u[len - k - 1], e[i].id);
 		/* a character's last bytes, or the whole of one, then Y */
 		for (k = 1; k < 3 && k < len && (u[k - 1] & 0xc0) == 0x80; k++)
-			edge_add(&v, &nv, &cap, head, edge_key(1, u, k), u[k],
+			edge_add(&v, &nv, &cap, edge_key(1, u, k), u[k],
 			    e[i].id);
 		if ((k = char_at(u, len, &cp)) != 0 && k < len)
-			edge_add(&v, &nv, &cap, head, edge_key(1, u, k), u[k],
+			edge_add(&v, &nv, &cap, edge_key(1, u, k), u[k],
 			    e[i].id);
 	}
-	if (nch > 0) {
-		t->ch = xcalloc(nch + 1, sizeof *t->ch);
-		t->cset = xcalloc(CH_SETS, sizeof *t->cset);
-		at = xcalloc(8192, sizeof *at);
-		for (i = 0; i < nch; i++) {
-			u = (const unsigned char *)t->blob + t->off[chid[i]];
-			len = t->off[chid[i] + 1] - t->off[chid[i]];
-			memset(set, 0, sizeof set);
-			for (k = 1; k <= len; k++) {
-				edge_set(v, head, 0, u, k, chid[i], set[0]);
-				edge_set(v, head, 1, u + len - k, k, chid[i], set[1]);
-			}
-			t->ch[i + 1].tok = chid[i];
-			t->ch[i + 1].left = cset_index(t, at, &nset, set[0]);
-			t->ch[i + 1].right = cset_index(t, at, &nset, set[1]);
-			if (t->ch[i + 1].left == CH_SETS ||
-			    t->ch[i + 1].right == CH_SETS) {
-				char_at(u, len, &cp);
-				t->chidx[cp] = 0;
-			}
-		}
-		free(at);
-		t->cset = xrealloc(t->cset, (nset + 1) * sizeof *t->cset);
-	} else {
+	if (nch == 0) {
 		free(t->chidx);
 		t->chidx = NULL;
+		free(v);
+		free(bucket);
+		return;
 	}
-	free(chid);
+	w = edge_sort(v, nv, bucket);
 	free(v);
-	free(head);
+	t->ch = xcalloc(nch + 1, sizeof *t->ch);
+	t->cset = xcalloc(CH_SETS, sizeof *t->cset);
+	seen = xcalloc(8192, sizeof *seen);
+	for (i = 0; i < nch; i++) {
+		u = (const unsigned char *)t->blob + t->off[chid[i]];
+		len = t->off[chid[i] + 1] - t->off[chid[i]];
+		memset(set, 0, sizeof set);
+		for (k = 1; k <= len; k++) {
+			edge_set(w, bucket, 0, u, k, chid[i], set[0]);
+			edge_set(w, bucket, 1, u + len - k, k, chid[i], set[1]);
+		}
+		t->ch[i + 1].tok = chid[i];
+		t->ch[i + 1].left = cset_index(t, seen, &nset, set[0]);
+		t->ch[i + 1].right = cset_index(t, seen, &nset, set[1]);
+		if (t->ch[i + 1].left == CH_SETS || t->ch[i + 1].right == CH_SETS) {
+			char_at(u, len, &cp);
+			t->chidx[cp] = 0;
+		}
+	}
+	free(seen);
+	t->cset = xrealloc(t->cset, (nset + 1) * sizeof *t->cset);
+	free(chid);
+	free(w);
+	free(bucket);
 }
 
 #define AHEAD 8		/* build's slots asked for ahead */
