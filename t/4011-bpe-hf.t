@@ -27,6 +27,9 @@ fails 2 '^bpe-encode: --vocab-file, --merge-file and --tiktoken-pattern: not wit
     --vocab-file v.json --merge-file m.bpe
 fails 1 "^bpe-encode: cannot open 'nosuch/tokenizer.json': No such file or directory$" \
     "a directory without tokenizer.json" bpe-encode $hf --tokenizer-model nosuch
+mkdir -p dirjson/tokenizer.json
+fails 1 "^bpe-encode: cannot read 'dirjson/tokenizer.json': a directory$" \
+    "a tokenizer.json that is a directory: bad input" bpe-encode $hf --tokenizer-model dirjson
 if ! command -v node >/dev/null 2>&1; then
 	skip "no node"
 	done_testing

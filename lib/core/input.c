@@ -594,6 +594,26 @@ input_slurp(struct input *in, struct buf *b, size_t max)
 }
 
 int
+input_slurp_file(const char *path, struct buf *b, size_t max, char *err,
+    size_t errsize, int *code)
+{
+	struct input in;
+	struct stat st;
+	int rc = 0;
+
+	if (input_open(&in, path) < 0)
+		return owt_fail(err, errsize, code, in.errcode, "%s", in.err);
+	/* a plain file's room at once, not doubled up to it */
+	if (in.kind == IN_PLAIN && fstat(in.fd, &st) == 0 &&
+	    S_ISREG(st.st_mode) && (uint64_t)st.st_size <= max)
+		buf_reserve(b, (size_t)st.st_size + CHUNK);
+	if (input_slurp(&in, b, max) < 0)
+		rc = owt_fail(err, errsize, code, in.errcode, "%s", in.err);
+	input_close(&in);
+	return rc;
+}
+
+int
 input_read_file(const char *path, struct buf *b, char *err, size_t errsize,
     int *code)
 {

@@ -118,6 +118,13 @@ int input_ready(const struct input *in);
 /* Append the whole remaining content to b, at most max bytes. 0 or -1. */
 int input_slurp(struct input *in, struct buf *b, size_t max);
 /*
+ * File path whole into b (decompressed, as input_open reads it), at most
+ * max bytes: 0, or -1 with input_open's or input_slurp's error in err
+ * and *code ("cannot open 'PATH': why", XDATA, for a missing file).
+ */
+int input_slurp_file(const char *path, struct buf *b, size_t max, char *err,
+    size_t errsize, int *code);
+/*
  * A small file whole into b, as it is (not decompressed), NUL-terminated:
  * 0; 1 when it does not exist; -1 with "PATH: cannot open: why" or
  * "PATH: read error: why" (XSYS).

@@ -276,21 +276,8 @@ unalphabet(struct loader *l, struct buf *out, const unsigned char *s, size_t n)
 static int
 slurp(struct loader *l, const char *path, struct buf *b)
 {
-	struct input in;
-	int rc = 0;
-
-	if (input_open(&in, path) < 0) {
-		owt_fail(l->err, l->errsize, &l->code, in.errcode,
-		    "%s", in.err);
-		return -1;
-	}
-	if (input_slurp(&in, b, (size_t)1 << 30) < 0) {
-		owt_fail(l->err, l->errsize, &l->code, in.errcode,
-		    "%s", in.err);
-		rc = -1;
-	}
-	input_close(&in);
-	return rc;
+	return input_slurp_file(path, b, (size_t)1 << 30, l->err, l->errsize,
+	    &l->code);
 }
 
 /* A lookup of whole-token bytes, prefetched first so that misses overlap. */

@@ -1,11 +1,10 @@
 /* hftok.c - a Hugging Face tokenizer.json (byte-level BPE): encode as `tokenizers` does, decode */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <uninorm.h>
 
+#include "core/input.h"
 #include "core/json.h"
 #include "core/utf8.h"
 #include "core/util.h"
@@ -187,33 +186,6 @@ pow2_above(size_t n)
 	while (m < 2 * n)
 		m *= 2;
 	return m;
-}
-
-/* Read path whole into b; -1 with err on failure. */
-static int
-slurp(const char *path, struct buf *b, char *err, size_t errsize, int *code)
-{
-	FILE *f = fopen(path, "rb");
-	char tmp[65536];
-	struct stat st;
-	size_t n;
-
-	if (f == NULL)
-		return owt_fail_errno(err, errsize, code, XDATA,
-		    "cannot open '%s'", path);
-	/* room for a plain file at once, not doubled up to it */
-	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
-	    st.st_size < ((off_t)1 << 30))
-		buf_reserve(b, (size_t)st.st_size + 1);
-	while ((n = fread(tmp, 1, sizeof tmp, f)) > 0)
-		buf_add(b, tmp, n);
-	if (ferror(f)) {
-		fclose(f);
-		return owt_fail_errno(err, errsize, code, XSYS,
-		    "cannot read '%s'", path);
-	}
-	fclose(f);
-	return 0;
 }
 
 static const char *
@@ -758,7 +730,8 @@ load_config(struct load *l, const char *dir)
 	int c;
 
 	snprintf(path, sizeof path, "%s/tokenizer_config.json", dir);
-	if (slurp(path, &b, l->err, l->errsize, l->code) < 0) {
+	if (input_slurp_file(path, &b, (size_t)1 << 30, l->err, l->errsize,
+	    l->code) < 0) {
 		buf_free(&b);
 		return -1;
 	}
@@ -803,7 +776,8 @@ hftok_load(const char *dir, char *err, size_t errsize, int *code)
 	bytemap_init();
 	snprintf(path, sizeof path, "%s/tokenizer.json", dir);
 	l.file = path;
-	if (slurp(path, &b, err, errsize, code) < 0)
+	if (input_slurp_file(path, &b, (size_t)1 << 31, err, errsize,
+	    code) < 0)
 		goto fail;
 	if ((doc = json_doc_parse(b.p, b.len, e, sizeof e, &c)) == NULL) {
 		owt_fail(err, errsize, code, XDATA, "%s: %s", path, e);

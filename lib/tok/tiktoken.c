@@ -971,9 +971,8 @@ load_megatron(const char *path, const struct tiktoken_opts *o, char *err,
 	struct buf text = { 0 }, raw = { 0 };
 	char **sp = NULL, why[256];
 	size_t nsp = 0, inner, i, n = 0;
-	struct input in;
 	uint32_t r;
-	int ok = 0, opened = 0;
+	int ok = 0;
 
 	if (o->pattern == NULL || (t->enc = encoding_named(o->pattern)) == NULL ||
 	    !MEGATRON(t->enc)) {
@@ -990,15 +989,9 @@ load_megatron(const char *path, const struct tiktoken_opts *o, char *err,
 	if ((sp = megatron_specials(o->special, (size_t)nspecial, &nsp, err,
 	    errsize, code)) == NULL)
 		goto out;
-	if (input_open(&in, path) < 0) {
-		owt_fail(err, errsize, code, in.errcode, "%s", in.err);
+	if (input_slurp_file(path, &text, (size_t)1 << 32, err, errsize,
+	    code) < 0)
 		goto out;
-	}
-	opened = 1;
-	if (input_slurp(&in, &text, (size_t)1 << 32) < 0) {
-		owt_fail(err, errsize, code, in.errcode, "%s", in.err);
-		goto out;
-	}
 	if ((doc = json_doc_parse(text.p, text.len, why, sizeof why,
 	    code)) == NULL) {
 		owt_fail(err, errsize, code, XDATA, "%s: %s", path, why);
@@ -1075,8 +1068,6 @@ load_megatron(const char *path, const struct tiktoken_opts *o, char *err,
 		goto out;
 	ok = 1;
 out:
-	if (opened)
-		input_close(&in);
 	json_doc_free(doc);
 	buf_free(&text);
 	buf_free(&raw);
