@@ -66,7 +66,7 @@ GPU_PROGS = bpe-encode idx-pack gpt-train gpt-sample
 GPU_LIB = core/batch core/buf core/sha256 core/input core/json core/jsonl core/opt \
 	core/outfile core/par core/plugin core/progress core/tally core/utf8 core/util \
 	comm/comm comm/comm_nccl tok/bpe tok/encode tok/hftok tok/mmidx tok/pack tok/pretok \
-	tok/tiktoken tok/tok \
+	tok/tiktoken tok/tok tok/chars \
 	tok/tokenizer tok/uniclass tok/spm tok/spmtok \
 	model/blas model/ckpt model/ckpt_tok model/gemv model/gpt model/gpt_cpu model/gpt_device \
 	model/gpt_infer model/safetensors model/sgemm512 dist/dist dist/gpt_plan \

@@ -8,6 +8,7 @@
 #include "core/input.h"
 #include "core/json.h"
 #include "core/opt.h"
+#include "tok/chars.h"
 #include "tok/pretok.h"
 #include "tok/tiktoken.h"
 
@@ -120,21 +121,8 @@ struct tiktoken {
 	int fshift;
 	uint32_t byte[256];	/* the rank of each single byte */
 	uint32_t *pair;		/* the rank of each two bytes (b0 << 8 | b1), or NONE */
-	/*
-	 * The characters of two or three bytes merged before a piece's
-	 * merges, where that changes no id (chars_build): by code point,
-	 * an index in ch (0: none); ch[k]'s neighbours that forbid it, two
-	 * byte sets in cset.
-	 */
-	uint16_t *chidx;
-	struct chtok *ch;
-	uint64_t (*cset)[4];
+	struct chars *chars;	/* taken whole before the merges */
 	struct pretok *split;
-};
-
-struct chtok {
-	uint32_t tok;
-	uint16_t left, right;
 };
 
 /*
@@ -375,51 +363,6 @@ encoding_named(const char *name)
 }
 
 /*
- * Characters merged first. A piece of Cyrillic or Greek letters is two
- * bytes a letter, and half its merges join a letter's bytes. Character
- * c (bytes B, of two or three, a token of rank r) is taken whole at the
- * start of a piece's merges, where that changes no id:
- *  (a) B's own merges (B alone) end in c, each of rank r or less;
- *  (b) no token of rank below r is bytes X before a prefix of B, or a
- *      suffix of B before bytes Y (X and Y not empty; the prefix or
- *      suffix may be the whole of B), where X ends with the byte before
- *      c in the piece, or Y starts with the byte after.
- * While c is not whole, a join inside it of rank r or less is there to
- * take, and by (b) a join across its edge ranks above r: no merge takes
- * part of c with a byte outside before c is whole. Every other merge
- * taken meanwhile ranks below that join inside it, so below r, and by
- * (b) below any join of c whole with a neighbour: it is the lowest, and
- * leftmost, among the joins of the piece with c taken whole too. So the
- * merges are the same but for those inside c. (b) is kept per character
- * as two sets of bytes: those before it, and those after it, that some
- * such X ends with or Y starts with.
- */
-#define CH_SETS 4096	/* distinct byte sets, at most (cl100k_base: 217) */
-
-/*
- * The length of the character of two or three bytes at u[0..n), its
- * code point into *cp; 0 for any other bytes.
- */
-static inline size_t
-char_at(const unsigned char *u, size_t n, unsigned *cp)
-{
-	if (u[0] >= 0xc2 && u[0] < 0xe0) {
-		if (n < 2 || (u[1] & 0xc0) != 0x80)
-			return 0;
-		*cp = (u[0] & 0x1fu) << 6 | (u[1] & 0x3fu);
-		return 2;
-	}
-	if (u[0] >= 0xe0 && u[0] < 0xf0) {
-		if (n < 3 || ((u[1] ^ 0x80) | (u[2] ^ 0x80)) & 0xc0)
-			return 0;
-		*cp = (u[0] & 0x0fu) << 12 | (u[1] & 0x3fu) << 6 | (u[2] & 0x3fu);
-		/* not overlong, not a surrogate */
-		return *cp >= 0x800 && (*cp < 0xd800 || *cp > 0xdfff) ? 3 : 0;
-	}
-	return 0;
-}
-
-/*
  * The rank of the first join of u[0..n), a character of two or three
  * bytes: the lower of its two joins of two bytes, or its own; NONE for
  * none.
@@ -437,16 +380,9 @@ first_join(const struct tiktoken *t, const unsigned char *u, size_t n)
 }
 
 /*
- * A token's bytes X, then a prefix of some character (side 0), or a
- * suffix of one, then Y (side 1): the byte of X or Y next to it, the
- * token's id. Sorted by the bucket of their key, each bucket's in a row.
+ * The key of an edge part (chars.h): bytes b[0..n) (n <= 3), a prefix
+ * of a character (side 0) or a suffix (side 1).
  */
-struct edge {
-	uint32_t key, id;
-	uint8_t byte;
-};
-
-/* The key of side's bytes b[0..n) (n <= 3). */
 static inline uint32_t
 edge_key(int side, const unsigned char *b, size_t n)
 {
@@ -458,151 +394,51 @@ edge_key(int side, const unsigned char *b, size_t n)
 	return k;
 }
 
-#define EDGE_BITS 14
-static inline uint32_t
-edge_bucket(uint32_t key)
-{
-	return (uint32_t)(((uint64_t)key * 0x9e3779b97f4a7c15ull) >> (64 - EDGE_BITS));
-}
-
-static inline void
-edge_add(struct edge **v, size_t *nv, size_t *cap, uint32_t key,
-    uint8_t byte, uint32_t id)
-{
-	if (*nv == *cap)
-		*v = xgrow(*v, cap, *nv + 1, sizeof **v);
-	(*v)[(*nv)++] = (struct edge){ key, id, byte };
-}
-
-/* Edges v[0..n) in a row by bucket: bucket b's from at[b] to at[b + 1]. */
-static struct edge *
-edge_sort(const struct edge *v, size_t n, uint32_t *at)
-{
-	struct edge *w = xmalloc((n + 1) * sizeof *w);
-	size_t i, b;
-
-	for (i = 0; i < n; i++)
-		at[edge_bucket(v[i].key) + 1]++;
-	for (b = 0; b < (size_t)1 << EDGE_BITS; b++)
-		at[b + 1] += at[b];
-	for (i = 0; i < n; i++)
-		w[at[edge_bucket(v[i].key)]++] = v[i];
-	/* each at[b] is now bucket b + 1's start: back by one bucket */
-	for (b = (size_t)1 << EDGE_BITS; b > 0; b--)
-		at[b] = at[b - 1];
-	at[0] = 0;
-	return w;
-}
-
-/* The bytes next to side's b[0..n) of tokens ranked below r, into set. */
-static void
-edge_set(const struct edge *w, const uint32_t *at, int side,
-    const unsigned char *b, size_t n, uint32_t r, uint64_t *set)
-{
-	uint32_t key = edge_key(side, b, n), k = edge_bucket(key), i;
-
-	for (i = at[k]; i < at[k + 1]; i++)
-		if (w[i].key == key && w[i].id < r)
-			set[w[i].byte >> 6] |= 1ull << (w[i].byte & 63);
-}
-
-/* The index of byte set w in t->cset (found by its hash in at[]), added where new. */
-static uint16_t
-cset_index(struct tiktoken *t, uint16_t *at, size_t *n, const uint64_t *w)
-{
-	uint64_t h = (w[0] ^ w[1] * 3 ^ w[2] * 5 ^ w[3] * 7) *
-	    0x9e3779b97f4a7c15ull;
-	size_t i;
-
-	for (i = h >> (64 - 13);; i = (i + 1) & 8191) {
-		if (at[i] == 0) {
-			if (*n == CH_SETS)
-				return CH_SETS;
-			memcpy(t->cset[*n], w, sizeof *t->cset);
-			at[i] = (uint16_t)++*n;
-			return (uint16_t)(*n - 1);
-		}
-		if (memcmp(t->cset[at[i] - 1], w, sizeof *t->cset) == 0)
-			return (uint16_t)(at[i] - 1);
-	}
-}
-
-/* t's characters merged first, of the ranks e[0..n) (in id order). */
+/*
+ * t's characters taken whole (chars.h), of the ranks e[0..n) (in id
+ * order). A join's rank is that of the token of its bytes: an edge part
+ * is c's first or last bytes, a join across it a token of bytes X then
+ * a prefix of c, or a suffix of c then bytes Y.
+ */
 static void
 chars_build(struct tiktoken *t, const struct entry *e, size_t n)
 {
-	struct edge *v = NULL, *w;
-	size_t nv = 0, cap = 0, i, k, len, nch = 0, capch = 0, nset = 0;
-	uint32_t *bucket, *chid = NULL;
-	uint16_t *seen;
-	uint64_t set[2][4];
+	struct chars_build *b = chars_build_new();
+	uint32_t key[2][3];
+	size_t i, k, len;
 	const unsigned char *u;
-	unsigned cp = 0;
+	unsigned cp;
 
-	bucket = xcalloc(((size_t)1 << EDGE_BITS) + 1, sizeof *bucket);
-	t->chidx = xcalloc(0x10000, sizeof *t->chidx);
 	for (i = 0; i < n; i++) {
 		if (!e[i].rank || (len = e[i].len) < 2)
 			continue;
 		u = (const unsigned char *)t->blob + t->off[e[i].id];
 		if ((u[0] | u[len - 1]) < 0x80)
 			continue;
-		/* a character, its own merges of its rank or less: (a) */
+		/* a character, its own joins of its rank or less: (a) */
 		if (len <= 3 && char_at(u, len, &cp) == len &&
-		    first_join(t, u, len) <= e[i].id && nch < 0xfffe) {
-			if (nch == capch)
-				chid = xgrow(chid, &capch, nch + 1, sizeof *chid);
-			chid[nch++] = e[i].id;
-			t->chidx[cp] = (uint16_t)nch;
+		    first_join(t, u, len) <= e[i].id) {
+			memset(key, 0, sizeof key);
+			for (k = 1; k <= len; k++) {
+				key[0][k - 1] = edge_key(0, u, k);
+				key[1][k - 1] = edge_key(1, u + len - k, k);
+			}
+			chars_build_char(b, cp, e[i].id, e[i].id, key[0], key[1]);
 			continue;
 		}
 		/* bytes X, then a character's first bytes */
 		for (k = 1; k < 3 && k < len && (u[len - k] & 0xc0) == 0x80; k++)
 			;
 		if (k < len && u[len - k] >= 0xc2 && u[len - k] < 0xf0)
-			edge_add(&v, &nv, &cap, edge_key(0, u + len - k, k),
+			chars_build_edge(b, edge_key(0, u + len - k, k),
 			    u[len - k - 1], e[i].id);
 		/* a character's last bytes, or the whole of one, then Y */
 		for (k = 1; k < 3 && k < len && (u[k - 1] & 0xc0) == 0x80; k++)
-			edge_add(&v, &nv, &cap, edge_key(1, u, k), u[k],
-			    e[i].id);
+			chars_build_edge(b, edge_key(1, u, k), u[k], e[i].id);
 		if ((k = char_at(u, len, &cp)) != 0 && k < len)
-			edge_add(&v, &nv, &cap, edge_key(1, u, k), u[k],
-			    e[i].id);
+			chars_build_edge(b, edge_key(1, u, k), u[k], e[i].id);
 	}
-	if (nch == 0) {
-		free(t->chidx);
-		t->chidx = NULL;
-		free(v);
-		free(bucket);
-		return;
-	}
-	w = edge_sort(v, nv, bucket);
-	free(v);
-	t->ch = xcalloc(nch + 1, sizeof *t->ch);
-	t->cset = xcalloc(CH_SETS, sizeof *t->cset);
-	seen = xcalloc(8192, sizeof *seen);
-	for (i = 0; i < nch; i++) {
-		u = (const unsigned char *)t->blob + t->off[chid[i]];
-		len = t->off[chid[i] + 1] - t->off[chid[i]];
-		memset(set, 0, sizeof set);
-		for (k = 1; k <= len; k++) {
-			edge_set(w, bucket, 0, u, k, chid[i], set[0]);
-			edge_set(w, bucket, 1, u + len - k, k, chid[i], set[1]);
-		}
-		t->ch[i + 1].tok = chid[i];
-		t->ch[i + 1].left = cset_index(t, seen, &nset, set[0]);
-		t->ch[i + 1].right = cset_index(t, seen, &nset, set[1]);
-		if (t->ch[i + 1].left == CH_SETS || t->ch[i + 1].right == CH_SETS) {
-			char_at(u, len, &cp);
-			t->chidx[cp] = 0;
-		}
-	}
-	free(seen);
-	t->cset = xrealloc(t->cset, (nset + 1) * sizeof *t->cset);
-	free(chid);
-	free(w);
-	free(bucket);
+	t->chars = chars_build_end(b);
 }
 
 #define AHEAD 8		/* build's slots asked for ahead */
@@ -1128,9 +964,7 @@ tiktoken_free(struct tiktoken *t)
 	huge_free(t->slot, ((size_t)t->mask + 1) * sizeof *t->slot);
 	free(t->filter);
 	free(t->pair);
-	free(t->chidx);
-	free(t->ch);
-	free(t->cset);
+	chars_free(t->chars);
 	free(t);
 }
 
@@ -1351,27 +1185,16 @@ rejoin(struct tiktoken_state *s, const char *p, const struct part *pt,
 
 /*
  * The length of the part at u[i] of piece u[0..n), its token into *tok:
- * a character that may be taken whole (chars_build), or a byte.
+ * a character that may be taken whole (chars.h), or a byte.
  */
 static inline size_t
 part_at(const struct tiktoken *t, const unsigned char *u, size_t n,
     size_t i, uint32_t *tok)
 {
-	const struct chtok *c;
-	size_t len;
-	unsigned cp;
+	size_t len = chars_take(t->chars, u, n, i, tok);
 
-	if (u[i] >= 0xc2 && t->chidx != NULL &&
-	    (len = char_at(u + i, n - i, &cp)) != 0 && t->chidx[cp] != 0) {
-		c = &t->ch[t->chidx[cp]];
-		if ((i == 0 || !(t->cset[c->left][u[i - 1] >> 6] >>
-		    (u[i - 1] & 63) & 1)) && (i + len == n ||
-		    !(t->cset[c->right][u[i + len] >> 6] >> (u[i + len] & 63) &
-		    1))) {
-			*tok = c->tok;
-			return len;
-		}
-	}
+	if (len != 0)
+		return len;
 	*tok = t->byte[u[i]];
 	return 1;
 }
@@ -1424,7 +1247,7 @@ merge_small(struct tiktoken_state *s, const char *p, size_t n,
 
 	for (i = 0; i < n; i++)
 		hi |= (unsigned char)p[i];
-	if (hi >= 0xc0 && t->chidx != NULL)
+	if (hi >= 0xc0 && t->chars != NULL)
 		m = chars_first(s, p, n, pt, rank);
 	else {
 		for (i = 0; i < n; i++) {
