@@ -115,6 +115,32 @@ for d in g2 neox llama3 qwen2; do
 	perl "$E/tok2ids" <out >got
 	same want got "$d: the ids of $(wc -l <$d.jsonl) edge cases are tokenizers'"
 done
+# Characters taken whole before the merges (lib/tok/chars.h), and where
+# they must not be: the 256 bytes, then the merges (E1 83, 90) -> "ა"
+# (rank 0), (90, y), (E1, 83), (space, D0), (B0, x), (D0, B0) -> "а".
+# "ა" never (its first merge ranks above its last), "а" not after a
+# space nor before x; tokenizers' ids on texts of each case.
+mod chm "t.added_tokens = [];
+	const bs = [], cs = [], m = {};
+	for (let b = 0; b < 256; b++)
+		if ((b >= 33 && b <= 126) || (b >= 161 && b <= 172) || b >= 174) { bs.push(b); cs.push(b); }
+	for (let b = 0, n = 0; b < 256; b++)
+		if (!bs.includes(b)) { bs.push(b); cs.push(256 + n++); }
+	bs.forEach((b, i) => { m[b] = String.fromCodePoint(cs[i]); });
+	const enc = (a) => a.map((b) => m[b]).join('');
+	const v = {};
+	for (let b = 0; b < 256; b++) v[m[b]] = b;
+	const ms = [[[0xe1, 0x83], [0x90]], [[0x90], [0x79]], [[0xe1], [0x83]],
+	    [[0x20], [0xd0]], [[0xb0], [0x78]], [[0xd0], [0xb0]]];
+	ms.forEach(([a, b], i) => { v[enc(a) + enc(b)] = 256 + i; });
+	t.model.vocab = v;
+	t.model.merges = ms.map(([a, b]) => [enc(a), enc(b)]);" &&
+    echo '{}' >chm/tokenizer_config.json
+printf '{"text":" \u0430\u0430"}\n{"text":"\u0430x"}\n{"text":"\u10d0y"}\n{"text":"\u0430\u0430\u0430 \u10d0\u10d0"}\n' >chm.jsonl
+hftok_ref chm chm.jsonl >want
+run bpe-encode -q $hf --tokenizer-model chm chm.jsonl
+perl "$E/tok2ids" <out >got
+same want got "characters whole where tokenizers' ids stay"
 # ByteLevel's add_prefix_space (RoBERTa's): a space before each piece of
 # text between added tokens that does not start with one.
 mod g2p "t.pre_tokenizer.add_prefix_space = true"

@@ -8,6 +8,7 @@
 #include "core/json.h"
 #include "core/utf8.h"
 #include "core/util.h"
+#include "tok/chars.h"
 #include "tok/hftok.h"
 #include "tok/pretok.h"
 
@@ -45,6 +46,7 @@ struct hftok {
 	size_t vmask;
 	struct merge *mh;
 	size_t mmask;
+	struct chars *chars;	/* taken whole before the merges */
 	uint32_t byteid[256];
 	int ignore_merges, nfc;
 	uint32_t nmodel;	/* entries in the model's vocab */
@@ -761,6 +763,79 @@ load_config(struct load *l, const char *dir)
 	return 0;
 }
 
+/* The key of an edge part (chars.h): token id, first bytes (side 0) or last. */
+#define PART_KEY(side, id) ((uint32_t)(side) << 31 | (uint32_t)1 << 30 | (id))
+
+/*
+ * h's characters taken whole (chars.h). A join is a pair of tokens the
+ * merges list, at its rank: c's edge parts are the tokens its own
+ * merges make of its first bytes (its first byte, or its first two
+ * where they join first) or of its last, and c itself; a join across
+ * one a listed pair of it and a token beside it.
+ */
+static void
+chars_of(struct hftok *h)
+{
+	struct chars_build *b = chars_build_new();
+	const struct merge *m12, *m23, *first, *f;
+	const unsigned char *u;
+	uint32_t id, a, z, key[2][3];
+	size_t i, len;
+	unsigned cp;
+
+	for (id = 0; id < h->nvocab; id++) {
+		if ((len = h->len[id]) == NONE || len < 2 || len > 3)
+			continue;
+		u = (const unsigned char *)h->pool + h->off[id];
+		if (char_at(u, len, &cp) != len)
+			continue;
+		memset(key, 0, sizeof key);
+		key[0][0] = PART_KEY(0, id);
+		key[1][0] = PART_KEY(1, id);
+		key[0][1] = PART_KEY(0, h->byteid[u[0]]);
+		key[1][1] = PART_KEY(1, h->byteid[u[len - 1]]);
+		/* its own merges, each of its rank or less: (a) */
+		if (len == 2)
+			f = merge_find(h, h->byteid[u[0]], h->byteid[u[1]]);
+		else {
+			m12 = merge_find(h, h->byteid[u[0]], h->byteid[u[1]]);
+			m23 = merge_find(h, h->byteid[u[1]], h->byteid[u[2]]);
+			if (m12 != NULL && (m23 == NULL || m12->rank < m23->rank)) {
+				first = m12;
+				f = merge_find(h, m12->id, h->byteid[u[2]]);
+				key[0][2] = PART_KEY(0, m12->id);
+			} else if ((first = m23) != NULL) {
+				f = merge_find(h, h->byteid[u[0]], m23->id);
+				key[1][2] = PART_KEY(1, m23->id);
+			} else
+				continue;
+			if (f != NULL && first->rank > f->rank)
+				continue;
+		}
+		if (f == NULL || f->id != id)
+			continue;
+		chars_build_char(b, cp, id, f->rank, key[0], key[1]);
+	}
+	/* the listed joins of a part of a character's first or last bytes */
+	for (i = 0; i <= h->mmask; i++) {
+		if (h->mh[i].id == NONE)
+			continue;
+		a = (uint32_t)(h->mh[i].key >> 32);
+		z = (uint32_t)h->mh[i].key;
+		if (h->len[z] <= 3 && (unsigned char)h->pool[h->off[z]] >= 0xc2 &&
+		    (unsigned char)h->pool[h->off[z]] < 0xf0)
+			chars_build_edge(b, PART_KEY(0, z),
+			    (unsigned char)h->pool[h->off[a] + h->len[a] - 1],
+			    h->mh[i].rank);
+		if (h->len[a] <= 3 &&
+		    ((unsigned char)h->pool[h->off[a] + h->len[a] - 1] & 0xc0) ==
+		    0x80)
+			chars_build_edge(b, PART_KEY(1, a),
+			    (unsigned char)h->pool[h->off[z]], h->mh[i].rank);
+	}
+	h->chars = chars_build_end(b);
+}
+
 struct hftok *
 hftok_load(const char *dir, char *err, size_t errsize, int *code)
 {
@@ -823,6 +898,7 @@ hftok_load(const char *dir, char *err, size_t errsize, int *code)
 	doc = NULL;
 	if (load_config(&l, dir) < 0)
 		goto fail;
+	chars_of(h);
 	return h;
 fail:
 	buf_free(&b);
@@ -850,6 +926,7 @@ hftok_free(struct hftok *h)
 	free(h->len);
 	free(h->vh);
 	free(h->mh);
+	chars_free(h->chars);
 	free(h);
 }
 
@@ -965,7 +1042,7 @@ model_piece(struct hftok_state *s, const unsigned char *p, size_t n)
 {
 	const struct hftok *h = s->h;
 	struct cached *c = NULL;
-	size_t i, nh = 0, n0;
+	size_t i, j, k, nh = 0, n0;
 	uint32_t id;
 
 	if (n == 0)
@@ -996,12 +1073,17 @@ model_piece(struct hftok_state *s, const unsigned char *p, size_t n)
 		s->next = xrealloc(s->next, n * sizeof *s->next);
 		s->heap = xrealloc(s->heap, 3 * n * sizeof *s->heap);
 	}
-	for (i = 0; i < n; i++) {
-		s->sym[i] = h->byteid[p[i]];
-		s->prev[i] = i == 0 ? NONE : (uint32_t)i - 1;
-		s->next[i] = i + 1 == n ? NONE : (uint32_t)i + 1;
+	/* a byte a part, but for the characters taken whole (chars.h) */
+	for (i = 0, j = NONE; i < n; j = i, i = k) {
+		if ((k = chars_take(h->chars, p, n, i, &s->sym[i])) == 0) {
+			s->sym[i] = h->byteid[p[i]];
+			k = 1;
+		}
+		k += i;
+		s->prev[i] = (uint32_t)j;
+		s->next[i] = k == n ? NONE : (uint32_t)k;
 	}
-	for (i = 0; i + 1 < n; i++)
+	for (i = 0; i != NONE; i = s->next[i])
 		try_pair(s, &nh, (uint32_t)i);
 	while (nh > 0) {
 		struct heapent e = heap_pop(s->heap, &nh);
