@@ -822,6 +822,8 @@ chars_of(struct hftok *h)
 			continue;
 		a = (uint32_t)(h->mh[i].key >> 32);
 		z = (uint32_t)h->mh[i].key;
+		if (h->len[a] == 0 || h->len[z] == 0)
+			continue;
 		if (h->len[z] <= 3 && (unsigned char)h->pool[h->off[z]] >= 0xc2 &&
 		    (unsigned char)h->pool[h->off[z]] < 0xf0)
 			chars_build_edge(b, PART_KEY(0, z),
