@@ -84,12 +84,13 @@ char_at(const unsigned char *u, size_t n, unsigned *cp)
 }
 
 /*
- * The length of the character at u[i] of piece u[0..n) where it may be
- * taken whole (c may be NULL), its token into *tok; 0 where not.
+ * The length of the part at u[i] of piece u[0..n) that a BPE's merges
+ * start from, its token into *tok: a character that may be taken whole
+ * (c may be NULL), or the byte, whose token is byte[u[i]].
  */
 static inline size_t
-chars_take(const struct chars *c, const unsigned char *u, size_t n,
-    size_t i, uint32_t *tok)
+chars_part(const struct chars *c, const uint32_t *byte,
+    const unsigned char *u, size_t n, size_t i, uint32_t *tok)
 {
 	const struct char_tok *t;
 	size_t len;
@@ -97,15 +98,18 @@ chars_take(const struct chars *c, const unsigned char *u, size_t n,
 
 	if (u[i] < 0xc2 || c == NULL || (len = char_at(u + i, n - i, &cp)) == 0 ||
 	    c->idx[cp] == 0)
-		return 0;
+		goto byte;
 	t = &c->ch[c->idx[cp]];
 	if (i > 0 && (c->set[t->left][u[i - 1] >> 6] >> (u[i - 1] & 63) & 1))
-		return 0;
+		goto byte;
 	if (i + len < n &&
 	    (c->set[t->right][u[i + len] >> 6] >> (u[i + len] & 63) & 1))
-		return 0;
+		goto byte;
 	*tok = t->tok;
 	return len;
+byte:
+	*tok = byte[u[i]];
+	return 1;
 }
 
 #endif

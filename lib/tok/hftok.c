@@ -782,6 +782,7 @@ chars_of(struct hftok *h)
 	uint32_t id, a, z, key[2][3];
 	size_t i, len;
 	unsigned cp;
+	unsigned char last, start;
 
 	for (id = 0; id < h->nvocab; id++) {
 		if ((len = h->len[id]) == NONE || len < 2 || len > 3)
@@ -824,16 +825,14 @@ chars_of(struct hftok *h)
 		z = (uint32_t)h->mh[i].key;
 		if (h->len[a] == 0 || h->len[z] == 0)
 			continue;
-		if (h->len[z] <= 3 && (unsigned char)h->pool[h->off[z]] >= 0xc2 &&
-		    (unsigned char)h->pool[h->off[z]] < 0xf0)
-			chars_build_edge(b, PART_KEY(0, z),
-			    (unsigned char)h->pool[h->off[a] + h->len[a] - 1],
-			    h->mh[i].rank);
-		if (h->len[a] <= 3 &&
-		    ((unsigned char)h->pool[h->off[a] + h->len[a] - 1] & 0xc0) ==
-		    0x80)
-			chars_build_edge(b, PART_KEY(1, a),
-			    (unsigned char)h->pool[h->off[z]], h->mh[i].rank);
+		last = (unsigned char)h->pool[h->off[a] + h->len[a] - 1];
+		start = (unsigned char)h->pool[h->off[z]];
+		/* a, then z of a character's first bytes or the whole */
+		if (h->len[z] <= 3 && start >= 0xc2 && start < 0xf0)
+			chars_build_edge(b, PART_KEY(0, z), last, h->mh[i].rank);
+		/* a of a character's last bytes or the whole, then z */
+		if (h->len[a] <= 3 && (last & 0xc0) == 0x80)
+			chars_build_edge(b, PART_KEY(1, a), start, h->mh[i].rank);
 	}
 	h->chars = chars_build_end(b);
 }
@@ -1077,11 +1076,7 @@ model_piece(struct hftok_state *s, const unsigned char *p, size_t n)
 	}
 	/* a byte a part, but for the characters taken whole (chars.h) */
 	for (i = 0, j = NONE; i < n; j = i, i = k) {
-		if ((k = chars_take(h->chars, p, n, i, &s->sym[i])) == 0) {
-			s->sym[i] = h->byteid[p[i]];
-			k = 1;
-		}
-		k += i;
+		k = i + chars_part(h->chars, h->byteid, p, n, i, &s->sym[i]);
 		s->prev[i] = (uint32_t)j;
 		s->next[i] = k == n ? NONE : (uint32_t)k;
 	}

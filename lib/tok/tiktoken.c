@@ -1183,22 +1183,6 @@ rejoin(struct tiktoken_state *s, const char *p, const struct part *pt,
 		    p + pt[i - 1].start, pt[i + 1].start - pt[i - 1].start);
 }
 
-/*
- * The length of the part at u[i] of piece u[0..n), its token into *tok:
- * a character that may be taken whole (chars.h), or a byte.
- */
-static inline size_t
-part_at(const struct tiktoken *t, const unsigned char *u, size_t n,
-    size_t i, uint32_t *tok)
-{
-	size_t len = chars_take(t->chars, u, n, i, tok);
-
-	if (len != 0)
-		return len;
-	*tok = t->byte[u[i]];
-	return 1;
-}
-
 /* The rank of the join of parts p[a..b) and p[b..e), tokens ta and tb. */
 static inline uint32_t
 join_rank(struct tiktoken_state *s, const char *p, size_t a, size_t b,
@@ -1222,7 +1206,8 @@ chars_first(struct tiktoken_state *s, const char *p, size_t n,
 
 	for (i = 0, m = 0; i < n; m++) {
 		pt[m].start = (uint32_t)i;
-		i += part_at(s->t, (const unsigned char *)p, n, i, &pt[m].tok);
+		i += chars_part(s->t->chars, s->t->byte, (const unsigned char *)p,
+		    n, i, &pt[m].tok);
 	}
 	pt[m].start = (uint32_t)n;
 	pt[m].tok = 0;
@@ -1316,7 +1301,8 @@ merge(struct tiktoken_state *s, const char *p, size_t n, struct bpe_ids *out)
 	}
 	/* the parts, then their joins (a heap entry each) */
 	for (i = 0, j = NONE; i < n; j = i, i = k) {
-		k = i + part_at(t, (const unsigned char *)p, n, i, &s->tok[i]);
+		k = i + chars_part(t->chars, t->byte, (const unsigned char *)p, n,
+		    i, &s->tok[i]);
 		s->next[i] = (uint32_t)k;
 		s->prev[i] = (uint32_t)j;
 	}
