@@ -126,9 +126,10 @@ struct tiktoken {
 };
 
 /*
- * A merged piece of at most CACHE_LEN bytes and CACHE_IDS ids, kept by
- * the hash of its bytes (one entry a hash, the last one merged): the
- * words that recur are merged once. An entry is one line of 64 bytes
+ * A merged piece of at most CACHE_LEN bytes and CACHE_IDS ids, or a
+ * piece of 3 or more bytes that is a token, kept by the hash of its
+ * bytes (one entry a hash, the last one put): the words that recur are
+ * merged once, and found in one line. An entry is one line of 64 bytes
  * (of 112, with room for 46 bytes and 16 ids, o200k_base took 3% more
  * time: nearly every merged piece fits).
  */
@@ -161,9 +162,12 @@ struct long_ent {
  * hash, the last one asked): most pairs recur, and their ids hash faster
  * than their bytes. An entry is 8 bytes, a << 44 | b << 24 | rank
  * (PAIR_NONE: none), all ones when empty; a vocabulary of PAIR_IDS ids
- * or more (none public) has no such cache.
+ * or more (none public) has no such cache. 16K entries, 128 KB: with
+ * 64K (512 KB) it missed less but took 2.5% (cl100k_base) and 4%
+ * (o200k_base) more time, its lines pushing the rank table's out of the
+ * core's 1 MB cache; with none, 7% more.
  */
-#define PAIR_BITS 16		/* at most: 512 KB a thread */
+#define PAIR_BITS 14		/* at most: 128 KB a thread */
 #define PAIR_IDS (1u << 20)
 #define PAIR_NONE 0xffffffu
 struct pair_ent {
@@ -1426,7 +1430,24 @@ tiktoken_encode(struct tiktoken_state *s, const char *text, size_t len,
 		else if (n == 2)
 			r = t->pair[(unsigned char)text[at] << 8 |
 			    (unsigned char)text[at + 1]];
-		else
+		else if (n <= CACHE_LEN) {
+			/*
+			 * The cache first, whole tokens kept there too: its
+			 * line holds the bytes and the ids, where the rank
+			 * table's lookup waits for a slot, then for the
+			 * token's bytes elsewhere (3.8% less time for
+			 * cl100k_base).
+			 */
+			c = &s->cache[h & s->cache_mask];
+			if (c->len == n && same(c->b, text + at, n)) {
+				put_ids(out, c->id, c->n);
+				continue;
+			}
+			r = maybe(t, h) ? lookup_hashed(t, text + at, n, h) :
+			    NONE;
+			if (r != NONE)
+				KEEP(c, text + at, n, &r, 1);
+		} else
 			r = maybe(t, h) ? lookup_hashed(t, text + at, n, h) :
 			    NONE;
 		if (r != NONE) {
@@ -1449,7 +1470,7 @@ tiktoken_encode(struct tiktoken_state *s, const char *text, size_t len,
 			continue;
 		}
 		c = &s->cache[h & s->cache_mask];
-		if (c->len == n && same(c->b, text + at, n)) {
+		if (n == 2 && c->len == n && same(c->b, text + at, n)) {
 			put_ids(out, c->id, c->n);
 			continue;
 		}
