@@ -69,6 +69,75 @@ test_rec_paths(void)
 	buf_free(&line);
 }
 
+/*
+ * Random strings of valid and invalid UTF-8, escapes and surrogates, runs
+ * across the fast path's 16-byte blocks: its answer (it checks strings as
+ * it reads them) against check_text's and yajl's for the same members
+ * with a nested one added: the same code, the same message for bad
+ * UTF-8, the same decoded text.
+ */
+static void
+test_rec_random(void)
+{
+	static const char *const want[] = { "text" };
+	static const char *const piece[] = {
+		"a", "hello world ", "\xd0\xbf\xd1\x80", "\xe4\xb8\xad",
+		"\xf0\x9f\x98\x80", "\\n", "\\\"", "\\u00e9", "\\ud83d\\ude00",
+		"\xef\xbf\xbf", "\xe0\xa0\x80", "\xdf\xbf", "\xc2\x80",
+		"\xf4\x8f\xbf\xbf",
+		/* each bad: in one line of 8, at most one of them */
+		"\\ud800", "\\udc00", "\xc0\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+		"\xf5", "\x80", "\xc3", "\xe4\xb8", "\xf0\x9f\x98", "\x01",
+		"\xe0\x9f\xbf", "\\x",
+	};
+	const size_t ngood = 14, nall = sizeof piece / sizeof *piece;
+	struct json_rec r1, r2;
+	struct buf line = { 0 };
+	char e1[256], e2[256];
+	uint64_t x = 88172645463325252ull;
+	size_t i, k, n, np, bad = (size_t)-1, nok = 0, nutf8 = 0, t1, t2;
+	const char *s1, *s2, *why;
+	int c1, c2;
+
+	json_rec_init(&r1, want, 1);
+	json_rec_init(&r2, want, 1);
+	for (i = 0; i < 20000; i++) {
+		line.len = 0;
+		buf_adds(&line, "{\"text\":\"");
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		np = x % 60;
+		for (k = 0; k < np; k++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			buf_adds(&line, piece[i % 8 == 0 && x % 97 == 0 ?
+			    ngood + (x >> 8) % (nall - ngood) : (x >> 8) % ngood]);
+		}
+		buf_adds(&line, "\",\"id\":7");
+		n = line.len;
+		buf_adds(&line, "}");
+		c1 = json_rec_parse(&r1, line.p, line.len, e1, sizeof e1);
+		line.len = n;
+		buf_adds(&line, ",\"o\":[{}]}");
+		c2 = json_rec_parse(&r2, line.p, line.len, e2, sizeof e2);
+		nok += c1 == 0;
+		nutf8 += c1 == BAD_UTF8;
+		s1 = c1 == 0 ? json_rec_str(&r1, "text", &t1, &why) : NULL;
+		s2 = c2 == 0 ? json_rec_str(&r2, "text", &t2, &why) : NULL;
+		if (c1 != c2 || (c1 == BAD_UTF8 && strcmp(e1, e2) != 0) ||
+		    (c1 == 0 && (s1 == NULL || s2 == NULL || t1 != t2 ||
+		    memcmp(s1, s2, t1) != 0))) {
+			bad = i;
+			break;
+		}
+	}
+	OK(bad == (size_t)-1, "20000 random records: the fast path and "
+	    "check_text with yajl agree (first differing: %zd)", (ssize_t)bad);
+	OK(nok > 10000 && nutf8 > 100, "of them %zu parsed, %zu bad UTF-8",
+	    nok, nutf8);
+	json_rec_free(&r1);
+	json_rec_free(&r2);
+	buf_free(&line);
+}
+
 static void
 test_rec(void)
 {
@@ -522,6 +591,7 @@ int
 main(void)
 {
 	test_rec();
+	test_rec_random();
 	test_doc();
 	test_writer();
 	test_strings();
