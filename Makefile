@@ -44,7 +44,7 @@ OWT_CXXFLAGS = -std=c++11 -Wall -Wextra -Wno-unused-parameter -pthread \
 	$(SANFLAGS) $(CFLAGS)
 
 LIB_SRCS := $(filter-out lib/comm/comm_mpi.c,$(sort $(wildcard lib/*/*.c)))
-LIB_CXX_SRCS := $(sort $(wildcard lib/*/*.cc))
+LIB_CXX_SRCS := $(filter-out lib/tok/spm_plugin.cc,$(sort $(wildcard lib/*/*.cc)))
 LIB_OBJS := $(patsubst %.c,$(B)/%.o,$(LIB_SRCS)) \
 	$(patsubst %.cc,$(B)/%.o,$(LIB_CXX_SRCS))
 LIB := $(B)/lib/libowt.a
@@ -87,13 +87,6 @@ LIBS_gpt-sample += $(CURDIR)/.gpu-kit/lib/mhd/libmicrohttpd.so.12 \
 else
 $(B)/lib/gen/serve.o: OWT_CPPFLAGS += -DOWT_NO_MHD
 endif
-endif
-# Where it knows no sentencepiece, lib/tok/spm.cc is built as a stub that
-# refuses SentencePiece models (OWT_NO_SPM), and no program links it.
-ifneq ($(shell pkg-config --exists sentencepiece 2>/dev/null && echo y),y)
-$(B)/lib/tok/spm.o: OWT_CPPFLAGS += -DOWT_NO_SPM
-SPM_LIBS := -lsentencepiece -lstdc++
-$(foreach p,$(GPU_PROGS),$(eval LIBS_$(p) := $(filter-out $(SPM_LIBS),$(LIBS_$(p)))))
 endif
 PROGS := $(GPU_PROGS)
 LIB_OBJS := $(GPU_LIB:%=$(B)/lib/%.o)
@@ -147,6 +140,15 @@ endif
 # lib/comm/comm_nccl.c is checked against nccl.h where one is found.
 MPICC ?= mpicc
 PLUGIN := $(B)/lib/owt/comm-mpi.so
+
+# The SentencePiece plugin lib/owt/spm.so (lib/tok/spm.c loads it when a
+# model is first loaded, so that no program links libsentencepiece and
+# libstdc++, 4 ms of CPU at each start), built where pkg-config knows
+# sentencepiece (not the GPU machine: there SentencePiece models are
+# refused, naming the plugin). -z defs: it uses nothing of the program's;
+# not built with SANITIZE's flags, whose runtime is the program's.
+SPM_PLUGIN := $(if $(shell pkg-config --exists sentencepiece 2>/dev/null \
+	&& echo y),$(B)/lib/owt/spm.so)
 DEB_PKGS += openmpi-bin libopenmpi-dev
 NCCL_H ?= $(firstword $(wildcard /usr/include/nccl.h \
 	$(or $(CUDA_HOME),/usr/local/cuda)/include/nccl.h))
@@ -159,7 +161,7 @@ endif
 .SUFFIXES:
 .SECONDARY:
 
-all: $(BINS) $(CUDA_PLUGIN) $(PLUGIN)
+all: $(BINS) $(CUDA_PLUGIN) $(PLUGIN) $(SPM_PLUGIN)
 
 # Install missing Debian packages (as root), or print the command and stop.
 # NODEPS=1 skips the check.
@@ -216,6 +218,12 @@ $(PLUGIN): lib/comm/comm_mpi.c lib/comm/comm_impl.h | deps
 	else \
 	    echo "owt: no $(MPICC): $@ not built (one process only)"; \
 	fi
+
+$(B)/lib/owt/spm.so: lib/tok/spm_plugin.cc lib/tok/spm.h | deps
+	@mkdir -p $(@D)
+	$(CXX) -std=c++17 -Wall -Wextra -Wno-unused-parameter $(CFLAGS) -Ilib \
+	    -fPIC -shared -fvisibility=hidden -Wl,-z,defs -o $@ $< \
+	    $(shell pkg-config --cflags --libs sentencepiece 2>/dev/null)
 
 # Hidden symbols but the entry point, owtcuda_plugin; -z defs: the plugin
 # uses nothing of the program's (what it needs comes in struct
@@ -290,6 +298,8 @@ install: all
 	    cp $(PLUGIN) $(DESTDIR)$(LIBDIR)/owt/; fi
 	if [ -n "$(CUDA_PLUGIN)" ]; then mkdir -p $(DESTDIR)$(LIBDIR)/owt && \
 	    cp $(CUDA_PLUGIN) $(DESTDIR)$(LIBDIR)/owt/; fi
+	if [ -n "$(SPM_PLUGIN)" ]; then mkdir -p $(DESTDIR)$(LIBDIR)/owt && \
+	    cp $(SPM_PLUGIN) $(DESTDIR)$(LIBDIR)/owt/; fi
 	cp contrib/install/megatron-to-owt $(DESTDIR)$(BINDIR)/
 	cp man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	cp man/*.5 $(DESTDIR)$(MANDIR)/man5/

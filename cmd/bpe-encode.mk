@@ -4,9 +4,8 @@ LIBS_bpe-encode = -lunistring
 # PCRE2 (with its JIT) compiles the split patterns of the tiktoken encodings.
 DEB_PKGS += libpcre2-dev
 DEB_PKGS += libunistring-dev
-# libsentencepiece (C++, through the shim lib/tok/spm.cc, which its headers
-# want built as C++17) reads the SentencePiece types' models; spm_train and
-# spm_encode (sentencepiece) are the tests' reference.
-LIBS_bpe-encode += -lsentencepiece -lstdc++
+# libsentencepiece (C++) reads the SentencePiece types' models, in the
+# plugin lib/owt/spm.so (Makefile's SPM_PLUGIN, lib/tok/spm_plugin.cc),
+# which no program links; spm_train and spm_encode (sentencepiece) are
+# the tests' reference.
 DEB_PKGS += libsentencepiece-dev sentencepiece
-$(B)/lib/tok/spm.o: OWT_CXXFLAGS += -std=c++17

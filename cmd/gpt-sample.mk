@@ -4,7 +4,8 @@
 # HTTP server: suspended connections hold streams without a thread each).
 PKGS_gpt-sample = yajl zlib libzstd libpcre2-8 libmicrohttpd
 # The tokenizers of bpe-encode (lib/tok/tokenizer.c): PCRE2's split
-# patterns, libunistring's NFC (hftok.c), libsentencepiece's models.
-LIBS_gpt-sample = -fopenmp -lunistring -lsentencepiece -lstdc++
+# patterns, libunistring's NFC (hftok.c), libsentencepiece's models (in
+# the plugin lib/owt/spm.so, loaded when a model is).
+LIBS_gpt-sample = -fopenmp -lunistring
 $(B)/lib/model/gemv.o $(B)/lib/model/gpt_infer.o: OWT_CFLAGS += -fopenmp -fno-math-errno
 DEB_PKGS += libmicrohttpd-dev

@@ -6,8 +6,9 @@
 # lib/tok/bpe.c, whose input layer reads gzip and zstd.
 PKGS_gpt-train = yajl zlib libzstd libpcre2-8
 # The tokenizers of bpe-encode (lib/tok/tokenizer.c): PCRE2's split
-# patterns, libunistring's NFC (hftok.c), libsentencepiece's models.
-LIBS_gpt-train = -fopenmp -lunistring -lsentencepiece -lstdc++
+# patterns, libunistring's NFC (hftok.c), libsentencepiece's models (in
+# the plugin lib/owt/spm.so, loaded when a model is).
+LIBS_gpt-train = -fopenmp -lunistring
 OMP_OBJS = $(B)/lib/model/gpt.o $(B)/lib/model/gpt_cpu.o $(B)/lib/model/blas.o \
     $(B)/lib/model/sgemm512.o
 $(OMP_OBJS): OWT_CFLAGS += -fopenmp -fno-math-errno

@@ -27,6 +27,25 @@ fails 1 "^bpe-encode: cannot open 'nosuch.model': No such file or directory$" \
 printf 'not a model\n' >bad.model
 fails 1 '^bpe-encode: bad.model: not a SentencePiece model$' "a file that is no model" \
     bpe-encode --tokenizer-type GPTSentencePieceTokenizer --tokenizer-model bad.model
+# libsentencepiece is the plugin lib/owt/spm.so's, loaded with a model.
+fails 2 "^bpe-encode: bad.model: SentencePiece models need owt's plugin lib/owt/spm.so, built where Debian's libsentencepiece-dev is installed: $T/nosuch.so: cannot open shared object file: No such file or directory\$" \
+    "without the plugin a SentencePiece model is refused, naming it" \
+    env OWT_SPM_PLUGIN="$T/nosuch.so" bpe-encode --tokenizer-type \
+    GPTSentencePieceTokenizer --tokenizer-model bad.model
+z=$(ls /lib/x86_64-linux-gnu/libz.so.1 /usr/lib/*/libz.so.1 2>/dev/null | head -n 1)
+fails 2 "^bpe-encode: bad.model: SentencePiece models need .*: '$z' is not this build's SentencePiece plugin \(rebuild owt\)\$" \
+    "another library as the plugin is refused" \
+    env OWT_SPM_PLUGIN="$z" bpe-encode --tokenizer-type \
+    GPTSentencePieceTokenizer --tokenizer-model bad.model
+if command -v readelf >/dev/null; then
+	for p in bpe-encode gpt-train gpt-sample; do
+		readelf -d "$OWT_BUILD/bin/$p" | grep NEEDED >needed
+		grep -q 'sentencepiece\|stdc++' needed; is "$?" 1 \
+		    "$p links neither libsentencepiece nor libstdc++ (the plugin does)"
+	done
+else
+	skip "no readelf"
+fi
 
 if ! command -v spm_train >/dev/null || ! command -v spm_encode >/dev/null; then
 	skip "no spm_train or spm_encode (Debian's sentencepiece)"

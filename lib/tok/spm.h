@@ -1,4 +1,4 @@
-/* spm.h - a SentencePiece model through Debian's libsentencepiece: a C face over its C++ */
+/* spm.h - a SentencePiece model through Debian's libsentencepiece, loaded as a plugin: a C face over its C++ */
 #ifndef OWT_SPM_H
 #define OWT_SPM_H
 
@@ -56,6 +56,37 @@ size_t spm_encode(const struct spm *m, const char *text, size_t len,
 struct buf;
 size_t spm_decode(const struct spm *m, const uint32_t *ids, size_t n,
     struct buf *out);
+
+/*
+ * The library is C++, and so heavy to load (its own and libstdc++'s
+ * relocations: 4 ms of CPU at each start of a program that links it) that
+ * no program links it: the functions above (spm.c) load the plugin
+ * lib/owt/spm.so (spm_plugin.cc, built where libsentencepiece is found)
+ * when a model is first loaded, and call it through struct spm_ops. The
+ * plugin uses nothing of the program's (-z defs): it reports with codes,
+ * and hands ids and text back through the callers' functions.
+ */
+#define SPM_ABI 1
+enum { SPM_NOFILE = 1, SPM_NOTMODEL };	/* why a load failed (errno kept) */
+struct spm_ops {
+	int abi;		/* SPM_ABI */
+	struct spm *(*load)(const char *path, int *why);
+	void (*free)(struct spm *m);
+	uint32_t (*npieces)(const struct spm *m);
+	int32_t (*bos)(const struct spm *m);
+	int32_t (*eos)(const struct spm *m);
+	int32_t (*pad)(const struct spm *m);
+	int32_t (*unk)(const struct spm *m);
+	const char *(*piece)(const struct spm *m, uint32_t id);
+	int32_t (*piece_id)(const struct spm *m, const char *p, size_t n);
+	/* the ids of text given to put(arg, ids, n) at once; -1: refused */
+	int (*encode)(const struct spm *m, const char *text, size_t len,
+	    void (*put)(void *arg, const int *ids, size_t n), void *arg);
+	/* ids (each below npieces) decoded, to put(arg, s, n); -1: refused */
+	int (*decode)(const struct spm *m, const int *ids, size_t n,
+	    void (*put)(void *arg, const char *s, size_t n), void *arg);
+};
+typedef const struct spm_ops *spm_ops_fn(void);
 
 #ifdef __cplusplus
 }
