@@ -36,6 +36,23 @@ fails 1 '^bpe-encode: bad.tiktoken:2: not "BASE64 RANK"$' "a line without a rank
 printf 'IQ== 0\nI!== 1\n' >bad.tiktoken
 fails 1 "^bpe-encode: bad.tiktoken:2: 'I!==' is not base64$" "a token not in base64" \
     bpe-encode $tt --tokenizer-model bad.tiktoken
+printf 'IQ== 0\r\n' >bad.tiktoken
+fails 1 '^bpe-encode: bad.tiktoken:1: not "BASE64 RANK"$' "a line ended by CR LF" \
+    bpe-encode $tt --tokenizer-model bad.tiktoken
+printf 'IQ== 0\nIg== 1 \n' >bad.tiktoken
+fails 1 '^bpe-encode: bad.tiktoken:2: not "BASE64 RANK"$' "a blank after the rank" \
+    bpe-encode $tt --tokenizer-model bad.tiktoken
+printf ' 0\n' >bad.tiktoken
+fails 1 '^bpe-encode: bad.tiktoken:1: not "BASE64 RANK"$' "a rank without a token" \
+    bpe-encode $tt --tokenizer-model bad.tiktoken
+printf 'IQ== 0\n\nI!== 2\n' | gzip >bad.tiktoken.gz
+fails 1 "^bpe-encode: bad.tiktoken.gz:3: 'I!==' is not base64$" \
+    "a gzipped rank file: lines counted past an empty one" \
+    bpe-encode $tt --tokenizer-model bad.tiktoken.gz
+printf 'IQ== 0\n\nIg== 1' | gzip >small.tiktoken.gz
+fails 2 '^bpe-encode: small.tiktoken.gz: 2 ranks: no encoding has that many \(--tiktoken-pattern names one\)$' \
+    "an empty line passed over, a last line without its newline read" \
+    bpe-encode $tt --tokenizer-model small.tiktoken.gz
 printf 'IQ== 0\nIg== 1\n' >small.tiktoken
 fails 2 '^bpe-encode: small.tiktoken: 2 ranks: no encoding has that many \(--tiktoken-pattern names one\)$' \
     "a rank file of no encoding's size" bpe-encode $tt --tokenizer-model small.tiktoken
