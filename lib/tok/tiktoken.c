@@ -3,6 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "core/buf.h"
 #include "core/input.h"
@@ -141,6 +144,7 @@ struct cache_ent {
 	char b[CACHE_LEN];
 	uint32_t id[CACHE_IDS];
 };
+_Static_assert(CACHE_LEN >= 16, "same16 reads 16 bytes of an entry");
 
 /*
  * The same for longer pieces, of up to LONG_LEN bytes and LONG_IDS ids,
@@ -234,6 +238,28 @@ same(const char *a, const char *b, size_t n)
 	}
 	return n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] &&
 	    a[n - 1] == b[n - 1]);
+}
+
+/*
+ * Whether a piece cache entry's bytes e[0..n) are text's t[0..n), where
+ * 16 bytes may be read at both (e has 30, t has room: the caller knows):
+ * for n <= 16 one compare of 16 bytes, the first n of its answer, with no
+ * branch on n (same()'s three were mispredicted: 2-3% of the time).
+ */
+static inline int
+same16(const char *e, const char *t, size_t n)
+{
+#ifdef __SSE2__
+	unsigned eq;
+
+	if (n <= 16) {
+		eq = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(
+		    _mm_loadu_si128((const __m128i *)(const void *)e),
+		    _mm_loadu_si128((const __m128i *)(const void *)t)));
+		return (~eq & ((1u << n) - 1)) == 0;
+	}
+#endif
+	return same(e, t, n);
 }
 
 /* The rank of bytes p[0..n), whose owt_hash_bytes() is h, or NONE. */
@@ -1465,7 +1491,8 @@ tiktoken_encode(struct tiktoken_state *s, const char *text, size_t len,
 			 * cl100k_base).
 			 */
 			c = &s->cache[h & s->cache_mask];
-			if (c->len == n && same(c->b, text + at, n)) {
+			if (c->len == n && (at + 16 <= len ?
+			    same16(c->b, text + at, n) : same(c->b, text + at, n))) {
 				/*
 				 * The entry's ids copied whole where there is
 				 * room, only n of them counted: no loop whose
