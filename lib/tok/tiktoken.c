@@ -1158,9 +1158,9 @@ pair_rank(struct tiktoken_state *s, const char *p, size_t len, uint32_t a,
  * entries, the most that the piece's parts may need, whatever the rest's
  * length (the arrays have room for the excess): of the rest's length,
  * memmove's branches on it were mispredicted (3% of the time); of SMALL
- * for every piece, 1-2% more time than by the three sizes. It is made in registers, every chunk read before any is
- * written: gcc called memmove for it, a quarter of merge_small's
- * instructions.
+ * for every piece, 1-2% more time than by the three sizes. It is made in
+ * registers, every chunk read before any is written: gcc called memmove
+ * for it, a quarter of merge_small's instructions.
  */
 #define SMALL 24
 struct part {
@@ -1179,6 +1179,12 @@ typedef char chunk __attribute__((vector_size(16), aligned(1), may_alias));
 		t_[k_] = ((const chunk *)(const void *)(src))[k_];	\
 	for (k_ = 0; k_ < (bytes) / 16; k_++)				\
 		((chunk *)(void *)(dst))[k_] = t_[k_];			\
+} while (0)
+
+/* Parts (and their ranks) after b + 1 moved down one: k of them moved. */
+#define MOVE_PARTS(pt, rank, b, k) do {					\
+	MOVE_DOWN(&(pt)[(b) + 1], &(pt)[(b) + 2], (k) * sizeof *(pt));	\
+	MOVE_DOWN(&(rank)[(b) + 1], &(rank)[(b) + 2], (k) * sizeof *(rank)); \
 } while (0)
 
 /*
@@ -1250,7 +1256,7 @@ chars_first(struct tiktoken_state *s, const char *p, size_t n,
 	return m;
 }
 
-/* The merges of parts pt[0..m), moves of cap entries (m <= cap); the parts left. */
+/* Merge parts pt[0..m) (m <= cap), moving cap entries; the parts left. */
 static inline __attribute__((always_inline)) size_t
 merge_parts(struct tiktoken_state *s, const char *p, struct part *pt,
     uint32_t *rank, size_t m, size_t cap)
@@ -1272,16 +1278,12 @@ merge_parts(struct tiktoken_state *s, const char *p, struct part *pt,
 			break;
 		/* part best takes in the next */
 		pt[best].tok = r;
-		if (cap == 8) {
-			MOVE_DOWN(&pt[best + 1], &pt[best + 2], 8 * sizeof *pt);
-			MOVE_DOWN(&rank[best + 1], &rank[best + 2], 8 * sizeof *rank);
-		} else if (cap == 16) {
-			MOVE_DOWN(&pt[best + 1], &pt[best + 2], 16 * sizeof *pt);
-			MOVE_DOWN(&rank[best + 1], &rank[best + 2], 16 * sizeof *rank);
-		} else {
-			MOVE_DOWN(&pt[best + 1], &pt[best + 2], SMALL * sizeof *pt);
-			MOVE_DOWN(&rank[best + 1], &rank[best + 2], SMALL * sizeof *rank);
-		}
+		if (cap == 8)
+			MOVE_PARTS(pt, rank, best, 8);
+		else if (cap == 16)
+			MOVE_PARTS(pt, rank, best, 16);
+		else
+			MOVE_PARTS(pt, rank, best, SMALL);
 		m--;
 		rejoin(s, p, pt, rank, best, m);
 	}
@@ -1492,7 +1494,8 @@ tiktoken_encode(struct tiktoken_state *s, const char *text, size_t len,
 			 */
 			c = &s->cache[h & s->cache_mask];
 			if (c->len == n && (at + 16 <= len ?
-			    same16(c->b, text + at, n) : same(c->b, text + at, n))) {
+			    same16(c->b, text + at, n) :
+			    same(c->b, text + at, n))) {
 				/*
 				 * The entry's ids copied whole where there is
 				 * room, only n of them counted: no loop whose
