@@ -1,6 +1,5 @@
 /* spm.c - spm.h's functions: the plugin lib/owt/spm.so loaded once, its answers made owt's */
 #include <dlfcn.h>
-#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +52,7 @@ spm_load(const char *path, char *err, size_t errsize, int *code)
 	if (why == SPM_NOFILE)
 		owt_fail_errno(err, errsize, code, XDATA, "cannot open '%s'",
 		    path);
-	else if (errno == ENOMEM)
+	else if (why == SPM_NOMEM)
 		owt_fatal("out of memory");
 	else
 		owt_fail(err, errsize, code, XDATA, "%s: not a SentencePiece "
@@ -122,10 +121,8 @@ put_ids(void *arg, const int *id, size_t n)
 	struct ids *a = arg;
 	size_t i;
 
-	if (*a->n + n > *a->cap) {
-		*a->cap = (*a->n + n) * 2;
-		*a->v = xrealloc(*a->v, *a->cap * sizeof **a->v);
-	}
+	if (*a->n + n > *a->cap)
+		*a->v = xgrow(*a->v, a->cap, *a->n + n, sizeof **a->v);
 	for (i = 0; i < n; i++)
 		(*a->v)[(*a->n)++] = (uint32_t)id[i];
 	a->added = n;

@@ -67,7 +67,8 @@ size_t spm_decode(const struct spm *m, const uint32_t *ids, size_t n,
  * and hands ids and text back through the callers' functions.
  */
 #define SPM_ABI 1
-enum { SPM_NOFILE = 1, SPM_NOTMODEL };	/* why a load failed (errno kept) */
+/* why a load failed: SPM_NOFILE with fopen's errno kept */
+enum { SPM_NOFILE = 1, SPM_NOTMODEL, SPM_NOMEM };
 struct spm_ops {
 	int abi;		/* SPM_ABI */
 	struct spm *(*load)(const char *path, int *why);

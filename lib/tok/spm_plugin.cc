@@ -1,5 +1,4 @@
 /* spm_plugin.cc - the plugin lib/owt/spm.so: Debian's libsentencepiece behind spm.h's struct spm_ops */
-#include <cerrno>
 #include <cstdio>
 #include <new>
 #include <string>
@@ -23,7 +22,6 @@ load(const char *path, int *why)
 {
 	FILE *f;
 	struct spm *m;
-	int e;
 
 	/* The library's own message for a missing file names no errno. */
 	if ((f = std::fopen(path, "rb")) == NULL) {
@@ -32,15 +30,12 @@ load(const char *path, int *why)
 	}
 	std::fclose(f);
 	if ((m = new (std::nothrow) spm) == NULL) {
-		*why = SPM_NOTMODEL;
-		errno = ENOMEM;
+		*why = SPM_NOMEM;
 		return NULL;
 	}
 	if (!m->sp.Load(path).ok()) {
-		e = errno;
 		delete m;
 		*why = SPM_NOTMODEL;
-		errno = e;
 		return NULL;
 	}
 	return m;
