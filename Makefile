@@ -269,7 +269,7 @@ TEST_ENV = PATH="$(CURDIR)/$(B)/bin:$$PATH" OWT_BUILD="$(CURDIR)/$(B)" \
 	ASAN_OPTIONS=abort_on_error=0:detect_leaks=1
 
 # prove's report, then the skipped tests and why (also in $(B)/skips.txt).
-check: all $(UNITS)
+check: all $(UNITS) $(B)/bench/cputime
 	$(TEST_ENV) sh t/tap-run $(PROVE_FLAGS) t/*.t
 
 # The GPU tests (t/9*.t), built apart in build-gpu/ from the CUDA toolkit
