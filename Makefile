@@ -144,11 +144,15 @@ PLUGIN := $(B)/lib/owt/comm-mpi.so
 # The SentencePiece plugin lib/owt/spm.so (lib/tok/spm.c loads it when a
 # model is first loaded, so that no program links libsentencepiece and
 # libstdc++, 4 ms of CPU at each start), built where pkg-config knows
-# sentencepiece (not the GPU machine: there SentencePiece models are
-# refused, naming the plugin). -z defs: it uses nothing of the program's;
-# not built with SANITIZE's flags, whose runtime is the program's.
-SPM_PLUGIN := $(if $(shell pkg-config --exists sentencepiece 2>/dev/null \
-	&& echo y),$(B)/lib/owt/spm.so)
+# sentencepiece. -z defs: it uses nothing of the program's; not built
+# with SANITIZE's flags, whose runtime is the program's. The GPU machine
+# (GPU_ONLY) has no libsentencepiece: it takes the kit's plugin, built by
+# contrib/build/gpu-kit.sh with the libraries it needs beside it (its
+# DT_RPATH is $ORIGIN), copied whole; without a kit, SentencePiece
+# models are refused there, naming the plugin.
+SPM_KIT := $(if $(GPU_ONLY:0=),$(wildcard .gpu-kit/lib/spm/spm.so))
+SPM_PLUGIN := $(if $(SPM_KIT)$(shell pkg-config --exists sentencepiece \
+	2>/dev/null && echo y),$(B)/lib/owt/spm.so)
 DEB_PKGS += openmpi-bin libopenmpi-dev
 NCCL_H ?= $(firstword $(wildcard /usr/include/nccl.h \
 	$(or $(CUDA_HOME),/usr/local/cuda)/include/nccl.h))
@@ -219,11 +223,17 @@ $(PLUGIN): lib/comm/comm_mpi.c lib/comm/comm_impl.h | deps
 	    echo "owt: no $(MPICC): $@ not built (one process only)"; \
 	fi
 
+ifneq ($(SPM_KIT),)
+$(B)/lib/owt/spm.so: $(SPM_KIT)
+	@mkdir -p $(@D)
+	cp $(dir $(SPM_KIT))* $(@D)/
+else
 $(B)/lib/owt/spm.so: lib/tok/spm_plugin.cc lib/tok/spm.h | deps
 	@mkdir -p $(@D)
 	$(CXX) -std=c++17 -Wall -Wextra -Wno-unused-parameter $(CFLAGS) -Ilib \
 	    -fPIC -shared -fvisibility=hidden -Wl,-z,defs -o $@ $< \
 	    $(shell pkg-config --cflags --libs sentencepiece 2>/dev/null)
+endif
 
 # Hidden symbols but the entry point, owtcuda_plugin; -z defs: the plugin
 # uses nothing of the program's (what it needs comes in struct
@@ -277,7 +287,7 @@ check: all $(UNITS) $(B)/bench/cputime
 check-gpu:
 	$(MAKE) GPU_ONLY=1 NODEPS=1 CUDA=1 B=build-gpu gpu-tests
 
-gpu-tests: $(BINS) $(CUDA_PLUGIN) $(UNITS)
+gpu-tests: $(BINS) $(CUDA_PLUGIN) $(SPM_PLUGIN) $(UNITS)
 	$(TEST_ENV) sh t/tap-run $(PROVE_FLAGS) t/9*.t
 
 demo: all $(B)/t/httpd

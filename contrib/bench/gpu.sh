@@ -18,7 +18,8 @@
 # gpt-train checkpoint and computes gpt-sample's losses.
 #
 # Run from the repository root on the GPU machine:
-#   sh contrib/build/gpu-kit.sh    (here, once: yajl, zlib, zstd to carry)
+#   sh contrib/build/gpu-kit.sh    (here, once: yajl, zlib, zstd,
+#                                   libmicrohttpd, SentencePiece to carry)
 #   device run: sh contrib/bench/gpu.sh, carrying .gpu-kit
 # With OUT set, $OUT gets gpu.txt (what it prints), check-gpu.log and
 # logs.tar.gz (every run's log and --log-json). Without a

@@ -3,7 +3,10 @@
 # libc and CUDA (yajl, zlib, zstd, PCRE2, libunistring: Debian's headers
 # and static libraries; libmicrohttpd for gpt-sample --listen: its header, and its
 # shared library with those it needs but libc, in lib/mhd/, since
-# Debian's static one needs GnuTLS, which has none)
+# Debian's static one needs GnuTLS, which has none; the SentencePiece
+# plugin, built here, with libsentencepiece and the C++ runtime it needs,
+# in lib/spm/, and a small model with spm_encode's ids of its text in
+# spm/, for t/9005)
 # into .gpu-kit/, for a GPU machine that has no package registry. The
 # directory is ignored by git; name it in the device run's carry list.
 set -eu
@@ -26,4 +29,39 @@ for so in "$lib/libmicrohttpd.so.12" $(ldd "$lib/libmicrohttpd.so.12" |
     awk '$3 ~ /^\// && $1 !~ /^(libc|libm|libpthread|libdl|ld-linux)/ { print $3 }'); do
 	cp "$(readlink -f "$so")" ".gpu-kit/lib/mhd/${so##*/}"
 done
+# SentencePiece: the plugin (lib/tok/spm_plugin.cc) with an old-style
+# DT_RPATH of $ORIGIN, which also serves its libraries' own needs, and
+# those libraries (but libc) beside it; make check-gpu copies the folder
+# to build-gpu/lib/owt/. Without Debian's libsentencepiece-dev and
+# sentencepiece here, the kit has none and the GPU build refuses
+# SentencePiece models, as any build without the plugin does.
+if pkg-config --exists sentencepiece 2>/dev/null &&
+    command -v spm_train >/dev/null && command -v spm_encode >/dev/null &&
+    command -v spm_decode >/dev/null; then
+	mkdir -p .gpu-kit/lib/spm .gpu-kit/spm
+	# shellcheck disable=SC2016
+	${CXX:-c++} -std=c++17 -O2 -Ilib -fPIC -shared -fvisibility=hidden \
+	    -Wl,-z,defs -Wl,--disable-new-dtags,-rpath,'$ORIGIN' \
+	    -o .gpu-kit/lib/spm/spm.so lib/tok/spm_plugin.cc \
+	    $(pkg-config --cflags --libs sentencepiece)
+	for so in $(ldd .gpu-kit/lib/spm/spm.so | awk '$3 ~ /^\// &&
+	    $1 !~ /^(libc|libm|libpthread|libdl|ld-linux[^.]*)\.so/ { print $3 }'); do
+		cp "$(readlink -f "$so")" ".gpu-kit/lib/spm/${so##*/}"
+	done
+	# The model and its reference: the README's lines, spm_encode's ids,
+	# spm_decode's text of them.
+	grep '[a-z]' README >.gpu-kit/spm/text.txt
+	spm_train --input=.gpu-kit/spm/text.txt --model_prefix=.gpu-kit/spm/m \
+	    --vocab_size=400 --model_type=bpe --byte_fallback=true \
+	    --random_seed=1 --num_threads=1 --minloglevel=2 >/dev/null 2>&1
+	spm_encode --model=.gpu-kit/spm/m.model --output_format=id \
+	    <.gpu-kit/spm/text.txt >.gpu-kit/spm/ids.txt
+	spm_decode --model=.gpu-kit/spm/m.model --input_format=id \
+	    <.gpu-kit/spm/ids.txt >.gpu-kit/spm/decoded.txt
+	perl -CSD -MJSON::PP -ne 'BEGIN { $j = JSON::PP->new->canonical }
+	    chomp; print $j->encode({ text => $_ }), "\n"' \
+	    .gpu-kit/spm/text.txt >.gpu-kit/spm/text.jsonl
+else
+	echo "gpu-kit.sh: no libsentencepiece-dev and sentencepiece here: no SentencePiece in the kit"
+fi
 du -sh .gpu-kit
