@@ -111,14 +111,16 @@ dataset(const char *prefix, struct buf *out)
 		    &code) < 0) {
 			if (ferror(stdout))
 				exit(owt_finish(XSYS));
-			fwrite(out->p, 1, out->len, stdout);
+			if (out->len > 0)	/* none yet: no buffer either */
+				fwrite(out->p, 1, out->len, stdout);
 			die(code, err);
 		}
 		return XOK;
 	case M_INFO:
 		if (pack_info(prefix, out, err, OWT_ERRSIZE, &code) < 0)
 			die(code, err);
-		fwrite(out->p, 1, out->len, stdout);
+		if (out->len > 0)
+			fwrite(out->p, 1, out->len, stdout);
 		out->len = 0;
 		return XOK;
 	default:
@@ -244,7 +246,8 @@ main(int argc, char **argv)
 				status = c;
 			free(p);
 		}
-		if (fwrite(out.p, 1, out.len, stdout) != out.len)
+		/* nothing to write (--check, --merge): no buffer either */
+		if (out.len > 0 && fwrite(out.p, 1, out.len, stdout) != out.len)
 			return owt_finish(XSYS);
 		buf_free(&out);
 		break;
