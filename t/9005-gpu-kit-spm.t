@@ -4,8 +4,9 @@
 # machine has no libsentencepiece), the plugin loads the
 # libsentencepiece and C++ runtime beside it, by its DT_RPATH, and
 # bpe-encode's ids of the kit's text are spm_encode's where the kit was
-# made, also with the system's libsentencepiece hidden; -d gives spm_decode's text. Needs no GPU; skipped by a build that did
-# not take a kit's plugin (make check's).
+# made, also with the system's libsentencepiece hidden; -d gives
+# spm_decode's text. Needs no GPU; skipped by a build that did not take
+# a kit's plugin (make check's).
 . "${OWT_SRC:-.}/t/lib.sh"
 
 kit=$OWT_SRC/.gpu-kit/spm

@@ -34,7 +34,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: cputime -o FILE COMMAND [ARG...]\n");
 		return 2;
 	}
-	if ((f = fopen(argv[2], "we")) == NULL) {	/* not the command's */
+	/* close-on-exec ("e"): the command does not inherit it */
+	if ((f = fopen(argv[2], "we")) == NULL) {
 		fprintf(stderr, "cputime: %s: %s\n", argv[2], strerror(errno));
 		return 2;
 	}
