@@ -137,6 +137,11 @@ tiktoken_bench() {
 		[ $e = cl100k_base ] &&
 		    line="$line; tiktoken-node 0.0.7 $(median "$BW/tn" 3) s: $(ratio "$(median "$BW/tn" 3)" "$cb")x (target >= 10x)"
 		echo "$line"
+		# each run's ratio, in order: the host's spells show
+		each="WASM$(paste -d' ' "$BW/tw" "$BW/tb" | awk '{ printf " %.2f", $3 / $6 }')"
+		[ $e = cl100k_base ] && each="$each; tiktoken-node$(paste -d' ' \
+		    "$BW/tn" "$BW/tb" | awk '{ printf " %.2f", $3 / $6 }')"
+		echo "    each run, in order: $each"
 		n=$(cut -d' ' -f1 "$BW/c")
 		[ "$n" = "$tn" ] && echo "    token counts agree: $tn" ||
 		    echo "    TOKEN COUNTS DIFFER: bpe-encode $tn, the reference $n"
