@@ -23,12 +23,17 @@ cp /usr/include/uni*.h .gpu-kit/include/
 cp -r /usr/include/unistring .gpu-kit/include/
 cp "$lib/libyajl_s.a" "$lib/libzstd.a" "$lib/libz.a" "$lib/libpcre2-8.a" \
     "$lib/libunistring.a" .gpu-kit/lib/
+# needs SO DIR: copy the shared libraries SO needs, but libc's, into DIR
+needs() {
+	for so in $(ldd "$1" | awk '$3 ~ /^\// &&
+	    $1 !~ /^(libc|libm|libpthread|libdl|ld-linux[^.]*)\.so/ { print $3 }'); do
+		cp "$(readlink -f "$so")" "$2/${so##*/}"
+	done
+}
 mkdir .gpu-kit/lib/mhd
 cp /usr/include/microhttpd.h .gpu-kit/include/
-for so in "$lib/libmicrohttpd.so.12" $(ldd "$lib/libmicrohttpd.so.12" |
-    awk '$3 ~ /^\// && $1 !~ /^(libc|libm|libpthread|libdl|ld-linux)/ { print $3 }'); do
-	cp "$(readlink -f "$so")" ".gpu-kit/lib/mhd/${so##*/}"
-done
+cp "$(readlink -f "$lib/libmicrohttpd.so.12")" .gpu-kit/lib/mhd/libmicrohttpd.so.12
+needs "$lib/libmicrohttpd.so.12" .gpu-kit/lib/mhd
 # SentencePiece: the plugin (lib/tok/spm_plugin.cc) with an old-style
 # DT_RPATH of $ORIGIN, which also serves its libraries' own needs, and
 # those libraries (but libc) beside it; make check-gpu copies the folder
@@ -44,10 +49,7 @@ if pkg-config --exists sentencepiece 2>/dev/null &&
 	    -Wl,-z,defs -Wl,--disable-new-dtags,-rpath,'$ORIGIN' \
 	    -o .gpu-kit/lib/spm/spm.so lib/tok/spm_plugin.cc \
 	    $(pkg-config --cflags --libs sentencepiece)
-	for so in $(ldd .gpu-kit/lib/spm/spm.so | awk '$3 ~ /^\// &&
-	    $1 !~ /^(libc|libm|libpthread|libdl|ld-linux[^.]*)\.so/ { print $3 }'); do
-		cp "$(readlink -f "$so")" ".gpu-kit/lib/spm/${so##*/}"
-	done
+	needs .gpu-kit/lib/spm/spm.so .gpu-kit/lib/spm
 	# The model and its reference: the README's lines, spm_encode's ids,
 	# spm_decode's text of them.
 	grep '[a-z]' README >.gpu-kit/spm/text.txt
