@@ -111,6 +111,10 @@ for (const t of texts)
 const c = process.cpuUsage(c0);
 fs.writeFileSync(countfile, n + ' ' + (c.user + c.system) / 1e6 + '\n');
 EOF
+# run_ratios REF OURS: each run's ratio of the CPU seconds (third field)
+run_ratios() {
+	paste -d' ' "$1" "$2" | awk '{ printf " %.2f", $3 / $6 }'
+}
 # tiktoken_bench FILE WHAT
 tiktoken_bench() {
 	: "${TREPS:=3}"
@@ -138,9 +142,9 @@ tiktoken_bench() {
 		    line="$line; tiktoken-node 0.0.7 $(median "$BW/tn" 3) s: $(ratio "$(median "$BW/tn" 3)" "$cb")x (target >= 10x)"
 		echo "$line"
 		# each run's ratio, in order: the host's spells show
-		each="WASM$(paste -d' ' "$BW/tw" "$BW/tb" | awk '{ printf " %.2f", $3 / $6 }')"
-		[ $e = cl100k_base ] && each="$each; tiktoken-node$(paste -d' ' \
-		    "$BW/tn" "$BW/tb" | awk '{ printf " %.2f", $3 / $6 }')"
+		each="WASM$(run_ratios "$BW/tw" "$BW/tb")"
+		[ $e = cl100k_base ] &&
+		    each="$each; tiktoken-node$(run_ratios "$BW/tn" "$BW/tb")"
 		echo "    each run, in order: $each"
 		n=$(cut -d' ' -f1 "$BW/c")
 		[ "$n" = "$tn" ] && echo "    token counts agree: $tn" ||
