@@ -21,9 +21,14 @@
 #   sh contrib/build/gpu-kit.sh    (here, once: yajl, zlib, zstd,
 #                                   libmicrohttpd, SentencePiece to carry)
 #   device run: sh contrib/bench/gpu.sh, carrying .gpu-kit
-# With OUT set, $OUT gets gpu.txt (what it prints), check-gpu.log and
-# logs.tar.gz (every run's log and --log-json). Without a
-# GPU (make bench on a CPU machine) it says so and exits 0.
+# With OUT set, $OUT gets gpu.txt (what it prints) and check-gpu.log as
+# they are written (a run stopped from outside leaves what it reached),
+# and logs.tar.gz (every run's log and --log-json) at the end. Each
+# measured run is stopped after $STEP_SECS seconds (120), make check-gpu
+# after $CHECK_SECS (400). NCCL: where no libnccl.so.2 is on the loader's
+# path, the one in python3's nvidia-nccl package (PyTorch's) is named in
+# OWT_NCCL. Without a GPU (make bench on a CPU machine) it says so and
+# exits 0.
 set -u
 : "${OWT_SRC:=$(cd "$(dirname "$0")/../.." && pwd)}"
 cd "$OWT_SRC" || exit 3
@@ -34,7 +39,11 @@ SHAPE="--num-layers $LAYERS --hidden-size $HIDDEN --num-attention-heads $HEADS"
 PEAK_TFLOPS=${PEAK_TFLOPS:-989}
 PEAK_SOURCE=${PEAK_SOURCE:-"H200 SXM datasheet, dense BF16"}
 ITERS=${ITERS:-30}
+STEP_SECS=${STEP_SECS:-120}
+CHECK_SECS=${CHECK_SECS:-400}
 LOG=$(mktemp -d) || exit 3
+# where gpu.txt and check-gpu.log are written
+if [ -n "${OUT:-}" ]; then mkdir -p "$OUT" || exit 3; TXT=$OUT; else TXT=$LOG; fi
 
 main() {
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then
@@ -47,6 +56,11 @@ nvidia-smi -L
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader
 command -v nvcc >/dev/null && nvcc --version | tail -n 2
 echo "cpus $(nproc), $(uname -r)"
+if [ -z "${OWT_NCCL:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2'; then
+	n=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null)
+	[ -n "$n" ] && [ -f "$n" ] && OWT_NCCL=$n && export OWT_NCCL
+fi
+echo "nccl: ${OWT_NCCL:-libnccl.so.2 from the loader's path}"
 
 # The toolkit's own nvcc when there is one: CUDA_HOME (lib64: cudart,
 # cuBLAS) is taken from its path.
@@ -54,9 +68,9 @@ echo "cpus $(nproc), $(uname -r)"
 echo "nvcc: ${NVCC:-$(command -v nvcc)}"
 echo "== make check-gpu"
 t0=$(date +%s)
-make -j"$(nproc)" check-gpu >"$LOG/check-gpu.log" 2>&1
+timeout "$CHECK_SECS" make -j"$(nproc)" check-gpu >"$TXT/check-gpu.log" 2>&1
 rc=$?
-grep -E '^(ok|not ok)|^t/|Result|Bail|error' "$LOG/check-gpu.log" | grep -v '^ok' | tail -n 60
+grep -E '^(ok|not ok)|^t/|Result|Bail|error' "$TXT/check-gpu.log" | grep -v '^ok' | tail -n 60
 echo "make check-gpu: status $rc ($(($(date +%s) - t0)) s); full log in check-gpu.log"
 B=${GPU_BUILD:-$OWT_SRC/build-gpu}
 [ -x "$B/bin/gpt-train" ] || { echo "gpu.sh: no build-gpu/bin/gpt-train; stopping"; return; }
@@ -77,7 +91,7 @@ train() {
 	prec=$1
 	shift
 	f=$LOG/train-${TAG:-}$prec
-	gpt-train --device cuda --"$prec" --mock-data $SHAPE --seq-length "$SEQ" \
+	timeout "$STEP_SECS" gpt-train --device cuda --"$prec" --mock-data $SHAPE --seq-length "$SEQ" \
 	    --micro-batch-size "$MB" --train-iters "$ITERS" --log-interval 1 \
 	    --eval-iters 0 --lr-warmup-iters 1 --log-json "$f.json" \
 	    "$@" >"$f.log" 2>&1 || {
@@ -103,7 +117,7 @@ for prec in bf16 fp32; do
 	eval "tps_$prec=$tps"
 done
 if [ $torch = yes ]; then
-	"$py" contrib/oracle/gpt2-torch.py bench --cuda 1 --bf16 1 --layers "$LAYERS" \
+	timeout "$STEP_SECS" "$py" contrib/oracle/gpt2-torch.py bench --cuda 1 --bf16 1 --layers "$LAYERS" \
 	    --hidden "$HIDDEN" --heads "$HEADS" --seq "$SEQ" --batch "$MB" --steps 20 \
 	    >"$LOG/torch-train.log" 2>&1
 	t=$(sed -n 's/^tokens_per_s //p' "$LOG/torch-train.log")
@@ -119,7 +133,7 @@ OWT_CUDA_PROFILE=1 ITERS=6 TAG=profile- train bf16 >/dev/null
 sed -n 's/^gpt-train: cuda profile/cuda profile/p; s/^gpt-train:   /  /p' "$LOG/train-profile-bf16.log"
 
 echo "== gpt-sample, the same model (random weights), 256 new tokens"
-gpt-train --device cuda --fp32 --mock-data $SHAPE --train-iters 1 --eval-iters 0 \
+timeout "$STEP_SECS" gpt-train --device cuda --fp32 --mock-data $SHAPE --train-iters 1 --eval-iters 0 \
     --seq-length 64 --save "$LOG/ck" -q >/dev/null 2>&1 ||
     echo "could not save the 124M checkpoint"
 for i in 1 2 3 4 5 6 7 8; do echo "The meaning of life is number $i"; done >"$LOG/p8.txt"
@@ -128,7 +142,7 @@ for batch in 1 8; do
 	for mode in fp32 bf16 int8; do
 		flag=--$mode
 		[ $mode = int8 ] && flag=--int8
-		gpt-sample --load "$LOG/ck" --device cuda $flag --greedy \
+		timeout "$STEP_SECS" gpt-sample --load "$LOG/ck" --device cuda $flag --greedy \
 		    --micro-batch-size $batch --out-seq-length 256 \
 		    --sample-input-file "$LOG/p$batch.txt" >/dev/null \
 		    2>"$LOG/sample-$mode-$batch.log"
@@ -136,27 +150,23 @@ for batch in 1 8; do
 		echo "  batch $batch, $mode: ${r:-failed} tokens/s"
 	done
 	if [ $torch = yes ]; then
-		t=$("$py" contrib/oracle/gpt2-torch.py bench-sample --cuda 1 --batch $batch \
+		t=$(timeout "$STEP_SECS" "$py" contrib/oracle/gpt2-torch.py bench-sample --cuda 1 --batch $batch \
 		    --layers "$LAYERS" --hidden "$HIDDEN" --heads "$HEADS" \
 		    --tokens 256 2>&1 | sed -n 's/^tokens_per_s //p')
 		echo "  batch $batch, pytorch fp32 with a key/value cache: ${t:-failed} tokens/s"
 	fi
 done
 echo "== Hugging Face transformers reads the checkpoints (t/6004)"
-OWT_BUILD=$B OWT_SRC=$OWT_SRC OWT_DEVICE=cpu sh t/6004-gpt-hf.t 2>&1 | tail -n 8
+OWT_BUILD=$B OWT_SRC=$OWT_SRC OWT_DEVICE=cpu timeout "$STEP_SECS" sh t/6004-gpt-hf.t 2>&1 | tail -n 8
 echo "== done; make check-gpu status $rc"
 echo $rc >"$LOG/status"
 }
 
 echo 1 >"$LOG/status"
-main 2>&1 | tee "$LOG/gpu.txt"
+main 2>&1 | tee "$TXT/gpu.txt"
 # What comes back from the device run: at most 8 files under $OUT.
-if [ -n "${OUT:-}" ]; then
-	mkdir -p "$OUT"
-	cp "$LOG/gpu.txt" "$OUT/"
-	[ -f "$LOG/check-gpu.log" ] && cp "$LOG/check-gpu.log" "$OUT/"
-	(cd "$LOG" && tar czf "$OUT/logs.tar.gz" --exclude ck ./*.log ./*.json 2>/dev/null)
-fi
+[ -n "${OUT:-}" ] &&
+    (cd "$LOG" && tar czf "$OUT/logs.tar.gz" --exclude ck ./*.log ./*.json 2>/dev/null)
 status=$(cat "$LOG/status")
 rm -rf "$LOG"
 exit "$status"
