@@ -44,7 +44,14 @@ struct hftok {
 	char *pool;		/* the bytes of every token */
 	size_t *off;		/* id -> its bytes in pool */
 	uint32_t *len;		/* NONE: no token */
-	uint32_t *vh;		/* model vocab by bytes: ids, NONE empty */
+	/*
+	 * The model's vocabulary by bytes: an entry is the hash's top 24
+	 * bits, the length (255: 255 or more) and the id, 24, 8 and 32
+	 * bits, VH_EMPTY empty; a probe of an entry of other bytes mostly
+	 * ends there, reading neither len[] nor pool (two misses each in a
+	 * vocabulary of 128 K: a quarter of a Llama-3-style load's time).
+	 */
+	uint64_t *vh;
 	size_t vmask;
 	struct merge *mh;
 	size_t mmask;
@@ -154,18 +161,44 @@ raw:
 	return 0;
 }
 
+#define VH_EMPTY UINT64_MAX
+
+/* An entry's upper half for bytes of length n whose hash is x. */
+static inline uint32_t
+vh_tag(uint64_t x, size_t n)
+{
+	return (uint32_t)(x >> 40) << 8 | (uint32_t)(n < 255 ? n : 255);
+}
+
+/*
+ * The slot of bytes s[0..n) in vh: theirs, or the empty one they would
+ * take; *tag their entry's upper half.
+ */
+static size_t
+vocab_slot(const struct hftok *h, const char *s, size_t n, uint32_t *tagp)
+{
+	uint64_t x = owt_hash_bytes(s, n), v;
+	uint32_t tag = *tagp = vh_tag(x, n), id;
+	size_t i = x & h->vmask;
+
+	while ((v = h->vh[i]) != VH_EMPTY) {
+		id = (uint32_t)v;
+		if ((uint32_t)(v >> 32) == tag && h->len[id] == n &&
+		    memcmp(h->pool + h->off[id], s, n) == 0)
+			break;
+		i = (i + 1) & h->vmask;
+	}
+	return i;
+}
+
+/* The id of bytes s[0..n) in the model's vocabulary, or NONE. */
 static uint32_t
 vocab_find(const struct hftok *h, const char *s, size_t n)
 {
-	size_t i = owt_hash_bytes(s, n) & h->vmask;
-	uint32_t id;
+	uint32_t tag;
+	uint64_t v = h->vh[vocab_slot(h, s, n, &tag)];
 
-	while ((id = h->vh[i]) != NONE) {
-		if (h->len[id] == n && memcmp(h->pool + h->off[id], s, n) == 0)
-			return id;
-		i = (i + 1) & h->vmask;
-	}
-	return NONE;
+	return v == VH_EMPTY ? NONE : (uint32_t)v;
 }
 
 static const struct merge *
@@ -298,15 +331,12 @@ set_token(struct load *l, uint32_t id, const char *s, int *mapped)
 static void
 vocab_add(struct hftok *h, uint32_t id)
 {
-	size_t i = owt_hash_bytes(h->pool + h->off[id], h->len[id]) & h->vmask;
+	uint32_t tag;
+	size_t i = vocab_slot(h, h->pool + h->off[id], h->len[id], &tag);
 
-	while (h->vh[i] != NONE) {
-		if (h->len[h->vh[i]] == h->len[id] && memcmp(h->pool +
-		    h->off[h->vh[i]], h->pool + h->off[id], h->len[id]) == 0)
-			return;	/* the first id of these bytes stays */
-		i = (i + 1) & h->vmask;
-	}
-	h->vh[i] = id;
+	/* the first id of these bytes stays */
+	if (h->vh[i] == VH_EMPTY)
+		h->vh[i] = (uint64_t)tag << 32 | id;
 }
 
 /* The id of a token's text (by its bytes in ByteLevel's alphabet), or NONE. */
@@ -344,6 +374,7 @@ load_model(struct load *l, const struct json_val *m)
 	const struct json_val *vocab, *merges, *v;
 	const char *type = str_of(json_doc_get(m, "type"));
 	struct merge ring[MERGES_AHEAD];	/* the last merges, to insert */
+	uint8_t *bl;
 	size_t i, nm;
 	int mapped;
 	char where[64];
@@ -377,29 +408,30 @@ load_model(struct load *l, const struct json_val *m)
 	h->nmodel = (uint32_t)vocab->nkids;
 	h->vmask = pow2_above(vocab->nkids) - 1;
 	h->vh = xmalloc((h->vmask + 1) * sizeof *h->vh);
-	memset(h->vh, 0xff, (h->vmask + 1) * sizeof *h->vh);
+	memset(h->vh, 0xff, (h->vmask + 1) * sizeof *h->vh);	/* VH_EMPTY */
+	/* each entry's text in ByteLevel's alphabet or not */
+	bl = xmalloc(vocab->nkids ? vocab->nkids : 1);
 	for (i = 0; i < vocab->nkids; i++) {
 		uint32_t id;
 
 		if (id_of(&vocab->kids[i], &id) < 0) {
+			free(bl);
 			snprintf(where, sizeof where, "model.vocab[%zu]", i);
 			return malformed(l, where, "the id is not a whole "
 			    "number from 0 to 2^31-1");
 		}
 		set_token(l, id, vocab->kids[i].key, &mapped);
+		bl[i] = (uint8_t)mapped;
 	}
-	/* The pool is final for the vocabulary: hash it by bytes. */
+	/*
+	 * The pool is final for the vocabulary: hash it by bytes. Tokens
+	 * not in ByteLevel's alphabet never match a piece.
+	 */
 	h->pool = l->pool.p;
-	for (i = 0; i < vocab->nkids; i++) {
-		uint32_t id = (uint32_t)vocab->kids[i].num;
-		struct buf tmp = { 0 };
-
-		/* Tokens not in ByteLevel's alphabet never match a piece. */
-		if (bl_bytes(vocab->kids[i].key, strlen(vocab->kids[i].key),
-		    &tmp))
-			vocab_add(h, id);
-		buf_free(&tmp);
-	}
+	for (i = 0; i < vocab->nkids; i++)
+		if (bl[i])
+			vocab_add(h, (uint32_t)vocab->kids[i].num);
+	free(bl);
 	for (i = 0; i < 256; i++) {
 		char one = (char)i;
 
@@ -1072,6 +1104,17 @@ try_pair(struct hftok_state *s, size_t *nh, uint32_t pos)
  * The model on one piece: `tokenizers`' BPE (word.rs merge_all), the
  * listed pair of lowest rank merged first, leftmost among equals.
  */
+/* Entry c keeps piece p[0..n) (n <= CACHE_BYTES), its ids id[0..nids). */
+static void
+cache_put(struct cached *c, const unsigned char *p, size_t n,
+    const uint32_t *id, size_t nids)
+{
+	c->len = (uint8_t)n;
+	c->nids = (uint8_t)nids;
+	memcpy(c->bytes, p, n);
+	memcpy(c->ids, id, nids * sizeof *c->ids);
+}
+
 static void
 model_piece(struct hftok_state *s, const unsigned char *p, size_t n)
 {
@@ -1086,11 +1129,13 @@ model_piece(struct hftok_state *s, const unsigned char *p, size_t n)
 		push_id(s->out, h->byteid[p[0]]);
 		return;
 	}
-	if (h->ignore_merges && (id = vocab_find(h, (const char *)p, n)) !=
-	    NONE) {
-		push_id(s->out, id);
-		return;
-	}
+	/*
+	 * The cache first, pieces that are whole tokens (ignore_merges)
+	 * kept there too: its line holds the bytes and the ids, where the
+	 * vocabulary's probe waits for a slot, then for the token's length
+	 * and bytes elsewhere (a Llama-3-style tokenizer.json on 20 MB:
+	 * the probes 19% of the profile before, 12% after).
+	 */
 	if (n <= CACHE_BYTES) {
 		c = &s->cache[owt_hash_bytes((const char *)p, n) &
 		    (((size_t)1 << CACHE_BITS) - 1)];
@@ -1099,6 +1144,13 @@ model_piece(struct hftok_state *s, const unsigned char *p, size_t n)
 				push_id(s->out, c->ids[i]);
 			return;
 		}
+	}
+	if (h->ignore_merges && (id = vocab_find(h, (const char *)p, n)) !=
+	    NONE) {
+		push_id(s->out, id);
+		if (c != NULL)
+			cache_put(c, p, n, &id, 1);
+		return;
 	}
 	n0 = s->out->n;
 	if (n > s->cap) {
@@ -1137,12 +1189,8 @@ model_piece(struct hftok_state *s, const unsigned char *p, size_t n)
 	}
 	for (i = 0; i != NONE; i = s->next[i])
 		push_id(s->out, s->sym[i]);
-	if (c != NULL && s->out->n - n0 <= CACHE_IDS) {
-		c->len = (uint8_t)n;
-		c->nids = (uint8_t)(s->out->n - n0);
-		memcpy(c->bytes, p, n);
-		memcpy(c->ids, s->out->v + n0, c->nids * sizeof *c->ids);
-	}
+	if (c != NULL && s->out->n - n0 <= CACHE_IDS)
+		cache_put(c, p, n, s->out->v + n0, s->out->n - n0);
 }
 
 /* Pre-tokenizer step k and those after it, then the model, on p[0..n). */
