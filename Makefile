@@ -293,7 +293,9 @@ gpu-tests: $(BINS) $(CUDA_PLUGIN) $(SPM_PLUGIN) $(UNITS)
 demo: all $(B)/t/httpd
 	$(TEST_ENV) sh contrib/demo/run
 
-bench: all $(B)/bench/cputime
+# the benchmarks' timer, the HTTP server of the fetch benchmarks
+# (contrib/bench/lib.sh) and the training driver of gpt-train-dist.sh
+bench: all $(B)/bench/cputime $(B)/t/httpd $(B)/t/train-test
 	$(TEST_ENV) sh contrib/bench/run
 
 # libFuzzer targets contrib/fuzz/*.c (clang); FUZZ=NAME, FUZZ_TIME=seconds.

@@ -49,7 +49,7 @@ struct hftok {
 	 * bits, the length (255: 255 or more) and the id, 24, 8 and 32
 	 * bits, VH_EMPTY empty; a probe of an entry of other bytes mostly
 	 * ends there, reading neither len[] nor pool (two misses each in a
-	 * vocabulary of 128 K: a quarter of a Llama-3-style load's time).
+	 * vocabulary of 128 K; the probes were 14% of a Llama-3-style load).
 	 */
 	uint64_t *vh;
 	size_t vmask;
@@ -1100,10 +1100,6 @@ try_pair(struct hftok_state *s, size_t *nh, uint32_t pos)
 		heap_push(s->heap, nh, (struct heapent){ m->rank, pos, m->id });
 }
 
-/*
- * The model on one piece: `tokenizers`' BPE (word.rs merge_all), the
- * listed pair of lowest rank merged first, leftmost among equals.
- */
 /* Entry c keeps piece p[0..n) (n <= CACHE_BYTES), its ids id[0..nids). */
 static void
 cache_put(struct cached *c, const unsigned char *p, size_t n,
@@ -1115,6 +1111,10 @@ cache_put(struct cached *c, const unsigned char *p, size_t n,
 	memcpy(c->ids, id, nids * sizeof *c->ids);
 }
 
+/*
+ * The model on one piece: `tokenizers`' BPE (word.rs merge_all), the
+ * listed pair of lowest rank merged first, leftmost among equals.
+ */
 static void
 model_piece(struct hftok_state *s, const unsigned char *p, size_t n)
 {
