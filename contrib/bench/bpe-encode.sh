@@ -154,7 +154,9 @@ tiktoken_bench() {
 # PART=tiktoken-ab OLD=DIR (another build's folder, holding bin/): that
 # build's bpe-encode against this one's, one core, CPU seconds, alternating,
 # the median of TREPS (3): cl100k_base and o200k_base on the distinct set,
-# and GPT-2 (--append-eod) on the shared sample (REPS 5), peak RSS too.
+# and GPT-2 (--append-eod) on the shared sample (REPS 5), peak RSS too;
+# then the median of the pairs' old/new ratios and their range (the
+# host's spells: a pair's two runs see the same one).
 if [ "${PART:-all}" = tiktoken-ab ]; then
 	[ $ref = 1 ] && [ -x "${OLD:-}/bin/bpe-encode" ] || {
 		echo "tiktoken-ab: needs npm and OLD=another build"
@@ -175,6 +177,9 @@ if [ "${PART:-all}" = tiktoken-ab ]; then
 		done
 		cmp -s "$BW/o.tok" "$BW/n.tok" && same="same output" || same="outputs differ"
 		echo "  $label: old $(median "$BW/ao" 3) s, $(($(median "$BW/ao" 2) / 1024)) MB; new $(median "$BW/an" 3) s, $(($(median "$BW/an" 2) / 1024)) MB; old/new $(ratio "$(median "$BW/ao" 3)" "$(median "$BW/an" 3)")x ($same)"
+		run_ratios "$BW/ao" "$BW/an" | tr ' ' '\n' | sed '/^$/d' | sort -n |
+		    awk '{ v[NR] = $1 } END { printf "    the %d pairs: old/new %.3f (median), %.3f-%.3f\n",
+		    NR, NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, v[1], v[NR] }'
 	}
 	for e in cl100k_base o200k_base; do
 		NODE_PATH=$BW/node_modules node "$OWT_SRC/contrib/oracle/tiktoken-ranks.js" $e "$BW"
