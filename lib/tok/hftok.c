@@ -201,18 +201,23 @@ vocab_find(const struct hftok *h, const char *s, size_t n)
 	return v == VH_EMPTY ? NONE : (uint32_t)v;
 }
 
+/* The slot of pair key in mh: its merge's, or the empty one it would take. */
+static size_t
+merge_slot(const struct hftok *h, uint64_t key)
+{
+	size_t i = owt_hash_pair(key) & h->mmask;
+
+	while (h->mh[i].id != NONE && h->mh[i].key != key)
+		i = (i + 1) & h->mmask;
+	return i;
+}
+
 static const struct merge *
 merge_find(const struct hftok *h, uint32_t a, uint32_t b)
 {
-	uint64_t key = (uint64_t)a << 32 | b;
-	size_t i = owt_hash_pair(key) & h->mmask;
+	const struct merge *e = &h->mh[merge_slot(h, (uint64_t)a << 32 | b)];
 
-	while (h->mh[i].id != NONE) {
-		if (h->mh[i].key == key)
-			return &h->mh[i];
-		i = (i + 1) & h->mmask;
-	}
-	return NULL;
+	return e->id == NONE ? NULL : e;
 }
 
 static size_t
@@ -282,10 +287,8 @@ malformed(struct load *l, const char *part, const char *what)
 static void
 merge_put(struct hftok *h, const struct merge *m)
 {
-	size_t j = owt_hash_pair(m->key) & h->mmask;
+	size_t j = merge_slot(h, m->key);
 
-	while (h->mh[j].id != NONE && h->mh[j].key != m->key)
-		j = (j + 1) & h->mmask;
 	if (h->mh[j].id == NONE)
 		h->mh[j] = *m;
 }
