@@ -119,6 +119,8 @@ struct inst {
 	uint32_t set, x, y, min, max;
 	/* I_SPLIT: the first characters of x's matches and of y's, or NONE: any */
 	uint32_t fx, fy;
+	/* the first characters of the matches from here, or FIRST_ANY */
+	uint32_t first;
 	/* I_SPLIT: for an ASCII next character, ACT_X, ACT_Y or both */
 	uint8_t act[128];
 };
@@ -1397,7 +1399,7 @@ scan_compile(const char *pattern)
 	}
 	memo = xcalloc(sc->ncode, sizeof *memo);
 	for (pc = 0; pc < sc->ncode; pc++)
-		first(sc, (uint32_t)pc, memo);
+		sc->code[pc].first = first(sc, (uint32_t)pc, memo);
 	free(memo);
 	/* after first(), which knows I_RUN alone */
 	for (pc = 0; pc + 1 < sc->ncode; pc++)
@@ -1505,6 +1507,24 @@ run_end(const struct scan *sc, const struct scan_set *st,
 	}
 }
 
+/*
+ * Whether the way whose first characters are f (FIRST_ANY: any) can
+ * start with the character at pos, one that a run took (valid, in the
+ * plane).
+ */
+static inline int
+takes(const struct scan *sc, uint32_t f, const unsigned char *t, size_t len,
+    size_t pos)
+{
+	unsigned cl;
+
+	if (f == FIRST_ANY)
+		return 1;
+	if (t[pos] < 0x80)
+		return in_ascii(&sc->sets[f], t[pos]);
+	return scan_char(sc, t, len, pos, &cl) > 0 && in_set(&sc->sets[f], cl);
+}
+
 /* A backtrack point: resume at pc, pos, down to lo (or BT_SPLIT). */
 static inline void
 push_bt(struct pretok_state *s, uint32_t pc, size_t pos, size_t lo)
@@ -1527,7 +1547,7 @@ scan_run(const struct scan *sc, struct pretok_state *s,
 	const struct inst *in;
 	const struct scan_set *st;
 	struct bt *b;
-	uint32_t k;
+	uint32_t k, f;
 	unsigned u, cl;
 	int c;
 
@@ -1675,14 +1695,24 @@ fail:
 			s->nbt--;
 			continue;
 		}
-		/* a run gives back its last character */
-		pos = b->pos - 1;
-		while ((t[pos] & 0xc0) == 0x80)
-			pos--;
-		if (pos == b->lo)
-			s->nbt--;
-		else
+		/*
+		 * A run gives back its last character, and the characters
+		 * before it that the way after the run cannot take first
+		 * (which it would try and fail on at once: \s*[\r\n]+ on
+		 * a run of spaces gave them back one by one).
+		 */
+		f = sc->code[b->pc].first;
+		do {
+			pos = b->pos - 1;
+			while ((t[pos] & 0xc0) == 0x80)
+				pos--;
 			b->pos = pos;
+		} while (pos > b->lo && !takes(sc, f, t, len, pos));
+		if (pos == b->lo) {
+			s->nbt--;
+			if (!takes(sc, f, t, len, pos))
+				goto fail;
+		}
 	}
 give_up:
 	s->nbt = base;
