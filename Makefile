@@ -274,6 +274,11 @@ $(B)/bench/cputime: contrib/bench/cputime.c
 	@mkdir -p $(@D)
 	$(CC) $(OWT_CFLAGS) -o $@ $<
 
+# How much of its core a process gets now (the machine line of each bench).
+$(B)/bench/coreprobe: contrib/bench/coreprobe.c
+	@mkdir -p $(@D)
+	$(CC) $(OWT_CFLAGS) -o $@ $<
+
 TEST_ENV = PATH="$(CURDIR)/$(B)/bin:$$PATH" OWT_BUILD="$(CURDIR)/$(B)" \
 	OWT_SRC="$(CURDIR)" OWT_SHARED="$(SHARED)" LC_ALL=C.UTF-8 OWT_DEVICE=cpu \
 	ASAN_OPTIONS=abort_on_error=0:detect_leaks=1
@@ -293,9 +298,11 @@ gpu-tests: $(BINS) $(CUDA_PLUGIN) $(SPM_PLUGIN) $(UNITS)
 demo: all $(B)/t/httpd
 	$(TEST_ENV) sh contrib/demo/run
 
-# the benchmarks' timer, the HTTP server of the fetch benchmarks
-# (contrib/bench/lib.sh) and the training driver of gpt-train-dist.sh
-bench: all $(B)/bench/cputime $(B)/t/httpd $(B)/t/train-test
+# the benchmarks' timer and core probe, the HTTP server of the fetch
+# benchmarks (contrib/bench/lib.sh) and the training driver of
+# gpt-train-dist.sh
+bench: all $(B)/bench/cputime $(B)/bench/coreprobe $(B)/t/httpd \
+    $(B)/t/train-test
 	$(TEST_ENV) sh contrib/bench/run
 
 # libFuzzer targets contrib/fuzz/*.c (clang); FUZZ=NAME, FUZZ_TIME=seconds.

@@ -125,12 +125,16 @@ tiktoken_bench() {
 		tt="--tokenizer-type TikTokenizer --tokenizer-model $BW/$e.tiktoken"
 		tn=$(bpe-encode $tt "$1" 2>&1 >/dev/null | sed -n 's/.* documents, \([0-9]*\) tokens.*/\1/p')
 		: >"$BW/tb"; : >"$BW/tw"; : >"$BW/tn"
+		cores=""
 		for i in $(seq "$TREPS"); do
+			cores="$cores $(core_share)"
 			timed "$BW/tb" taskset -c 0 bpe-encode -q --workers 1 $tt "$1" >/dev/null
+			cores="$cores/$(core_share)"
 			taskset -c 0 env NODE_PATH="$BW/node_modules" node "$BW/ref-tt.js" wasm $e "$1" "$BW/c"
 			echo "0 0 $(cut -d' ' -f2 "$BW/c")" >>"$BW/tw"
 			cw=$(cut -d' ' -f1 "$BW/c")
 			[ $e = cl100k_base ] || continue
+			cores="$cores/$(core_share)"
 			taskset -c 0 env NODE_PATH="$BW/node_modules" node "$BW/ref-tt.js" node $e "$1" "$BW/c"
 			echo "0 0 $(cut -d' ' -f2 "$BW/c")" >>"$BW/tn"
 			cn=$(cut -d' ' -f1 "$BW/c")
@@ -146,6 +150,9 @@ tiktoken_bench() {
 		[ $e = cl100k_base ] &&
 		    each="$each; tiktoken-node$(run_ratios "$BW/tn" "$BW/tb")"
 		echo "    each run, in order: $each"
+		# the share of the core before bpe-encode, WASM (and
+		# tiktoken-node) in each run: a low one, a shared core
+		echo "    coreprobe's chains at once before each:$cores"
 		n=$(cut -d' ' -f1 "$BW/c")
 		[ "$n" = "$tn" ] && echo "    token counts agree: $tn" ||
 		    echo "    TOKEN COUNTS DIFFER: bpe-encode $tn, the reference $n"

@@ -8,6 +8,9 @@
 #                      redirections), append "seconds maxrss_kb" to OUT
 # median FILE COL      the median of column COL (1 = seconds, 2 = KB)
 # ratio A B            A/B with two decimals
+# core_share           coreprobe's chains at once on core 0 now ("-" where
+#                      it is not built): a run beside a busy hyperthread
+#                      twin gets a smaller share (contrib/bench/coreprobe.c)
 # torch_ref            the PyTorch reference: py (its python), ref=yes or
 #                      no, THREADS (2); installs python3-torch and
 #                      OpenBLAS's OpenMP build for it where it can
@@ -22,6 +25,14 @@ if [ -x "${OWT_BUILD:-}/bench/cputime" ]; then
 else
 	cputime() { /usr/bin/time -f '%e %M %U %S' "$@"; }
 fi
+
+core_share() {
+	if [ -x "${OWT_BUILD:-}/bench/coreprobe" ]; then
+		taskset -c 0 "$OWT_BUILD/bench/coreprobe" | cut -d' ' -f1
+	else
+		echo -
+	fi
+}
 
 measure() {
 	out=$1
