@@ -6,22 +6,21 @@
 
 /*
  * usage: coreprobe [ITERATIONS]
- * Prints "SHARE T8 T1": T8 the nanoseconds an iteration of eight
+ * Prints "PAR T8 T1": T8 the nanoseconds an iteration of eight
  * independent chains of shifts, adds and xors takes, T1 the same of one
- * chain, and SHARE = 4 * T1 / T8, the throughput the eight chains get
- * against one chain's latency, scaled so that a free core of the build
- * machine reads about 1.0 (a figure to compare within one host).
+ * chain, and PAR = 8 * T1 / T8, how many of the eight chains the core
+ * runs at once (a figure to compare within one host).
  *
  * Why: the build machine is a virtual one whose core is a hyperthread;
  * when the other thread of the same physical core is busy (another
- * guest), code that issues several instructions a cycle (bpe-encode, at
+ * guest's), code that issues several instructions a cycle (bpe-encode,
  * about 2 a cycle) slows by half while one dependent chain does not. On
- * 6 December 2026 the eight chains took 4.3-4.7 ns an iteration in some
- * minutes and 7.2-7.5 ns in others, one chain 1.07-1.15 ns throughout,
- * and bpe-encode's cl100k_base run 0.40-0.42 s against 0.60-0.62 s with
- * them (contrib/bench/RESULTS.md, twelfth slice). The benchmarks print
- * SHARE beside each run so that a run made on a shared core is seen as
- * one. ITERATIONS (20000000) sets the length: about 0.1 s each.
+ * 6 December 2026 PAR read about 4.0 on a free core and 2.3-3.4 beside a
+ * busy twin, T1 1.1-1.3 ns throughout, and bpe-encode's cl100k_base run
+ * took 0.34-0.41 s against up to 0.65 s with them (RESULTS.md, twelfth
+ * slice). The benchmarks print PAR beside their runs so that a run made
+ * on a shared core is seen as one. ITERATIONS (20000000) sets the
+ * length: about 0.1 s.
  */
 #define STEP(v) ((v) = ((v) + ((v) << 3)) ^ ((v) >> 5))
 
