@@ -165,6 +165,13 @@ struct scan {
 	uint8_t haspair[SCAN_CLASSES];
 	/* entry[], with START_RUN where it is a run that may end the match */
 	uint32_t start[SCAN_CLASSES];
+	/*
+	 * Where a match whose first two characters are ASCII bytes a and b
+	 * goes: start[] and pair[] made one, apath[a << 7 | b] = pc with
+	 * START_RUN, and PAIR_TOOK where it is at b (16 K entries: no class
+	 * of either looked up, no product). NULL with pair.
+	 */
+	uint16_t *apath;
 };
 /* a start (pc) or pair (pc + 1) at an I_STAR or I_PLUS that may end a match */
 #define START_RUN 0x8000u
@@ -1073,6 +1080,7 @@ scan_free(struct scan *sc)
 	free(sc->sets);
 	free(sc->code);
 	free(sc->pair);
+	free(sc->apath);
 	free(sc);
 }
 
@@ -1442,6 +1450,15 @@ scan_compile(const char *pattern)
 				    (last_run(sc, at) ? START_RUN : 0));
 				sc->haspair[two[0]] = 1;
 			}
+		sc->apath = xcalloc(128 * 128, sizeof *sc->apath);
+		for (c = 0; c < 128 * 128; c++) {
+			unsigned a = sc->cls[c >> 7], b = sc->cls[c & 127];
+			uint16_t f = sc->pair[a * sc->ncls + b];
+
+			sc->apath[c] = f != 0 ? (uint16_t)(((f & ~(START_RUN |
+			    PAIR_TOOK)) - 1) | (f & (START_RUN | PAIR_TOOK))) :
+			    (uint16_t)sc->start[a];
+		}
 	}
 	return sc;
 }
@@ -1982,16 +1999,23 @@ scan_piece(const struct scan *sc, struct pretok_state *s,
 	uint16_t f;
 	int n;
 
-	if ((n = scan_char(sc, t, len, at, &cl)) <= 0)
-		return SCAN_GIVE_UP;
-	pc = sc->start[cl];
-	/* a sure way to a run for the first two: start there */
-	if (sc->haspair[cl] && scan_char(sc, t, len, at + (size_t)n, &cl2) > 0 &&
-	    (f = sc->pair[cl * sc->ncls + cl2]) != 0) {
-		pc = (((uint32_t)f & ~(START_RUN | PAIR_TOOK)) - 1) |
-		    (f & START_RUN);
-		if (f & PAIR_TOOK)
-			pos = at + (size_t)n;
+	if (sc->apath != NULL && at + 1 < len && (t[at] | t[at + 1]) < 0x80) {
+		f = sc->apath[t[at] << 7 | t[at + 1]];
+		pc = f & ~PAIR_TOOK;
+		pos = at + (f >> 14 & 1);	/* PAIR_TOOK */
+	} else {
+		if ((n = scan_char(sc, t, len, at, &cl)) <= 0)
+			return SCAN_GIVE_UP;
+		pc = sc->start[cl];
+		/* a sure way to a run for the first two: start there */
+		if (sc->haspair[cl] &&
+		    scan_char(sc, t, len, at + (size_t)n, &cl2) > 0 &&
+		    (f = sc->pair[cl * sc->ncls + cl2]) != 0) {
+			pc = (((uint32_t)f & ~(START_RUN | PAIR_TOOK)) - 1) |
+			    (f & START_RUN);
+			if (f & PAIR_TOOK)
+				pos = at + (size_t)n;
+		}
 	}
 	/* a run that ends the match, without the machine */
 	if (pc & START_RUN) {
