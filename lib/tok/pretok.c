@@ -1370,6 +1370,44 @@ run_done(struct scan *sc, uint32_t pc)
 		}
 }
 
+/*
+ * Where the machine may start a match whose first two characters are of
+ * classes c[0] and c[1], from pc (entry[c[0]]): past each I_SPLIT whose
+ * first way surely fails with them (pair_search: 0), and past what
+ * entry() passes. The machine comes there with nothing taken and no way
+ * left to try before it (each of those ways failed and gave back all it
+ * had pushed), so that it may as well start there.
+ */
+static uint32_t
+pair_entry(const struct scan *sc, uint32_t pc, const unsigned *c)
+{
+	const struct inst *in;
+	size_t steps;
+	uint32_t to;
+	int x, y;
+
+	for (steps = 0; steps < sc->ncode; steps++) {
+		in = &sc->code[pc];
+		if (in->op == I_JMP) {
+			pc = in->x;
+			continue;
+		}
+		if ((in->op == I_OPT || in->op == I_STAR || (in->op == I_RUN &&
+		    in->min == 0)) && !in_set(&sc->sets[in->set], c[0])) {
+			pc++;
+			continue;
+		}
+		if (in->op != I_SPLIT)
+			break;
+		x = in->fx == FIRST_ANY || in_set(&sc->sets[in->fx], c[0]);
+		y = in->fy == FIRST_ANY || in_set(&sc->sets[in->fy], c[0]);
+		if (x && y && pair_search(sc, in->x, 0, c, 0, &to, 0) != 0)
+			break;
+		pc = x && !y ? in->x : in->y;
+	}
+	return pc;
+}
+
 /* Whether pc is a run that may end the match (pretok_next's to take alone). */
 static int
 last_run(const struct scan *sc, uint32_t pc)
@@ -1442,8 +1480,12 @@ scan_compile(const char *pattern)
 		for (two[0] = 0; two[0] < sc->ncls; two[0]++)
 			for (two[1] = 0; two[1] < sc->ncls; two[1]++) {
 				if (pair_search(sc, sc->entry[two[0]], 0, two, 0,
-				    &to, 0) != 1)
-					continue;
+				    &to, 0) != 1) {
+					/* no sure run: past what surely fails */
+					to = pair_entry(sc, sc->entry[two[0]], two);
+					if (to == sc->entry[two[0]])
+						continue;
+				}
 				at = to & ~PAIR_TOOK;
 				sc->pair[two[0] * sc->ncls + two[1]] =
 				    (uint16_t)((at + 1) | (to & PAIR_TOOK) |
