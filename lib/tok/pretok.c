@@ -115,6 +115,8 @@ struct inst {
 	 */
 	uint8_t done_end;
 	uint8_t ends;		/* any of them */
+	/* I_LOOK: its body is one I_SET, tested here (no call of the machine) */
+	uint8_t one;
 	uint64_t done[SCAN_CLASSES / 64];
 	uint32_t set, x, y, min, max;
 	/* I_SPLIT: the first characters of x's matches and of y's, or NONE: any */
@@ -1007,6 +1009,8 @@ gen(struct scan *sc, const struct node *n)
 			return -1;
 		emit(sc, I_LEND);
 		sc->code[l].x = (uint32_t)sc->ncode;
+		sc->code[l].one = sc->code[l].x == l + 3 &&
+		    sc->code[l + 1].op == I_SET;
 		return 0;
 	case N_ALT:
 		for (k = 0; k < n->nkid; k++) {
@@ -1728,6 +1732,16 @@ scan_run(const struct scan *sc, struct pretok_state *s,
 			pc = in->x;
 			continue;
 		case I_LOOK:
+			if (in->one) {
+				/* (?!\S): the next character's set alone */
+				if ((c = scan_char(sc, t, len, pos, &cl)) < 0)
+					goto give_up;
+				if ((c > 0 && in_set(&sc->sets[sc->code[pc + 1].set],
+				    cl)) == in->neg)
+					goto fail;
+				pc = in->x;
+				continue;
+			}
 			r = scan_run(sc, s, t, len, pc + 1, pos, SCAN_FAIL);
 			if (r == SCAN_GIVE_UP)
 				goto give_up;
