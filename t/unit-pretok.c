@@ -139,6 +139,38 @@ check_every(const char *pattern, const char *what)
 }
 
 /*
+ * The scanner against PCRE2 alone on the texts t[] (NULL last), those
+ * where a shortcut of the machine's would go wrong that random texts
+ * seldom make.
+ */
+static void
+check_texts(const char *pattern, const char *const *t, const char *what)
+{
+	char err[OWT_ERRSIZE];
+	struct pretok *p;
+	struct pretok_state *a, *b;
+	size_t i, at, na, nb, bad = 0;
+	int code;
+
+	if ((p = pretok_compile(pattern, err, sizeof err, &code)) == NULL) {
+		OK(0, "%s: %s", what, err);
+		return;
+	}
+	a = pretok_state_new(p);
+	b = pretok_state_new(p);
+	for (i = 0; t[i] != NULL; i++)
+		if (!same_pieces(p, a, b, t[i], strlen(t[i]), &at, &na, &nb) &&
+		    bad++ == 0)
+			printf("# %s: '%s' at %zu: %zu, PCRE2 %zu\n", what, t[i],
+			    at, na, nb);
+	OK(bad == 0, "%s: the scanner's pieces are PCRE2's (%zu texts, %zu "
+	    "differ)", what, i, bad);
+	pretok_state_free(a);
+	pretok_state_free(b);
+	pretok_free(p);
+}
+
+/*
  * The scanner (pretok.c) against PCRE2 alone: the same pieces of n random
  * texts made of characters that the patterns tell apart (ASCII, two- and
  * three-byte letters, marks, digits and white space that the scanner
@@ -276,6 +308,31 @@ main(void)
 	check_scanner("(?:a|ab|'s)+(?=\\s)|(?:\\p{L}\\p{N}?){2,4}|(?i:SK)+|"
 	    "\\p{N}{2}|(?:\\p{N}\\s?)*\\p{N}|(?!\\p{N})\\S+|\\s|.", 1,
 	    "groups repeated and counted, lookahead, (?i)");
+	/*
+	 * a run given back at once to what the way after it can start with
+	 * (+ and * before a subset, at the text's end too), a lookahead of
+	 * one character, ways that fail on the first two characters
+	 */
+	check_scanner("\\p{L}+s\\p{N}|\\p{L}*[kK]\\p{N}|\\s+[\\r\\n]|\\s*\\n\\s|"
+	    "[^\\s\\p{L}]+(?=\\s)|\\S|\\s+(?!\\p{N})|\\s", 1,
+	    "runs given back to what follows them, one-character lookaheads");
+	check_scanner("\\s+\\p{L}+|'\\p{L}+s\\p{N}|\\s|\\S", 1,
+	    "a run given back where its first character must stay, or where "
+	    "PCRE2 must look");
+	{
+		/* a + run of one character before what cannot follow it; a
+		 * run before a character of four bytes (PCRE2's to judge) */
+		static const char *const t[] = { "'s1", "x's1 a", "''s9",
+		    "'ks1", "  \xf0\x90\x97\x80", " \xf0\x90\x97\x80s",
+		    "a \xf0\x9e\x97\x91 b", "  \xff", " \xe4\xb8", NULL };
+
+		check_texts("\\s+\\p{L}+|'\\p{L}+s\\p{N}|\\s|\\S", t,
+		    "a run given back where its first character must stay, "
+		    "or where PCRE2 must look (chosen texts)");
+	}
+	check_scanner("'s\\p{L}|\\s\\p{N}+|\\s[.,]|\\s+\\p{L}+|\\s*[\\r\\n]+|"
+	    "\\s+(?!\\S)|\\s+|\\S+", 1,
+	    "ways that fail on the first two characters passed");
 
 	OK(pretok_compile("(a", err, sizeof err, &code) == NULL &&
 	    code == XUSAGE, "a bad pattern is refused (exit class 2)");

@@ -1588,6 +1588,25 @@ takes(const struct scan *sc, uint32_t f, const unsigned char *t, size_t len,
 	return scan_char(sc, t, len, pos, &cl) > 0 && in_set(&sc->sets[f], cl);
 }
 
+/*
+ * Whether the way whose first characters are f surely cannot start at
+ * pos: the end of the text, or a character of the plane not in f (not
+ * for invalid UTF-8 or a character beyond the plane, which the machine
+ * leaves to PCRE2).
+ */
+static inline int
+cannot_start(const struct scan *sc, uint32_t f, const unsigned char *t,
+    size_t len, size_t pos)
+{
+	unsigned cl;
+
+	if (pos >= len)
+		return 1;
+	if (t[pos] < 0x80)
+		return !in_ascii(&sc->sets[f], t[pos]);
+	return scan_char(sc, t, len, pos, &cl) > 0 && !in_set(&sc->sets[f], cl);
+}
+
 /* A backtrack point: resume at pc, pos, down to lo (or BT_SPLIT). */
 static inline void
 push_bt(struct pretok_state *s, uint32_t pc, size_t pos, size_t lo)
@@ -1653,6 +1672,22 @@ scan_run(const struct scan *sc, struct pretok_state *s,
 			}
 			/* the end of the first character, for +'s backtrack */
 			pmin = in->op == I_STAR ? pos : pos + bmp_len(t[pos]);
+			/*
+			 * The way after the run cannot start at its end (\s*
+			 * then [\r\n]+ before a word): given back at once to
+			 * the last character it can start with, or failed.
+			 */
+			f = sc->code[pc + 1].first;
+			if (f != FIRST_ANY && cannot_start(sc, f, t, len, p))
+				for (;;) {
+					if (p == pmin)
+						goto fail;
+					p--;
+					while ((t[p] & 0xc0) == 0x80)
+						p--;
+					if (takes(sc, f, t, len, p))
+						break;
+				}
 			if (p > pmin)
 				push_bt(s, pc + 1, p, pmin);
 			pos = p;
