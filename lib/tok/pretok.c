@@ -1158,42 +1158,6 @@ first(struct scan *sc, uint32_t pc, uint32_t *memo)
 }
 
 /*
- * The pc that a match whose first character is of class c reaches from
- * pc 0 without a choice: past each I_SPLIT of which one branch alone can
- * take c (scan_run's own tests), each I_JMP, and each optional run that
- * cannot take c (which scan_run passes taking nothing, pushing nothing).
- */
-static uint32_t
-entry(const struct scan *sc, unsigned c)
-{
-	const struct inst *in;
-	uint32_t pc = 0;
-	size_t steps;
-	int x, y;
-
-	for (steps = 0; steps < sc->ncode; steps++) {
-		in = &sc->code[pc];
-		if (in->op == I_JMP) {
-			pc = in->x;
-			continue;
-		}
-		if ((in->op == I_OPT || in->op == I_STAR || (in->op == I_RUN &&
-		    in->min == 0)) && !in_set(&sc->sets[in->set], c)) {
-			pc++;
-			continue;
-		}
-		if (in->op != I_SPLIT)
-			break;
-		x = in->fx == FIRST_ANY || in_set(&sc->sets[in->fx], c);
-		y = in->fy == FIRST_ANY || in_set(&sc->sets[in->fy], c);
-		if (x && y)
-			break;
-		pc = x ? in->x : in->y;
-	}
-	return pc;
-}
-
-/*
  * Whether a match surely ends from pc: a path to I_MATCH that takes no
  * character and looks at none (a lookahead could fail), which the
  * machine tries before it gives up the backtrack points from before pc.
@@ -1375,15 +1339,17 @@ run_done(struct scan *sc, uint32_t pc)
 }
 
 /*
- * Where the machine may start a match whose first two characters are of
- * classes c[0] and c[1], from pc (entry[c[0]]): past each I_SPLIT whose
- * first way surely fails with them (pair_search: 0), and past what
- * entry() passes. The machine comes there with nothing taken and no way
- * left to try before it (each of those ways failed and gave back all it
- * had pushed), so that it may as well start there.
+ * Where the machine may start a match from pc, its first character of
+ * class c[0] (and with two, its second of c[1]): past each I_JMP, each
+ * optional run that cannot take c[0] (which scan_run passes taking
+ * nothing, pushing nothing), and each I_SPLIT of which one way alone can
+ * take c[0] (scan_run's own tests) or, with two, whose first way surely
+ * fails with both (pair_search: 0). The machine comes there with nothing
+ * taken and no way left to try before it (each way passed failed and
+ * gave back all it had pushed), so that it may as well start there.
  */
 static uint32_t
-pair_entry(const struct scan *sc, uint32_t pc, const unsigned *c)
+entry_of(const struct scan *sc, uint32_t pc, const unsigned *c, int two)
 {
 	const struct inst *in;
 	size_t steps;
@@ -1405,7 +1371,7 @@ pair_entry(const struct scan *sc, uint32_t pc, const unsigned *c)
 			break;
 		x = in->fx == FIRST_ANY || in_set(&sc->sets[in->fx], c[0]);
 		y = in->fy == FIRST_ANY || in_set(&sc->sets[in->fy], c[0]);
-		if (x && y && pair_search(sc, in->x, 0, c, 0, &to, 0) != 0)
+		if (x && y && (!two || pair_search(sc, in->x, 0, c, 0, &to, 0) != 0))
 			break;
 		pc = x && !y ? in->x : in->y;
 	}
@@ -1464,7 +1430,7 @@ scan_compile(const char *pattern)
 		if (sc->code[pc].op == I_STAR || sc->code[pc].op == I_PLUS)
 			run_done(sc, (uint32_t)pc);
 	for (c = 0; c < SCAN_CLASSES; c++) {
-		sc->entry[c] = entry(sc, c);
+		sc->entry[c] = entry_of(sc, 0, &c, 0);
 		sc->start[c] = sc->entry[c] | (last_run(sc, sc->entry[c]) ?
 		    START_RUN : 0);
 	}
@@ -1486,7 +1452,7 @@ scan_compile(const char *pattern)
 				if (pair_search(sc, sc->entry[two[0]], 0, two, 0,
 				    &to, 0) != 1) {
 					/* no sure run: past what surely fails */
-					to = pair_entry(sc, sc->entry[two[0]], two);
+					to = entry_of(sc, sc->entry[two[0]], two, 1);
 					if (to == sc->entry[two[0]])
 						continue;
 				}
