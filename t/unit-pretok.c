@@ -171,42 +171,84 @@ check_texts(const char *pattern, const char *const *t, const char *what)
 }
 
 /*
- * The scanner (pretok.c) against PCRE2 alone: the same pieces of n random
- * texts made of characters that the patterns tell apart (ASCII, two- and
- * three-byte letters, marks, digits and white space that the scanner
- * takes: CJK, Hangul, kana, fullwidth digits, Devanagari, the code points
- * that Unicode 15 and 16 added to \p{L} and \p{M} in the plane; four-
- * byte ones it leaves to PCRE2: emoji, Unicode 16's new letters beyond
- * the plane; the Kelvin sign and long s that (?i) matches to k and s;
- * invalid UTF-8: a stray byte, a surrogate, an overlong form, a
- * character cut short).
+ * The characters of the random texts: those that the patterns tell apart
+ * (ASCII, two- and three-byte letters, marks, digits and white space that
+ * the scanner takes: CJK, Hangul, kana, fullwidth digits, Devanagari, the
+ * code points that Unicode 15 and 16 added to \p{L} and \p{M} in the
+ * plane; four-byte ones it leaves to PCRE2: emoji, Unicode 16's new
+ * letters beyond the plane; the Kelvin sign and long s that (?i) matches
+ * to k and s; invalid UTF-8: a stray byte, a surrogate, an overlong
+ * form, a character cut short).
  */
+static const char *const ch[] = {
+	"a", "b", "Z", "s", "S", "t", "k", "K", "'", " ", " ", " ", "\t",
+	"\r", "\n", "1", "9", "0", ".", ",", "/", "-", "_", "\xc3\xa9",
+	"\xc3\x89", "\xc5\xbf", "\xe2\x84\xaa", "\xe4\xb8\xad",
+	"\xc2\x85", "\xc2\xa0", "\xd9\xa3", "\xcc\x81", "\xd0\xb6",
+	"\xe2\x80\x83", "\xf0\x9f\x98\x80", "\xff", "\xc2\xaa",
+	"\xca\xb0", "\xc7\x85",
+	"\xe4\xb8\x80", "\xe6\x96\x87", "\xed\x95\x9c",
+	"\xea\xb8\x80", "\xe3\x81\x82", "\xe3\x82\xab",
+	"\xe3\x80\x80", "\xe3\x80\x82", "\xef\xbc\x91",
+	"\xe0\xa4\x95", "\xe0\xa4\xbf", "\xe2\x80\xa8",
+	"\xef\xbb\xbf", "\xe2\x80\x8b", "\xe1\xb2\x89",
+	"\xea\x9f\x8b", "\xea\x9f\x9b", "\xe0\xa2\x97",
+	"\xe0\xb3\xb3", "\xe2\x85\xa0", "\xe2\x80\x99",
+	"\xf0\x90\x97\x80", "\xf0\x9e\x97\x91", "\xed\xa0\x80",
+	"\xe0\x80\xaf", "\xe4\xb8", "\xe4", "\xc3",
+};
+
+/* A number below n from the generator *r (a linear congruence). */
+static unsigned
+pick(unsigned *r, unsigned n)
+{
+	*r = *r * 1103515245 + 12345;
+	return (*r >> 16) % n;
+}
+
+/* A random text of 1 to 24 of ch[]'s characters into t[256]: its length. */
+static size_t
+random_text(unsigned *r, char *t)
+{
+	size_t len = 0, k;
+	const char *c;
+
+	for (k = pick(r, 24) + 1; k > 0; k--) {
+		c = ch[pick(r, sizeof ch / sizeof *ch)];
+		memcpy(t + len, c, strlen(c));
+		len += strlen(c);
+	}
+	return len;
+}
+
+/*
+ * The scanner (pretok.c) against PCRE2 alone: the same pieces of ntext
+ * random texts; the number that differ (the first said).
+ */
+static size_t
+random_texts(struct pretok *p, const char *pattern, size_t ntext, unsigned r)
+{
+	struct pretok_state *a = pretok_state_new(p), *b = pretok_state_new(p);
+	char t[256];
+	size_t i, len, at, na, nb, bad = 0;
+
+	for (i = 0; i < ntext; i++) {
+		len = random_text(&r, t);
+		if (!same_pieces(p, a, b, t, len, &at, &na, &nb) && bad++ == 0)
+			printf("# /%s/: '%.*s' at %zu: %zu, PCRE2 %zu\n", pattern,
+			    (int)len, t, at, na, nb);
+	}
+	pretok_state_free(a);
+	pretok_state_free(b);
+	return bad;
+}
+
 static void
 check_scanner(const char *pattern, int has, const char *what)
 {
-	static const char *const ch[] = {
-		"a", "b", "Z", "s", "S", "t", "k", "K", "'", " ", " ", " ", "\t",
-		"\r", "\n", "1", "9", "0", ".", ",", "/", "-", "_", "\xc3\xa9",
-		"\xc3\x89", "\xc5\xbf", "\xe2\x84\xaa", "\xe4\xb8\xad",
-		"\xc2\x85", "\xc2\xa0", "\xd9\xa3", "\xcc\x81", "\xd0\xb6",
-		"\xe2\x80\x83", "\xf0\x9f\x98\x80", "\xff", "\xc2\xaa",
-		"\xca\xb0", "\xc7\x85",
-		"\xe4\xb8\x80", "\xe6\x96\x87", "\xed\x95\x9c",
-		"\xea\xb8\x80", "\xe3\x81\x82", "\xe3\x82\xab",
-		"\xe3\x80\x80", "\xe3\x80\x82", "\xef\xbc\x91",
-		"\xe0\xa4\x95", "\xe0\xa4\xbf", "\xe2\x80\xa8",
-		"\xef\xbb\xbf", "\xe2\x80\x8b", "\xe1\xb2\x89",
-		"\xea\x9f\x8b", "\xea\x9f\x9b", "\xe0\xa2\x97",
-		"\xe0\xb3\xb3", "\xe2\x85\xa0", "\xe2\x80\x99",
-		"\xf0\x90\x97\x80", "\xf0\x9e\x97\x91", "\xed\xa0\x80",
-		"\xe0\x80\xaf", "\xe4\xb8", "\xe4", "\xc3",
-	};
-	char err[OWT_ERRSIZE], t[256];
+	char err[OWT_ERRSIZE];
 	struct pretok *p;
-	struct pretok_state *a, *b;
-	size_t i, k, len, at, na, nb, bad = 0;
 	int code;
-	unsigned r = 12345;
 
 	if ((p = pretok_compile(pattern, err, sizeof err, &code)) == NULL) {
 		OK(0, "%s: %s", what, err);
@@ -214,27 +256,70 @@ check_scanner(const char *pattern, int has, const char *what)
 	}
 	OK(pretok_has_scanner(p) == has, "%s: %s", what, has ?
 	    "the scanner takes the pattern" : "no scanner: PCRE2 alone");
-	a = pretok_state_new(p);
-	b = pretok_state_new(p);
-	for (i = 0; i < 30000; i++) {
-		r = r * 1103515245 + 12345;
-		for (len = 0, k = (r >> 16) % 24 + 1; k > 0; k--) {
-			const char *c;
-
-			r = r * 1103515245 + 12345;
-			c = ch[(r >> 16) % (sizeof ch / sizeof *ch)];
-			memcpy(t + len, c, strlen(c));
-			len += strlen(c);
-		}
-		if (!same_pieces(p, a, b, t, len, &at, &na, &nb) && bad++ == 0)
-			printf("# %s: '%.*s' at %zu: %zu, PCRE2 %zu\n", what,
-			    (int)len, t, at, na, nb);
-	}
-	OK(bad == 0, "%s: the scanner's pieces are PCRE2's (30000 texts, %zu "
-	    "differ)", what, bad);
-	pretok_state_free(a);
-	pretok_state_free(b);
+	OK(random_texts(p, pattern, 30000, 12345) == 0, "%s: the scanner's "
+	    "pieces are PCRE2's (30000 random texts)", what);
 	pretok_free(p);
+}
+
+/*
+ * Patterns made at random of what the machine takes: 2 to 7 ways of 1
+ * to 3 atoms (classes, characters; ?, *, +, {1,3}, {2}), a lookahead or
+ * a (?i:) group of such among them, and \s|\S last. Its shortcuts
+ * (sure runs, pair_search, entry_of, a run given back, a lookahead of
+ * one character) are worked out from each pattern, and a tokenizer.json
+ * may bring any: npat of them, ntext random texts each.
+ */
+static void
+random_ways(unsigned *r, char *pat, int depth)
+{
+	static const char *const atom[] = { "\\p{L}", "\\p{N}", "\\s", "\\S",
+		"[\\r\\n]", "[^\\s\\p{L}\\p{N}]", "[^\\r\\n\\p{L}\\p{N}]", "'",
+		"s", "t", "a", "k", "\\.", ",", " ", "\\n", "[kK]", "\\p{Lu}",
+		"\\p{Ll}", "\\p{M}" };
+	static const char *const quant[] = { "", "", "", "?", "*", "+", "+",
+		"{1,3}", "{2}" };
+	unsigned k, n = pick(r, 3) + 1;
+
+	while (n-- > 0) {
+		k = pick(r, 10);
+		if (k < 2 && depth == 0) {
+			strcat(pat, k == 0 ? (pick(r, 2) ? "(?=" : "(?!") : "(?i:");
+			random_ways(r, pat, 1);
+			strcat(pat, ")");
+			continue;
+		}
+		strcat(pat, atom[pick(r, sizeof atom / sizeof *atom)]);
+		strcat(pat, quant[pick(r, sizeof quant / sizeof *quant)]);
+	}
+}
+
+static void
+check_random_patterns(int npat, size_t ntext)
+{
+	char err[OWT_ERRSIZE], pat[2048];
+	struct pretok *p;
+	int i, j, ways, code, scanned = 0, bad = 0;
+	unsigned r = 4242;
+
+	for (i = 0; i < npat; i++) {
+		pat[0] = '\0';
+		for (j = 0, ways = (int)pick(&r, 6) + 2; j < ways; j++) {
+			if (j > 0)
+				strcat(pat, "|");
+			random_ways(&r, pat, 0);
+		}
+		strcat(pat, "|\\s|\\S");
+		if ((p = pretok_compile(pat, err, sizeof err, &code)) == NULL)
+			continue;
+		if (pretok_has_scanner(p)) {
+			scanned++;
+			bad += random_texts(p, pat, ntext, (unsigned)i) != 0;
+		}
+		pretok_free(p);
+	}
+	OK(scanned > npat / 2 && bad == 0, "%d random patterns, %d with a "
+	    "scanner: its pieces are PCRE2's on %zu random texts each (%d "
+	    "patterns differ)", npat, scanned, ntext, bad);
 }
 
 int
@@ -333,6 +418,8 @@ main(void)
 	check_scanner("'s\\p{L}|\\s\\p{N}+|\\s[.,]|\\s+\\p{L}+|\\s*[\\r\\n]+|"
 	    "\\s+(?!\\S)|\\s+|\\S+", 1,
 	    "ways that fail on the first two characters passed");
+
+	check_random_patterns(300, 1000);
 
 	OK(pretok_compile("(a", err, sizeof err, &code) == NULL &&
 	    code == XUSAGE, "a bad pattern is refused (exit class 2)");
