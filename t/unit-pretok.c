@@ -243,6 +243,7 @@ random_texts(struct pretok *p, const char *pattern, size_t ntext, unsigned r)
 	return bad;
 }
 
+/* The pattern has a scanner (has) or not, and 30000 random texts cut alike. */
 static void
 check_scanner(const char *pattern, int has, const char *what)
 {
