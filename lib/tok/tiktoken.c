@@ -1424,14 +1424,12 @@ cut_ahead(struct tiktoken_state *s, const char *text, size_t len, size_t at,
 	q->at = at;
 	q->n = pretok_next(s->split, text, len, at);
 	q->h = 0;
-	if (q->n > 1) {
+	/* two bytes: the pair table's, hashed only where it has none */
+	if (q->n > 2) {
 		q->h = owt_hash_bytes(text + at, q->n);
-		if (q->n > 2) {
-			__builtin_prefetch(&s->t->slot[q->h & s->t->mask]);
-			if (q->n <= CACHE_LEN)
-				__builtin_prefetch(&s->cache[q->h &
-				    s->cache_mask]);
-		}
+		__builtin_prefetch(&s->t->slot[q->h & s->t->mask]);
+		if (q->n <= CACHE_LEN)
+			__builtin_prefetch(&s->cache[q->h & s->cache_mask]);
 	}
 	return at + q->n;
 }
@@ -1534,6 +1532,8 @@ tiktoken_encode(struct tiktoken_state *s, const char *text, size_t len,
 				KEEP(l, text + at, n, out->v + from, out->n - from);
 			continue;
 		}
+		if (n == 2)
+			h = owt_hash_bytes(text + at, n);
 		c = &s->cache[h & s->cache_mask];
 		if (n == 2 && c->len == n && same(c->b, text + at, n)) {
 			put_ids(out, c->id, c->n);
