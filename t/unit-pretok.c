@@ -139,38 +139,6 @@ check_every(const char *pattern, const char *what)
 }
 
 /*
- * The scanner against PCRE2 alone on the texts t[] (NULL last), those
- * where a shortcut of the machine's would go wrong that random texts
- * seldom make.
- */
-static void
-check_texts(const char *pattern, const char *const *t, const char *what)
-{
-	char err[OWT_ERRSIZE];
-	struct pretok *p;
-	struct pretok_state *a, *b;
-	size_t i, at, na, nb, bad = 0;
-	int code;
-
-	if ((p = pretok_compile(pattern, err, sizeof err, &code)) == NULL) {
-		OK(0, "%s: %s", what, err);
-		return;
-	}
-	a = pretok_state_new(p);
-	b = pretok_state_new(p);
-	for (i = 0; t[i] != NULL; i++)
-		if (!same_pieces(p, a, b, t[i], strlen(t[i]), &at, &na, &nb) &&
-		    bad++ == 0)
-			printf("# %s: '%s' at %zu: %zu, PCRE2 %zu\n", what, t[i],
-			    at, na, nb);
-	OK(bad == 0, "%s: the scanner's pieces are PCRE2's (%zu texts, %zu "
-	    "differ)", what, i, bad);
-	pretok_state_free(a);
-	pretok_state_free(b);
-	pretok_free(p);
-}
-
-/*
  * The characters of the random texts: those that the patterns tell apart
  * (ASCII, two- and three-byte letters, marks, digits and white space that
  * the scanner takes: CJK, Hangul, kana, fullwidth digits, Devanagari, the
@@ -223,17 +191,23 @@ random_text(unsigned *r, char *t)
 
 /*
  * The scanner (pretok.c) against PCRE2 alone: the same pieces of ntext
- * random texts; the number that differ (the first said).
+ * texts, the chosen ones (NULL last) or, where chosen is NULL, random
+ * ones from r; the number that differ (the first said).
  */
 static size_t
-random_texts(struct pretok *p, const char *pattern, size_t ntext, unsigned r)
+texts_differ(struct pretok *p, const char *pattern,
+    const char *const *chosen, size_t ntext, unsigned r)
 {
 	struct pretok_state *a = pretok_state_new(p), *b = pretok_state_new(p);
-	char t[256];
+	char buf[256];
+	const char *t;
 	size_t i, len, at, na, nb, bad = 0;
 
-	for (i = 0; i < ntext; i++) {
-		len = random_text(&r, t);
+	for (i = 0; chosen != NULL ? chosen[i] != NULL : i < ntext; i++) {
+		if (chosen != NULL)
+			len = strlen(t = chosen[i]);
+		else
+			len = random_text(&r, buf), t = buf;
 		if (!same_pieces(p, a, b, t, len, &at, &na, &nb) && bad++ == 0)
 			printf("# /%s/: '%.*s' at %zu: %zu, PCRE2 %zu\n", pattern,
 			    (int)len, t, at, na, nb);
@@ -241,6 +215,27 @@ random_texts(struct pretok *p, const char *pattern, size_t ntext, unsigned r)
 	pretok_state_free(a);
 	pretok_state_free(b);
 	return bad;
+}
+
+/*
+ * The scanner against PCRE2 alone on the texts t[] (NULL last), those
+ * where a shortcut of the machine's would go wrong that random texts
+ * seldom make.
+ */
+static void
+check_texts(const char *pattern, const char *const *t, const char *what)
+{
+	char err[OWT_ERRSIZE];
+	struct pretok *p;
+	int code;
+
+	if ((p = pretok_compile(pattern, err, sizeof err, &code)) == NULL) {
+		OK(0, "%s: %s", what, err);
+		return;
+	}
+	OK(texts_differ(p, pattern, t, 0, 0) == 0, "%s: the scanner's pieces "
+	    "are PCRE2's", what);
+	pretok_free(p);
 }
 
 /* The pattern has a scanner (has) or not, and 30000 random texts cut alike. */
@@ -257,7 +252,7 @@ check_scanner(const char *pattern, int has, const char *what)
 	}
 	OK(pretok_has_scanner(p) == has, "%s: %s", what, has ?
 	    "the scanner takes the pattern" : "no scanner: PCRE2 alone");
-	OK(random_texts(p, pattern, 30000, 12345) == 0, "%s: the scanner's "
+	OK(texts_differ(p, pattern, NULL, 30000, 12345) == 0, "%s: the scanner's "
 	    "pieces are PCRE2's (30000 random texts)", what);
 	pretok_free(p);
 }
@@ -314,7 +309,7 @@ check_random_patterns(int npat, size_t ntext)
 			continue;
 		if (pretok_has_scanner(p)) {
 			scanned++;
-			bad += random_texts(p, pat, ntext, (unsigned)i) != 0;
+			bad += texts_differ(p, pat, NULL, ntext, (unsigned)i) != 0;
 		}
 		pretok_free(p);
 	}

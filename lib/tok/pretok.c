@@ -1537,6 +1537,24 @@ run_end(const struct scan *sc, const struct scan_set *st,
 }
 
 /*
+ * Whether the character at pos (< len) is in set f: 1 or 0; -1 where the
+ * machine cannot tell (invalid UTF-8, a character beyond the plane: it
+ * leaves those to PCRE2).
+ */
+static inline int
+char_in(const struct scan *sc, uint32_t f, const unsigned char *t,
+    size_t len, size_t pos)
+{
+	unsigned cl;
+
+	if (t[pos] < 0x80)
+		return in_ascii(&sc->sets[f], t[pos]);
+	if (scan_char(sc, t, len, pos, &cl) <= 0)
+		return -1;
+	return in_set(&sc->sets[f], cl);
+}
+
+/*
  * Whether the way whose first characters are f (FIRST_ANY: any) can
  * start with the character at pos, one that a run took (valid, in the
  * plane).
@@ -1545,32 +1563,35 @@ static inline int
 takes(const struct scan *sc, uint32_t f, const unsigned char *t, size_t len,
     size_t pos)
 {
-	unsigned cl;
-
-	if (f == FIRST_ANY)
-		return 1;
-	if (t[pos] < 0x80)
-		return in_ascii(&sc->sets[f], t[pos]);
-	return scan_char(sc, t, len, pos, &cl) > 0 && in_set(&sc->sets[f], cl);
+	return f == FIRST_ANY || char_in(sc, f, t, len, pos) == 1;
 }
 
 /*
  * Whether the way whose first characters are f surely cannot start at
- * pos: the end of the text, or a character of the plane not in f (not
- * for invalid UTF-8 or a character beyond the plane, which the machine
- * leaves to PCRE2).
+ * pos: the end of the text, or a character of the plane not in f.
  */
 static inline int
 cannot_start(const struct scan *sc, uint32_t f, const unsigned char *t,
     size_t len, size_t pos)
 {
-	unsigned cl;
+	return pos >= len || char_in(sc, f, t, len, pos) == 0;
+}
 
-	if (pos >= len)
-		return 1;
-	if (t[pos] < 0x80)
-		return !in_ascii(&sc->sets[f], t[pos]);
-	return scan_char(sc, t, len, pos, &cl) > 0 && !in_set(&sc->sets[f], cl);
+/*
+ * A run of [lo, p) given back: the start of its last character before p
+ * that the way after it (first characters f) can start with, or lo,
+ * which the caller tries.
+ */
+static inline size_t
+give_back(const struct scan *sc, uint32_t f, const unsigned char *t,
+    size_t len, size_t p, size_t lo)
+{
+	do {
+		p--;
+		while ((t[p] & 0xc0) == 0x80)
+			p--;
+	} while (p > lo && !takes(sc, f, t, len, p));
+	return p;
 }
 
 /* A backtrack point: resume at pc, pos, down to lo (or BT_SPLIT). */
@@ -1644,16 +1665,13 @@ scan_run(const struct scan *sc, struct pretok_state *s,
 			 * the last character it can start with, or failed.
 			 */
 			f = sc->code[pc + 1].first;
-			if (f != FIRST_ANY && cannot_start(sc, f, t, len, p))
-				for (;;) {
-					if (p == pmin)
-						goto fail;
-					p--;
-					while ((t[p] & 0xc0) == 0x80)
-						p--;
-					if (takes(sc, f, t, len, p))
-						break;
-				}
+			if (f != FIRST_ANY && cannot_start(sc, f, t, len, p)) {
+				if (p == pmin)
+					goto fail;
+				p = give_back(sc, f, t, len, p, pmin);
+				if (p == pmin && !takes(sc, f, t, len, p))
+					goto fail;
+			}
 			if (p > pmin)
 				push_bt(s, pc + 1, p, pmin);
 			pos = p;
@@ -1776,12 +1794,7 @@ fail:
 		 * a run of spaces gave them back one by one).
 		 */
 		f = sc->code[b->pc].first;
-		do {
-			pos = b->pos - 1;
-			while ((t[pos] & 0xc0) == 0x80)
-				pos--;
-			b->pos = pos;
-		} while (pos > b->lo && !takes(sc, f, t, len, pos));
+		b->pos = pos = give_back(sc, f, t, len, b->pos, b->lo);
 		if (pos == b->lo) {
 			s->nbt--;
 			if (!takes(sc, f, t, len, pos))
