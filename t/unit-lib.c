@@ -42,6 +42,144 @@ test_utf8(void)
 		    "utf8_valid case %zu: valid prefix %zu", i, v[i].valid);
 }
 
+/*
+ * A reference of another make: s[0..n)'s longest valid prefix by
+ * decoding each character and testing its code point (RFC 3629's
+ * ranges), where utf8_valid tests byte ranges.
+ */
+static size_t
+ref_valid(const unsigned char *s, size_t n)
+{
+	static const uint32_t least[5] = { 0, 0, 0x80, 0x800, 0x10000 };
+	size_t i = 0, len, k;
+	uint32_t cp;
+
+	while (i < n) {
+		if (s[i] < 0x80) {
+			i++;
+			continue;
+		}
+		len = s[i] >= 0xf0 && s[i] < 0xf8 ? 4 : s[i] >= 0xe0 &&
+		    s[i] < 0xf0 ? 3 : s[i] >= 0xc0 && s[i] < 0xe0 ? 2 : 0;
+		if (len == 0 || i + len > n)
+			return i;
+		cp = s[i] & (0x7f >> len);
+		for (k = 1; k < len; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				return i;
+			cp = cp << 6 | (s[i + k] & 0x3f);
+		}
+		if (cp < least[len] || cp > 0x10ffff ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return i;
+		i += len;
+	}
+	return n;
+}
+
+/* Code point cp as UTF-8 (its encoded form, overlong or not, in len bytes) at o. */
+static size_t
+put_cp(unsigned char *o, uint32_t cp, size_t len)
+{
+	size_t k;
+
+	if (len == 1) {
+		o[0] = (unsigned char)cp;
+		return 1;
+	}
+	for (k = len - 1; k > 0; k--, cp >>= 6)
+		o[k] = (unsigned char)(0x80 | (cp & 0x3f));
+	o[0] = (unsigned char)((0xff00 >> len) | cp);
+	return len;
+}
+
+/*
+ * utf8_valid on random text against ref_valid: characters of each
+ * length near the ranges' edges, in runs across 16-byte blocks (ASCII
+ * from a fifth of them to nearly all, whole blocks of it), and now
+ * and then a fault (an overlong form, a surrogate, above U+10FFFF, a
+ * stray or missing continuation byte, a byte no character starts with)
+ * or a random byte, at every place in a block.
+ */
+static void
+test_utf8_random(void)
+{
+	static const uint32_t edge[][2] = {
+		{ 0x20, 0x7f }, { 0x80, 0x7ff }, { 0x800, 0xd7ff },
+		{ 0xe000, 0xffff }, { 0x10000, 0x10ffff },
+	};
+	unsigned char b[300];
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	size_t i, n, want, got, nbad = 0, bad = (size_t)-1, e, len;
+	uint32_t lo, hi, cp;
+
+#define RND() (x ^= x << 13, x ^= x >> 7, x ^= x << 17)
+	for (i = 0; i < 200000 && bad == (size_t)-1; i++) {
+		size_t target = RND() % 260, faults = RND() % 4 == 0 ? 0 :
+		    1 + RND() % 2;
+		/* the share of ASCII, in percent: some texts in long runs */
+		unsigned ascii = (unsigned[]){ 20, 60, 90, 98 }[RND() % 4];
+
+		for (n = 0; n < target;) {
+			e = RND() % 100 < ascii ? 0 : 1 + RND() % 4;
+			lo = edge[e][0];
+			hi = edge[e][1];
+			/* the ranges' ends often, else anywhere in them */
+			cp = RND() % 4 == 0 ? lo + (uint32_t)(RND() % 3) :
+			    RND() % 4 == 0 ? hi - (uint32_t)(RND() % 3) :
+			    lo + (uint32_t)(RND() % (hi - lo + 1));
+			len = e == 0 ? 1 : e == 1 ? 2 : e == 4 ? 4 : 3;
+			if (faults > 0 && RND() % 40 == 0) {
+				faults--;
+				switch (RND() % 7) {
+				case 0:		/* overlong */
+					len = len < 4 ? len + 1 : 4;
+					if (len == 2)
+						cp &= 0x7f;
+					break;
+				case 1:		/* a surrogate */
+					cp = 0xd800 + (uint32_t)(RND() % 0x800);
+					len = 3;
+					break;
+				case 2:		/* above U+10FFFF */
+					cp = 0x110000 + (uint32_t)(RND() %
+					    0xeffff);
+					len = 4;
+					break;
+				case 3:		/* a continuation byte alone */
+					b[n++] = (unsigned char)(0x80 +
+					    RND() % 64);
+					continue;
+				case 4:		/* a character cut short */
+					if (len > 1) {
+						n += put_cp(b + n, cp, len) -
+						    1 - RND() % (len - 1);
+						continue;
+					}
+					break;
+				case 5:		/* no character starts so */
+					b[n++] = (unsigned char)(0xf5 +
+					    RND() % 11);
+					continue;
+				default:	/* any byte */
+					b[n++] = (unsigned char)RND();
+					continue;
+				}
+			}
+			n += put_cp(b + n, cp, len);
+		}
+		want = ref_valid(b, n);
+		got = utf8_valid((const char *)b, n);
+		nbad += want < n;
+		if (got != want)
+			bad = i;
+	}
+#undef RND
+	OK(bad == (size_t)-1, "utf8_valid: 200000 random texts as a "
+	    "reference decoder says (first differing: %zd)", (ssize_t)bad);
+	OK(nbad > 50000 && nbad < 190000, "of them %zu not valid", nbad);
+}
+
 static void
 test_lines(const char *dir)
 {
@@ -1007,6 +1145,7 @@ main(void)
 		return 3;
 	setvbuf(stdout, NULL, _IOLBF, 0);	/* whole lines before a watchdog */
 	test_utf8();
+	test_utf8_random();
 	test_lines(dir);
 	test_tok(dir);
 	test_shuffle(dir);
