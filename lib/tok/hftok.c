@@ -1115,6 +1115,65 @@ cache_put(struct cached *c, const unsigned char *p, size_t n,
 }
 
 /*
+ * The merges of parts sym[0..m) (m <= SHORT) without the heap: the
+ * listed pair of lowest rank found by a scan, leftmost among equals (the
+ * heap's order, model_piece's), the parts after it moved down; the
+ * parts left. The first pairs' table slots are asked of memory before
+ * any is read (the table is megabytes: their misses overlap).
+ */
+#define SHORT 32
+static size_t
+merge_short(const struct hftok *h, uint32_t *sym, size_t m)
+{
+	uint32_t rank[SHORT], id[SHORT], r;
+	const struct merge *e;
+	size_t i, best;
+
+	for (i = 0; i + 1 < m; i++)
+		__builtin_prefetch(&h->mh[owt_hash_pair((uint64_t)sym[i] << 32 |
+		    sym[i + 1]) & h->mmask]);
+	for (i = 0; i + 1 < m; i++) {
+		e = merge_find(h, sym[i], sym[i + 1]);
+		rank[i] = e != NULL ? e->rank : NONE;
+		id[i] = e != NULL ? e->id : NONE;
+	}
+	while (m > 1) {
+		r = NONE;
+		best = 0;
+		for (i = 0; i + 1 < m; i++)
+			if (rank[i] < r) {
+				r = rank[i];
+				best = i;
+			}
+		if (r == NONE)
+			break;
+		/* part best takes in the next: pair best + 1 goes */
+		sym[best] = id[best];
+		m--;
+		memmove(&sym[best + 1], &sym[best + 2],
+		    (m - best - 1) * sizeof *sym);
+		if (m > best + 2) {
+			memmove(&rank[best + 1], &rank[best + 2],
+			    (m - best - 2) * sizeof *rank);
+			memmove(&id[best + 1], &id[best + 2],
+			    (m - best - 2) * sizeof *id);
+		}
+		/* the pairs either side of it, anew */
+		if (best + 1 < m) {
+			e = merge_find(h, sym[best], sym[best + 1]);
+			rank[best] = e != NULL ? e->rank : NONE;
+			id[best] = e != NULL ? e->id : NONE;
+		}
+		if (best > 0) {
+			e = merge_find(h, sym[best - 1], sym[best]);
+			rank[best - 1] = e != NULL ? e->rank : NONE;
+			id[best - 1] = e != NULL ? e->id : NONE;
+		}
+	}
+	return m;
+}
+
+/*
  * The model on one piece: `tokenizers`' BPE (word.rs merge_all), the
  * listed pair of lowest rank merged first, leftmost among equals.
  */
@@ -1156,6 +1215,19 @@ model_piece(struct hftok_state *s, const unsigned char *p, size_t n)
 		return;
 	}
 	n0 = s->out->n;
+	if (n <= SHORT) {
+		uint32_t sym[SHORT];
+		size_t m;
+
+		for (i = 0, m = 0; i < n; m++)
+			i += chars_part(h->chars, h->byteid, p, n, i, &sym[m]);
+		m = merge_short(h, sym, m);
+		for (i = 0; i < m; i++)
+			push_id(s->out, sym[i]);
+		if (c != NULL && m <= CACHE_IDS)
+			cache_put(c, p, n, sym, m);
+		return;
+	}
 	if (n > s->cap) {
 		s->cap = n;
 		s->sym = xrealloc(s->sym, n * sizeof *s->sym);
