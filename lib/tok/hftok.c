@@ -55,6 +55,14 @@ struct hftok {
 	size_t vmask;
 	struct merge *mh;
 	size_t mmask;
+	/*
+	 * A bit a hash of the listed pairs (8 a merge, one hash): most
+	 * pairs a piece asks for are not listed, and the bit answers them
+	 * without a probe of the table (4 MB for a Llama-3-style file,
+	 * where a miss walked several slots).
+	 */
+	uint64_t *mfilter;
+	int mfshift;
 	struct chars *chars;	/* taken whole before the merges */
 	uint32_t byteid[256];
 	int ignore_merges, nfc;
@@ -212,11 +220,24 @@ merge_slot(const struct hftok *h, uint64_t key)
 	return i;
 }
 
+/* Whether a pair whose owt_hash_pair() is x may be listed (its filter bit). */
+static inline int
+merge_maybe(const struct hftok *h, uint64_t x)
+{
+	uint64_t b = x >> h->mfshift;
+
+	return (int)(h->mfilter[b >> 6] >> (b & 63) & 1);
+}
+
 static const struct merge *
 merge_find(const struct hftok *h, uint32_t a, uint32_t b)
 {
-	const struct merge *e = &h->mh[merge_slot(h, (uint64_t)a << 32 | b)];
+	uint64_t key = (uint64_t)a << 32 | b;
+	const struct merge *e;
 
+	if (!merge_maybe(h, owt_hash_pair(key)))
+		return NULL;
+	e = &h->mh[merge_slot(h, key)];
 	return e->id == NONE ? NULL : e;
 }
 
@@ -288,9 +309,11 @@ static void
 merge_put(struct hftok *h, const struct merge *m)
 {
 	size_t j = merge_slot(h, m->key);
+	uint64_t b = owt_hash_pair(m->key) >> h->mfshift;
 
 	if (h->mh[j].id == NONE)
 		h->mh[j] = *m;
+	h->mfilter[b >> 6] |= 1ull << (b & 63);
 }
 
 /*
@@ -378,7 +401,7 @@ load_model(struct load *l, const struct json_val *m)
 	const char *type = str_of(json_doc_get(m, "type"));
 	struct merge ring[MERGES_AHEAD];	/* the last merges, to insert */
 	uint8_t *bl;
-	size_t i, nm;
+	size_t i, nm, nbit;
 	int mapped;
 	char where[64];
 
@@ -449,6 +472,9 @@ load_model(struct load *l, const struct json_val *m)
 	h->mmask = pow2_above(nm) - 1;
 	h->mh = xmalloc((h->mmask + 1) * sizeof *h->mh);
 	memset(h->mh, 0xff, (h->mmask + 1) * sizeof *h->mh);
+	for (nbit = 64, h->mfshift = 64 - 6; nbit < 8 * nm; nbit *= 2)
+		h->mfshift--;
+	h->mfilter = xcalloc(nbit / 64, sizeof *h->mfilter);
 	for (i = 0; i < nm; i++) {
 		const struct json_val *e = &merges->kids[i];
 		const char *a, *b;
@@ -996,6 +1022,7 @@ hftok_free(struct hftok *h)
 	free(h->len);
 	free(h->vh);
 	free(h->mh);
+	free(h->mfilter);
 	chars_free(h->chars);
 	free(h);
 }
