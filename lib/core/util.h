@@ -197,6 +197,37 @@ owt_hash_bytes(const void *s, size_t n)
 	return h ^ (h >> 32);
 }
 
+/*
+ * Whether a[0..n) and b[0..n) are the same bytes: for the short strings
+ * of the tokenizers' lookups, two loads a side (overlapping) rather than
+ * a call of memcmp.
+ */
+static inline int
+owt_same_bytes(const char *a, const char *b, size_t n)
+{
+	uint64_t w[4];
+	uint32_t h[4];
+
+	if (n > 16)
+		return memcmp(a, b, n) == 0;
+	if (n >= 8) {
+		memcpy(&w[0], a, 8);
+		memcpy(&w[1], b, 8);
+		memcpy(&w[2], a + n - 8, 8);
+		memcpy(&w[3], b + n - 8, 8);
+		return ((w[0] ^ w[1]) | (w[2] ^ w[3])) == 0;
+	}
+	if (n >= 4) {
+		memcpy(&h[0], a, 4);
+		memcpy(&h[1], b, 4);
+		memcpy(&h[2], a + n - 4, 4);
+		memcpy(&h[3], b + n - 4, 4);
+		return ((h[0] ^ h[1]) | (h[2] ^ h[3])) == 0;
+	}
+	return n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] &&
+	    a[n - 1] == b[n - 1]);
+}
+
 /* A pair of 32-bit ids, a << 32 | b, mixed for a table's low bits. */
 static inline uint64_t
 owt_hash_pair(uint64_t key)

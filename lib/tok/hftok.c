@@ -192,7 +192,7 @@ vocab_slot(const struct hftok *h, const char *s, size_t n, uint32_t *tagp)
 	while ((v = h->vh[i]) != VH_EMPTY) {
 		id = (uint32_t)v;
 		if ((uint32_t)(v >> 32) == tag && h->len[id] == n &&
-		    memcmp(h->pool + h->off[id], s, n) == 0)
+		    owt_same_bytes(h->pool + h->off[id], s, n))
 			break;
 		i = (i + 1) & h->vmask;
 	}
@@ -1228,7 +1228,8 @@ model_piece(struct hftok_state *s, const unsigned char *p, size_t n)
 	if (n <= CACHE_BYTES) {
 		c = &s->cache[owt_hash_bytes((const char *)p, n) &
 		    (((size_t)1 << CACHE_BITS) - 1)];
-		if (c->len == n && memcmp(c->bytes, p, n) == 0) {
+		if (c->len == n && owt_same_bytes(c->bytes, (const char *)p,
+		    n)) {
 			for (i = 0; i < c->nids; i++)
 				push_id(s->out, c->ids[i]);
 			return;

@@ -210,41 +210,10 @@ tiktoken_check_name(const struct opt *o, const char *arg, char *err,
 
 
 /*
- * Whether a[0..n) and b[0..n) are the same bytes: for the short strings
- * of a lookup, two loads a side (overlapping) rather than a call of
- * memcmp.
- */
-static inline int
-same(const char *a, const char *b, size_t n)
-{
-	uint64_t w[4];
-	uint32_t h[4];
-
-	if (n > 16)
-		return memcmp(a, b, n) == 0;
-	if (n >= 8) {
-		memcpy(&w[0], a, 8);
-		memcpy(&w[1], b, 8);
-		memcpy(&w[2], a + n - 8, 8);
-		memcpy(&w[3], b + n - 8, 8);
-		return ((w[0] ^ w[1]) | (w[2] ^ w[3])) == 0;
-	}
-	if (n >= 4) {
-		memcpy(&h[0], a, 4);
-		memcpy(&h[1], b, 4);
-		memcpy(&h[2], a + n - 4, 4);
-		memcpy(&h[3], b + n - 4, 4);
-		return ((h[0] ^ h[1]) | (h[2] ^ h[3])) == 0;
-	}
-	return n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] &&
-	    a[n - 1] == b[n - 1]);
-}
-
-/*
  * Whether a piece cache entry's bytes e[0..n) are text's t[0..n), where
  * 16 bytes may be read at both (e has 30, t has room: the caller knows):
  * for n <= 16 one compare of 16 bytes, the first n of its answer, with no
- * branch on n (same()'s three were mispredicted: 2-3% of the time).
+ * branch on n (owt_same_bytes()'s three were mispredicted: 2-3% of the time).
  */
 static inline int
 same16(const char *e, const char *t, size_t n)
@@ -259,7 +228,7 @@ same16(const char *e, const char *t, size_t n)
 		return (~eq & ((1u << n) - 1)) == 0;
 	}
 #endif
-	return same(e, t, n);
+	return owt_same_bytes(e, t, n);
 }
 
 /* The rank of bytes p[0..n), whose owt_hash_bytes() is h, or NONE. */
@@ -277,7 +246,7 @@ lookup_hashed(const struct tiktoken *t, const char *p, size_t n, uint64_t h)
 		if ((hi & t->tagmask) != tag || (uint32_t)v >> 24 != len)
 			continue;
 		r = ((uint32_t)v & 0xffffff) - 1;
-		if (len < 255 ? same(t->blob + (hi & t->omask), p, n) :
+		if (len < 255 ? owt_same_bytes(t->blob + (hi & t->omask), p, n) :
 		    t->off[r + 1] - t->off[r] == n &&
 		    memcmp(t->blob + t->off[r], p, n) == 0)
 			return r;
@@ -1493,7 +1462,7 @@ tiktoken_encode(struct tiktoken_state *s, const char *text, size_t len,
 			c = &s->cache[h & s->cache_mask];
 			if (c->len == n && (at + 16 <= len ?
 			    same16(c->b, text + at, n) :
-			    same(c->b, text + at, n))) {
+			    owt_same_bytes(c->b, text + at, n))) {
 				/*
 				 * The entry's ids copied whole where there is
 				 * room, only n of them counted: no loop whose
@@ -1535,7 +1504,7 @@ tiktoken_encode(struct tiktoken_state *s, const char *text, size_t len,
 		if (n == 2)
 			h = owt_hash_bytes(text + at, n);
 		c = &s->cache[h & s->cache_mask];
-		if (n == 2 && c->len == n && same(c->b, text + at, n)) {
+		if (n == 2 && c->len == n && owt_same_bytes(c->b, text + at, n)) {
 			put_ids(out, c->id, c->n);
 			continue;
 		}
