@@ -343,6 +343,33 @@ test_doc(void)
 	    "doc: absent keys and non-objects give NULL");
 	json_doc_free(v);
 
+	{
+		/* whole numbers read without strtod, the rest by it: the same */
+		static const char *const num[] = { "0", "-0", "7", "-42",
+		    "100256", "123456789012345", "-999999999999999",
+		    "1234567890123456", "18446744073709551617", "1.5", "-2e3",
+		    "0.1", "1E-2" };
+		char d[512];
+		size_t k, bad = 0, at = 1;
+
+		d[0] = '[';
+		for (k = 0; k < sizeof num / sizeof *num; k++)
+			at += (size_t)snprintf(d + at, sizeof d - at, "%s%s",
+			    k ? "," : "", num[k]);
+		snprintf(d + at, sizeof d - at, "]");
+		v = json_doc_parse(d, strlen(d), err, sizeof err, &code);
+		for (k = 0; v != NULL && k < v->nkids; k++) {
+			double want = strtod(num[k], NULL);
+
+			if (v->kids[k].num != want ||
+			    signbit(v->kids[k].num) != signbit(want))
+				bad++;
+		}
+		OK(v != NULL && v->nkids == sizeof num / sizeof *num && bad == 0,
+		    "doc: numbers as strtod reads them (-0 too; %zu differ)", bad);
+		json_doc_free(v);
+	}
+
 	v = json_doc_parse("[7]xyz", 3, err, sizeof err, &code);
 	OK(v != NULL && v->type == JV_ARRAY && v->kids[0].num == 7,
 	    "doc: only len bytes are read (no NUL needed)");

@@ -143,6 +143,28 @@ cp_at(const unsigned char *s, size_t k)
 }
 
 /*
+ * The byte of ByteLevel's character at s[i] (i < n), its length in *k;
+ * -1 where it is none of the alphabet's (all below U+0144: one or two
+ * bytes of UTF-8) or not UTF-8.
+ */
+static inline int
+bl_byte(const unsigned char *s, size_t n, size_t i, size_t *k)
+{
+	unsigned cp;
+
+	if (s[i] < 0x80) {
+		*k = 1;
+		return cp_byte[s[i]];
+	}
+	if (s[i] < 0xc2 || s[i] >= 0xe0 || i + 1 >= n ||
+	    (s[i + 1] & 0xc0) != 0x80)
+		return -1;
+	*k = 2;
+	cp = (s[i] & 0x1fu) << 6 | (s[i + 1] & 0x3fu);
+	return cp < 324 ? cp_byte[cp] : -1;
+}
+
+/*
  * ByteLevel's decoding of a token's text s: its characters mapped back
  * to bytes, into out; 0 if one of them is not in the alphabet (then the
  * decoder takes the text as it is).
@@ -150,23 +172,21 @@ cp_at(const unsigned char *s, size_t k)
 static int
 bl_bytes(const char *s, size_t n, struct buf *out)
 {
-	size_t i = 0, k, start = out->len;
-	unsigned cp;
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i, k;
+	char *o;
+	int b;
 
-	while (i < n) {
-		k = utf8_seqlen((const unsigned char *)s + i, n - i);
-		if (k == 0)
-			goto raw;
-		cp = cp_at((const unsigned char *)s + i, k);
-		if (cp >= 324 || cp_byte[cp] < 0)
-			goto raw;
-		buf_addc(out, (char)cp_byte[cp]);
-		i += k;
+	/* never more bytes than characters */
+	buf_reserve(out, n + 1);
+	o = out->p + out->len;
+	for (i = 0; i < n; i += k) {
+		if ((b = bl_byte(u, n, i, &k)) < 0)
+			return 0;
+		*o++ = (char)b;
 	}
+	out->len = (size_t)(o - out->p);
 	return 1;
-raw:
-	out->len = start;
-	return 0;
 }
 
 #define VH_EMPTY UINT64_MAX
@@ -372,18 +392,14 @@ text_id(const struct hftok *h, const char *s)
 	char tmp[256];
 	struct buf t = { 0 };
 	uint32_t id = NONE;
-	size_t n = strlen(s), i, k;
-	unsigned cp;
+	size_t n = strlen(s), i, k, q;
+	int b;
 
 	/* The common case, in place: short, every character in the alphabet. */
-	for (i = k = 0; i < n && k < sizeof tmp; i += utf8_seqlen((const
-	    unsigned char *)s + i, n - i)) {
-		size_t q = utf8_seqlen((const unsigned char *)s + i, n - i);
-
-		if (q == 0 || (cp = cp_at((const unsigned char *)s + i, q)) >=
-		    324 || cp_byte[cp] < 0)
+	for (i = k = 0; i < n && k < sizeof tmp; i += q) {
+		if ((b = bl_byte((const unsigned char *)s, n, i, &q)) < 0)
 			return NONE;
-		tmp[k++] = (char)cp_byte[cp];
+		tmp[k++] = (char)b;
 	}
 	if (i >= n)
 		return vocab_find(h, tmp, k);
