@@ -69,6 +69,7 @@ struct hftok {
 	uint32_t nmodel;	/* entries in the model's vocab */
 	struct added *add;	/* by first byte, the longest first */
 	size_t nadd, first[257];	/* add[first[c]..first[c+1]): byte c */
+	int one_first;		/* the first byte of every added token, or -1 */
 	struct step step[MAXSTEP];
 	int nstep;
 	uint32_t pre[MAXFIX], post[MAXFIX];
@@ -568,6 +569,8 @@ added_index(struct hftok *h)
 	for (i = 0; i <= h->nadd; i++)
 		while (c < 257 && (i == h->nadd || c <= (unsigned char)h->add[i].s[0]))
 			h->first[c++] = i;
+	h->one_first = h->nadd > 0 && h->add[0].s[0] == h->add[h->nadd - 1].s[0] ?
+	    (unsigned char)h->add[0].s[0] : -1;
 }
 
 /* The id of an added token's text: an added token's, or the model's. */
@@ -960,6 +963,7 @@ hftok_load(const char *dir, char *err, size_t errsize, int *code)
 	int c, bytelevel = 0;
 	const char *type;
 
+	h->one_first = -1;
 	bytemap_init();
 	snprintf(path, sizeof path, "%s/tokenizer.json", dir);
 	l.file = path;
@@ -1396,8 +1400,17 @@ added_next(const struct hftok *h, const char *t, size_t n, size_t from,
 	const struct added *d;
 
 	for (i = from; i < n; i++) {
-		unsigned c = (unsigned char)t[i];
+		unsigned c;
 
+		/* where all begin with one byte ('<'), memchr's pace to it */
+		if (h->one_first >= 0) {
+			const char *q = memchr(t + i, h->one_first, n - i);
+
+			if (q == NULL)
+				break;
+			i = (size_t)(q - t);
+		}
+		c = (unsigned char)t[i];
 		if (h->first[c] == h->first[c + 1])
 			continue;
 		d = NULL;
