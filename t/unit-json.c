@@ -279,6 +279,166 @@ test_rec(void)
 	buf_free(&out);
 }
 
+/* Whether trees a and b are the same: types, numbers (their bits), strings, keys, kids. */
+static int
+same_tree(const struct json_val *a, const struct json_val *b)
+{
+	size_t i;
+
+	if (a->type != b->type || memcmp(&a->num, &b->num, sizeof a->num) != 0 ||
+	    (a->str == NULL) != (b->str == NULL) ||
+	    (a->str != NULL && strcmp(a->str, b->str) != 0) ||
+	    (a->key == NULL) != (b->key == NULL) ||
+	    (a->key != NULL && strcmp(a->key, b->key) != 0) ||
+	    a->nkids != b->nkids)
+		return 0;
+	for (i = 0; i < a->nkids; i++)
+		if (!same_tree(&a->kids[i], &b->kids[i]))
+			return 0;
+	return 1;
+}
+
+static uint64_t doc_x = 0x2545f4914f6cdd1dull;
+#define DRND() (doc_x ^= doc_x << 13, doc_x ^= doc_x >> 7, doc_x ^= doc_x << 17)
+
+/* JSON's blanks between tokens, now and then one it has not */
+static void
+gen_ws(struct buf *b)
+{
+	static const char *const ws[] = { "", "", "", " ", "\n  ", "\t", "\r\n",
+	    "\f", "\v" };
+
+	unsigned odd = DRND() % 50 == 0;
+
+	buf_adds(b, ws[DRND() % (odd ? 9 : 7)]);
+}
+
+/* A random value at depth d, a fault now and then (bad is the odds, in 1000) */
+static void
+gen_value(struct buf *b, int d, unsigned bad)
+{
+	static const char *const str[] = { "a", "hello", "\xc3\xa9",
+	    "\xe4\xb8\xad", "\xf0\x9f\x98\x80", "\\n", "\\\"", "\\/",
+	    "\\u00e9", "\\u0000", "\\ud83d\\ude00", "\\t\\b\\f\\r", " ",
+	    "\x7f" };
+	static const char *const badstr[] = { "\xff", "\xc3", "\\x", "\x01",
+	    "\xed\xa0\x80", "\\u12", "\\ud800", "\n" };
+	static const char *const num[] = { "0", "-0", "7", "-42", "100256",
+	    "1.5", "-2.25e3", "1E-2", "123456789012345678901", "0.5e+10" };
+	static const char *const badnum[] = { "01", "-", "1.", ".5", "1e",
+	    "+1", "0x1", "1e+", "--1", "NaN" };
+	static const char *const lit[] = { "true", "false", "null" };
+	static const char *const badlit[] = { "tru", "nul", "True", "nulll" };
+	size_t k, n;
+
+	gen_ws(b);
+	switch (DRND() % (d < 6 ? 6 : 4)) {
+	case 0:
+		buf_addc(b, '"');
+		for (n = DRND() % 6, k = 0; k < n; k++)
+			buf_adds(b, DRND() % 1000 < bad ? badstr[DRND() % 8] :
+			    str[DRND() % 14]);
+		buf_addc(b, '"');
+		break;
+	case 1:
+		buf_adds(b, DRND() % 1000 < bad ? badnum[DRND() % 10] :
+		    num[DRND() % 10]);
+		break;
+	case 2:
+	case 3:
+		buf_adds(b, DRND() % 1000 < bad ? badlit[DRND() % 4] :
+		    lit[DRND() % 3]);
+		break;
+	case 4:
+		buf_addc(b, '[');
+		for (n = DRND() % 5, k = 0; k < n; k++) {
+			if (k > 0 && DRND() % 1000 >= bad)
+				buf_addc(b, ',');
+			gen_value(b, d + 1, bad);
+		}
+		if (n > 0 && DRND() % 1000 < bad)
+			buf_addc(b, ',');
+		gen_ws(b);
+		buf_addc(b, ']');
+		break;
+	default:
+		buf_addc(b, '{');
+		for (n = DRND() % 5, k = 0; k < n; k++) {
+			if (k > 0 && DRND() % 1000 >= bad)
+				buf_addc(b, ',');
+			gen_ws(b);
+			buf_addc(b, '"');
+			buf_adds(b, str[DRND() % 4]);	/* keys repeat */
+			buf_addc(b, '"');
+			gen_ws(b);
+			if (DRND() % 1000 >= bad)
+				buf_addc(b, ':');
+			gen_value(b, d + 1, bad);
+		}
+		gen_ws(b);
+		buf_addc(b, '}');
+	}
+	gen_ws(b);
+}
+
+/*
+ * json_doc_parse's own reader against yajl alone (json_doc_fast 0) on
+ * random documents, some with faults, cut short, with something after
+ * them, or nested 63 to 66 deep: the same tree, or the same error.
+ */
+static void
+test_doc_random(void)
+{
+	struct buf b = { 0 };
+	struct json_val *t1, *t2;
+	char e1[256], e2[256];
+	size_t i, k, nok = 0, nerr = 0, bad = (size_t)-1;
+	int c1, c2, depth;
+
+	for (i = 0; i < 20000 && bad == (size_t)-1; i++) {
+		b.len = 0;
+		if (i % 500 == 0) {
+			depth = 63 + (int)(i / 500 % 4);
+			for (k = 0; k < (size_t)depth; k++)
+				buf_addc(&b, i % 1000 ? '[' : '{');
+			if (i % 1000 == 0)
+				b.len = 0;	/* objects need keys: arrays only */
+			for (k = 0; k < (size_t)depth; k++)
+				buf_addc(&b, '[');
+			for (k = 0; k < (size_t)depth; k++)
+				buf_addc(&b, ']');
+		} else
+			gen_value(&b, 0, i % 3 == 0 ? 0 : 30);
+		if (i % 17 == 0 && b.len > 0)
+			b.len = DRND() % b.len;		/* cut short */
+		if (i % 23 == 0)
+			buf_adds(&b, DRND() % 2 ? " x" : " {}");
+		e1[0] = e2[0] = '\0';
+		c1 = c2 = 0;
+		json_doc_fast = 1;
+		t1 = json_doc_parse(b.p ? b.p : "", b.len, e1, sizeof e1, &c1);
+		json_doc_fast = 0;
+		t2 = json_doc_parse(b.p ? b.p : "", b.len, e2, sizeof e2, &c2);
+		json_doc_fast = 1;
+		if ((t1 == NULL) != (t2 == NULL) ||
+		    (t1 == NULL && (strcmp(e1, e2) != 0 || c1 != c2)) ||
+		    (t1 != NULL && !same_tree(t1, t2)))
+			bad = i;
+		nok += t1 != NULL;
+		nerr += t1 == NULL;
+		json_doc_free(t1);
+		json_doc_free(t2);
+	}
+	OK(bad == (size_t)-1, "20000 random documents: json_doc_parse's own "
+	    "reader and yajl give the same tree or error (first differing: "
+	    "%zd)", (ssize_t)bad);
+	if (bad != (size_t)-1)
+		printf("# %.*s\n", (int)(b.len < 300 ? b.len : 300), b.p);
+	OK(nok > 5000 && nerr > 2000, "of them %zu read, %zu refused", nok,
+	    nerr);
+	buf_free(&b);
+}
+
 static void
 test_doc(void)
 {
@@ -620,6 +780,7 @@ main(void)
 	test_rec();
 	test_rec_random();
 	test_doc();
+	test_doc_random();
 	test_writer();
 	test_strings();
 	return unit_done();

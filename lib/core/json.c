@@ -831,6 +831,8 @@ struct dctx {
 static void
 mark(struct dctx *c)
 {
+	if (c->h == NULL)	/* fast_doc: no offsets (no error to place) */
+		return;
 	c->end = c->finishing ? c->len : yajl_get_bytes_consumed(c->h);
 	if (c->depth == 0)
 		c->topend = c->end;
@@ -1086,6 +1088,106 @@ expected(const struct dctx *c)
 	    "expected a member name" : "expected ',' or '}'";
 }
 
+/*
+ * The tree of s[0..n) by the callbacks above, without yajl (whose lexer
+ * took half of a tokenizer.json's load): strict JSON, strings by
+ * fast_string (strict UTF-8, surrogate escapes in pairs), numbers by
+ * fast_number; 0 with c->root filled, or -1 at anything else, a fault
+ * or a string fast_string does not take (the caller frees what was
+ * built and yajl reads the text, and says what is wrong). The same
+ * calls in the same order as yajl's make the same tree (unit-json
+ * compares them on random documents).
+ */
+int json_doc_fast = 1;
+static int
+fast_doc(struct dctx *c, const unsigned char *s, size_t n)
+{
+	struct buf str = { 0 };
+	uint8_t map[DOC_MAXDEPTH];	/* each open container: an object? */
+	size_t i = 0, end;
+	int d = 0, rc = -1;
+
+	for (;;) {
+		/* a value at i */
+		i = skip_ws(s, n, i);
+		if (i >= n)
+			goto out;
+		if (s[i] == '{' || s[i] == '[') {
+			if (d == DOC_MAXDEPTH)
+				goto out;
+			map[d++] = s[i] == '{';
+			if (s[i] == '{')
+				doc_cb_start_map(c);
+			else
+				doc_cb_start_array(c);
+			i = skip_ws(s, n, i + 1);
+			if (i < n && s[i] == (map[d - 1] ? '}' : ']')) {
+				doc_cb_end(c);
+				d--;
+				i++;
+				goto after;
+			}
+			if (map[d - 1])
+				goto key;
+			continue;
+		}
+		if (s[i] == '"') {
+			str.len = 0;
+			if (fast_string(s, n, i, &str, &end) < 0)
+				goto out;
+			doc_cb_string(c, (const unsigned char *)str.p, str.len);
+			i = end;
+		} else if (n - i >= 4 && memcmp(s + i, "true", 4) == 0) {
+			doc_cb_bool(c, 1);
+			i += 4;
+		} else if (n - i >= 5 && memcmp(s + i, "false", 5) == 0) {
+			doc_cb_bool(c, 0);
+			i += 5;
+		} else if (n - i >= 4 && memcmp(s + i, "null", 4) == 0) {
+			doc_cb_null(c);
+			i += 4;
+		} else if ((end = fast_number(s, n, i)) != 0) {
+			doc_cb_number(c, (const char *)s + i, end - i);
+			i = end;
+		} else
+			goto out;
+after:
+		/* after a value: the end, a comma, or its container's end */
+		i = skip_ws(s, n, i);
+		if (d == 0) {
+			rc = i == n ? 0 : -1;
+			goto out;
+		}
+		if (i < n && s[i] == ',') {
+			i++;
+			if (map[d - 1])
+				goto key;
+			continue;
+		}
+		if (i < n && s[i] == (map[d - 1] ? '}' : ']')) {
+			doc_cb_end(c);
+			d--;
+			i++;
+			goto after;
+		}
+		goto out;
+key:
+		/* a member's name and its colon */
+		i = skip_ws(s, n, i);
+		str.len = 0;
+		if (i >= n || s[i] != '"' || fast_string(s, n, i, &str, &end) < 0)
+			goto out;
+		doc_cb_key(c, (const unsigned char *)str.p, str.len);
+		i = skip_ws(s, n, end);
+		if (i >= n || s[i] != ':')
+			goto out;
+		i++;
+	}
+out:
+	buf_free(&str);
+	return rc;
+}
+
 struct json_val *
 json_doc_parse(const char *s, size_t len, char *err, size_t errsize,
     int *code)
@@ -1104,6 +1206,18 @@ json_doc_parse(const char *s, size_t len, char *err, size_t errsize,
 		what = "unpaired UTF-16 surrogate escape";
 		n = strlen(what);
 		goto bad;
+	}
+	if (json_doc_fast) {
+		if (fast_doc(&c, (const unsigned char *)s, len) == 0) {
+			((struct doc_root *)c.root)->strs = c.strs;
+			return c.root;
+		}
+		json_doc_free(c.root);
+		free_strs(c.strs);
+		memset(&c, 0, sizeof c);
+		c.s = s;
+		c.len = len;
+		c.topend = SIZE_MAX;
 	}
 	if ((c.h = yajl_alloc(&doc_callbacks, NULL, &c)) == NULL)
 		owt_fatal("out of memory");

@@ -103,6 +103,12 @@ struct json_val {
  */
 struct json_val *json_doc_parse(const char *s, size_t len, char *err,
     size_t errsize, int *code);
+/*
+ * 1 (the default): json_doc_parse reads strict JSON by its own fast
+ * reader, yajl only what that one does not take (and the errors); 0:
+ * yajl reads all (for the tests that compare the two).
+ */
+extern int json_doc_fast;
 /* The first member key of an object, or NULL (also when v is not an object). */
 const struct json_val *json_doc_get(const struct json_val *v, const char *key);
 /* The tree json_doc_parse or json_doc_load gave (its top value), freed. */
