@@ -1088,6 +1088,9 @@ expected(const struct dctx *c)
 	    "expected a member name" : "expected ',' or '}'";
 }
 
+/* json.h: the reader below on (1) or off (0, yajl alone: for the tests) */
+int json_doc_fast = 1;
+
 /*
  * The tree of s[0..n) by the callbacks above, without yajl (whose lexer
  * took half of a tokenizer.json's load): strict JSON, strings by
@@ -1096,9 +1099,10 @@ expected(const struct dctx *c)
  * or a string fast_string does not take (the caller frees what was
  * built and yajl reads the text, and says what is wrong). The same
  * calls in the same order as yajl's make the same tree (unit-json
- * compares them on random documents).
+ * compares them on random documents). A string's value is decoded into
+ * a scratch buffer first (fast_string keeps room there for the rest of
+ * the text: once, the size of the document).
  */
-int json_doc_fast = 1;
 static int
 fast_doc(struct dctx *c, const unsigned char *s, size_t n)
 {
