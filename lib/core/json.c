@@ -802,13 +802,20 @@ json_rec_write(struct buf *out, const struct json_rec *r,
 struct strblock {
 	struct strblock *next;
 	size_t used, size;
-	char s[];
+	_Alignas(16) char s[];
 };
 
-/* The top value, with its tree's strings (json_doc_free gets &v). */
+/*
+ * The top value, with its tree's strings and its containers' members
+ * (json_doc_free gets &v). A container's members are gathered in a
+ * scratch array of its depth while it is open, and go to the blocks of
+ * kids, exactly as many, when it closes: no allocation a container (a
+ * tokenizer.json has 190,000 small ones), none freed one by one.
+ */
 struct doc_root {
 	struct json_val v;
 	struct strblock *strs;
+	struct strblock *kids;
 };
 
 struct dctx {
@@ -817,8 +824,10 @@ struct dctx {
 	yajl_handle h;
 	struct json_val *root;
 	struct strblock *strs;	/* the strings so far, the newest block first */
+	struct strblock *kids;	/* the closed containers' members' blocks */
 	struct json_val *open[DOC_MAXDEPTH];	/* open objects and arrays */
-	size_t cap[DOC_MAXDEPTH];		/* their kids' capacity */
+	struct json_val *stk[DOC_MAXDEPTH];	/* their members so far */
+	size_t cap[DOC_MAXDEPTH];		/* stk[]'s capacity */
 	int depth;
 	char *key;		/* the member name whose value comes next */
 	int finishing;		/* in yajl_complete_parse: no offsets */
@@ -848,15 +857,11 @@ add(struct dctx *c, int t)
 		v = c->root = &((struct doc_root *)xcalloc(1,
 		    sizeof(struct doc_root)))->v;
 	} else {
+		/* in the scratch of its depth, kept from container to container */
 		p = c->open[c->depth - 1];
-		/*
-		 * Room from 2 kids, doubled, not xgrow's 16: most containers
-		 * are small (a merge's pair of a tokenizer.json), and 16 made
-		 * the 189,704 merges of a Llama-3-style one take 200 MB.
-		 */
-		p->kids = xgrow_from(p->kids, &c->cap[c->depth - 1],
-		    p->nkids + 1, sizeof *p->kids, 2);
-		v = &p->kids[p->nkids++];
+		c->stk[c->depth - 1] = xgrow(c->stk[c->depth - 1],
+		    &c->cap[c->depth - 1], p->nkids + 1, sizeof *p->kids);
+		v = &c->stk[c->depth - 1][p->nkids++];
 		memset(v, 0, sizeof *v);
 		v->key = c->key;
 		c->key = NULL;
@@ -914,35 +919,49 @@ doc_cb_number(void *ctx, const char *s, size_t n)
 	return scalar(ctx, JV_NUMBER, v);
 }
 
-/* s[0..n) and a NUL, in the tree's blocks. */
-static char *
-doc_str(struct dctx *c, const unsigned char *s, size_t n)
+/*
+ * n bytes at alignment align (a power of two, at most 16) in the blocks
+ * of list, the newest first.
+ */
+static void *
+doc_block(struct strblock **list, size_t n, size_t align)
 {
-	struct strblock *b = c->strs;
-	char *p;
+	struct strblock *b = *list;
+	size_t at = b == NULL ? 0 : (b->used + align - 1) & ~(align - 1);
+	void *p;
 
-	if (b == NULL || b->size - b->used < n + 1) {
-		size_t size = n + 1 > DOC_BLOCK ? n + 1 : DOC_BLOCK;
+	if (b == NULL || at > b->size || b->size - at < n) {
+		size_t size = n + 16 > DOC_BLOCK ? n + 16 : DOC_BLOCK;
 
 		if (size > SIZE_MAX - sizeof *b)
-			owt_die(XSYS, "out of memory: a JSON string of %zu bytes",
+			owt_die(XSYS, "out of memory: a JSON document's %zu bytes",
 			    n);
 		b = xmalloc(sizeof *b + size);
 		b->size = size;
 		b->used = 0;
-		/* a long string's own block goes behind the one being filled */
-		if (c->strs != NULL && size > DOC_BLOCK) {
-			b->next = c->strs->next;
-			c->strs->next = b;
+		at = 0;
+		/* a long one's own block goes behind the one being filled */
+		if (*list != NULL && size > DOC_BLOCK) {
+			b->next = (*list)->next;
+			(*list)->next = b;
 		} else {
-			b->next = c->strs;
-			c->strs = b;
+			b->next = *list;
+			*list = b;
 		}
 	}
-	p = b->s + b->used;
+	p = b->s + at;
+	b->used = at + n;
+	return p;
+}
+
+/* s[0..n) and a NUL, in the tree's blocks. */
+static char *
+doc_str(struct dctx *c, const unsigned char *s, size_t n)
+{
+	char *p = doc_block(&c->strs, n + 1, 1);
+
 	memcpy(p, s, n);
 	p[n] = '\0';
-	b->used += n + 1;
 	return p;
 }
 
@@ -987,7 +1006,7 @@ doc_cb_start(struct dctx *c, int t)
 		return 0;
 	}
 	c->open[c->depth] = add(c, t);
-	c->cap[c->depth++] = 0;
+	c->depth++;
 	mark(c);
 	return 1;
 }
@@ -1008,8 +1027,14 @@ static int
 doc_cb_end(void *ctx)
 {
 	struct dctx *c = ctx;
+	struct json_val *p = c->open[--c->depth];
 
-	c->depth--;
+	/* its members, from the scratch to the kids' blocks */
+	if (p->nkids > 0) {
+		p->kids = doc_block(&c->kids, p->nkids * sizeof *p->kids,
+		    _Alignof(struct json_val));
+		memcpy(p->kids, c->stk[c->depth], p->nkids * sizeof *p->kids);
+	}
 	mark(c);
 	return 1;
 }
@@ -1086,6 +1111,33 @@ expected(const struct dctx *c)
 		return c->s[i - 1] == ':' ? "expected a value" : "expected ':'";
 	return c->s[i - 1] == '{' || c->s[i - 1] == ',' ?
 	    "expected a member name" : "expected ',' or '}'";
+}
+
+/* The parse's tree, its blocks given to it and the scratch freed. */
+static struct json_val *
+doc_done(struct dctx *c)
+{
+	struct doc_root *r = (struct doc_root *)c->root;
+	int d;
+
+	r->strs = c->strs;
+	r->kids = c->kids;
+	for (d = 0; d < DOC_MAXDEPTH; d++)
+		free(c->stk[d]);
+	return c->root;
+}
+
+/* All that a parse that failed (or gave up) built, freed. */
+static void
+doc_drop(struct dctx *c)
+{
+	int d;
+
+	free(c->root);	/* its members are in the blocks */
+	free_strs(c->strs);
+	free_strs(c->kids);
+	for (d = 0; d < DOC_MAXDEPTH; d++)
+		free(c->stk[d]);
 }
 
 /* json.h: the reader below on (1) or off (0, yajl alone: for the tests) */
@@ -1212,12 +1264,9 @@ json_doc_parse(const char *s, size_t len, char *err, size_t errsize,
 		goto bad;
 	}
 	if (json_doc_fast) {
-		if (fast_doc(&c, (const unsigned char *)s, len) == 0) {
-			((struct doc_root *)c.root)->strs = c.strs;
-			return c.root;
-		}
-		json_doc_free(c.root);
-		free_strs(c.strs);
+		if (fast_doc(&c, (const unsigned char *)s, len) == 0)
+			return doc_done(&c);
+		doc_drop(&c);
 		memset(&c, 0, sizeof c);
 		c.s = s;
 		c.len = len;
@@ -1236,8 +1285,7 @@ json_doc_parse(const char *s, size_t len, char *err, size_t errsize,
 			at++;
 		if (at == len) {
 			yajl_free(c.h);
-			((struct doc_root *)c.root)->strs = c.strs;
-			return c.root;
+			return doc_done(&c);
 		}
 		what = "trailing garbage";
 		n = strlen(what);
@@ -1271,8 +1319,7 @@ bad:
 		yajl_free_error(c.h, msg);
 	if (c.h != NULL)
 		yajl_free(c.h);
-	json_doc_free(c.root);
-	free_strs(c.strs);
+	doc_drop(&c);
 	return NULL;
 }
 
@@ -1289,16 +1336,6 @@ json_doc_get(const struct json_val *v, const char *key)
 	return NULL;
 }
 
-static void
-free_kids(struct json_val *v)
-{
-	size_t i;
-
-	for (i = 0; i < v->nkids; i++)
-		free_kids(&v->kids[i]);
-	free(v->kids);
-}
-
 void
 json_doc_free(struct json_val *v)
 {
@@ -1306,8 +1343,8 @@ json_doc_free(struct json_val *v)
 
 	if (v == NULL)
 		return;
-	free_kids(v);
 	free_strs(r->strs);
+	free_strs(r->kids);
 	free(r);
 }
 
