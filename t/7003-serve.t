@@ -172,11 +172,14 @@ like metrics '^owt_time_to_first_token_seconds_bucket\{le="\+Inf"\} [0-9]+$' \
 like metrics '^# TYPE owt_request_duration_seconds histogram$' "/metrics: Prometheus' TYPE lines"
 
 # The queue: one running, one waiting, the rest 429 with Retry-After.
+# Each request is long (900 tokens), so that all six meet the full queue
+# on a loaded machine too (with 200, the CUDA=0 run of a fresh clone once
+# saw too few 429s while other tests ran beside it).
 serve_stop
 serve_start queue --parallel 1 --queue 1
 i=0 jobs=
 while [ $i -lt 6 ]; do
-	curl -s -D q$i.h -o q$i -X POST "$url/v1/completions" -d '{"prompt":"And","max_tokens":200,"ignore_eos":true}' &
+	curl -s -D q$i.h -o q$i -X POST "$url/v1/completions" -d '{"prompt":"And","max_tokens":900,"ignore_eos":true}' &
 	jobs="$jobs $!"
 	i=$((i + 1))
 done
