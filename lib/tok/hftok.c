@@ -230,11 +230,14 @@ vocab_find(const struct hftok *h, const char *s, size_t n)
 	return v == VH_EMPTY ? NONE : (uint32_t)v;
 }
 
-/* The slot of pair key in mh: its merge's, or the empty one it would take. */
+/*
+ * The slot of pair key (x its owt_hash_pair()) in mh: its merge's, or
+ * the empty one it would take.
+ */
 static size_t
-merge_slot(const struct hftok *h, uint64_t key)
+merge_slot(const struct hftok *h, uint64_t key, uint64_t x)
 {
-	size_t i = owt_hash_pair(key) & h->mmask;
+	size_t i = x & h->mmask;
 
 	while (h->mh[i].id != NONE && h->mh[i].key != key)
 		i = (i + 1) & h->mmask;
@@ -250,16 +253,24 @@ merge_maybe(const struct hftok *h, uint64_t x)
 	return (int)(h->mfilter[b >> 6] >> (b & 63) & 1);
 }
 
+/* The merge of pair key (x its owt_hash_pair()), or NULL. */
+static const struct merge *
+merge_lookup(const struct hftok *h, uint64_t key, uint64_t x)
+{
+	const struct merge *e;
+
+	if (!merge_maybe(h, x))
+		return NULL;
+	e = &h->mh[merge_slot(h, key, x)];
+	return e->id == NONE ? NULL : e;
+}
+
 static const struct merge *
 merge_find(const struct hftok *h, uint32_t a, uint32_t b)
 {
 	uint64_t key = (uint64_t)a << 32 | b;
-	const struct merge *e;
 
-	if (!merge_maybe(h, owt_hash_pair(key)))
-		return NULL;
-	e = &h->mh[merge_slot(h, key)];
-	return e->id == NONE ? NULL : e;
+	return merge_lookup(h, key, owt_hash_pair(key));
 }
 
 static size_t
@@ -329,8 +340,8 @@ malformed(struct load *l, const char *part, const char *what)
 static void
 merge_put(struct hftok *h, const struct merge *m)
 {
-	size_t j = merge_slot(h, m->key);
-	uint64_t b = owt_hash_pair(m->key) >> h->mfshift;
+	uint64_t x = owt_hash_pair(m->key), b = x >> h->mfshift;
+	size_t j = merge_slot(h, m->key, x);
 
 	if (h->mh[j].id == NONE)
 		h->mh[j] = *m;
@@ -1169,21 +1180,29 @@ cache_put(struct cached *c, const unsigned char *p, size_t n,
  * any is read (the table is megabytes: their misses overlap).
  */
 #define SHORT 32
+
+/* Merge e's rank and id (NONE for none) into *rank and *id. */
+static inline void
+join_of(const struct merge *e, uint32_t *rank, uint32_t *id)
+{
+	*rank = e != NULL ? e->rank : NONE;
+	*id = e != NULL ? e->id : NONE;
+}
+
 static size_t
 merge_short(const struct hftok *h, uint32_t *sym, size_t m)
 {
 	uint32_t rank[SHORT], id[SHORT], r;
-	const struct merge *e;
+	uint64_t x[SHORT];
 	size_t i, best;
 
-	for (i = 0; i + 1 < m; i++)
-		__builtin_prefetch(&h->mh[owt_hash_pair((uint64_t)sym[i] << 32 |
-		    sym[i + 1]) & h->mmask]);
 	for (i = 0; i + 1 < m; i++) {
-		e = merge_find(h, sym[i], sym[i + 1]);
-		rank[i] = e != NULL ? e->rank : NONE;
-		id[i] = e != NULL ? e->id : NONE;
+		x[i] = owt_hash_pair((uint64_t)sym[i] << 32 | sym[i + 1]);
+		__builtin_prefetch(&h->mh[x[i] & h->mmask]);
 	}
+	for (i = 0; i + 1 < m; i++)
+		join_of(merge_lookup(h, (uint64_t)sym[i] << 32 | sym[i + 1],
+		    x[i]), &rank[i], &id[i]);
 	while (m > 1) {
 		r = NONE;
 		best = 0;
@@ -1206,16 +1225,12 @@ merge_short(const struct hftok *h, uint32_t *sym, size_t m)
 			    (m - best - 2) * sizeof *id);
 		}
 		/* the pairs either side of it, anew */
-		if (best + 1 < m) {
-			e = merge_find(h, sym[best], sym[best + 1]);
-			rank[best] = e != NULL ? e->rank : NONE;
-			id[best] = e != NULL ? e->id : NONE;
-		}
-		if (best > 0) {
-			e = merge_find(h, sym[best - 1], sym[best]);
-			rank[best - 1] = e != NULL ? e->rank : NONE;
-			id[best - 1] = e != NULL ? e->id : NONE;
-		}
+		if (best + 1 < m)
+			join_of(merge_find(h, sym[best], sym[best + 1]),
+			    &rank[best], &id[best]);
+		if (best > 0)
+			join_of(merge_find(h, sym[best - 1], sym[best]),
+			    &rank[best - 1], &id[best - 1]);
 	}
 	return m;
 }
