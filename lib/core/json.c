@@ -1113,6 +1113,16 @@ expected(const struct dctx *c)
 	    "expected a member name" : "expected ',' or '}'";
 }
 
+/* c, empty, for a parse of s[0..len). */
+static void
+doc_begin(struct dctx *c, const char *s, size_t len)
+{
+	memset(c, 0, sizeof *c);
+	c->s = s;
+	c->len = len;
+	c->topend = SIZE_MAX;
+}
+
 /* The parse's tree, its blocks given to it and the scratch freed. */
 static struct json_val *
 doc_done(struct dctx *c)
@@ -1254,10 +1264,7 @@ json_doc_parse(const char *s, size_t len, char *err, size_t errsize,
 	const char *what;
 	size_t at, n;
 
-	memset(&c, 0, sizeof c);
-	c.s = s;
-	c.len = len;
-	c.topend = SIZE_MAX;
+	doc_begin(&c, s, len);
 	if ((at = lone_surrogate(s, len)) != SIZE_MAX) {
 		what = "unpaired UTF-16 surrogate escape";
 		n = strlen(what);
@@ -1267,10 +1274,7 @@ json_doc_parse(const char *s, size_t len, char *err, size_t errsize,
 		if (fast_doc(&c, (const unsigned char *)s, len) == 0)
 			return doc_done(&c);
 		doc_drop(&c);
-		memset(&c, 0, sizeof c);
-		c.s = s;
-		c.len = len;
-		c.topend = SIZE_MAX;
+		doc_begin(&c, s, len);
 	}
 	if ((c.h = yajl_alloc(&doc_callbacks, NULL, &c)) == NULL)
 		owt_fatal("out of memory");

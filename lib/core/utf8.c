@@ -48,7 +48,9 @@ char_start(const unsigned char *s, size_t i)
 	return i;
 }
 
+/* blocks by SSSE3 where the compiler can target it and the CPU has it */
 #if defined(__x86_64__) && defined(__GNUC__)
+#define UTF8_SSSE3 1
 #include <immintrin.h>
 
 /*
@@ -169,7 +171,7 @@ utf8_valid(const char *str, size_t n)
 {
 	const unsigned char *s = (const unsigned char *)str;
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#ifdef UTF8_SSSE3
 	if (n > 0 && __builtin_cpu_supports("ssse3"))
 		return valid_ssse3(s, n);
 #endif
