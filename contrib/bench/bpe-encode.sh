@@ -122,9 +122,8 @@ run_ratios() {
 # WASM (cl100k_base: after tiktoken-node too). The runs of bpe-encode and
 # a reference on a free core (each probe around the two at least 85% of
 # the upper quartile of the encoding's probes) are the ones judged
-# against the target; a
-# run beside a busy hyperthread twin is printed, marked, and made again,
-# till TREPS free runs or 4 * TREPS in all. The twin (another guest's)
+# against the target; a run beside a busy hyperthread twin is printed,
+# marked, and made again, till TREPS free runs or 4 * TREPS in all. The twin (another guest's)
 # slows bpe-encode 1.5x and tiktoken-node 1.7x (RESULTS.md, twelfth
 # slice): a run that straddles its spells measures the neighbour, not the
 # programs. The medians of all runs are printed beside. Where coreprobe
@@ -177,9 +176,12 @@ tt_runs() {
 				t = a[j]; a[j] = a[j - 1]; a[j - 1] = t
 			}
 	}
-	function med(a, n) {
-		srt(a, n)
-		return n == 0 ? 0 : a[int((n + 1) / 2)]
+	# the median of a[1..n], a left in its order
+	function med(a, n,   i, t) {
+		for (i = 1; i <= n; i++)
+			t[i] = a[i]
+		srt(t, n)
+		return n == 0 ? 0 : t[int((n + 1) / 2)]
 	}
 	{
 		cb[NR] = $2; rss[NR] = $1; cw[NR] = $3; cn[NR] = $4
@@ -194,7 +196,7 @@ tt_runs() {
 		srt(pr, np)
 		hi = np == 0 ? 0 : pr[int((3 * np + 3) / 4)]
 		lim = 0.85 * hi
-		nb = nw = nn = 0
+		nw = nn = 0
 		for (r = 1; r <= NR; r++) {
 			# no probe (0) where coreprobe is not built: free
 			fw = hi == 0 || (p0[r] >= lim && p1[r] >= lim && p2[r] >= lim)
@@ -202,7 +204,6 @@ tt_runs() {
 			mark[r] = (fw ? "" : "*") (enc == "cl100k_base" && !fn ? "+" : "")
 			if (fw) { bw[++nw] = cb[r]; ww[nw] = cw[r] }
 			if (fn && enc == "cl100k_base") { bn[++nn] = cb[r]; wn[nn] = cn[r] }
-			ab[r] = cb[r]; aw[r] = cw[r]; an[r] = cn[r]; ar[r] = rss[r]
 		}
 		if (what == "count") {
 			print enc == "cl100k_base" ? nn : nw
@@ -210,7 +211,7 @@ tt_runs() {
 		}
 		b = med(bw, nw); w = med(ww, nw)
 		line = sprintf("  %s: bpe-encode %.4f s (%.1f MB/s CPU, %d MB RSS); tiktoken 1.0.22 (WASM) %.4f s: %.2fx",
-		    enc, b, b > 0 ? bytes / 1e6 / b : 0, med(ar, NR) / 1024, w, b > 0 ? w / b : 0)
+		    enc, b, b > 0 ? bytes / 1e6 / b : 0, med(rss, NR) / 1024, w, b > 0 ? w / b : 0)
 		if (enc == "cl100k_base") {
 			b2 = med(bn, nn); n2 = med(wn, nn)
 			line = line sprintf("; tiktoken-node 0.0.7 %.4f s against bpe-encode %.4f s: %.2fx (target >= 10x)",
@@ -230,10 +231,10 @@ tt_runs() {
 				line = line sprintf(" %.2f", cn[r] / cb[r])
 		}
 		print line
-		b = med(ab, NR)
-		line = sprintf("    the medians of all %d runs: WASM %.2fx", NR, med(aw, NR) / b)
+		b = med(cb, NR)
+		line = sprintf("    the medians of all %d runs: WASM %.2fx", NR, med(cw, NR) / b)
 		if (enc == "cl100k_base")
-			line = line sprintf(", tiktoken-node %.2fx", med(an, NR) / b)
+			line = line sprintf(", tiktoken-node %.2fx", med(cn, NR) / b)
 		print line
 		# * beside a busy twin around bpe-encode or WASM; + around
 		# bpe-encode or tiktoken-node
